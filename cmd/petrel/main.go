@@ -1,0 +1,76 @@
+// Command petrel is a polite, BUbiNG-style web crawler.
+//
+// Subcommands: crawl, demo, testweb, bench, warc, version. Run
+// "petrel help CMD" for each one's flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/petrel-crawler/petrel/internal/agent"
+)
+
+// exitUsage is the exit code for bad flags, seeds, config or directory.
+const exitUsage = 2
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := &cobra.Command{
+		Use:           "petrel",
+		Short:         "Petrel: a polite, distributable web crawler",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(crawlCmd(), demoCmd(), testwebCmd(), benchCmd(), warcCmd(), versionCmd())
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return
+	}
+	fmt.Fprintln(os.Stderr, "petrel:", err)
+	var fe flagError
+	if errors.Is(err, agent.ErrUsage) || errors.As(err, &fe) || isCobraUsage(err) {
+		os.Exit(exitUsage)
+	}
+	os.Exit(1)
+}
+
+// flagError marks an error in the command line.
+type flagError struct{ error }
+
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown flag", "unknown command", "invalid argument", "flag needs an argument", "unknown shorthand", "accepts ", "requires "} {
+		if len(s) >= len(p) && contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}
+
+func versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print Petrel's version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintln(cmd.OutOrStdout(), "petrel", agent.Version)
+		},
+	}
+}

@@ -1,0 +1,309 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"encoding/base32"
+	"errors"
+	"io"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	gowarc "github.com/nlnwa/gowarc/v3"
+
+	"github.com/petrel-crawler/petrel/internal/testweb"
+	"github.com/petrel-crawler/petrel/internal/urlx"
+)
+
+// crawlRun is one petrel crawl of a synthetic web.
+type crawlRun struct {
+	web    *testweb.Web
+	dir    string
+	hosts  string
+	seeds  string
+	stderr bytes.Buffer
+}
+
+func startWeb(t *testing.T, cfg testweb.Config) *crawlRun {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := testweb.Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("testweb: %v", err)
+	}
+	t.Cleanup(func() { w.Close() })
+	dir := t.TempDir()
+	hosts, seeds, err := w.WriteFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &crawlRun{web: w, dir: filepath.Join(dir, "crawl"), hosts: hosts, seeds: seeds}
+}
+
+// crawl runs petrel crawl with the standard test flags plus extra, and
+// returns its exit error.
+func (r *crawlRun) crawl(t *testing.T, timeout time.Duration, extra ...string) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	args := append([]string{"crawl", "--dir", r.dir, "--hosts", r.hosts, "--seeds", r.seeds,
+		"--allow-private", "--system-dns=false", "--progress", "1s"}, extra...)
+	cmd := exec.CommandContext(ctx, petrel, args...)
+	cmd.Stderr = &r.stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("petrel crawl did not finish within %s; stderr:\n%s", timeout, r.stderr.String())
+	}
+	return err
+}
+
+// key identifies a request by host name and path+query (the synthetic
+// web's log does not know the port).
+func key(host, pathQuery string) string { return host + " " + pathQuery }
+
+func urlKey(t *testing.T, raw string) string {
+	u, err := urlx.Parse(raw)
+	if err != nil {
+		t.Fatalf("parse %q: %v", raw, err)
+	}
+	return key(u.Hostname(), u.PathQuery)
+}
+
+// TestCrawlSyntheticWeb is the foundation's end-to-end test: every
+// reachable allowed page fetched exactly once, nothing disallowed fetched,
+// no politeness violation per host and per IP, every fetch in the WARC with
+// a correct digest, read back with gowarc.
+func TestCrawlSyntheticWeb(t *testing.T) {
+	const hostDelay, ipDelay = 40 * time.Millisecond, 15 * time.Millisecond
+	r := startWeb(t, testweb.Config{Hosts: 32, HostsPerIP: 4, PagesPerHost: 20, Seed: 7, FirstIP: netip.MustParseAddr("127.60.0.1")})
+	err := r.crawl(t, 3*time.Minute, "--host-delay", hostDelay.String(), "--ip-delay", ipDelay.String(),
+		"--fetchers", "64", "--retry-delay", "100ms", "--fetch-timeout", "10s")
+	if err != nil {
+		t.Fatalf("petrel crawl: %v\n%s", err, r.stderr.String())
+	}
+	hits := r.web.Hits()
+
+	// Exactly once, and nothing else.
+	expected := map[string]bool{}
+	for _, u := range r.web.Expected() {
+		expected[urlKey(t, u)] = true
+	}
+	if len(expected) < 300 {
+		t.Fatalf("synthetic web too small for the test: %d expected URLs", len(expected))
+	}
+	seen := map[string]int{}
+	for _, h := range hits {
+		if h.Path == "/robots.txt" {
+			continue
+		}
+		seen[key(h.Host, h.Path)]++
+	}
+	for k := range expected {
+		if seen[k] != 1 {
+			t.Errorf("expected URL %s fetched %d times, want 1", k, seen[k])
+		}
+	}
+	for k, n := range seen {
+		if !expected[k] {
+			t.Errorf("unexpected fetch of %s (%d times)", k, n)
+		}
+	}
+	for _, u := range r.web.Disallowed() {
+		if n := seen[urlKey(t, u)]; n > 0 {
+			t.Errorf("robots-disallowed URL %s fetched %d times", u, n)
+		}
+	}
+	// robots.txt first on every host, once.
+	firstReq := map[string]string{}
+	robots := map[string]int{}
+	for _, h := range hits {
+		if _, ok := firstReq[h.Host]; !ok {
+			firstReq[h.Host] = h.Path
+		}
+		if h.Path == "/robots.txt" {
+			robots[h.Host]++
+		}
+	}
+	for host, p := range firstReq {
+		if p != "/robots.txt" {
+			t.Errorf("host %s: first request %s, want /robots.txt", host, p)
+		}
+		if robots[host] != 1 {
+			t.Errorf("host %s: robots.txt fetched %d times, want 1", host, robots[host])
+		}
+	}
+
+	checkPoliteness(t, hits, hostDelay, ipDelay)
+	checkWARC(t, filepath.Join(r.dir, "warc"), expected, len(hits))
+	if !strings.Contains(r.stderr.String(), "crawl finished") {
+		t.Errorf("no summary on stderr:\n%s", r.stderr.String())
+	}
+}
+
+// tolerance absorbs the scheduling jitter between the moment the server's
+// handler ends and the moment its log records it.
+const tolerance = 5 * time.Millisecond
+
+// checkPoliteness asserts, from the server's log, that requests to one host
+// (and to one IP) never overlap and are separated by at least the delay.
+func checkPoliteness(t *testing.T, hits []testweb.Hit, hostDelay, ipDelay time.Duration) {
+	t.Helper()
+	byHost := map[string][]testweb.Hit{}
+	byIP := map[netip.Addr][]testweb.Hit{}
+	for _, h := range hits {
+		byHost[h.Host] = append(byHost[h.Host], h)
+		byIP[h.IP] = append(byIP[h.IP], h)
+	}
+	check := func(what string, hs []testweb.Hit, delay time.Duration) {
+		sort.Slice(hs, func(i, j int) bool { return hs[i].Start.Before(hs[j].Start) })
+		bad := 0
+		for i := 1; i < len(hs); i++ {
+			gap := hs[i].Start.Sub(hs[i-1].End)
+			if gap < delay-tolerance {
+				if bad < 3 {
+					t.Errorf("%s: %s started %v after the end of %s (delay %v)", what, hs[i].Path, gap, hs[i-1].Path, delay)
+				}
+				bad++
+			}
+		}
+		if bad > 3 {
+			t.Errorf("%s: %d politeness violations in all", what, bad)
+		}
+	}
+	for h, hs := range byHost {
+		check("host "+h, hs, hostDelay)
+	}
+	for ip, hs := range byIP {
+		check("ip "+ip.String(), hs, ipDelay)
+	}
+}
+
+// checkWARC reads every WARC file back with gowarc: the digests gowarc
+// validates must hold, the payload digest must match the payload, every
+// expected URL must have a response (or revisit) record, and there must be
+// one request record per request the server logged.
+func checkWARC(t *testing.T, dir string, expected map[string]bool, requests int) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	if len(files) == 0 {
+		t.Fatalf("no WARC files in %s", dir)
+	}
+	stored := map[string]bool{}
+	nreq := 0
+	for _, f := range files {
+		rd, err := gowarc.NewWarcFileReader(f, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			rec, err := rd.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			wr := rec.WarcRecord
+			for _, v := range rec.Validation {
+				t.Errorf("%s offset %d: %v", f, rec.Offset, v)
+			}
+			h := wr.WarcHeader()
+			switch wr.Type() {
+			case gowarc.Request:
+				nreq++
+			case gowarc.Response:
+				uri := h.Get(gowarc.WarcTargetURI)
+				stored[urlKey(t, uri)] = true
+				blk, ok := wr.Block().(gowarc.HttpResponseBlock)
+				if !ok {
+					t.Fatalf("%s: response block is %T", uri, wr.Block())
+				}
+				pr, err := blk.PayloadBytes()
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum := sha1.New()
+				if _, err := io.Copy(sum, pr); err != nil {
+					t.Fatal(err)
+				}
+				want := "sha1:" + base32.StdEncoding.EncodeToString(sum.Sum(nil))
+				if got := h.Get(gowarc.WarcPayloadDigest); got != want {
+					t.Errorf("%s: WARC-Payload-Digest %s, payload hashes to %s", uri, got, want)
+				}
+			case gowarc.Revisit:
+				stored[urlKey(t, h.Get(gowarc.WarcTargetURI))] = true
+			}
+			rec.Close()
+		}
+		rd.Close()
+	}
+	for k := range expected {
+		if !stored[k] {
+			t.Errorf("fetched URL %s has no response record", k)
+		}
+	}
+	if nreq != requests {
+		t.Errorf("%d request records, the server logged %d requests", nreq, requests)
+	}
+}
+
+// TestBadInputExitsTwo checks that broken inputs are refused with exit code
+// 2 and a message naming the problem, before any fetching.
+func TestBadInputExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	badSeeds := write("bad-seeds", "# comment\nhttp://ok.test/\nftp://nope.test/x\n")
+	badConfig := write("bad.toml", "host-delay = [broken\n")
+	unknownConfig := write("unknown.toml", "hots = \"x\"\n")
+	badHosts := write("bad-hosts", "not-an-ip name.test\n")
+	locked := filepath.Join(dir, "locked")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"malformed seed line", []string{"--seeds", badSeeds}, "bad-seeds:3"},
+		{"unreadable config", []string{"--config", badConfig, "http://a.test/"}, "bad.toml"},
+		{"unknown config key", []string{"--config", unknownConfig, "http://a.test/"}, "hots"},
+		{"broken hosts file", []string{"--hosts", badHosts, "http://a.test/"}, "bad-hosts"},
+		{"bad scope", []string{"--scope", "galaxy", "http://a.test/"}, "scope"},
+		{"bad flag value", []string{"--fetchers", "0", "http://a.test/"}, "fetchers"},
+		{"unknown flag", []string{"--frobnicate", "http://a.test/"}, "frobnicate"},
+		{"unwritable dir", []string{"--dir", "/proc/petrel-cannot-write", "http://a.test/"}, "crawl directory"},
+		{"directory in use", []string{"--dir", locked, "http://a.test/"}, "in use"},
+	}
+	holdLock(t, locked) // as a running crawl would
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"crawl", "--system-dns=false", "--dir", filepath.Join(dir, "crawl-"+strings.ReplaceAll(c.name, " ", "-"))}, c.args...)
+			cmd := exec.Command(petrel, args...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+				t.Fatalf("exit %v, want code 2; stderr: %s", err, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), c.want) {
+				t.Errorf("stderr %q does not name %q", stderr.String(), c.want)
+			}
+			if n := strings.Count(strings.TrimSpace(stderr.String()), "\n"); n > 0 {
+				t.Errorf("error is %d lines, want one: %q", n+1, stderr.String())
+			}
+		})
+	}
+}

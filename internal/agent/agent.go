@@ -1,0 +1,410 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/diskq"
+	"github.com/petrel-crawler/petrel/internal/fetch"
+	"github.com/petrel-crawler/petrel/internal/filter"
+	"github.com/petrel-crawler/petrel/internal/frontier"
+	"github.com/petrel-crawler/petrel/internal/sieve"
+	"github.com/petrel-crawler/petrel/internal/stats"
+	"github.com/petrel-crawler/petrel/internal/store"
+	"github.com/petrel-crawler/petrel/internal/urlx"
+)
+
+// ErrUsage marks errors in the crawl's settings or inputs, found before any
+// fetching (the command exits 2 on them).
+var ErrUsage = errors.New("usage")
+
+func usageErr(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, a...))
+}
+
+// Agent is one running crawl.
+type Agent struct {
+	cfg   Config
+	stats *stats.Crawl
+	log   *slog.Logger
+
+	lock     *os.File
+	logFile  *os.File
+	ready    *diskq.Queue
+	sieve    *sieve.DRUM
+	frontier *frontier.Frontier
+	fetcher  *fetch.Fetcher
+	store    *store.Writer
+	scope    *filter.Scope
+	digests  *textDigests
+
+	progress io.Writer
+}
+
+// Open prepares a crawl in cfg.Dir: it validates the settings, locks the
+// directory, reads the seeds and the hosts file, and opens the state and
+// the WARC store. Errors wrapping ErrUsage are the user's to fix. progress
+// receives the progress line (nil: none).
+func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	seeds, err := readSeeds(cfg)
+	if err != nil {
+		return nil, err
+	}
+	hosts := map[string][]netip.Addr{}
+	if cfg.HostsFile != "" {
+		f, err := os.Open(cfg.HostsFile)
+		if err != nil {
+			return nil, usageErr("--hosts: %v", err)
+		}
+		hosts, err = fetch.ParseHostsFile(f)
+		f.Close()
+		if err != nil {
+			return nil, usageErr("--hosts %s: %v", cfg.HostsFile, err)
+		}
+	}
+	if cfg.Fresh {
+		if ents, err := os.ReadDir(cfg.Dir); err == nil && len(ents) > 0 {
+			return nil, usageErr("--fresh: crawl directory %s is not empty", cfg.Dir)
+		}
+	}
+	for _, d := range []string{"warc", "state", "logs"} {
+		if err := os.MkdirAll(filepath.Join(cfg.Dir, d), 0o755); err != nil {
+			return nil, usageErr("crawl directory: %v", err)
+		}
+	}
+	a = &Agent{cfg: cfg, stats: new(stats.Crawl), progress: progress}
+	defer func() {
+		if err != nil {
+			a.closeAll()
+		}
+	}()
+	if err := a.lockDir(); err != nil {
+		return nil, err
+	}
+	a.logFile, err = os.OpenFile(filepath.Join(cfg.Dir, "logs", "crawl.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, usageErr("crawl directory: %v", err)
+	}
+	a.log = slog.New(slog.NewJSONHandler(a.logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	state := filepath.Join(cfg.Dir, "state")
+	qopts := diskq.DefaultOptions()
+	qopts.Logger = a.log
+	a.ready, err = diskq.Open(filepath.Join(state, "ready"), qopts)
+	if err != nil {
+		return nil, fmt.Errorf("agent: open ready queue: %w", err)
+	}
+	a.stats.Ready.Store(a.ready.Len())
+	if b, err := os.ReadFile(filepath.Join(state, "stats.json")); err == nil {
+		var snap stats.Snapshot
+		if json.Unmarshal(b, &snap) == nil {
+			a.stats.Restore(snap)
+		}
+	}
+
+	guard := fetch.Guard{AllowPrivate: cfg.AllowPrivate}
+	resolver := fetch.NewResolver(fetch.ResolverOptions{Hosts: hosts, System: cfg.SystemDNS})
+	a.frontier = frontier.New(frontier.Config{
+		HostDelay:      cfg.HostDelay.Duration,
+		IPDelay:        cfg.IPDelay.Duration,
+		MaxDelay:       cfg.MaxDelay.Duration,
+		DelayFactor:    cfg.DelayFactor,
+		CrawlDelayCap:  cfg.CrawlDelayCap.Duration,
+		ParallelPerKey: cfg.ParallelPerKey,
+		ParallelPerIP:  cfg.ParallelPerIP,
+		MaxURLs:        cfg.MaxURLs,
+		MaxURLsPerKey:  cfg.MaxURLsPerHost,
+		MaxRetries:     cfg.MaxRetries,
+		RetryDelay:     cfg.RetryDelay.Duration,
+		RobotsExpiry:   cfg.RobotsExpiry.Duration,
+		WorkbenchBytes: cfg.WorkbenchSize,
+		Cache:          sieve.NewURLCache(cfg.URLCacheBytes),
+		Hash:           sieve.Hash,
+		Ready:          a.ready,
+		Resolver:       dnsStage{resolver},
+		Guard:          guard.Check,
+		Stats:          a.stats,
+		Logger:         a.log,
+	})
+	if f, err := os.Open(filepath.Join(state, "counts")); err == nil {
+		err = a.frontier.LoadCounts(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("agent: load per-key counts: %w", err)
+		}
+	}
+	a.sieve, err = sieve.Open(filepath.Join(state, "sieve"), a.frontier.Receiver(), sieve.Options{BufferKeys: cfg.SieveBuffer, Logger: a.log})
+	if err != nil {
+		return nil, fmt.Errorf("agent: open sieve: %w", err)
+	}
+	a.frontier.SetSieve(a.sieve)
+
+	a.fetcher = fetch.New(fetch.Options{
+		UserAgent: cfg.UserAgent,
+		Timeout:   cfg.FetchTimeout.Duration,
+		MaxBody:   cfg.MaxBody,
+		Guard:     guard,
+	})
+	a.store, err = store.Open(store.Options{
+		Dir:          filepath.Join(cfg.Dir, "warc"),
+		MaxFileBytes: cfg.WARCMaxBytes,
+		Software:     "Petrel/" + Version,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("agent: open WARC store: %w", err)
+	}
+	a.digests = newTextDigests()
+
+	kind, _ := filter.ParseScopeKind(cfg.Scope)
+	a.scope = filter.NewScope(kind)
+	for _, s := range seeds {
+		a.scope.AddSeed(s)
+	}
+	for _, s := range seeds {
+		a.offer(s)
+	}
+	a.log.Info("crawl opened", "dir", cfg.Dir, "seeds", len(seeds), "ready", a.ready.Len())
+	return a, nil
+}
+
+// readSeeds gathers the seeds from the file and the arguments; a malformed
+// line is a usage error naming it.
+func readSeeds(cfg Config) ([]urlx.URL, error) {
+	var out []urlx.URL
+	add := func(where, raw string) error {
+		u, err := urlx.Parse(raw)
+		if err != nil {
+			return usageErr("seed %s: %q: %v", where, raw, err)
+		}
+		out = append(out, u)
+		return nil
+	}
+	if cfg.SeedsFile != "" {
+		f, err := os.Open(cfg.SeedsFile)
+		if err != nil {
+			return nil, usageErr("--seeds: %v", err)
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for n := 1; sc.Scan(); n++ {
+			line := strings.TrimSpace(sc.Text())
+			if i := strings.IndexByte(line, '#'); i >= 0 && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t') {
+				line = strings.TrimSpace(line[:i])
+			}
+			if line == "" {
+				continue
+			}
+			if err := add(fmt.Sprintf("%s:%d", cfg.SeedsFile, n), line); err != nil {
+				return nil, err
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return nil, usageErr("--seeds %s: %v", cfg.SeedsFile, err)
+		}
+	}
+	for _, s := range cfg.Seeds {
+		if err := add("argument", s); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// lockDir takes an exclusive lock on the crawl directory.
+func (a *Agent) lockDir() error {
+	f, err := os.OpenFile(filepath.Join(a.cfg.Dir, "state", "LOCK"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return usageErr("crawl directory: %v", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return usageErr("crawl directory %s is in use by another process", a.cfg.Dir)
+	}
+	a.lock = f
+	return nil
+}
+
+// Stats returns the crawl's counters.
+func (a *Agent) Stats() *stats.Crawl { return a.stats }
+
+// offer applies the scope and URL filters, then enqueues u.
+func (a *Agent) offer(u urlx.URL) {
+	if !a.scope.Allows(u) {
+		a.stats.OutOfScope.Add(1)
+		return
+	}
+	if len(u.Scheme)+3+len(u.Host)+len(u.Port)+1+len(u.PathQuery) > a.cfg.MaxURLLength {
+		a.stats.Filtered.Add(1)
+		return
+	}
+	if err := a.frontier.Enqueue(u); err != nil {
+		a.log.Error("enqueue", "url", u.String(), "err", err)
+	}
+}
+
+// Run crawls until nothing is left, a limit is reached, or ctx is cancelled
+// (a clean stop), then saves the state and closes everything. It returns nil
+// after a complete crawl or a clean stop, and the error that stopped the
+// crawl otherwise.
+func (a *Agent) Run(ctx context.Context) error {
+	start := time.Now()
+	fetchCtx, cancelFetch := context.WithCancel(ctx)
+	defer cancelFetch()
+
+	results := make(chan *fetched, a.cfg.Parsers*8)
+	var fetchers, parsers sync.WaitGroup
+	for i := 0; i < a.cfg.Fetchers; i++ {
+		fetchers.Add(1)
+		go func() {
+			defer fetchers.Done()
+			a.fetchLoop(fetchCtx, results)
+		}()
+	}
+	for i := 0; i < a.cfg.Parsers; i++ {
+		parsers.Add(1)
+		go func() {
+			defer parsers.Done()
+			a.parseLoop(results)
+		}()
+	}
+	progCtx, stopProg := context.WithCancel(context.Background())
+	progDone := make(chan struct{})
+	go func() {
+		defer close(progDone)
+		a.progressLoop(progCtx)
+	}()
+
+	runErr := a.frontier.Run(ctx)
+	if errors.Is(runErr, context.Canceled) && ctx.Err() != nil {
+		runErr = nil // a clean stop
+	}
+	cancelFetch()
+	fetchers.Wait()
+	close(results)
+	parsers.Wait()
+	stopProg()
+	<-progDone
+
+	err := errors.Join(runErr, a.closeAll())
+	if a.progress != nil {
+		fmt.Fprintln(a.progress, stats.Summary(a.stats.Snapshot(), time.Since(start)))
+	}
+	return err
+}
+
+func (a *Agent) progressLoop(ctx context.Context) {
+	if a.progress == nil || a.cfg.Progress.Duration <= 0 {
+		<-ctx.Done()
+		return
+	}
+	t := time.NewTicker(a.cfg.Progress.Duration)
+	defer t.Stop()
+	prev, last := a.stats.Snapshot(), time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			cur := a.stats.Snapshot()
+			fmt.Fprintln(a.progress, stats.Line(cur, prev, now.Sub(last)))
+			prev, last = cur, now
+		}
+	}
+}
+
+// closeAll saves the state and closes every part that was opened, in
+// dependency order; it is safe on a partly opened agent.
+func (a *Agent) closeAll() error {
+	var errs []error
+	state := filepath.Join(a.cfg.Dir, "state")
+	if a.frontier != nil && a.sieve != nil {
+		if err := a.frontier.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		if err := writeFileAtomic(filepath.Join(state, "counts"), a.frontier.SaveCounts); err != nil {
+			errs = append(errs, fmt.Errorf("agent: save counts: %w", err))
+		}
+	}
+	if a.ready != nil {
+		if err := a.ready.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("agent: close ready queue: %w", err))
+		}
+	}
+	if a.store != nil {
+		if err := a.store.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if a.fetcher != nil {
+		a.fetcher.CloseIdle()
+	}
+	if a.lock != nil {
+		snap := a.stats.Snapshot()
+		if err := writeFileAtomic(filepath.Join(state, "stats.json"), snap.WriteJSON); err != nil {
+			errs = append(errs, fmt.Errorf("agent: save stats: %w", err))
+		}
+		a.lock.Close()
+	}
+	if a.log != nil && len(errs) > 0 {
+		a.log.Error("close", "err", errors.Join(errs...))
+	}
+	if a.logFile != nil {
+		a.logFile.Close()
+	}
+	a.frontier, a.ready, a.store, a.lock, a.logFile = nil, nil, nil, nil, nil
+	return errors.Join(errs...)
+}
+
+// writeFileAtomic writes a file through a temporary, fsynced, renamed.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// dnsStage adapts the fetch resolver to the frontier: names that cannot
+// resolve by retrying are marked permanent.
+type dnsStage struct{ r *fetch.Resolver }
+
+func (d dnsStage) Lookup(ctx context.Context, host string) ([]netip.Addr, error) {
+	addrs, err := d.r.Lookup(ctx, host)
+	if err != nil && (errors.Is(err, fetch.ErrNoSuchHost) || errors.Is(err, fetch.ErrSpecialUseName)) {
+		return nil, permanentErr{err}
+	}
+	return addrs, err
+}
+
+type permanentErr struct{ error }
+
+func (permanentErr) Permanent() bool   { return true }
+func (p permanentErr) Unwrap() error   { return p.error }

@@ -1,0 +1,171 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/petrel-crawler/petrel/internal/filter"
+)
+
+// Version is Petrel's version, reported in the user agent and WARC files.
+const Version = "0.1.0"
+
+// DefaultUserAgent names Petrel, its version and a contact placeholder that
+// the operator is told to replace.
+const DefaultUserAgent = "Petrel/" + Version + " (+https://example.invalid/set-your-contact-url)"
+
+// Duration is a time.Duration that reads "2s" from TOML.
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses a Go duration.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText formats a Go duration.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.Duration.String()), nil }
+
+// Config is every setting of a crawl. The TOML file given with --config
+// uses the same names as the flags (with dashes), and flags override it.
+type Config struct {
+	Seeds        []string `toml:"seeds"`      // seed URLs
+	SeedsFile    string   `toml:"seeds-file"` // one URL a line, # comments
+	Dir          string   `toml:"dir"`
+	HostsFile    string   `toml:"hosts"`
+	AllowPrivate bool     `toml:"allow-private"`
+	SystemDNS    bool     `toml:"system-dns"` // resolve names absent from the hosts file with the system resolver
+
+	HostDelay      Duration `toml:"host-delay"`
+	IPDelay        Duration `toml:"ip-delay"`
+	MaxDelay       Duration `toml:"max-delay"`
+	DelayFactor    float64  `toml:"delay-factor"`
+	CrawlDelayCap  Duration `toml:"crawl-delay-cap"`
+	ParallelPerKey int      `toml:"parallel-per-key"`
+	ParallelPerIP  int      `toml:"parallel-per-ip"`
+
+	Scope          string `toml:"scope"`
+	MaxURLs        int64  `toml:"max-urls"`
+	MaxURLsPerHost int64  `toml:"max-urls-per-host"`
+	MaxURLLength   int    `toml:"max-url-length"`
+	MaxLinks       int    `toml:"max-links"`
+
+	Fetchers      int      `toml:"fetchers"`
+	Parsers       int      `toml:"parsers"`
+	FetchTimeout  Duration `toml:"fetch-timeout"`
+	MaxBody       int64    `toml:"max-body"`
+	MaxRetries    int      `toml:"retries"`
+	RetryDelay    Duration `toml:"retry-delay"`
+	RobotsExpiry  Duration `toml:"robots-expiry"`
+	UserAgent     string   `toml:"user-agent"`
+	WorkbenchSize int64    `toml:"workbench-bytes"`
+	URLCacheBytes int      `toml:"url-cache-bytes"`
+	SieveBuffer   int      `toml:"sieve-buffer"`
+	WARCMaxBytes  int64    `toml:"warc-max-bytes"`
+	Progress      Duration `toml:"progress"`
+	Fresh         bool     `toml:"fresh"`
+}
+
+// Defaults returns the default configuration.
+func Defaults() Config {
+	return Config{
+		Dir:            "./crawl",
+		SystemDNS:      true,
+		HostDelay:      Duration{2 * time.Second},
+		IPDelay:        Duration{time.Second},
+		MaxDelay:       Duration{30 * time.Second},
+		CrawlDelayCap:  Duration{10 * time.Second},
+		ParallelPerKey: 1,
+		ParallelPerIP:  1,
+		Scope:          string(filter.ScopeAll),
+		MaxURLsPerHost: 100000,
+		MaxURLLength:   2048,
+		MaxLinks:       5000,
+		Fetchers:       256,
+		Parsers:        runtime.NumCPU(),
+		FetchTimeout:   Duration{30 * time.Second},
+		MaxBody:        8 << 20,
+		MaxRetries:     2,
+		RetryDelay:     Duration{2 * time.Second},
+		RobotsExpiry:   Duration{24 * time.Hour},
+		UserAgent:      DefaultUserAgent,
+		WorkbenchSize:  512 << 20,
+		URLCacheBytes:  64 << 20,
+		SieveBuffer:    1 << 20,
+		WARCMaxBytes:   1 << 30,
+		Progress:       Duration{2 * time.Second},
+	}
+}
+
+// LoadFile reads a TOML configuration over c. Unknown keys are an error, so
+// a misspelt setting is not silently ignored.
+func (c *Config) LoadFile(path string) error {
+	md, err := toml.DecodeFile(path, c)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return fmt.Errorf("config %s: unknown setting %q", path, und[0].String())
+	}
+	return nil
+}
+
+// Validate checks the settings; the error names the first wrong one.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if c.Dir == "" {
+		bad("--dir must not be empty")
+	}
+	if _, err := filter.ParseScopeKind(c.Scope); err != nil {
+		bad("--scope: %v", err)
+	}
+	if c.HostDelay.Duration < 0 || c.IPDelay.Duration < 0 {
+		bad("--host-delay and --ip-delay must not be negative")
+	}
+	if c.Fetchers < 1 || c.Fetchers > 100000 {
+		bad("--fetchers must be between 1 and 100000, not %d", c.Fetchers)
+	}
+	if c.Parsers < 1 || c.Parsers > 4096 {
+		bad("--parsers must be between 1 and 4096, not %d", c.Parsers)
+	}
+	if c.FetchTimeout.Duration <= 0 {
+		bad("--fetch-timeout must be positive")
+	}
+	if c.MaxBody < 1024 {
+		bad("--max-body must be at least 1024 bytes, not %d", c.MaxBody)
+	}
+	if c.MaxURLs < 0 || c.MaxURLsPerHost < 0 {
+		bad("--max-urls and --max-urls-per-host must not be negative")
+	}
+	if c.MaxRetries < 0 || c.MaxRetries > 100 {
+		bad("--retries must be between 0 and 100")
+	}
+	if c.ParallelPerKey < 1 || c.ParallelPerIP < 1 {
+		bad("--parallel-per-key and --parallel-per-ip must be at least 1")
+	}
+	if c.DelayFactor < 0 {
+		bad("--delay-factor must not be negative")
+	}
+	if c.MaxURLLength < 16 {
+		bad("--max-url-length must be at least 16")
+	}
+	if c.UserAgent == "" {
+		bad("--user-agent must not be empty")
+	}
+	if c.HostsFile != "" {
+		if _, err := os.Stat(c.HostsFile); err != nil {
+			bad("--hosts: %v", err)
+		}
+	}
+	return errors.Join(errs...)
+}

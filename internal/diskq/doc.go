@@ -1,0 +1,60 @@
+// Package diskq holds the frontier's disk queues: Queue, a persistent FIFO
+// of byte records (BUbiNG's readyURLs, a ByteArrayDiskQueue), and Queues,
+// many logical FIFO queues sharing append-only segment files (the store of
+// the workbench virtualizer, which moves the tails of visit-state queues to
+// disk).
+//
+// # Files
+//
+// Both types keep their records in segment files named by a 16-digit hex
+// sequence number (".dq" for Queue, ".mq" for Queues). Every segment starts
+// with a 32-byte header (magic, format version, sequence number, base
+// position, CRC-32C); every record carries its length and a CRC-32C of
+// length and data (and, in Queues, the id of its queue). The exact layouts
+// are documented in format.go, queue.go and queues.go, next to the code
+// that reads and writes them.
+//
+// # Invariants
+//
+//   - Segment files are append-only and written sequentially through a
+//     write buffer; only the last segment of a directory is ever written.
+//   - Only the last segment can end in an invalid record, the torn write of
+//     a crash. Opening cuts such a tail at the last valid record and reports
+//     it (Recovery, and a log line); an invalid record elsewhere, or one met
+//     while popping, is reported as ErrCorrupt and never skipped or misread.
+//   - Small state files (queue.meta, queues.index) are replaced atomically:
+//     written to a temporary file, fsynced (with Options.Sync), renamed.
+//   - Queue: records are popped in push order; segments before the head are
+//     deleted unless a mark (Mark, OpenAt) still needs them, until Release.
+//   - Queues: records of one id are dequeued in enqueue order; a segment
+//     with no live record is deleted; when the dead bytes of the closed
+//     segments exceed both their live bytes and one segment, the mostly dead
+//     segments are compacted by copying their live records forward, so disk
+//     use stays within about twice the live data plus two segments.
+//
+// # Crash safety
+//
+// Queue: Mark returns a Position (head, tail, length) after making every
+// pushed record durable; OpenAt returns to it exactly, however the process
+// died. Open after a crash is at-least-once: the head goes back to the last
+// Open, Sync, Mark or Close, so records popped since come back; records
+// pushed and written before the crash are kept, a torn tail is cut.
+//
+// Queues: Close persists the index; OpenQueues restores every queue
+// exactly. Without an index (a crash) the index is rebuilt by scanning all
+// segments, which is at-least-once: records still in a segment come back
+// even if they had been dequeued, or were copied by a compaction the crash
+// interrupted. There is no Mark for Queues: exact checkpoints of the
+// virtualized queues are up to the caller (e.g. drain or re-virtualize from
+// a frontier snapshot).
+//
+// # Memory
+//
+// Queue holds two buffers of Options.BufferBytes. Queues holds one write
+// buffer, one read window allocated per DequeueN and, per queued record,
+// its position as a zigzag varint delta (about 3 to 5 bytes, see
+// IndexBytes), plus about 100 bytes per non-empty queue.
+//
+// Both types are safe for concurrent use; each operation holds one mutex.
+// Neither starts goroutines.
+package diskq

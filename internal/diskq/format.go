@@ -1,0 +1,261 @@
+package diskq
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// On-disk format shared by Queue and Queues. All integers are little endian.
+//
+// Segment file header (segHeaderSize = 32 bytes):
+//
+//	[0:8)   magic      "petrelQ1" (Queue) or "petrelM1" (Queues)
+//	[8:12)  version    uint32, currently 1
+//	[12:20) seq        uint64, the segment number; equals the number in the file name
+//	[20:28) base       uint64, Queues: logical position of byte 0 of this file; Queue: 0
+//	[28:32) crc        uint32, CRC-32C of bytes [0:28)
+//
+// Queue record: [len uint32][crc uint32][len bytes of data],
+// crc = CRC-32C(len bytes || data).
+//
+// Queues record: [id uint64][len uint32][crc uint32][len bytes of data],
+// crc = CRC-32C(id bytes || len bytes || data).
+//
+// A record is valid only if its header is complete, len <= MaxRecordBytes, the
+// data is complete and the checksum matches. Segment files are append-only;
+// only the last segment of a directory can legitimately end in an invalid
+// record (a torn write from a crash). Recovery cuts such a tail at the last
+// valid record and reports it; an invalid record anywhere else is corruption
+// and is reported as ErrCorrupt, never skipped.
+
+const (
+	segHeaderSize = 32
+	formatVersion = 1
+
+	qRecHeader = 8  // Queue record header
+	mRecHeader = 16 // Queues record header
+
+	// MaxRecordBytes is the largest record either queue type accepts.
+	MaxRecordBytes = 64 << 20
+
+	defaultSegmentBytes = 64 << 20
+	defaultBufferBytes  = 1 << 20
+	minSegmentBytes     = 4 << 10
+	minBufferBytes      = 4 << 10
+)
+
+var (
+	magicQueue  = [8]byte{'p', 'e', 't', 'r', 'e', 'l', 'Q', '1'}
+	magicQueues = [8]byte{'p', 'e', 't', 'r', 'e', 'l', 'M', '1'}
+
+	castagnoli = crc32.MakeTable(crc32.Castagnoli)
+)
+
+// ErrCorrupt is returned (wrapped, with the file and offset) when stored data
+// fails validation: a bad magic, version or checksum, or a truncated record
+// where none may be.
+var ErrCorrupt = errors.New("diskq: corrupt data")
+
+// ErrClosed is returned by operations on a closed queue.
+var ErrClosed = errors.New("diskq: queue closed")
+
+// ErrTooLarge is returned by Push and Enqueue for records longer than MaxRecordBytes.
+var ErrTooLarge = errors.New("diskq: record too large")
+
+// Options configures a Queue or a Queues. The zero value is usable: sizes
+// take their defaults and Sync is off. Production callers should start from
+// DefaultOptions, which turns Sync on.
+type Options struct {
+	// SegmentBytes is the size after which writing rolls over to a new
+	// segment file (default 64 MiB). Consumed segments are deleted.
+	SegmentBytes int64
+	// BufferBytes is the size of the write buffer and of the read-ahead
+	// buffer (default 1 MiB each).
+	BufferBytes int
+	// Sync makes Sync, Mark, Close and segment roll-over call fsync on the
+	// files and the directory. Without it data reaches the OS page cache
+	// only, which survives a process crash but not a power loss.
+	Sync bool
+	// Logger receives recovery reports (torn tails cut, index rebuilt).
+	// Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultOptions returns the options recommended for production: default
+// sizes and Sync on.
+func DefaultOptions() Options {
+	return Options{SegmentBytes: defaultSegmentBytes, BufferBytes: defaultBufferBytes, Sync: true}
+}
+
+func (o Options) withDefaults() Options {
+	if o.SegmentBytes <= 0 {
+		o.SegmentBytes = defaultSegmentBytes
+	}
+	if o.SegmentBytes < minSegmentBytes {
+		o.SegmentBytes = minSegmentBytes
+	}
+	if o.BufferBytes <= 0 {
+		o.BufferBytes = defaultBufferBytes
+	}
+	if o.BufferBytes < minBufferBytes {
+		o.BufferBytes = minBufferBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// Recovery describes what opening a queue had to repair. The zero value
+// means the queue was closed cleanly and nothing was repaired.
+type Recovery struct {
+	// Dirty reports that the queue was not closed cleanly (a crash), or
+	// that its files did not match the state recorded at Close.
+	Dirty bool
+	// CutSegment and CutOffset locate the start of the torn tail that was
+	// removed; CutBytes is its length. CutBytes == 0 means nothing was cut.
+	CutSegment uint64
+	CutOffset  int64
+	CutBytes   int64
+	// Rebuilt reports (Queues only) that the index was rebuilt by scanning
+	// the segment files; Records is the number of records found.
+	Rebuilt bool
+	Records int64
+}
+
+func crcOf(parts ...[]byte) uint32 {
+	var c uint32
+	for _, p := range parts {
+		c = crc32.Update(c, castagnoli, p)
+	}
+	return c
+}
+
+func encodeSegHeader(magic [8]byte, seq, base uint64) []byte {
+	b := make([]byte, segHeaderSize)
+	copy(b, magic[:])
+	binary.LittleEndian.PutUint32(b[8:], formatVersion)
+	binary.LittleEndian.PutUint64(b[12:], seq)
+	binary.LittleEndian.PutUint64(b[20:], base)
+	binary.LittleEndian.PutUint32(b[28:], crcOf(b[:28]))
+	return b
+}
+
+// readSegHeader validates the header of the segment file path and returns
+// its base. Errors wrap ErrCorrupt when the header is present but invalid,
+// and io.ErrUnexpectedEOF when the file is shorter than a header.
+func readSegHeader(f *os.File, path string, magic [8]byte, seq uint64) (base uint64, err error) {
+	var b [segHeaderSize]byte
+	if _, err := f.ReadAt(b[:], 0); err != nil {
+		if errors.Is(err, io.EOF) {
+			return 0, fmt.Errorf("diskq: segment %s: short header: %w", path, io.ErrUnexpectedEOF)
+		}
+		return 0, fmt.Errorf("diskq: segment %s: read header: %w", path, err)
+	}
+	if [8]byte(b[:8]) != magic {
+		return 0, fmt.Errorf("diskq: segment %s: bad magic %q: %w", path, b[:8], ErrCorrupt)
+	}
+	if crcOf(b[:28]) != binary.LittleEndian.Uint32(b[28:]) {
+		return 0, fmt.Errorf("diskq: segment %s: header checksum mismatch: %w", path, ErrCorrupt)
+	}
+	if v := binary.LittleEndian.Uint32(b[8:]); v != formatVersion {
+		return 0, fmt.Errorf("diskq: segment %s: unsupported version %d: %w", path, v, ErrCorrupt)
+	}
+	if s := binary.LittleEndian.Uint64(b[12:]); s != seq {
+		return 0, fmt.Errorf("diskq: segment %s: header says segment %d: %w", path, s, ErrCorrupt)
+	}
+	return binary.LittleEndian.Uint64(b[20:]), nil
+}
+
+func segName(seq uint64, ext string) string {
+	return fmt.Sprintf("%016x%s", seq, ext)
+}
+
+// listSegments returns the sequence numbers of the segment files with the
+// given extension in dir, in increasing order.
+func listSegments(dir, ext string) ([]uint64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("diskq: list %s: %w", dir, err)
+	}
+	var seqs []uint64
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasSuffix(name, ext) || len(name) != 16+len(ext) {
+			continue
+		}
+		seq, err := strconv.ParseUint(name[:16], 16, 64)
+		if err != nil {
+			continue
+		}
+		seqs = append(seqs, seq)
+	}
+	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+	return seqs, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("diskq: sync dir %s: %w", dir, err)
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("diskq: sync dir %s: %w", dir, err)
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to dir/name through a temporary file and a
+// rename, so a reader sees either the old or the new content, never a mix.
+func writeFileAtomic(dir, name string, data []byte, sync bool) error {
+	tmp := filepath.Join(dir, name+".tmp")
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("diskq: write %s: %w", name, err)
+	}
+	_, err = f.Write(data)
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, name))
+	}
+	if err == nil && sync {
+		err = syncDir(dir)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("diskq: write %s: %w", name, err)
+	}
+	return nil
+}
+
+// createSegment creates a new segment file holding only its header.
+func createSegment(dir, ext string, magic [8]byte, seq, base uint64) (*os.File, error) {
+	path := filepath.Join(dir, segName(seq, ext))
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("diskq: create segment: %w", err)
+	}
+	if _, err := f.WriteAt(encodeSegHeader(magic, seq, base), 0); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("diskq: create segment %s: %w", path, err)
+	}
+	return f, nil
+}

@@ -1,0 +1,806 @@
+package diskq
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+const (
+	queueExt      = ".dq"
+	queueMetaName = "queue.meta"
+)
+
+var magicQueueMeta = [8]byte{'p', 'e', 't', 'r', 'e', 'l', 'Q', 'M'}
+
+// qseg is one segment file of a Queue. size is its logical size: the bytes
+// in the file plus, for the tail segment, the bytes still in the write buffer.
+type qseg struct {
+	seq  uint64
+	size int64
+}
+
+// Queue is a persistent FIFO of byte records stored in segment files in one
+// directory, with sequential I/O only: records are appended to the last
+// segment through a write buffer and read from the first through a
+// read-ahead buffer. Fully consumed segments are deleted unless a Mark still
+// needs them. A Queue is safe for concurrent use.
+type Queue struct {
+	mu   sync.Mutex
+	dir  string
+	opts Options
+	log  *slog.Logger
+
+	segs []qseg // existing segment files in increasing seq order; the last is the tail
+
+	// writer, on the last segment
+	w        *os.File
+	wbuf     []byte
+	wflushed int64 // bytes of the tail segment already in the file
+	dirDirty bool  // a segment file was created or removed since the last directory fsync
+
+	// reader, on the head segment
+	r       *os.File
+	rseq    uint64
+	roff    int64
+	rbuf    []byte // read-ahead: rbuf[:rlen] holds file bytes [rbufOff, rbufOff+rlen)
+	rbufOff int64
+	rlen    int
+
+	n        int64
+	pins     []Position
+	recovery Recovery
+	err      error // sticky corruption error
+	closed   bool
+}
+
+// Open opens the queue stored in dir, creating dir and an empty queue if
+// needed. After a clean Close, the reopened queue holds exactly the records
+// pushed and not popped before it. After a crash, Open recovers: the head
+// goes back to where it was at the last Open, Sync, Mark or Close (records
+// popped since come back), the tail is scanned and a torn last record is
+// cut off and reported (see Recovery). Use OpenAt for exact recovery to a
+// checkpoint.
+func Open(dir string, opts Options) (*Queue, error) {
+	opts = opts.withDefaults()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("diskq: open %s: %w", dir, err)
+	}
+	segs, rec, err := loadQueueSegments(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	meta, haveMeta, err := readQueueMeta(dir)
+	if err != nil {
+		return nil, err
+	}
+	q := newQueue(dir, opts)
+	q.recovery = rec
+	if len(segs) == 0 {
+		if haveMeta && meta.pos.Len > 0 {
+			return nil, fmt.Errorf("diskq: open %s: metadata lists %d records but no segment exists: %w", dir, meta.pos.Len, ErrCorrupt)
+		}
+		f, err := createSegment(dir, queueExt, magicQueue, 1, 0)
+		if err != nil {
+			return nil, err
+		}
+		q.segs = []qseg{{seq: 1, size: segHeaderSize}}
+		q.w, q.wflushed, q.dirDirty = f, segHeaderSize, true
+		q.rseq, q.roff = 1, segHeaderSize
+		if err := q.writeMetaLocked(false); err != nil {
+			q.closeFiles()
+			return nil, err
+		}
+		return q, nil
+	}
+	q.segs = segs
+	last := segs[len(segs)-1]
+	if haveMeta {
+		q.pins = meta.pins
+	}
+	if haveMeta && meta.clean && rec.CutBytes == 0 && meta.pos.TailSegment == last.seq && meta.pos.TailOffset == last.size &&
+		q.segIndex(meta.pos.Segment) >= 0 {
+		q.rseq, q.roff, q.n = meta.pos.Segment, meta.pos.Offset, meta.pos.Len
+	} else {
+		q.recovery.Dirty = true
+		q.rseq, q.roff = segs[0].seq, segHeaderSize
+		if haveMeta && q.segIndex(meta.pos.Segment) >= 0 {
+			q.rseq, q.roff = meta.pos.Segment, meta.pos.Offset
+		}
+		if err := q.scanLocked(); err != nil {
+			return nil, err
+		}
+	}
+	if err := q.openWriterLocked(); err != nil {
+		return nil, err
+	}
+	if err := q.writeMetaLocked(false); err != nil {
+		q.closeFiles()
+		return nil, err
+	}
+	q.logRecovery()
+	return q, nil
+}
+
+// OpenAt reopens the queue in dir at pos, a Position returned by Mark,
+// typically after a crash: records popped after the mark come back, and
+// records pushed after it are dropped (the tail is cut back to the mark).
+// The segments pos needs must still exist; they do as long as pos has not
+// been passed to Release. Marks taken after pos are forgotten; pos itself
+// stays pinned until released.
+func OpenAt(dir string, pos Position, opts Options) (*Queue, error) {
+	opts = opts.withDefaults()
+	if err := pos.validate(); err != nil {
+		return nil, fmt.Errorf("diskq: open %s at mark: %w", dir, err)
+	}
+	segs, rec, err := loadQueueSegments(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	meta, haveMeta, err := readQueueMeta(dir)
+	if err != nil {
+		return nil, err
+	}
+	q := newQueue(dir, opts)
+	q.recovery = rec
+	q.segs = segs
+	// Every segment from the mark's head to its tail must exist.
+	hi := q.segIndex(pos.Segment)
+	ti := q.segIndex(pos.TailSegment)
+	if hi < 0 || ti < 0 || ti-hi != int(pos.TailSegment-pos.Segment) {
+		return nil, fmt.Errorf("diskq: open %s at mark: segments %d..%d missing (released mark?): %w", dir, pos.Segment, pos.TailSegment, ErrCorrupt)
+	}
+	if q.segs[ti].size < pos.TailOffset {
+		return nil, fmt.Errorf("diskq: open %s at mark: segment %d has %d bytes, mark needs %d: %w", dir, pos.TailSegment, q.segs[ti].size, pos.TailOffset, ErrCorrupt)
+	}
+	// Cut the tail back to the mark.
+	var cut int64
+	for _, s := range q.segs[ti+1:] {
+		cut += s.size
+		if err := os.Remove(q.segPath(s.seq)); err != nil {
+			return nil, fmt.Errorf("diskq: open %s at mark: %w", dir, err)
+		}
+	}
+	if extra := q.segs[ti].size - pos.TailOffset; extra > 0 {
+		cut += extra
+		if err := os.Truncate(q.segPath(pos.TailSegment), pos.TailOffset); err != nil {
+			return nil, fmt.Errorf("diskq: open %s at mark: %w", dir, err)
+		}
+	}
+	q.segs = q.segs[:ti+1]
+	q.segs[ti].size = pos.TailOffset
+	if cut > 0 {
+		q.dirDirty = true
+		q.recovery.Dirty = true
+		q.recovery.CutSegment, q.recovery.CutOffset = pos.TailSegment, pos.TailOffset
+		q.recovery.CutBytes += cut
+	}
+	if haveMeta {
+		for _, p := range meta.pins {
+			if !p.tailAfter(pos) && p != pos {
+				q.pins = append(q.pins, p)
+			}
+		}
+	}
+	q.pins = append(q.pins, pos)
+	q.rseq, q.roff, q.n = pos.Segment, pos.Offset, pos.Len
+	if err := q.openWriterLocked(); err != nil {
+		return nil, err
+	}
+	if err := q.deleteConsumedLocked(); err != nil {
+		q.closeFiles()
+		return nil, err
+	}
+	if err := q.writeMetaLocked(false); err != nil {
+		q.closeFiles()
+		return nil, err
+	}
+	q.logRecovery()
+	return q, nil
+}
+
+func newQueue(dir string, opts Options) *Queue {
+	return &Queue{
+		dir:  dir,
+		opts: opts,
+		log:  opts.Logger,
+		wbuf: make([]byte, 0, opts.BufferBytes),
+		rbuf: make([]byte, opts.BufferBytes),
+	}
+}
+
+func (q *Queue) logRecovery() {
+	r := q.recovery
+	if r.CutBytes > 0 {
+		q.log.Warn("diskq: torn tail cut", "dir", q.dir, "segment", r.CutSegment, "offset", r.CutOffset, "bytes", r.CutBytes)
+	} else if r.Dirty {
+		q.log.Warn("diskq: queue was not closed cleanly; recovered", "dir", q.dir, "records", q.n)
+	}
+}
+
+// loadQueueSegments lists and validates the segment files of dir. A last
+// segment too short to hold its header (a crash during roll-over) is removed
+// and reported in the returned Recovery.
+func loadQueueSegments(dir string, opts Options) ([]qseg, Recovery, error) {
+	var rec Recovery
+	seqs, err := listSegments(dir, queueExt)
+	if err != nil {
+		return nil, rec, err
+	}
+	segs := make([]qseg, 0, len(seqs))
+	for i, seq := range seqs {
+		path := filepath.Join(dir, segName(seq, queueExt))
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, rec, fmt.Errorf("diskq: open segment: %w", err)
+		}
+		st, err := f.Stat()
+		if err == nil {
+			_, err = readSegHeader(f, path, magicQueue, seq)
+		}
+		f.Close()
+		if err != nil {
+			if i == len(seqs)-1 && errors.Is(err, io.ErrUnexpectedEOF) {
+				rec.Dirty = true
+				rec.CutSegment, rec.CutOffset, rec.CutBytes = seq, 0, st.Size()
+				if err := os.Remove(path); err != nil {
+					return nil, rec, fmt.Errorf("diskq: remove torn segment: %w", err)
+				}
+				continue
+			}
+			return nil, rec, err
+		}
+		if i > 0 && seq != seqs[i-1]+1 {
+			return nil, rec, fmt.Errorf("diskq: open %s: segment %d follows %d: %w", dir, seq, seqs[i-1], ErrCorrupt)
+		}
+		segs = append(segs, qseg{seq: seq, size: st.Size()})
+	}
+	return segs, rec, nil
+}
+
+type queueMeta struct {
+	clean bool
+	pos   Position
+	pins  []Position
+}
+
+// Metadata file "queue.meta", replaced atomically:
+//
+//	magic "petrelQM" | version uint32 | flags uint32 (bit 0: clean close)
+//	| state Position (45 bytes) | npins uint32 | npins × Position | crc uint32
+func readQueueMeta(dir string) (queueMeta, bool, error) {
+	var m queueMeta
+	b, err := os.ReadFile(filepath.Join(dir, queueMetaName))
+	if errors.Is(err, os.ErrNotExist) {
+		return m, false, nil
+	}
+	if err != nil {
+		return m, false, fmt.Errorf("diskq: read metadata: %w", err)
+	}
+	bad := func(why string) (queueMeta, bool, error) {
+		return m, false, fmt.Errorf("diskq: metadata %s: %s: %w", filepath.Join(dir, queueMetaName), why, ErrCorrupt)
+	}
+	if len(b) < 8+4+4+positionSize+4+4 {
+		return bad("too short")
+	}
+	if [8]byte(b[:8]) != magicQueueMeta {
+		return bad("bad magic")
+	}
+	if crcOf(b[:len(b)-4]) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+		return bad("checksum mismatch")
+	}
+	if v := binary.LittleEndian.Uint32(b[8:]); v != formatVersion {
+		return bad(fmt.Sprintf("unsupported version %d", v))
+	}
+	m.clean = binary.LittleEndian.Uint32(b[12:])&1 != 0
+	p := b[16:]
+	if err := m.pos.UnmarshalBinary(p[:positionSize]); err != nil {
+		return m, false, err
+	}
+	p = p[positionSize:]
+	np := int(binary.LittleEndian.Uint32(p))
+	p = p[4:]
+	if len(p) != np*positionSize+4 {
+		return bad("pin count mismatch")
+	}
+	for i := 0; i < np; i++ {
+		var pin Position
+		if err := pin.UnmarshalBinary(p[:positionSize]); err != nil {
+			return m, false, err
+		}
+		m.pins = append(m.pins, pin)
+		p = p[positionSize:]
+	}
+	return m, true, nil
+}
+
+func (q *Queue) writeMetaLocked(clean bool) error {
+	b := make([]byte, 0, 8+4+4+positionSize*(1+len(q.pins))+8)
+	b = append(b, magicQueueMeta[:]...)
+	b = binary.LittleEndian.AppendUint32(b, formatVersion)
+	var flags uint32
+	if clean {
+		flags = 1
+	}
+	b = binary.LittleEndian.AppendUint32(b, flags)
+	b = q.positionLocked().appendBinary(b)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(q.pins)))
+	for _, p := range q.pins {
+		b = p.appendBinary(b)
+	}
+	b = binary.LittleEndian.AppendUint32(b, crcOf(b))
+	if q.dirDirty && q.opts.Sync {
+		if err := syncDir(q.dir); err != nil {
+			return err
+		}
+	}
+	q.dirDirty = false
+	return writeFileAtomic(q.dir, queueMetaName, b, q.opts.Sync)
+}
+
+func (q *Queue) segPath(seq uint64) string { return filepath.Join(q.dir, segName(seq, queueExt)) }
+
+func (q *Queue) segIndex(seq uint64) int {
+	if len(q.segs) == 0 || seq < q.segs[0].seq {
+		return -1
+	}
+	i := int(seq - q.segs[0].seq)
+	if i >= len(q.segs) {
+		return -1
+	}
+	return i
+}
+
+func (q *Queue) tail() *qseg { return &q.segs[len(q.segs)-1] }
+
+func (q *Queue) positionLocked() Position {
+	t := q.tail()
+	return Position{Segment: q.rseq, Offset: q.roff, TailSegment: t.seq, TailOffset: t.size, Len: q.n}
+}
+
+// scanLocked counts the valid records from the head to the end and cuts a
+// torn tail off the last segment. An invalid record in any other segment is
+// corruption.
+func (q *Queue) scanLocked() error {
+	q.n = 0
+	hi := q.segIndex(q.rseq)
+	for i := hi; i < len(q.segs); i++ {
+		s := &q.segs[i]
+		from := int64(segHeaderSize)
+		if i == hi {
+			from = q.roff
+		}
+		if from > s.size {
+			// The head was recorded past data lost in the crash.
+			if i != len(q.segs)-1 {
+				return fmt.Errorf("diskq: segment %s: head offset %d beyond end %d: %w", q.segPath(s.seq), from, s.size, ErrCorrupt)
+			}
+			q.roff, from = s.size, s.size
+		}
+		n, end, err := scanQueueFile(q.segPath(s.seq), from, s.size, q.opts.BufferBytes)
+		if err != nil {
+			return err
+		}
+		q.n += n
+		if end == s.size {
+			continue
+		}
+		if i != len(q.segs)-1 {
+			return fmt.Errorf("diskq: segment %s: invalid record at offset %d: %w", q.segPath(s.seq), end, ErrCorrupt)
+		}
+		if err := os.Truncate(q.segPath(s.seq), end); err != nil {
+			return fmt.Errorf("diskq: cut torn tail: %w", err)
+		}
+		q.recovery.CutSegment, q.recovery.CutOffset, q.recovery.CutBytes = s.seq, end, s.size-end
+		s.size = end
+	}
+	return nil
+}
+
+// scanQueueFile reads the records of a segment file from offset from and
+// returns how many are valid and where the last valid one ends.
+func scanQueueFile(path string, from, size int64, bufSize int) (n, end int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, fmt.Errorf("diskq: scan: %w", err)
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(io.NewSectionReader(f, from, size-from), bufSize)
+	end = from
+	var hdr [qRecHeader]byte
+	var data []byte
+	for {
+		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+			return n, end, nil
+		}
+		l := binary.LittleEndian.Uint32(hdr[:4])
+		if l > MaxRecordBytes {
+			return n, end, nil
+		}
+		if cap(data) < int(l) {
+			data = make([]byte, l)
+		}
+		data = data[:l]
+		if _, err := io.ReadFull(br, data); err != nil {
+			return n, end, nil
+		}
+		if crcOf(hdr[:4], data) != binary.LittleEndian.Uint32(hdr[4:]) {
+			return n, end, nil
+		}
+		n++
+		end += qRecHeader + int64(l)
+	}
+}
+
+func (q *Queue) openWriterLocked() error {
+	t := q.tail()
+	f, err := os.OpenFile(q.segPath(t.seq), os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("diskq: open writer: %w", err)
+	}
+	q.w, q.wflushed = f, t.size
+	return nil
+}
+
+// Push appends rec to the tail of the queue. The record is buffered; it is
+// in the file after the buffer fills, a Pop reaches it, or Sync, Mark or
+// Close is called.
+func (q *Queue) Push(rec []byte) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return ErrClosed
+	}
+	if len(rec) > MaxRecordBytes {
+		return fmt.Errorf("diskq: push %d bytes: %w", len(rec), ErrTooLarge)
+	}
+	sz := int64(qRecHeader + len(rec))
+	if t := q.tail(); t.size > segHeaderSize && t.size+sz > q.opts.SegmentBytes {
+		if err := q.rollLocked(); err != nil {
+			return err
+		}
+	}
+	var hdr [qRecHeader]byte
+	binary.LittleEndian.PutUint32(hdr[:4], uint32(len(rec)))
+	binary.LittleEndian.PutUint32(hdr[4:], crcOf(hdr[:4], rec))
+	if len(q.wbuf)+int(sz) > cap(q.wbuf) {
+		if err := q.flushLocked(); err != nil {
+			return err
+		}
+	}
+	if int(sz) > cap(q.wbuf) {
+		if _, err := q.w.WriteAt(hdr[:], q.wflushed); err != nil {
+			return fmt.Errorf("diskq: push: %w", err)
+		}
+		if _, err := q.w.WriteAt(rec, q.wflushed+qRecHeader); err != nil {
+			return fmt.Errorf("diskq: push: %w", err)
+		}
+		q.wflushed += sz
+	} else {
+		q.wbuf = append(q.wbuf, hdr[:]...)
+		q.wbuf = append(q.wbuf, rec...)
+	}
+	q.tail().size += sz
+	q.n++
+	return nil
+}
+
+func (q *Queue) flushLocked() error {
+	if len(q.wbuf) == 0 {
+		return nil
+	}
+	if _, err := q.w.WriteAt(q.wbuf, q.wflushed); err != nil {
+		return fmt.Errorf("diskq: flush: %w", err)
+	}
+	q.wflushed += int64(len(q.wbuf))
+	q.wbuf = q.wbuf[:0]
+	return nil
+}
+
+func (q *Queue) rollLocked() error {
+	if err := q.flushLocked(); err != nil {
+		return err
+	}
+	if q.opts.Sync {
+		if err := q.w.Sync(); err != nil {
+			return fmt.Errorf("diskq: roll: %w", err)
+		}
+	}
+	if err := q.w.Close(); err != nil {
+		return fmt.Errorf("diskq: roll: %w", err)
+	}
+	q.w = nil
+	seq := q.tail().seq + 1
+	f, err := createSegment(q.dir, queueExt, magicQueue, seq, 0)
+	if err != nil {
+		return err
+	}
+	q.segs = append(q.segs, qseg{seq: seq, size: segHeaderSize})
+	q.w, q.wflushed, q.dirDirty = f, segHeaderSize, true
+	return nil
+}
+
+// Pop removes the record at the head of the queue and returns it appended
+// to dst[:0]. It returns ok == false if the queue is empty. A checksum
+// mismatch or truncated record returns an error wrapping ErrCorrupt; the
+// error is sticky, as the queue cannot know where the next record starts.
+func (q *Queue) Pop(dst []byte) (rec []byte, ok bool, err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return nil, false, ErrClosed
+	}
+	if q.err != nil {
+		return nil, false, q.err
+	}
+	if q.n == 0 {
+		return nil, false, nil
+	}
+	rec, err = q.popLocked(dst[:0])
+	if err != nil {
+		if errors.Is(err, ErrCorrupt) {
+			q.err = err
+		}
+		return nil, false, err
+	}
+	return rec, true, nil
+}
+
+func (q *Queue) popLocked(dst []byte) ([]byte, error) {
+	for {
+		hi := q.segIndex(q.rseq)
+		if hi < 0 {
+			return nil, fmt.Errorf("diskq: pop: head segment %d missing: %w", q.rseq, ErrCorrupt)
+		}
+		if q.roff < q.segs[hi].size {
+			break
+		}
+		if hi == len(q.segs)-1 {
+			return nil, fmt.Errorf("diskq: pop: %d records counted but none left in %s: %w", q.n, q.segPath(q.rseq), ErrCorrupt)
+		}
+		q.closeReader()
+		q.rseq, q.roff = q.segs[hi+1].seq, segHeaderSize
+		if err := q.deleteConsumedLocked(); err != nil {
+			return nil, err
+		}
+	}
+	hi := q.segIndex(q.rseq)
+	size := q.segs[hi].size
+	isTail := hi == len(q.segs)-1
+	if q.roff+qRecHeader > size {
+		return nil, q.corruptAt("truncated record header")
+	}
+	if isTail && q.roff+qRecHeader > q.wflushed {
+		if err := q.flushLocked(); err != nil {
+			return nil, err
+		}
+	}
+	hdr, err := q.readAhead(q.roff, qRecHeader)
+	if err != nil {
+		return nil, err
+	}
+	l := binary.LittleEndian.Uint32(hdr[:4])
+	sum := binary.LittleEndian.Uint32(hdr[4:])
+	var lb [4]byte
+	copy(lb[:], hdr[:4])
+	if l > MaxRecordBytes || q.roff+qRecHeader+int64(l) > size {
+		return nil, q.corruptAt(fmt.Sprintf("bad record length %d", l))
+	}
+	if isTail && q.roff+qRecHeader+int64(l) > q.wflushed {
+		if err := q.flushLocked(); err != nil {
+			return nil, err
+		}
+	}
+	off := q.roff + qRecHeader
+	if int(l) <= len(q.rbuf) {
+		data, err := q.readAhead(off, int(l))
+		if err != nil {
+			return nil, err
+		}
+		dst = append(dst, data...)
+	} else {
+		dst = append(dst, make([]byte, l)...)
+		if _, err := q.r.ReadAt(dst, off); err != nil {
+			return nil, q.corruptAt(fmt.Sprintf("read record: %v", err))
+		}
+	}
+	if crcOf(lb[:], dst) != sum {
+		return nil, q.corruptAt("checksum mismatch")
+	}
+	q.roff = off + int64(l)
+	q.n--
+	return dst, nil
+}
+
+func (q *Queue) corruptAt(why string) error {
+	return fmt.Errorf("diskq: segment %s offset %d: %s: %w", q.segPath(q.rseq), q.roff, why, ErrCorrupt)
+}
+
+// readAhead returns n bytes of the head segment at off, n <= len(q.rbuf),
+// refilling the read-ahead buffer with one sequential read when needed.
+func (q *Queue) readAhead(off int64, n int) ([]byte, error) {
+	if q.r != nil && off >= q.rbufOff && off+int64(n) <= q.rbufOff+int64(q.rlen) {
+		s := int(off - q.rbufOff)
+		return q.rbuf[s : s+n], nil
+	}
+	if q.r == nil {
+		f, err := os.Open(q.segPath(q.rseq))
+		if err != nil {
+			return nil, fmt.Errorf("diskq: open reader: %w", err)
+		}
+		q.r = f
+	}
+	m, err := q.r.ReadAt(q.rbuf, off)
+	if m < n {
+		if err == nil || errors.Is(err, io.EOF) {
+			return nil, q.corruptAt("unexpected end of file")
+		}
+		return nil, fmt.Errorf("diskq: read %s: %w", q.segPath(q.rseq), err)
+	}
+	q.rbufOff, q.rlen = off, m
+	return q.rbuf[:n], nil
+}
+
+func (q *Queue) closeReader() {
+	if q.r != nil {
+		q.r.Close()
+		q.r = nil
+	}
+	q.rlen = 0
+}
+
+// deleteConsumedLocked removes the segments before the head that no pinned
+// mark needs.
+func (q *Queue) deleteConsumedLocked() error {
+	floor := q.rseq
+	for _, p := range q.pins {
+		floor = min(floor, p.Segment)
+	}
+	for len(q.segs) > 1 && q.segs[0].seq < floor {
+		if err := os.Remove(q.segPath(q.segs[0].seq)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("diskq: delete consumed segment: %w", err)
+		}
+		q.segs = q.segs[1:]
+		q.dirDirty = true
+	}
+	return nil
+}
+
+// Len returns the number of records in the queue.
+func (q *Queue) Len() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.n
+}
+
+// Bytes returns the size of the segment files on disk plus the bytes still
+// in the write buffer. Segments kept for a pinned mark are included.
+func (q *Queue) Bytes() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var b int64
+	for _, s := range q.segs {
+		b += s.size
+	}
+	return b
+}
+
+// Recovery reports what Open or OpenAt repaired.
+func (q *Queue) Recovery() Recovery {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.recovery
+}
+
+// Sync writes the buffered records to the file and, with Options.Sync,
+// fsyncs it. It also records the current head so that Open after a crash
+// does not return records popped before the Sync.
+func (q *Queue) Sync() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return ErrClosed
+	}
+	if err := q.syncLocked(); err != nil {
+		return err
+	}
+	return q.writeMetaLocked(false)
+}
+
+func (q *Queue) syncLocked() error {
+	if err := q.flushLocked(); err != nil {
+		return err
+	}
+	if q.opts.Sync {
+		if err := q.w.Sync(); err != nil {
+			return fmt.Errorf("diskq: sync: %w", err)
+		}
+	}
+	return nil
+}
+
+// Mark makes every pushed record durable and returns the current Position,
+// to be stored in a checkpoint. The segments the mark needs are kept (and
+// the mark is remembered across Close and reopen) until Release(pos) is
+// called, typically once a newer checkpoint is durable.
+func (q *Queue) Mark() (Position, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return Position{}, ErrClosed
+	}
+	if err := q.syncLocked(); err != nil {
+		return Position{}, err
+	}
+	pos := q.positionLocked()
+	q.pins = append(q.pins, pos)
+	if err := q.writeMetaLocked(false); err != nil {
+		q.pins = q.pins[:len(q.pins)-1]
+		return Position{}, err
+	}
+	return pos, nil
+}
+
+// Release forgets the mark pos: the consumed segments only it kept are
+// deleted. Releasing a position that is not pinned does nothing.
+func (q *Queue) Release(pos Position) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return ErrClosed
+	}
+	for i, p := range q.pins {
+		if p == pos {
+			q.pins = append(q.pins[:i], q.pins[i+1:]...)
+			return q.deleteConsumedLocked()
+		}
+	}
+	return nil
+}
+
+// Marks returns the positions currently pinned by Mark or OpenAt.
+func (q *Queue) Marks() []Position {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]Position(nil), q.pins...)
+}
+
+// Close flushes and syncs the queue, records its state for Open and closes
+// its files. Close on a closed queue returns ErrClosed.
+func (q *Queue) Close() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return ErrClosed
+	}
+	q.closed = true
+	err := q.syncLocked()
+	if err == nil && q.err == nil {
+		err = q.writeMetaLocked(true)
+	}
+	q.closeFiles()
+	return err
+}
+
+func (q *Queue) closeFiles() {
+	q.closeReader()
+	if q.w != nil {
+		q.w.Close()
+		q.w = nil
+	}
+}
+
+// crashForTest abandons the queue as a crash would: buffered records are
+// lost and no state is recorded.
+func (q *Queue) crashForTest() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+	q.closeFiles()
+}

@@ -1,0 +1,547 @@
+package diskq
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func testOpts(seg int64) Options {
+	return Options{SegmentBytes: seg, BufferBytes: 4096, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+}
+
+// rec returns a deterministic record of n bytes, tagged with i.
+func rec(i, n int) []byte {
+	b := make([]byte, n)
+	for j := range b {
+		b[j] = byte(i*31 + j)
+	}
+	if n >= 4 {
+		copy(b, fmt.Sprintf("%04d", i%10000))
+	}
+	return b
+}
+
+func segFiles(t *testing.T, dir, ext string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*"+ext))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func mustPop(t *testing.T, q *Queue) []byte {
+	t.Helper()
+	r, ok, err := q.Pop(nil)
+	if err != nil || !ok {
+		t.Fatalf("Pop: ok=%v err=%v", ok, err)
+	}
+	return r
+}
+
+func TestQueueModel(t *testing.T) {
+	cases := []struct {
+		name   string
+		seg    int64
+		maxLen int
+		ops    int
+		sync   bool
+	}{
+		{"small-records-many-segments", 4096, 100, 6000, false},
+		{"records-larger-than-buffer", 16384, 9000, 600, false},
+		{"default-segment", 0, 60, 4000, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			opts := testOpts(tc.seg)
+			opts.Sync = tc.sync
+			rng := rand.New(rand.NewPCG(1, uint64(len(tc.name))))
+			q, err := Open(dir, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var model [][]byte
+			next := 0
+			for op := 0; op < tc.ops; op++ {
+				switch r := rng.IntN(100); {
+				case r < 55:
+					b := rec(next, rng.IntN(tc.maxLen+1))
+					next++
+					if err := q.Push(b); err != nil {
+						t.Fatal(err)
+					}
+					model = append(model, b)
+				case r < 97:
+					got, ok, err := q.Pop(nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if ok != (len(model) > 0) {
+						t.Fatalf("op %d: Pop ok=%v with model len %d", op, ok, len(model))
+					}
+					if ok {
+						if !bytes.Equal(got, model[0]) {
+							t.Fatalf("op %d: Pop = %q, want %q", op, got[:min(8, len(got))], model[0][:min(8, len(model[0]))])
+						}
+						model = model[1:]
+					}
+				case r < 98:
+					if err := q.Sync(); err != nil {
+						t.Fatal(err)
+					}
+				default:
+					if err := q.Close(); err != nil {
+						t.Fatal(err)
+					}
+					if q, err = Open(dir, opts); err != nil {
+						t.Fatal(err)
+					}
+					if rc := q.Recovery(); rc != (Recovery{}) {
+						t.Fatalf("clean reopen reported recovery %+v", rc)
+					}
+				}
+				if q.Len() != int64(len(model)) {
+					t.Fatalf("op %d: Len = %d, want %d", op, q.Len(), len(model))
+				}
+			}
+			for len(model) > 0 {
+				if got := mustPop(t, q); !bytes.Equal(got, model[0]) {
+					t.Fatal("drain mismatch")
+				}
+				model = model[1:]
+			}
+			if _, ok, _ := q.Pop(nil); ok {
+				t.Fatal("Pop on empty queue returned a record")
+			}
+			if n := len(segFiles(t, dir, queueExt)); n != 1 {
+				t.Errorf("%d segment files after draining, want 1 (consumed segments deleted)", n)
+			}
+			if err := q.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := q.Close(); !errors.Is(err, ErrClosed) {
+				t.Errorf("second Close = %v, want ErrClosed", err)
+			}
+		})
+	}
+}
+
+func TestQueuePopReachesWriteBuffer(t *testing.T) {
+	q, err := Open(t.TempDir(), testOpts(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	for i := range 3 {
+		if err := q.Push(rec(i, 60)); err != nil {
+			t.Fatal(err)
+		}
+		if got := mustPop(t, q); !bytes.Equal(got, rec(i, 60)) {
+			t.Fatalf("Pop %d mismatch", i)
+		}
+	}
+	if q.Bytes() != segHeaderSize+3*(qRecHeader+60) {
+		t.Errorf("Bytes = %d", q.Bytes())
+	}
+	if err := q.Push(make([]byte, MaxRecordBytes+1)); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("oversized Push = %v, want ErrTooLarge", err)
+	}
+}
+
+// TestQueueTornTail simulates a crash that tore the last record: the
+// reopened queue holds exactly the complete records and reports the cut.
+func TestQueueTornTail(t *testing.T) {
+	const n, size = 50, 100
+	cases := []struct {
+		name  string
+		clean bool // Close before tearing, else crash after Sync
+		cut   int  // bytes removed from the end of the last segment
+	}{
+		{"crash-mid-data", false, 30},
+		{"crash-mid-header", false, size + 4},
+		{"crash-after-header", false, size},
+		{"clean-mid-data", true, 1},
+		{"crash-whole-record-plus", false, size + qRecHeader + 50},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			opts := testOpts(4096)
+			q, err := Open(dir, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range n {
+				if err := q.Push(rec(i, size)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mustPop(t, q) // the head is not at the start
+			if tc.clean {
+				err = q.Close()
+			} else {
+				err = q.Sync()
+				q.crashForTest()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			files := segFiles(t, dir, queueExt)
+			last := files[len(files)-1]
+			st, _ := os.Stat(last)
+			if err := os.Truncate(last, st.Size()-int64(tc.cut)); err != nil {
+				t.Fatal(err)
+			}
+			lost := (tc.cut + size + qRecHeader - 1) / (size + qRecHeader)
+			q, err = Open(dir, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer q.Close()
+			rc := q.Recovery()
+			if !rc.Dirty || rc.CutBytes == 0 {
+				t.Errorf("Recovery = %+v, want a reported cut", rc)
+			}
+			if want := int64(lost*(size+qRecHeader) - tc.cut); rc.CutBytes != want {
+				t.Errorf("CutBytes = %d, want %d", rc.CutBytes, want)
+			}
+			if q.Len() != int64(n-1-lost) {
+				t.Fatalf("Len = %d, want %d", q.Len(), n-1-lost)
+			}
+			for i := 1; i < n-lost; i++ {
+				if got := mustPop(t, q); !bytes.Equal(got, rec(i, size)) {
+					t.Fatalf("record %d mismatch", i)
+				}
+			}
+			if _, ok, err := q.Pop(nil); ok || err != nil {
+				t.Fatalf("after the complete records: ok=%v err=%v", ok, err)
+			}
+			// The queue keeps working after the cut.
+			if err := q.Push([]byte("after")); err != nil {
+				t.Fatal(err)
+			}
+			if got := mustPop(t, q); string(got) != "after" {
+				t.Fatalf("got %q", got)
+			}
+		})
+	}
+}
+
+func TestQueueCrashOpenIsAtLeastOnce(t *testing.T) {
+	dir := t.TempDir()
+	opts := testOpts(4096)
+	q, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		if err := q.Push(rec(i, 60)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 10 {
+		mustPop(t, q)
+	}
+	if err := q.Sync(); err != nil { // records the head at 10
+		t.Fatal(err)
+	}
+	for range 5 {
+		mustPop(t, q)
+	}
+	q.crashForTest()
+	if q, err = Open(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if !q.Recovery().Dirty || q.Recovery().CutBytes != 0 {
+		t.Errorf("Recovery = %+v, want dirty without cut", q.Recovery())
+	}
+	if q.Len() != 90 {
+		t.Fatalf("Len = %d, want 90 (the 5 popped after Sync come back)", q.Len())
+	}
+	if got := mustPop(t, q); !bytes.Equal(got, rec(10, 60)) {
+		t.Fatalf("head = %q, want record 10", got[:4])
+	}
+}
+
+func TestQueueCorruption(t *testing.T) {
+	setup := func(t *testing.T) (string, Options) {
+		dir := t.TempDir()
+		opts := testOpts(4096)
+		q, err := Open(dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 200 { // about 3 segments
+			if err := q.Push(rec(i, 100)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := q.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return dir, opts
+	}
+	flip := func(t *testing.T, path string, off int64) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[off] ^= 0x40
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("checksum-on-pop", func(t *testing.T) {
+		dir, opts := setup(t)
+		first := segFiles(t, dir, queueExt)[0]
+		flip(t, first, segHeaderSize+5*(qRecHeader+100)+qRecHeader+7) // data of record 5
+		q, err := Open(dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer q.Close()
+		for i := range 5 {
+			if got := mustPop(t, q); !bytes.Equal(got, rec(i, 100)) {
+				t.Fatal("mismatch before the corruption")
+			}
+		}
+		_, ok, err := q.Pop(nil)
+		if ok || !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "checksum mismatch") || !strings.Contains(err.Error(), filepath.Base(first)) {
+			t.Fatalf("Pop of corrupt record: ok=%v err=%v", ok, err)
+		}
+		if _, _, err2 := q.Pop(nil); !errors.Is(err2, ErrCorrupt) {
+			t.Fatalf("error not sticky: %v", err2)
+		}
+	})
+	t.Run("bad-length-on-pop", func(t *testing.T) {
+		dir, opts := setup(t)
+		flip(t, segFiles(t, dir, queueExt)[0], segHeaderSize+3) // high byte of record 0 length
+		q, err := Open(dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer q.Close()
+		if _, _, err := q.Pop(nil); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("Pop = %v, want ErrCorrupt", err)
+		}
+	})
+	t.Run("middle-segment-on-recovery", func(t *testing.T) {
+		dir, opts := setup(t)
+		os.Remove(filepath.Join(dir, queueMetaName)) // force a recovery scan
+		flip(t, segFiles(t, dir, queueExt)[0], segHeaderSize+qRecHeader+1)
+		if _, err := Open(dir, opts); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("Open = %v, want ErrCorrupt", err)
+		}
+	})
+	t.Run("segment-header", func(t *testing.T) {
+		dir, opts := setup(t)
+		flip(t, segFiles(t, dir, queueExt)[1], 2)
+		if _, err := Open(dir, opts); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "magic") {
+			t.Fatalf("Open = %v, want ErrCorrupt (bad magic)", err)
+		}
+	})
+	t.Run("metadata", func(t *testing.T) {
+		dir, opts := setup(t)
+		flip(t, filepath.Join(dir, queueMetaName), 20)
+		if _, err := Open(dir, opts); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("Open = %v, want ErrCorrupt", err)
+		}
+	})
+}
+
+func TestPositionMarshal(t *testing.T) {
+	p := Position{Segment: 3, Offset: 100, TailSegment: 9, TailOffset: 4000, Len: 12345}
+	b, err := p.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Position
+	if err := got.UnmarshalBinary(b); err != nil || got != p {
+		t.Fatalf("round trip: %+v, %v", got, err)
+	}
+	for _, bad := range [][]byte{b[:10], append([]byte{}, b[:len(b)-1]...), func() []byte { c := bytes.Clone(b); c[5] ^= 1; return c }()} {
+		if err := got.UnmarshalBinary(bad); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("UnmarshalBinary(%x) = %v, want ErrCorrupt", bad, err)
+		}
+	}
+}
+
+func TestQueueMarkOpenAt(t *testing.T) {
+	dir := t.TempDir()
+	opts := testOpts(4096)
+	q, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 { // about 5 segments of 60-byte records
+		if err := q.Push(rec(i, 60)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 20 {
+		mustPop(t, q)
+	}
+	pos, err := q.Mark()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pos.Len != 280 {
+		t.Fatalf("mark Len = %d", pos.Len)
+	}
+	// After the mark: pop across segment boundaries (which must not delete
+	// what the mark needs) and push more.
+	for range 200 {
+		mustPop(t, q)
+	}
+	for i := 300; i < 500; i++ {
+		if err := q.Push(rec(i, 60)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	q.crashForTest()
+
+	b, _ := pos.MarshalBinary()
+	var back Position
+	if err := back.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	q, err = OpenAt(dir, back, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cut is the 200 records pushed after the mark plus the headers of
+	// the segments created for them.
+	if rc := q.Recovery(); rc.CutBytes < 200*(qRecHeader+60) || (rc.CutBytes-200*(qRecHeader+60))%segHeaderSize != 0 {
+		t.Errorf("CutBytes = %d, want the 200 records pushed after the mark", rc.CutBytes)
+	}
+	if q.Len() != 280 {
+		t.Fatalf("Len after OpenAt = %d, want 280", q.Len())
+	}
+	for i := 20; i < 150; i++ {
+		if got := mustPop(t, q); !bytes.Equal(got, rec(i, 60)) {
+			t.Fatalf("record %d mismatch", i)
+		}
+	}
+	// A crash before the next checkpoint: the mark still works.
+	q.crashForTest()
+	if q, err = OpenAt(dir, pos, opts); err != nil {
+		t.Fatal(err)
+	}
+	if q.Len() != 280 {
+		t.Fatalf("Len after second OpenAt = %d", q.Len())
+	}
+	for range 250 {
+		mustPop(t, q)
+	}
+	pos2, err := q.Mark()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(segFiles(t, dir, queueExt))
+	if err := q.Release(pos); err != nil {
+		t.Fatal(err)
+	}
+	after := len(segFiles(t, dir, queueExt))
+	if after >= before {
+		t.Errorf("Release kept all %d segments (now %d)", before, after)
+	}
+	if got := q.Marks(); len(got) != 1 || got[0] != pos2 {
+		t.Errorf("Marks = %+v, want [%+v]", got, pos2)
+	}
+	// Marks survive a clean close.
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if q, err = Open(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	if got := q.Marks(); len(got) != 1 || got[0] != pos2 {
+		t.Errorf("Marks after reopen = %+v", got)
+	}
+	for range 30 {
+		mustPop(t, q)
+	}
+	q.crashForTest()
+	// The released mark is gone: OpenAt refuses it clearly.
+	if _, err := OpenAt(dir, pos, opts); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("OpenAt(released) = %v, want ErrCorrupt", err)
+	}
+	if q, err = OpenAt(dir, pos2, opts); err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if q.Len() != 30 {
+		t.Fatalf("Len = %d, want 30", q.Len())
+	}
+	for i := 270; i < 300; i++ {
+		if got := mustPop(t, q); !bytes.Equal(got, rec(i, 60)) {
+			t.Fatalf("record %d mismatch", i)
+		}
+	}
+}
+
+func TestQueueConcurrent(t *testing.T) {
+	q, err := Open(t.TempDir(), testOpts(8192))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	const producers, per = 4, 500
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			for i := range per {
+				if err := q.Push(rec(p*per+i, 40)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	seen := make(map[string]bool)
+	var mu sync.Mutex
+	for range 2 {
+		wg.Go(func() {
+			for range producers * per {
+				r, ok, err := q.Pop(nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if ok {
+					mu.Lock()
+					seen[string(r)] = true
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for {
+		r, ok, err := q.Pop(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		seen[string(r)] = true
+	}
+	if len(seen) != producers*per {
+		t.Errorf("saw %d distinct records, want %d", len(seen), producers*per)
+	}
+}

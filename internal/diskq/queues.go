@@ -1,0 +1,1013 @@
+package diskq
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+)
+
+const (
+	queuesExt       = ".mq"
+	queuesIndexName = "queues.index"
+
+	// compactMaxRecords bounds the records moved by one compaction pass,
+	// and so the memory the pass needs (about 24 bytes per record).
+	compactMaxRecords = 1 << 20
+)
+
+var magicQueuesIndex = [8]byte{'p', 'e', 't', 'r', 'e', 'l', 'M', 'I'}
+
+// mseg is one segment file of a Queues. Positions are logical: byte off of
+// segment s is at position s.base+off, and positions only grow, so a
+// position identifies its segment.
+type mseg struct {
+	seq   uint64
+	base  uint64
+	size  int64 // logical size, including buffered bytes for the current segment
+	total int64 // records written to the segment
+	live  int64 // records not yet dequeued or removed
+	f     *os.File
+}
+
+// idq is the in-RAM index of one logical queue: the positions of its
+// records, in FIFO order, as zigzag varint deltas (typically 3 to 5 bytes
+// per record). Deltas are signed because compaction moves records forward.
+type idq struct {
+	buf  []byte // buf[r:] holds the deltas of the queued records
+	r    int
+	prev uint64 // position preceding the delta at buf[r] (0 when empty)
+	last uint64 // position of the last record (0 when empty)
+	n    int64
+}
+
+func zigzag(d int64) uint64   { return uint64(d<<1) ^ uint64(d>>63) }
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+func (q *idq) push(pos uint64) {
+	q.buf = binary.AppendUvarint(q.buf, zigzag(int64(pos-q.last)))
+	q.last = pos
+	q.n++
+}
+
+// iter decodes the positions from the front; it does not modify q.
+type idqIter struct {
+	buf  []byte
+	prev uint64
+}
+
+func (q *idq) iter() idqIter { return idqIter{buf: q.buf[q.r:], prev: q.prev} }
+
+func (it *idqIter) next() (uint64, bool) {
+	if len(it.buf) == 0 {
+		return 0, false
+	}
+	u, k := binary.Uvarint(it.buf)
+	it.buf = it.buf[k:]
+	it.prev += uint64(unzigzag(u))
+	return it.prev, true
+}
+
+// consume drops the k front records, whose last position is pos.
+func (q *idq) consume(k int, it idqIter) {
+	q.r = len(q.buf) - len(it.buf)
+	q.prev = it.prev
+	q.n -= int64(k)
+	if q.n == 0 {
+		q.buf, q.r, q.prev, q.last = q.buf[:0], 0, 0, 0
+		return
+	}
+	if q.r >= 256 && q.r >= len(q.buf)/2 {
+		m := copy(q.buf, q.buf[q.r:])
+		q.buf = q.buf[:m]
+		if cap(q.buf) > 1024 && m < cap(q.buf)/4 {
+			q.buf = append([]byte(nil), q.buf...)
+		}
+		q.r = 0
+	}
+}
+
+// Queues is a set of logical FIFO queues of byte records, one per uint64 id,
+// sharing append-only segment files: the store behind the workbench
+// virtualizer. Each record is appended to the current segment together with
+// its id; an in-RAM index keeps, per id, the positions of its records as
+// varint deltas. Segments count their live records; a segment with none is
+// deleted, and segments mostly dead are compacted by copying their live
+// records forward, so disk use stays proportional to live data.
+//
+// The index is persisted by Close. After a crash (no index), OpenQueues
+// rebuilds it by scanning the segments: nothing enqueued before the crash
+// and written to the file is lost, but records dequeued since their segment
+// was last emptied come back (at-least-once). A Queues is safe for
+// concurrent use.
+type Queues struct {
+	mu   sync.Mutex
+	dir  string
+	opts Options
+	log  *slog.Logger
+
+	segs  []*mseg // increasing seq and base; the last is the current one
+	ids   map[uint64]*idq
+	total int64
+
+	w        *os.File
+	wbuf     []byte
+	wflushed int64 // bytes of the current segment already in the file
+
+	scratch     []byte
+	recovery    Recovery
+	compactions int64 // compaction passes that moved records, for tests
+	closed   bool
+}
+
+// OpenQueues opens the queues stored in dir, creating dir and an empty set
+// if needed. After a clean Close every queue is restored exactly; after a
+// crash the index is rebuilt from the segments (see Queues and Recovery).
+func OpenQueues(dir string, opts Options) (*Queues, error) {
+	opts = opts.withDefaults()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("diskq: open queues %s: %w", dir, err)
+	}
+	m := &Queues{
+		dir:     dir,
+		opts:    opts,
+		log:     opts.Logger,
+		ids:     make(map[uint64]*idq),
+		wbuf:    make([]byte, 0, opts.BufferBytes),
+		scratch: make([]byte, 512),
+	}
+	seqs, err := listSegments(dir, queuesExt)
+	if err != nil {
+		return nil, err
+	}
+	for i, seq := range seqs {
+		path := m.segPath(seq)
+		f, err := os.Open(path)
+		if err != nil {
+			m.closeFiles()
+			return nil, fmt.Errorf("diskq: open segment: %w", err)
+		}
+		st, err := f.Stat()
+		var base uint64
+		if err == nil {
+			base, err = readSegHeader(f, path, magicQueues, seq)
+		}
+		if err != nil {
+			f.Close()
+			if i == len(seqs)-1 && errors.Is(err, io.ErrUnexpectedEOF) {
+				m.recovery.Dirty = true
+				m.recovery.CutSegment, m.recovery.CutBytes = seq, st.Size()
+				if err := os.Remove(path); err != nil {
+					m.closeFiles()
+					return nil, fmt.Errorf("diskq: remove torn segment: %w", err)
+				}
+				continue
+			}
+			m.closeFiles()
+			return nil, err
+		}
+		m.segs = append(m.segs, &mseg{seq: seq, base: base, size: st.Size(), f: f})
+	}
+	loaded, err := m.loadIndex()
+	if err != nil {
+		m.closeFiles()
+		return nil, err
+	}
+	if !loaded && len(m.segs) > 0 {
+		if err := m.rebuild(); err != nil {
+			m.closeFiles()
+			return nil, err
+		}
+	}
+	// Closed segments without live records (a crash after they emptied)
+	// are deleted now.
+	for len(m.segs) > 1 && m.segs[0].live == 0 {
+		if err := m.deleteSegment(m.segs[0]); err != nil {
+			m.closeFiles()
+			return nil, err
+		}
+		m.segs = m.segs[1:]
+	}
+	if len(m.segs) == 0 {
+		if err := m.newSegment(1, 0); err != nil {
+			m.closeFiles()
+			return nil, err
+		}
+	} else {
+		cur := m.cur()
+		w, err := os.OpenFile(m.segPath(cur.seq), os.O_RDWR, 0)
+		if err != nil {
+			m.closeFiles()
+			return nil, fmt.Errorf("diskq: open writer: %w", err)
+		}
+		cur.f.Close()
+		cur.f = w // the writer doubles as the read handle
+		m.w, m.wflushed = w, cur.size
+	}
+	// From here on the index on disk is stale: remove it so that a crash
+	// leads to a rebuild instead of a wrong index.
+	if err := os.Remove(filepath.Join(dir, queuesIndexName)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		m.closeFiles()
+		return nil, fmt.Errorf("diskq: open queues: %w", err)
+	}
+	if opts.Sync {
+		if err := syncDir(dir); err != nil {
+			m.closeFiles()
+			return nil, err
+		}
+	}
+	if m.recovery.CutBytes > 0 {
+		m.log.Warn("diskq: torn tail cut", "dir", dir, "segment", m.recovery.CutSegment, "offset", m.recovery.CutOffset, "bytes", m.recovery.CutBytes)
+	}
+	if m.recovery.Rebuilt {
+		m.log.Warn("diskq: queues were not closed cleanly; index rebuilt from segments", "dir", dir, "records", m.recovery.Records)
+	}
+	return m, nil
+}
+
+func (m *Queues) segPath(seq uint64) string { return filepath.Join(m.dir, segName(seq, queuesExt)) }
+
+func (m *Queues) cur() *mseg { return m.segs[len(m.segs)-1] }
+
+func (m *Queues) newSegment(seq, base uint64) error {
+	f, err := createSegment(m.dir, queuesExt, magicQueues, seq, base)
+	if err != nil {
+		return err
+	}
+	m.segs = append(m.segs, &mseg{seq: seq, base: base, size: segHeaderSize, f: f})
+	m.w, m.wflushed = f, segHeaderSize
+	return nil
+}
+
+// segFor returns the segment holding position pos.
+func (m *Queues) segFor(pos uint64) *mseg {
+	i := sort.Search(len(m.segs), func(i int) bool { return m.segs[i].base > pos }) - 1
+	if i < 0 {
+		return nil
+	}
+	s := m.segs[i]
+	if pos-s.base >= uint64(s.size) {
+		return nil
+	}
+	return s
+}
+
+// rebuild reconstructs the index from the segments after a crash.
+func (m *Queues) rebuild() error {
+	m.recovery.Dirty, m.recovery.Rebuilt = true, true
+	for i, s := range m.segs {
+		end, err := m.scanSegment(s)
+		if err != nil {
+			return err
+		}
+		if end == s.size {
+			continue
+		}
+		if i != len(m.segs)-1 {
+			return fmt.Errorf("diskq: segment %s: invalid record at offset %d: %w", m.segPath(s.seq), end, ErrCorrupt)
+		}
+		if err := os.Truncate(m.segPath(s.seq), end); err != nil {
+			return fmt.Errorf("diskq: cut torn tail: %w", err)
+		}
+		m.recovery.CutSegment, m.recovery.CutOffset, m.recovery.CutBytes = s.seq, end, s.size-end
+		s.size = end
+	}
+	m.recovery.Records = m.total
+	return nil
+}
+
+func (m *Queues) scanSegment(s *mseg) (end int64, err error) {
+	br := bufio.NewReaderSize(io.NewSectionReader(s.f, segHeaderSize, s.size-segHeaderSize), m.opts.BufferBytes)
+	end = segHeaderSize
+	var hdr [mRecHeader]byte
+	var data []byte
+	for {
+		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+			return end, nil
+		}
+		id := binary.LittleEndian.Uint64(hdr[:8])
+		l := binary.LittleEndian.Uint32(hdr[8:12])
+		if l > MaxRecordBytes {
+			return end, nil
+		}
+		if cap(data) < int(l) {
+			data = make([]byte, l)
+		}
+		data = data[:l]
+		if _, err := io.ReadFull(br, data); err != nil {
+			return end, nil
+		}
+		if crcOf(hdr[:12], data) != binary.LittleEndian.Uint32(hdr[12:]) {
+			return end, nil
+		}
+		m.idqFor(id).push(s.base + uint64(end))
+		s.total++
+		s.live++
+		m.total++
+		end += mRecHeader + int64(l)
+	}
+}
+
+func (m *Queues) idqFor(id uint64) *idq {
+	q := m.ids[id]
+	if q == nil {
+		q = &idq{}
+		m.ids[id] = q
+	}
+	return q
+}
+
+// Enqueue appends rec to the logical queue id.
+func (m *Queues) Enqueue(id uint64, rec []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	if len(rec) > MaxRecordBytes {
+		return fmt.Errorf("diskq: enqueue %d bytes: %w", len(rec), ErrTooLarge)
+	}
+	pos, err := m.appendLocked(id, rec)
+	if err != nil {
+		return err
+	}
+	m.idqFor(id).push(pos)
+	m.total++
+	return nil
+}
+
+// appendLocked writes one record to the current segment and returns its
+// position; it updates the segment counts but not the index.
+func (m *Queues) appendLocked(id uint64, rec []byte) (uint64, error) {
+	sz := int64(mRecHeader + len(rec))
+	if c := m.cur(); c.size > segHeaderSize && c.size+sz > m.opts.SegmentBytes {
+		if err := m.rollLocked(); err != nil {
+			return 0, err
+		}
+	}
+	var hdr [mRecHeader]byte
+	binary.LittleEndian.PutUint64(hdr[:8], id)
+	binary.LittleEndian.PutUint32(hdr[8:12], uint32(len(rec)))
+	binary.LittleEndian.PutUint32(hdr[12:], crcOf(hdr[:12], rec))
+	if len(m.wbuf)+int(sz) > cap(m.wbuf) {
+		if err := m.flushLocked(); err != nil {
+			return 0, err
+		}
+	}
+	c := m.cur()
+	pos := c.base + uint64(c.size)
+	if int(sz) > cap(m.wbuf) {
+		if _, err := m.w.WriteAt(hdr[:], m.wflushed); err != nil {
+			return 0, fmt.Errorf("diskq: enqueue: %w", err)
+		}
+		if _, err := m.w.WriteAt(rec, m.wflushed+mRecHeader); err != nil {
+			return 0, fmt.Errorf("diskq: enqueue: %w", err)
+		}
+		m.wflushed += sz
+	} else {
+		m.wbuf = append(m.wbuf, hdr[:]...)
+		m.wbuf = append(m.wbuf, rec...)
+	}
+	c.size += sz
+	c.total++
+	c.live++
+	return pos, nil
+}
+
+func (m *Queues) flushLocked() error {
+	if len(m.wbuf) == 0 {
+		return nil
+	}
+	if _, err := m.w.WriteAt(m.wbuf, m.wflushed); err != nil {
+		return fmt.Errorf("diskq: flush: %w", err)
+	}
+	m.wflushed += int64(len(m.wbuf))
+	m.wbuf = m.wbuf[:0]
+	return nil
+}
+
+func (m *Queues) rollLocked() error {
+	if err := m.flushLocked(); err != nil {
+		return err
+	}
+	if m.opts.Sync {
+		if err := m.w.Sync(); err != nil {
+			return fmt.Errorf("diskq: roll: %w", err)
+		}
+	}
+	c := m.cur()
+	// The writer handle stays open as the read handle of the segment.
+	m.w = nil
+	if c.live == 0 {
+		m.segs = m.segs[:len(m.segs)-1]
+		if err := m.deleteSegment(c); err != nil {
+			return err
+		}
+	}
+	return m.newSegment(c.seq+1, c.base+uint64(c.size))
+}
+
+// readLocked reads the record of id at pos, appending its data to dst.
+func (m *Queues) readLocked(id, pos uint64, dst []byte) ([]byte, error) {
+	s := m.segFor(pos)
+	if s == nil {
+		return nil, fmt.Errorf("diskq: queue %d: position %d in no segment: %w", id, pos, ErrCorrupt)
+	}
+	off := int64(pos - s.base)
+	if s == m.cur() && off >= m.wflushed {
+		b := m.wbuf[off-m.wflushed:]
+		return m.parseRecord(s, off, id, b, dst, true)
+	}
+	n := min(int64(len(m.scratch)), s.size-off)
+	got, err := s.f.ReadAt(m.scratch[:n], off)
+	if int64(got) < min(n, mRecHeader) {
+		return nil, fmt.Errorf("diskq: segment %s offset %d: short read (%v): %w", m.segPath(s.seq), off, err, ErrCorrupt)
+	}
+	return m.parseRecord(s, off, id, m.scratch[:got], dst, false)
+}
+
+// parseRecord checks and decodes the record at offset off of segment s,
+// whose first bytes are in b; if b is short and complete is false, the rest
+// is read from the file.
+func (m *Queues) parseRecord(s *mseg, off int64, id uint64, b, dst []byte, complete bool) ([]byte, error) {
+	bad := func(why string) error {
+		return fmt.Errorf("diskq: segment %s offset %d: %s: %w", m.segPath(s.seq), off, why, ErrCorrupt)
+	}
+	if len(b) < mRecHeader {
+		return nil, bad("truncated header")
+	}
+	rid := binary.LittleEndian.Uint64(b[:8])
+	l := binary.LittleEndian.Uint32(b[8:12])
+	sum := binary.LittleEndian.Uint32(b[12:16])
+	if rid != id {
+		return nil, bad(fmt.Sprintf("record of queue %d where queue %d expected", rid, id))
+	}
+	if l > MaxRecordBytes || off+mRecHeader+int64(l) > s.size {
+		return nil, bad(fmt.Sprintf("bad record length %d", l))
+	}
+	start := len(dst)
+	if have := len(b) - mRecHeader; have >= int(l) {
+		dst = append(dst, b[mRecHeader:mRecHeader+int(l)]...)
+	} else {
+		if complete {
+			return nil, bad("truncated record")
+		}
+		dst = append(dst, b[mRecHeader:]...)
+		dst = append(dst, make([]byte, int(l)-have)...)
+		if _, err := s.f.ReadAt(dst[start+have:], off+mRecHeader+int64(have)); err != nil {
+			return nil, bad(fmt.Sprintf("read: %v", err))
+		}
+	}
+	if crcOf(b[:12], dst[start:]) != sum {
+		return nil, bad("checksum mismatch")
+	}
+	return dst, nil
+}
+
+// Dequeue removes the record at the head of queue id and returns it
+// appended to dst[:0]; ok is false if the queue is empty. Reading the record
+// may cost one random read; DequeueN amortizes it.
+func (m *Queues) Dequeue(id uint64, dst []byte) (rec []byte, ok bool, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, false, ErrClosed
+	}
+	q := m.ids[id]
+	if q == nil {
+		return nil, false, nil
+	}
+	it := q.iter()
+	pos, _ := it.next()
+	rec, err = m.readLocked(id, pos, dst[:0])
+	if err != nil {
+		return nil, false, err
+	}
+	if err := m.consumeLocked(id, q, 1, it, []uint64{pos}); err != nil {
+		return rec, true, err
+	}
+	return rec, true, nil
+}
+
+// DequeueN removes up to n records from the head of queue id and returns
+// them in FIFO order, all slices of one new buffer. Records that lie close
+// together in a segment are fetched with one read, so draining a queue that
+// was filled in bursts costs mostly sequential I/O.
+func (m *Queues) DequeueN(id uint64, n int) ([][]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	q := m.ids[id]
+	if q == nil || n <= 0 {
+		return nil, nil
+	}
+	n = int(min(int64(n), q.n))
+	it := q.iter()
+	pos := make([]uint64, n)
+	for i := range pos {
+		pos[i], _ = it.next()
+	}
+	var (
+		out     = make([][]byte, 0, n)
+		ends    = make([]int, 0, n)
+		buf     []byte
+		win     []byte // win[:winLen] holds bytes [winOff, winOff+winLen) of winSeg
+		winLen  int
+		winSeg  *mseg
+		winOff  int64
+		maxSpan = int64(m.opts.BufferBytes)
+		peek    = int64(len(m.scratch))
+	)
+	for i, p := range pos {
+		s := m.segFor(p)
+		if s == nil {
+			return nil, fmt.Errorf("diskq: queue %d: position %d in no segment: %w", id, p, ErrCorrupt)
+		}
+		off := int64(p - s.base)
+		if s == m.cur() && off >= m.wflushed {
+			var err error
+			if buf, err = m.parseRecord(s, off, id, m.wbuf[off-m.wflushed:], buf, true); err != nil {
+				return nil, err
+			}
+			ends = append(ends, len(buf))
+			continue
+		}
+		if s != winSeg || off < winOff || off+mRecHeader > winOff+int64(winLen) {
+			// Read one span covering this record and the following ones
+			// of this segment that lie within maxSpan of it.
+			end := off + peek
+			for _, q := range pos[i+1:] {
+				if q < p || q-s.base >= uint64(s.size) || int64(q-p)+peek > maxSpan {
+					break
+				}
+				end = off + int64(q-p) + peek
+			}
+			limit := s.size
+			if s == m.cur() {
+				limit = m.wflushed
+			}
+			end = min(end, limit)
+			if win == nil {
+				win = make([]byte, maxSpan+peek)
+			}
+			got, err := s.f.ReadAt(win[:end-off], off)
+			if got < mRecHeader {
+				return nil, fmt.Errorf("diskq: segment %s offset %d: short read (%v): %w", m.segPath(s.seq), off, err, ErrCorrupt)
+			}
+			winSeg, winOff, winLen = s, off, got
+		}
+		var err error
+		if buf, err = m.parseRecord(s, off, id, win[off-winOff:winLen], buf, false); err != nil {
+			return nil, err
+		}
+		ends = append(ends, len(buf))
+	}
+	start := 0
+	for _, e := range ends {
+		out = append(out, buf[start:e:e])
+		start = e
+	}
+	if err := m.consumeLocked(id, q, n, it, pos); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// consumeLocked drops the k front records of q, at positions pos, updates
+// the segment counts and reclaims disk space.
+func (m *Queues) consumeLocked(id uint64, q *idq, k int, it idqIter, pos []uint64) error {
+	q.consume(k, it)
+	if q.n == 0 {
+		delete(m.ids, id)
+	}
+	m.total -= int64(k)
+	return m.releaseLocked(pos)
+}
+
+// releaseLocked decrements the live counts of the segments holding pos,
+// deletes emptied segments and compacts when too much of the disk is dead.
+func (m *Queues) releaseLocked(pos []uint64) error {
+	var emptied bool
+	for _, p := range pos {
+		if s := m.segFor(p); s != nil {
+			s.live--
+			emptied = emptied || (s.live == 0 && s != m.cur())
+		}
+	}
+	if emptied {
+		kept := m.segs[:0]
+		var err error
+		for i, s := range m.segs {
+			if s.live == 0 && i != len(m.segs)-1 {
+				if e := m.deleteSegment(s); e != nil && err == nil {
+					err = e
+				}
+				continue
+			}
+			kept = append(kept, s)
+		}
+		clear(m.segs[len(kept):])
+		m.segs = kept
+		if err != nil {
+			return err
+		}
+	}
+	return m.maybeCompactLocked()
+}
+
+func (m *Queues) deleteSegment(s *mseg) error {
+	if s.f != nil {
+		s.f.Close()
+		s.f = nil
+	}
+	if err := os.Remove(m.segPath(s.seq)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("diskq: delete segment: %w", err)
+	}
+	return nil
+}
+
+// deadBytes estimates the bytes of dead records in the closed segments, and
+// the live ones, assuming records of equal size within a segment.
+func (m *Queues) deadLive() (dead, live int64) {
+	for _, s := range m.segs[:len(m.segs)-1] {
+		if s.total == 0 {
+			continue
+		}
+		l := (s.size - segHeaderSize) * s.live / s.total
+		live += l
+		dead += s.size - segHeaderSize - l
+	}
+	return dead, live
+}
+
+func (m *Queues) maybeCompactLocked() error {
+	dead, live := m.deadLive()
+	if dead <= live || dead < m.opts.SegmentBytes {
+		return nil
+	}
+	return m.compactLocked()
+}
+
+// Compact copies the live records of the closed segments that are at most
+// half live to the current segment, in order, and deletes those segments.
+// It runs automatically when the dead bytes exceed both the live bytes and
+// one segment; calling it directly forces a pass.
+func (m *Queues) Compact() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	return m.compactLocked()
+}
+
+type moveEnt struct {
+	old, new uint64
+	id       uint64
+}
+
+func (m *Queues) compactLocked() error {
+	var victims []*mseg
+	var moving int64
+	for _, s := range m.segs[:len(m.segs)-1] {
+		if s.live*2 <= s.total && (len(victims) == 0 || moving+s.live <= compactMaxRecords) {
+			victims = append(victims, s)
+			moving += s.live
+		}
+	}
+	if len(victims) == 0 {
+		return nil
+	}
+	isVictim := make(map[*mseg]bool, len(victims))
+	for _, s := range victims {
+		isVictim[s] = true
+	}
+	// One pass over the index finds the live records in the victims.
+	ents := make([]moveEnt, 0, moving)
+	for id, q := range m.ids {
+		it := q.iter()
+		for p, ok := it.next(); ok; p, ok = it.next() {
+			if s := m.segFor(p); s != nil && isVictim[s] {
+				ents = append(ents, moveEnt{old: p, id: id})
+			}
+		}
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].old < ents[j].old })
+	// Copy them forward in position order: sequential reads of each victim.
+	var (
+		win    = make([]byte, m.opts.BufferBytes)
+		winSeg *mseg
+		winOff int64
+		winLen int
+		data   []byte
+	)
+	for i := range ents {
+		e := &ents[i]
+		s := m.segFor(e.old)
+		off := int64(e.old - s.base)
+		if s != winSeg || off < winOff || off+mRecHeader > winOff+int64(winLen) ||
+			off+mRecHeader+int64(binary.LittleEndian.Uint32(win[off-winOff+8:])) > winOff+int64(winLen) {
+			got, err := s.f.ReadAt(win, off)
+			if got < mRecHeader {
+				return fmt.Errorf("diskq: compact: segment %s offset %d: short read (%v): %w", m.segPath(s.seq), off, err, ErrCorrupt)
+			}
+			winSeg, winOff, winLen = s, off, got
+		}
+		var err error
+		data, err = m.parseRecord(s, off, e.id, win[off-winOff:winLen], data[:0], false)
+		if err != nil {
+			return fmt.Errorf("diskq: compact: %w", err)
+		}
+		if e.new, err = m.appendLocked(e.id, data); err != nil {
+			return fmt.Errorf("diskq: compact: %w", err)
+		}
+		s.live--
+	}
+	m.compactions++
+	// Rewrite the index of every queue that had records moved.
+	moved := make(map[uint64]bool)
+	for _, e := range ents {
+		moved[e.id] = true
+	}
+	for id := range moved {
+		q := m.ids[id]
+		nq := &idq{buf: make([]byte, 0, len(q.buf)-q.r+8)}
+		it := q.iter()
+		for p, ok := it.next(); ok; p, ok = it.next() {
+			if s := m.segFor(p); s != nil && isVictim[s] {
+				j := sort.Search(len(ents), func(j int) bool { return ents[j].old >= p })
+				p = ents[j].new
+			}
+			nq.push(p)
+		}
+		m.ids[id] = nq
+	}
+	kept := m.segs[:0]
+	var err error
+	for _, s := range m.segs {
+		if isVictim[s] {
+			if e := m.deleteSegment(s); e != nil && err == nil {
+				err = e
+			}
+			continue
+		}
+		kept = append(kept, s)
+	}
+	clear(m.segs[len(kept):])
+	m.segs = kept
+	return err
+}
+
+// Count returns the number of records in queue id.
+func (m *Queues) Count(id uint64) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if q := m.ids[id]; q != nil {
+		return q.n
+	}
+	return 0
+}
+
+// Total returns the number of records in all queues.
+func (m *Queues) Total() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.total
+}
+
+// Len returns the number of non-empty queues.
+func (m *Queues) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.ids)
+}
+
+// DiskBytes returns the size of the segment files, including bytes still
+// in the write buffer.
+func (m *Queues) DiskBytes() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var b int64
+	for _, s := range m.segs {
+		b += s.size
+	}
+	return b
+}
+
+// IndexBytes returns the bytes of RAM held by the index of the queued
+// records (the varint position lists, capacity included), without the
+// fixed per-queue overhead (about 100 bytes per non-empty queue).
+func (m *Queues) IndexBytes() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var b int64
+	for _, q := range m.ids {
+		b += int64(cap(q.buf))
+	}
+	return b
+}
+
+// Recovery reports what OpenQueues repaired.
+func (m *Queues) Recovery() Recovery {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.recovery
+}
+
+// Remove purges queue id and returns how many records it held. Its records
+// become dead space, reclaimed as for dequeued records.
+func (m *Queues) Remove(id uint64) (dropped int64, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return 0, ErrClosed
+	}
+	q := m.ids[id]
+	if q == nil {
+		return 0, nil
+	}
+	pos := make([]uint64, 0, q.n)
+	it := q.iter()
+	for p, ok := it.next(); ok; p, ok = it.next() {
+		pos = append(pos, p)
+	}
+	delete(m.ids, id)
+	m.total -= q.n
+	return q.n, m.releaseLocked(pos)
+}
+
+// Sync writes the buffered records to the current segment and, with
+// Options.Sync, fsyncs it. Synced records survive a crash (see Queues).
+func (m *Queues) Sync() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	return m.syncLocked()
+}
+
+func (m *Queues) syncLocked() error {
+	if err := m.flushLocked(); err != nil {
+		return err
+	}
+	if m.opts.Sync {
+		if err := m.w.Sync(); err != nil {
+			return fmt.Errorf("diskq: sync: %w", err)
+		}
+	}
+	return nil
+}
+
+// Close flushes the segments, persists the index so that OpenQueues
+// restores every queue, and closes the files.
+func (m *Queues) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	m.closed = true
+	err := m.syncLocked()
+	if err == nil {
+		err = m.writeIndex()
+	}
+	m.closeFiles()
+	return err
+}
+
+func (m *Queues) closeFiles() {
+	for _, s := range m.segs {
+		if s.f != nil {
+			s.f.Close()
+			s.f = nil
+		}
+	}
+	m.w = nil
+}
+
+// crashForTest abandons the queues as a crash would.
+func (m *Queues) crashForTest() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	m.closeFiles()
+}
+
+// Index file "queues.index", written by Close and removed by OpenQueues:
+//
+//	magic "petrelMI" | version uint32 | nsegs uint32
+//	| nsegs × (seq u64, base u64, size i64, total i64, live i64)
+//	| nids u64 | nids × (id u64, n i64, prev u64, last u64, len u32, len bytes of deltas)
+//	| crc uint32 over everything before it
+func (m *Queues) writeIndex() error {
+	size := 16 + 40*len(m.segs) + 8 + 4
+	for _, q := range m.ids {
+		size += 36 + len(q.buf) - q.r
+	}
+	b := make([]byte, 0, size)
+	b = append(b, magicQueuesIndex[:]...)
+	b = binary.LittleEndian.AppendUint32(b, formatVersion)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.segs)))
+	for _, s := range m.segs {
+		b = binary.LittleEndian.AppendUint64(b, s.seq)
+		b = binary.LittleEndian.AppendUint64(b, s.base)
+		b = binary.LittleEndian.AppendUint64(b, uint64(s.size))
+		b = binary.LittleEndian.AppendUint64(b, uint64(s.total))
+		b = binary.LittleEndian.AppendUint64(b, uint64(s.live))
+	}
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(m.ids)))
+	for id, q := range m.ids {
+		b = binary.LittleEndian.AppendUint64(b, id)
+		b = binary.LittleEndian.AppendUint64(b, uint64(q.n))
+		b = binary.LittleEndian.AppendUint64(b, q.prev)
+		b = binary.LittleEndian.AppendUint64(b, q.last)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(q.buf)-q.r))
+		b = append(b, q.buf[q.r:]...)
+	}
+	b = binary.LittleEndian.AppendUint32(b, crcOf(b))
+	return writeFileAtomic(m.dir, queuesIndexName, b, m.opts.Sync)
+}
+
+// loadIndex restores the index written by Close. It reports false if there
+// is none. An index that does not match the segment files is an error.
+func (m *Queues) loadIndex() (bool, error) {
+	path := filepath.Join(m.dir, queuesIndexName)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("diskq: read index: %w", err)
+	}
+	bad := func(why string) (bool, error) {
+		return false, fmt.Errorf("diskq: index %s: %s: %w", path, why, ErrCorrupt)
+	}
+	if len(b) < 28 || [8]byte(b[:8]) != magicQueuesIndex {
+		return bad("bad magic or too short")
+	}
+	if crcOf(b[:len(b)-4]) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+		return bad("checksum mismatch")
+	}
+	if v := binary.LittleEndian.Uint32(b[8:]); v != formatVersion {
+		return bad(fmt.Sprintf("unsupported version %d", v))
+	}
+	ns := int(binary.LittleEndian.Uint32(b[12:]))
+	p := b[16 : len(b)-4]
+	if len(p) < 40*ns+8 {
+		return bad("truncated segment table")
+	}
+	if ns != len(m.segs) {
+		return bad(fmt.Sprintf("lists %d segments, directory has %d", ns, len(m.segs)))
+	}
+	for i := 0; i < ns; i++ {
+		s := m.segs[i]
+		seq := binary.LittleEndian.Uint64(p)
+		base := binary.LittleEndian.Uint64(p[8:])
+		size := int64(binary.LittleEndian.Uint64(p[16:]))
+		if seq != s.seq || base != s.base || size > s.size {
+			return bad(fmt.Sprintf("segment %d does not match its file", seq))
+		}
+		if size < s.size {
+			// Bytes written after the index: cannot happen after Close.
+			return bad(fmt.Sprintf("segment %d longer than recorded", seq))
+		}
+		s.total = int64(binary.LittleEndian.Uint64(p[24:]))
+		s.live = int64(binary.LittleEndian.Uint64(p[32:]))
+		p = p[40:]
+	}
+	nids := binary.LittleEndian.Uint64(p)
+	p = p[8:]
+	for i := uint64(0); i < nids; i++ {
+		if len(p) < 36 {
+			return bad("truncated queue table")
+		}
+		id := binary.LittleEndian.Uint64(p)
+		q := &idq{
+			n:    int64(binary.LittleEndian.Uint64(p[8:])),
+			prev: binary.LittleEndian.Uint64(p[16:]),
+			last: binary.LittleEndian.Uint64(p[24:]),
+		}
+		l := int(binary.LittleEndian.Uint32(p[32:]))
+		p = p[36:]
+		if len(p) < l {
+			return bad("truncated queue table")
+		}
+		q.buf = append([]byte(nil), p[:l]...)
+		p = p[l:]
+		m.ids[id] = q
+		m.total += q.n
+	}
+	if len(p) != 0 {
+		return bad("trailing bytes")
+	}
+	return true, nil
+}

@@ -1,0 +1,491 @@
+package fetch
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Defaults for [Options] fields left zero.
+const (
+	DefaultTimeout        = 30 * time.Second
+	DefaultConnectTimeout = 10 * time.Second
+	DefaultHeaderTimeout  = 15 * time.Second
+	DefaultMaxBody        = 8 << 20
+	DefaultMaxHeaderBytes = 256 << 10
+	DefaultAcceptEncoding = "gzip, deflate, br"
+	DefaultAccept         = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+)
+
+// Truncation reasons, the values of Response.Truncated (as in WARC-Truncated).
+const (
+	TruncatedLength     = "length"     // the body exceeded Options.MaxBody
+	TruncatedTime       = "time"       // the total timeout expired while reading the body
+	TruncatedDisconnect = "disconnect" // the connection failed while reading the body
+)
+
+const maxRawRequest = 64 << 10
+
+// Options configures a [Fetcher]. Zero fields take the defaults given in
+// their comments.
+type Options struct {
+	UserAgent           string        // sent as User-Agent
+	Timeout             time.Duration // whole request including the body (default 30s)
+	ConnectTimeout      time.Duration // TCP connect, and TLS handshake for https (default 10s)
+	HeaderTimeout       time.Duration // from the request written to the response headers (default 15s)
+	MaxBody             int64         // body cap (default 8 MiB); beyond it the body is cut and Truncated = "length"
+	MaxHeaderBytes      int64         // response header cap (default 256 KiB); more is an error wrapping ErrHeaderTooLarge
+	Guard               Guard         // checked on every address dialled
+	MaxIdleConnsPerHost int           // keep-alive pool bound per host (default 2)
+	MaxIdleConns        int           // keep-alive pool bound overall (default 4096)
+	AcceptEncoding      string        // sent as Accept-Encoding (default "gzip, deflate, br", all of which DecodeBody undoes); "identity" asks for none
+
+	// Additions beyond the original contract.
+
+	Accept          string        // sent as Accept (default DefaultAccept)
+	IdleConnTimeout time.Duration // how long an idle keep-alive connection is kept (default 60s)
+	TLSConfig       *tls.Config   // base TLS configuration (cloned; ServerName is set per connection); nil means the system roots
+	Logger          *slog.Logger  // debug logging of failures; nil means none
+}
+
+// A Request asks for one GET of one URL.
+type Request struct {
+	URL    string     // absolute normalised URL; its host goes into Host, SNI and certificate checks
+	Addr   netip.Addr // the address to dial (chosen by the DNS stage); may be zero only if the URL's host is an IP literal
+	Robots bool       // it is a robots.txt fetch (for stats and logging only)
+}
+
+// A Response is what was exchanged for one Request.
+type Response struct {
+	URL         string
+	Addr        netip.Addr // the address of the connection actually used
+	Status      int        // 0 if no status line was parsed
+	Proto       string     // e.g. "HTTP/1.1"
+	Header      http.Header
+	Body        []byte    // entity body as received: transfer-coding removed, content-encoding KEPT; at most MaxBody bytes
+	Truncated   string    // "" | "length" | "time" | "disconnect" (cut short: body incomplete)
+	RawRequest  []byte    // the request exactly as written on the wire (request line + headers)
+	RawResponse []byte    // the response exactly as read from the wire: status line, headers, body bytes as transferred (chunk framing kept), up to the cap
+	Start, End  time.Time // request start; end of the response (last byte read or failure)
+
+	f    *Fetcher
+	cp   *capture
+	body *[]byte
+}
+
+// Release returns the response's buffers to the Fetcher for reuse. The
+// Response and every slice taken from it must not be used afterwards.
+// Calling Release is optional; it saves allocations.
+func (r *Response) Release() {
+	if r == nil || r.f == nil {
+		return
+	}
+	if r.cp != nil {
+		r.f.captures.put(r.cp)
+	}
+	if r.body != nil && cap(*r.body) <= 1<<20 {
+		*r.body = (*r.body)[:0]
+		r.f.bodies.Put(r.body)
+	}
+	*r = Response{}
+}
+
+// A Fetcher performs single HTTP/1.1 GET requests with limits and raw
+// capture. It never follows redirects and never retries a request that
+// reached the server. A Fetcher is safe for concurrent use.
+type Fetcher struct {
+	opts     Options
+	tr       *http.Transport
+	dialer   net.Dialer
+	log      *slog.Logger
+	captures capturePool
+	bodies   sync.Pool // of *[]byte
+	respMax  int
+}
+
+type addrKey struct{}
+
+// New returns a Fetcher configured by opts.
+func New(opts Options) *Fetcher {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = DefaultConnectTimeout
+	}
+	if opts.HeaderTimeout <= 0 {
+		opts.HeaderTimeout = DefaultHeaderTimeout
+	}
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = DefaultMaxBody
+	}
+	if opts.MaxHeaderBytes <= 0 {
+		opts.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if opts.MaxIdleConnsPerHost <= 0 {
+		opts.MaxIdleConnsPerHost = 2
+	}
+	if opts.MaxIdleConns <= 0 {
+		opts.MaxIdleConns = 4096
+	}
+	if opts.AcceptEncoding == "" {
+		opts.AcceptEncoding = DefaultAcceptEncoding
+	}
+	if opts.Accept == "" {
+		opts.Accept = DefaultAccept
+	}
+	if opts.IdleConnTimeout <= 0 {
+		opts.IdleConnTimeout = 60 * time.Second
+	}
+	f := &Fetcher{opts: opts, log: opts.Logger}
+	if f.log == nil {
+		f.log = slog.New(slog.DiscardHandler)
+	}
+	// Raw capture bound: headers, body, and slack for chunk framing.
+	f.respMax = int(opts.MaxHeaderBytes + opts.MaxBody + opts.MaxBody/8 + 64<<10)
+	guard := opts.Guard
+	f.dialer = net.Dialer{
+		Timeout:   opts.ConnectTimeout,
+		KeepAlive: 30 * time.Second,
+		Control: func(network, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return fmt.Errorf("fetch: dial %s: %w", address, err)
+			}
+			return guard.Check(ap.Addr())
+		},
+	}
+	f.tr = &http.Transport{
+		Proxy:                  nil,
+		DialContext:            f.dial,
+		DialTLSContext:         f.dialTLS,
+		DisableCompression:     true,
+		ForceAttemptHTTP2:      false,
+		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{},
+		MaxIdleConns:           opts.MaxIdleConns,
+		MaxIdleConnsPerHost:    opts.MaxIdleConnsPerHost,
+		IdleConnTimeout:        opts.IdleConnTimeout,
+		ResponseHeaderTimeout:  opts.HeaderTimeout,
+		MaxResponseHeaderBytes: opts.MaxHeaderBytes,
+	}
+	return f
+}
+
+// CloseIdle closes the idle keep-alive connections. Connections in use are
+// not affected.
+func (f *Fetcher) CloseIdle() { f.tr.CloseIdleConnections() }
+
+// dialAddr returns the address to dial for the transport's "host:port".
+func (f *Fetcher) dialAddr(ctx context.Context, hostport string) (string, string, error) {
+	host, portStr, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return "", "", fmt.Errorf("fetch: dial %s: %w", hostport, err)
+	}
+	port, err := strconv.ParseUint(portStr, 10, 16)
+	if err != nil {
+		return "", "", fmt.Errorf("fetch: dial %s: bad port: %w", hostport, err)
+	}
+	ip, _ := ctx.Value(addrKey{}).(netip.Addr)
+	if !ip.IsValid() {
+		if ip, err = netip.ParseAddr(host); err != nil {
+			return "", "", fmt.Errorf("fetch: dial %s: no address given for host", hostport)
+		}
+	}
+	return netip.AddrPortFrom(ip.Unmap(), uint16(port)).String(), host, nil
+}
+
+func (f *Fetcher) dialRaw(ctx context.Context, hostport string) (net.Conn, string, error) {
+	addr, host, err := f.dialAddr(ctx, hostport)
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := f.dialer.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, "", err
+	}
+	return c, host, nil
+}
+
+func (f *Fetcher) dial(ctx context.Context, _, hostport string) (net.Conn, error) {
+	c, _, err := f.dialRaw(ctx, hostport)
+	if err != nil {
+		return nil, err
+	}
+	return &captureConn{Conn: c}, nil
+}
+
+func (f *Fetcher) dialTLS(ctx context.Context, _, hostport string) (net.Conn, error) {
+	c, host, err := f.dialRaw(ctx, hostport)
+	if err != nil {
+		return nil, err
+	}
+	var cfg *tls.Config
+	if f.opts.TLSConfig != nil {
+		cfg = f.opts.TLSConfig.Clone()
+	} else {
+		cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	cfg.ServerName = host
+	cfg.NextProtos = []string{"http/1.1"}
+	hctx, cancel := context.WithTimeout(ctx, f.opts.ConnectTimeout)
+	defer cancel()
+	tc := tls.Client(c, cfg)
+	if err := tc.HandshakeContext(hctx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("fetch: tls handshake with %s: %w", hostport, err)
+	}
+	return &captureConn{Conn: tc}, nil
+}
+
+// Fetch performs one GET of req.URL on req.Addr. It follows no redirect and
+// retries nothing that reached the server.
+//
+// An HTTP response of any status is a success (nil error) unless the body
+// was cut short by the total timeout (Truncated "time") or by a connection
+// failure (Truncated "disconnect"); a body cut at MaxBody (Truncated
+// "length") is a success. On failure the error describes it ([Classify]
+// gives its kind) and, when anything was received, a partial Response is
+// returned too, holding what was exchanged (Status is 0 if no status line was
+// parsed).
+func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
+	start := time.Now()
+	fail := func(kind ErrorKind, err error) error {
+		return &fetchError{kind: kind, url: req.URL, err: err}
+	}
+	u, err := url.Parse(req.URL)
+	if err != nil {
+		return nil, fail(ErrOther, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fail(ErrOther, errors.New("not an absolute http(s) URL"))
+	}
+	addr := req.Addr
+	if !addr.IsValid() {
+		if addr, err = netip.ParseAddr(u.Hostname()); err != nil {
+			return nil, fail(ErrOther, errors.New("no address given for the host"))
+		}
+	}
+	addr = addr.Unmap()
+	if err := f.opts.Guard.Check(addr); err != nil {
+		return nil, fail(ErrForbidden, err)
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
+	defer cancel()
+	cp := f.captures.get()
+	cp.reset(maxRawRequest, f.respMax)
+	var conn *captureConn
+	trace := &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			cc, ok := info.Conn.(*captureConn)
+			if !ok {
+				return
+			}
+			if conn != nil && conn != cc {
+				conn.disarm(cp)
+			}
+			cc.disarm(cp)
+			cp.reset(maxRawRequest, f.respMax)
+			cc.arm(cp)
+			conn = cc
+		},
+	}
+	ctx = httptrace.WithClientTrace(context.WithValue(ctx, addrKey{}, addr), trace)
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, req.URL, nil)
+	if err != nil {
+		f.captures.put(cp)
+		return nil, fail(ErrOther, err)
+	}
+	if f.opts.UserAgent != "" {
+		hreq.Header.Set("User-Agent", f.opts.UserAgent)
+	}
+	hreq.Header.Set("Accept", f.opts.Accept)
+	hreq.Header.Set("Accept-Encoding", f.opts.AcceptEncoding)
+
+	resp := &Response{URL: req.URL, Addr: addr, Start: start, f: f, cp: cp}
+	hresp, err := f.tr.RoundTrip(hreq)
+	if err != nil {
+		if conn != nil {
+			conn.disarm(cp)
+		}
+		resp.End = time.Now()
+		kind := classify(err, conn != nil)
+		if kind == ErrTooLargeHeader {
+			err = fmt.Errorf("%w: %w", ErrHeaderTooLarge, err)
+		}
+		f.log.Debug("fetch failed", "url", req.URL, "addr", addr, "robots", req.Robots, "kind", kind, "err", err)
+		if conn == nil || len(cp.resp) == 0 {
+			f.captures.put(cp)
+			return nil, fail(kind, err)
+		}
+		resp.Addr = remoteAddr(conn, addr)
+		resp.RawRequest, resp.RawResponse = cp.req, cp.resp
+		return resp, fail(kind, err)
+	}
+	resp.Status = hresp.StatusCode
+	resp.Proto = hresp.Proto
+	resp.Header = hresp.Header
+	resp.Addr = remoteAddr(conn, addr)
+
+	bp := f.getBody()
+	body, rerr := readCapped(hresp.Body, *bp, f.opts.MaxBody)
+	var ferr error
+	switch {
+	case int64(len(body)) > f.opts.MaxBody:
+		body = body[:f.opts.MaxBody]
+		resp.Truncated = TruncatedLength
+	case rerr == nil:
+		if conn != nil && overflowed(conn, cp) {
+			resp.Truncated = TruncatedLength
+		}
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(rerr, context.DeadlineExceeded):
+		resp.Truncated = TruncatedTime
+		ferr = fail(ErrTimeout, fmt.Errorf("reading body: %w", rerr))
+	default:
+		resp.Truncated = TruncatedDisconnect
+		kind := classify(rerr, true)
+		if kind == ErrProtocol || kind == ErrOther {
+			kind = ErrReset
+		}
+		if errors.Is(rerr, context.Canceled) {
+			kind = ErrOther
+		}
+		ferr = fail(kind, fmt.Errorf("reading body: %w", rerr))
+	}
+	// Closing before EOF (truncation) makes the transport drop the
+	// connection instead of draining it.
+	hresp.Body.Close()
+	resp.End = time.Now()
+	if conn != nil {
+		conn.disarm(cp)
+	}
+	*bp = body
+	resp.body = bp
+	resp.Body = body
+	resp.RawRequest = cp.req
+	resp.RawResponse = trimRaw(cp.resp, len(body), hresp.TransferEncoding)
+	if ferr != nil {
+		f.log.Debug("fetch cut short", "url", req.URL, "addr", resp.Addr, "robots", req.Robots, "truncated", resp.Truncated, "err", ferr)
+	}
+	return resp, ferr
+}
+
+func overflowed(c *captureConn, cp *capture) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return cp.overflow
+}
+
+func remoteAddr(c *captureConn, fallback netip.Addr) netip.Addr {
+	if c == nil {
+		return fallback
+	}
+	if ap, err := netip.ParseAddrPort(c.RemoteAddr().String()); err == nil {
+		return ap.Addr().Unmap()
+	}
+	return fallback
+}
+
+func (f *Fetcher) getBody() *[]byte {
+	if b, ok := f.bodies.Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, 0, 32<<10)
+	return &b
+}
+
+// readCapped reads r into buf until EOF or until more than max bytes have
+// been read (at most max+1 are read). It returns io.EOF as nil.
+func readCapped(r io.Reader, buf []byte, max int64) ([]byte, error) {
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			next := int64(2*cap(buf)) + 512
+			if next > max+1 {
+				next = max + 1
+			}
+			if next <= int64(cap(buf)) {
+				return buf, nil // holds max+1 bytes
+			}
+			nb := make([]byte, len(buf), next)
+			copy(nb, buf)
+			buf = nb
+		}
+		room := buf[len(buf):cap(buf)]
+		if int64(len(buf)+len(room)) > max+1 {
+			room = room[:max+1-int64(len(buf))]
+		}
+		n, err := r.Read(room)
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > max {
+			return buf, nil
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// trimRaw drops from raw any bytes read past the end of a response whose body
+// is not chunked (for example bytes beyond Content-Length, or read ahead past
+// a truncation point).
+func trimRaw(raw []byte, bodyLen int, te []string) []byte {
+	if len(te) > 0 {
+		return raw
+	}
+	hl := headerEnd(raw)
+	if hl < 0 {
+		return raw
+	}
+	if end := hl + bodyLen; end < len(raw) {
+		return raw[:end]
+	}
+	return raw
+}
+
+// headerEnd returns the offset just past the header block of the final
+// (non-1xx) response in raw, or -1 if raw holds no complete header block.
+func headerEnd(raw []byte) int {
+	off := 0
+	for {
+		blk := raw[off:]
+		end := -1
+		for i := 0; i < len(blk); {
+			j := bytes.IndexByte(blk[i:], '\n')
+			if j < 0 {
+				break
+			}
+			line := blk[i : i+j]
+			i += j + 1
+			if len(line) == 0 || (len(line) == 1 && line[0] == '\r') {
+				end = i
+				break
+			}
+		}
+		if end < 0 {
+			return -1
+		}
+		// An interim 1xx response (other than 101) precedes the final one.
+		if len(blk) > 12 && bytes.HasPrefix(blk, []byte("HTTP/1.")) && blk[9] == '1' && !bytes.HasPrefix(blk[9:], []byte("101")) {
+			off += end
+			continue
+		}
+		return off + end
+	}
+}

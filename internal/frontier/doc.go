@@ -1,0 +1,32 @@
+// Package frontier decides what the crawl fetches next, and when.
+//
+// It follows BUbiNG's Frontier (see shared/seeds/bubing-frontier.txt). A URL
+// goes through four states: unknown, waiting (in the sieve), ready (out of
+// the sieve, in the ready queue or a visit state), visited.
+//
+//	Enqueue: per-key budget → URL cache → sieve ──flush──► ready queue (disk FIFO)
+//	scheduler: ready queue → visit state (per politeness key) → DNS → workbench entry (per IP)
+//	scheduler ──Task──► fetchers ──Outcome──► scheduler (release with new times)
+//
+// The workbench is owned by one goroutine, the scheduler (Run); it needs no
+// locks. Fetchers receive Tasks on the channel returned by Todo and hand each
+// one back with Done. Everything the scheduler does not own (the sieve, the
+// URL cache, the ready queue, the per-key counters, the statistics) is safe
+// for concurrent use, because Enqueue runs on many parser goroutines.
+//
+// Politeness invariants, kept by the scheduler for every request (robots.txt
+// included):
+//   - at most ParallelPerKey requests in flight per visit state and
+//     ParallelPerIP per workbench entry (both 1 by default);
+//   - the next request to a visit state starts no earlier than the end of the
+//     previous response plus the key's delay (HostDelay, raised by robots.txt
+//     Crawl-delay, by Retry-After and by the adaptive DelayFactor), and the
+//     next request to an IP no earlier than the end plus IPDelay.
+//
+// The frontier knows nothing of HTTP: a Task names a URL and an address, an
+// Outcome says when the exchange ended and how it went.
+//
+// Termination: the crawl is over when the sieve has nothing unflushed, the
+// ready queue is empty, no visit state holds a URL, no fetch is in flight and
+// no work that may still enqueue URLs is outstanding (see Acquire).
+package frontier

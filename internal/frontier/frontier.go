@@ -1,0 +1,340 @@
+package frontier
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/stats"
+	"github.com/petrel-crawler/petrel/internal/urlx"
+)
+
+// Sieve is the exactly-once filter under the frontier (the seed's
+// AbstractSieve): Enqueue offers a key, Flush pours every new key enqueued
+// so far into the receiver (the frontier), Close flushes and ends it.
+type Sieve interface {
+	Enqueue(key []byte) (flushed bool, err error)
+	Flush() error
+	Close() error
+}
+
+// ReadyQueue is the FIFO of URLs out of the sieve waiting for their visit
+// state (the seed's readyURLs). It must be safe for concurrent use.
+type ReadyQueue interface {
+	Push(rec []byte) error
+	Pop(dst []byte) (rec []byte, ok bool, err error)
+	Len() int64
+}
+
+// URLCache is the approximate cache of recently enqueued URL fingerprints.
+type URLCache interface {
+	Seen(hash uint64) bool
+}
+
+// Resolver turns a host name into addresses (the DNS stage).
+type Resolver interface {
+	Lookup(ctx context.Context, host string) ([]netip.Addr, error)
+}
+
+// Config holds the frontier's settings.
+type Config struct {
+	HostDelay      time.Duration // gap from end of a response to the next request, per key
+	IPDelay        time.Duration // the same per IP address
+	MaxDelay       time.Duration // cap of any per-key delay (Crawl-delay, Retry-After, adaptive)
+	DelayFactor    float64       // adaptive politeness: next delay = factor × last fetch duration (0 = off)
+	CrawlDelayCap  time.Duration // robots.txt Crawl-delay honoured up to this
+	ParallelPerKey int           // requests in flight per visit state (default 1)
+	ParallelPerIP  int           // requests in flight per workbench entry (default 1)
+	MaxURLs        int64         // stop after dispatching this many page fetches (0 = no limit)
+	MaxURLsPerKey  int64         // per-key budget (BUbiNG's maxUrlsPerSchemeAuthority)
+	MaxRetries     int           // retries of a failed fetch (network error or 5xx)
+	RetryDelay     time.Duration // minimum wait before a retry
+	RobotsExpiry   time.Duration // robots.txt kept this long
+	MaxFailures    int           // consecutive failed URLs (retries exhausted) before a key is purged as broken
+	DNSRetries     int           // failed resolutions before a key is purged as broken
+	WorkbenchBytes int64         // RAM budget for visit-state queues; the distributor stops filling beyond it
+	DNSWorkers     int           // concurrent resolutions
+	MinFlushGap    time.Duration // minimum time between two forced sieve flushes
+
+	Sieve    Sieve
+	Cache    URLCache
+	Hash     func([]byte) uint64
+	Ready    ReadyQueue
+	Resolver Resolver
+	// Guard returns an error when an address must not be dialled.
+	Guard  func(netip.Addr) error
+	Stats  *stats.Crawl
+	Logger *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.ParallelPerKey <= 0 {
+		c.ParallelPerKey = 1
+	}
+	if c.ParallelPerIP <= 0 {
+		c.ParallelPerIP = 1
+	}
+	if c.MaxDelay <= 0 {
+		c.MaxDelay = 30 * time.Second
+	}
+	if c.CrawlDelayCap <= 0 {
+		c.CrawlDelayCap = 10 * time.Second
+	}
+	if c.RobotsExpiry <= 0 {
+		c.RobotsExpiry = 24 * time.Hour
+	}
+	if c.MaxFailures <= 0 {
+		c.MaxFailures = 5
+	}
+	if c.DNSRetries <= 0 {
+		c.DNSRetries = 2
+	}
+	if c.WorkbenchBytes <= 0 {
+		c.WorkbenchBytes = 512 << 20
+	}
+	if c.DNSWorkers <= 0 {
+		c.DNSWorkers = 64
+	}
+	if c.MinFlushGap <= 0 {
+		c.MinFlushGap = 200 * time.Millisecond
+	}
+	if c.Stats == nil {
+		c.Stats = new(stats.Crawl)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Task is one request for a fetcher: a URL, the address to dial, and
+// whether it is the robots.txt of its key. It must be handed back with Done
+// exactly once.
+type Task struct {
+	SchemeAuthority string // "http://host:port"
+	PathQuery       string // "/path?query"
+	Addr            netip.Addr
+	Robots          bool
+	Attempt         int // 0 for the first try
+
+	vs *visitState
+}
+
+// URL returns the task's absolute URL.
+func (t *Task) URL() string { return t.SchemeAuthority + t.PathQuery }
+
+// Result says how a fetch went, for scheduling purposes.
+type Result int
+
+const (
+	// Fetched: a response was received (any status); nothing to retry.
+	Fetched Result = iota
+	// RetryLater: a network failure or a 5xx; try again after a delay, up
+	// to MaxRetries.
+	RetryLater
+	// Failed: a failure not worth retrying (e.g. the address was refused).
+	Failed
+	// Abandoned: the fetch was cut by shutdown; the URL goes back to its
+	// queue untouched.
+	Abandoned
+)
+
+// Outcome is a Task handed back by a fetcher.
+type Outcome struct {
+	Task       *Task
+	Result     Result
+	End        time.Time     // end of the response (or of the failure)
+	Duration   time.Duration // from request start to End
+	RetryAfter time.Duration // from a 429/503 Retry-After header
+	Robots     RobotsRules   // the parsed robots.txt (robots tasks: nil when it must be retried)
+}
+
+// Frontier is one agent's frontier. Create it with New, feed it with
+// Enqueue, run its scheduler with Run, and end it with Close.
+type Frontier struct {
+	cfg   Config
+	stats *stats.Crawl
+	log   *slog.Logger
+
+	todo chan *Task
+	done chan Outcome
+	wake chan struct{}
+
+	counts      countingMap
+	outstanding atomic.Int64
+	// sieve accounting: keys enqueued, and keys covered by the last flush
+	sieveIn      atomic.Int64
+	sieveFlushed atomic.Int64
+	sieveErr     atomic.Pointer[error]
+
+	readyMu sync.Mutex // serialises Push from the sieve's flush and the scheduler's saves
+
+	// Scheduler state (owned by Run's goroutine; Close uses it after Run).
+	sched *scheduler
+	base  time.Time
+}
+
+// New creates a frontier. The sieve in cfg must deliver its new flows to the
+// frontier (see Receiver): create the sieve with f.Receiver() and set it
+// with SetSieve before Run when the two depend on each other.
+func New(cfg Config) *Frontier {
+	cfg.setDefaults()
+	f := &Frontier{
+		cfg:   cfg,
+		stats: cfg.Stats,
+		log:   cfg.Logger,
+		todo:  make(chan *Task, 64),
+		done:  make(chan Outcome, 1024),
+		wake:  make(chan struct{}, 1),
+		base:  time.Now(),
+	}
+	f.counts.init()
+	f.sched = newScheduler(f)
+	return f
+}
+
+// SetSieve sets the sieve; call it before Run.
+func (f *Frontier) SetSieve(s Sieve) { f.cfg.Sieve = s }
+
+// Todo is where fetchers receive tasks. It is closed when Run returns.
+func (f *Frontier) Todo() <-chan *Task { return f.todo }
+
+// Done hands a task back to the scheduler. Call Acquire before Done when
+// the result still has to be parsed, so that the crawl is not declared over
+// before its links are enqueued.
+func (f *Frontier) Done(o Outcome) { f.done <- o }
+
+// Acquire records one unit of outstanding work that may still enqueue URLs
+// (a page waiting to be parsed). Release ends it.
+func (f *Frontier) Acquire() { f.outstanding.Add(1) }
+
+// Release ends a unit of work begun with Acquire.
+func (f *Frontier) Release() {
+	if f.outstanding.Add(-1) == 0 {
+		f.poke()
+	}
+}
+
+func (f *Frontier) poke() {
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+// now is the frontier's monotonic clock in nanoseconds.
+func (f *Frontier) now() int64 { return int64(time.Since(f.base)) }
+
+// at converts a wall time to the frontier's clock.
+func (f *Frontier) at(t time.Time) int64 { return int64(t.Sub(f.base)) }
+
+// ErrClosed is returned by Enqueue after the sieve failed or was closed.
+var ErrClosed = errors.New("frontier: closed")
+
+// Enqueue offers a URL to the crawl: it is refused if its key is over
+// budget or the URL cache has seen it recently, and otherwise goes to the
+// sieve. Safe for concurrent use.
+func (f *Frontier) Enqueue(u urlx.URL) error {
+	f.stats.Enqueued.Add(1)
+	sa := u.SchemeAuthority()
+	if f.cfg.MaxURLsPerKey > 0 && f.counts.get(sa) >= f.cfg.MaxURLsPerKey {
+		f.stats.OverBudget.Add(1)
+		return nil
+	}
+	key := make([]byte, 0, len(sa)+len(u.PathQuery))
+	key = append(append(key, sa...), u.PathQuery...)
+	if f.cfg.Cache != nil && f.cfg.Hash != nil {
+		f.stats.CacheLookups.Add(1)
+		if f.cfg.Cache.Seen(f.cfg.Hash(key)) {
+			f.stats.CacheHits.Add(1)
+			return nil
+		}
+	}
+	if p := f.sieveErr.Load(); p != nil {
+		return *p
+	}
+	if _, err := f.cfg.Sieve.Enqueue(key); err != nil {
+		err = fmt.Errorf("frontier: sieve enqueue: %w", err)
+		f.sieveErr.CompareAndSwap(nil, &err)
+		f.poke()
+		return err
+	}
+	f.stats.SieveEnqueued.Add(1)
+	f.sieveIn.Add(1)
+	return nil
+}
+
+// Receiver returns the sieve's new-flow receiver: keys found new are pushed
+// to the ready queue, within the per-key budget.
+func (f *Frontier) Receiver() *Receiver { return &Receiver{f: f} }
+
+// Receiver receives the sieve's new flows (the seed's NewFlowReceiver).
+type Receiver struct{ f *Frontier }
+
+// PrepareToAppend starts a flow.
+func (r *Receiver) PrepareToAppend() error { return nil }
+
+// Append takes one new key (a URL) to the ready queue, unless its key is
+// over budget.
+func (r *Receiver) Append(hash uint64, key []byte) error {
+	f := r.f
+	f.stats.SieveNew.Add(1)
+	sa := schemeAuthorityOf(key)
+	if f.cfg.MaxURLsPerKey > 0 && f.counts.add(sa) > f.cfg.MaxURLsPerKey {
+		f.stats.OverBudget.Add(1)
+		return nil
+	}
+	f.readyMu.Lock()
+	err := f.cfg.Ready.Push(key)
+	f.readyMu.Unlock()
+	if err != nil {
+		return fmt.Errorf("frontier: ready queue push: %w", err)
+	}
+	f.stats.Ready.Add(1)
+	return nil
+}
+
+// FinishedAppending ends a flow and wakes the scheduler.
+func (r *Receiver) FinishedAppending() error { r.f.poke(); return nil }
+
+// NoMoreAppend is called when the sieve closes.
+func (r *Receiver) NoMoreAppend() error { return nil }
+
+// schemeAuthorityOf returns the "scheme://authority" prefix of a URL key.
+func schemeAuthorityOf(key []byte) []byte {
+	i := bytes.Index(key, []byte("://"))
+	if i < 0 {
+		return key
+	}
+	j := bytes.IndexByte(key[i+3:], '/')
+	if j < 0 {
+		return key
+	}
+	return key[:i+3+j]
+}
+
+// hostOf returns the host name of a "scheme://host[:port]" string, without
+// brackets for IPv6 literals.
+func hostOf(sa string) string {
+	i := bytes.Index([]byte(sa), []byte("://"))
+	h := sa[i+3:]
+	if len(h) > 0 && h[0] == '[' {
+		if j := bytes.IndexByte([]byte(h), ']'); j > 0 {
+			return h[1:j]
+		}
+	}
+	for k := len(h) - 1; k >= 0; k-- {
+		if h[k] == ':' {
+			return h[:k]
+		}
+		if h[k] < '0' || h[k] > '9' {
+			break
+		}
+	}
+	return h
+}

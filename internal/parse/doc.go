@@ -1,0 +1,36 @@
+// Package parse extracts what the crawler needs from an HTML page in one
+// pass of golang.org/x/net/html's Tokenizer (no tree is built): the links to
+// follow, the robots directives, and BUbiNG's duplicate-content digest.
+//
+// Character encoding. The page is decoded to UTF-8 for extraction only (the
+// stored body stays as received). The encoding is determined as the HTML
+// standard does: byte order mark, then the charset parameter of the
+// Content-Type header, then a <meta charset> or <meta http-equiv> in the
+// first 1024 bytes, then a sniff (valid UTF-8 is utf-8, anything else
+// windows-1252). Links are then resolved as UTF-8: unlike a browser, a
+// non-ASCII query in a Shift-JIS page is percent-encoded as UTF-8.
+//
+// Links. Followed: href of a and area, src of frame and iframe, and the URL
+// of <meta http-equiv=refresh>. The first <base href> replaces the base URL
+// for the links after it, even when it points to another host. Links are
+// resolved and normalised by package urlx, kept in document order without
+// duplicates, and capped at Options.MaxLinks (the excess is counted in
+// Result.LinksDropped; the count is of occurrences that are not duplicates of
+// a kept link). Links with rel=nofollow are skipped and counted; links that
+// do not parse or are not http(s) (javascript:, mailto:, data:, tel: ...) are
+// counted as bad. When the page says nofollow (a robots or petrel meta tag,
+// or an X-Robots-Tag header, plain or scoped to "petrel" or "robots"),
+// no link is returned.
+//
+// Digest. Result.TextDigest is a 128-bit content digest for near-duplicate
+// detection, as in BUbiNG: two xxhash64 digests (different seeds) over the
+// scheme and authority of the page followed by a normalised rendering of the
+// page: tags by name only, attributes dropped except the src of frame and
+// iframe, the text of script and style dropped, digits turned into spaces and
+// white space folded (and dropped next to tags). Two pages of the same host
+// that differ only in digits, white space or attributes have equal digests;
+// the same page on two hosts does not.
+//
+// Invariants: HTML never fails and never panics on arbitrary input; every
+// returned link is an absolute, normalised http or https URL.
+package parse

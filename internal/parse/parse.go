@@ -1,0 +1,388 @@
+package parse
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/charset"
+
+	"github.com/petrel-crawler/petrel/internal/urlx"
+)
+
+// DefaultMaxLinks is the outdegree cap used when Options.MaxLinks is not
+// positive.
+const DefaultMaxLinks = 5000
+
+// Options controls link extraction.
+type Options struct {
+	MaxLinks int // outdegree cap (default 5000 when 0); links beyond it are counted, not returned
+}
+
+// Result is what one pass over an HTML page yields.
+type Result struct {
+	Links         []urlx.URL // absolute, normalised, in document order, deduplicated within the page; rel=nofollow links and javascript:/mailto:/data:/tel: etc. excluded; empty when NoFollow
+	NoFollow      bool       // <meta name=robots|petrel content=nofollow|none> or X-Robots-Tag header
+	NoIndex       bool       // same, noindex|none
+	Charset       string     // the charset used to decode, e.g. "utf-8", "windows-1252", "shift_jis"
+	LinksDropped  int        // beyond MaxLinks
+	NoFollowLinks int        // rel=nofollow links skipped
+	BadLinks      int        // hrefs that did not parse / non-http(s)
+	TextDigest    [16]byte   // BUbiNG-style content digest, see below
+}
+
+// dedupMapThreshold is the number of kept links from which duplicates are
+// looked up in a map rather than by a linear scan.
+const dedupMapThreshold = 32
+
+// extractor holds the state of one pass over a page.
+type extractor struct {
+	base     urlx.URL // current base: the page URL, or the first <base href>
+	baseSet  bool     // a <base href> has been seen
+	maxLinks int
+	seen     map[urlx.URL]struct{}
+	res      Result
+	dig      digester
+}
+
+// HTML extracts, in one pass of golang.org/x/net/html's tokenizer, the links,
+// the robots directives and the content digest of the HTML page body fetched
+// from base with response header header. body is the (content-decoded)
+// payload as received; it is converted to UTF-8 for extraction only.
+//
+// HTML never fails: tag soup, invalid UTF-8 and unparsable links are
+// tolerated, the latter counted in BadLinks.
+func HTML(base urlx.URL, header http.Header, body []byte, opts Options) Result {
+	x := extractor{base: base, maxLinks: opts.MaxLinks}
+	if x.maxLinks <= 0 {
+		x.maxLinks = DefaultMaxLinks
+	}
+	for _, v := range header.Values("X-Robots-Tag") {
+		x.robotsHeader(v)
+	}
+	text, name := decode(header.Get("Content-Type"), body)
+	x.res.Charset = name
+	x.dig.init(base)
+	x.run(text)
+	x.res.TextDigest = x.dig.sum()
+	if x.res.NoFollow {
+		x.res.Links = nil
+	}
+	return x.res
+}
+
+// decode determines the character encoding of body as the HTML standard
+// does (byte order mark, Content-Type charset, <meta> in the first 1024
+// bytes), except for the final sniff: a body that declares nothing is utf-8
+// when the whole of it is valid UTF-8 (pure ASCII included), windows-1252
+// otherwise. It returns body converted to UTF-8 and the encoding's name.
+func decode(contentType string, body []byte) ([]byte, string) {
+	enc, name, certain := charset.DetermineEncoding(body, contentType)
+	if !certain && name == "windows-1252" && !declaresCharset(body) && utf8.Valid(body) {
+		name = "utf-8"
+	}
+	if name == "utf-8" {
+		return bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")), name
+	}
+	out, err := enc.NewDecoder().Bytes(body)
+	if err != nil {
+		return body, name
+	}
+	return out, name
+}
+
+// declaresCharset reports whether the first 1024 bytes of body mention
+// "charset", which a <meta> declaration needs.
+func declaresCharset(body []byte) bool {
+	if len(body) > 1024 {
+		body = body[:1024]
+	}
+	for i := 0; i+7 <= len(body); i++ {
+		if body[i]|0x20 == 'c' && equalFoldBytes(body[i:i+7], "charset") {
+			return true
+		}
+	}
+	return false
+}
+
+func (x *extractor) run(text []byte) {
+	z := html.NewTokenizer(bytes.NewReader(text))
+	skipText := false // inside <script> or <style>
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			return // io.EOF: the reader cannot fail otherwise
+		case html.TextToken:
+			if !skipText {
+				x.dig.text(z.Text())
+			}
+		case html.StartTagToken, html.SelfClosingTagToken:
+			name, hasAttr := z.TagName()
+			src := x.startTag(z, name, hasAttr)
+			x.dig.tag(false, name, src)
+			if tt == html.StartTagToken {
+				switch string(name) {
+				case "script", "style":
+					skipText = true
+				}
+			}
+		case html.EndTagToken:
+			name, _ := z.TagName()
+			x.dig.tag(true, name, nil)
+			skipText = false
+		}
+	}
+}
+
+// startTag handles the attributes of a start tag and returns the src
+// attribute of a frame or iframe (for the digest).
+func (x *extractor) startTag(z *html.Tokenizer, name []byte, hasAttr bool) (src []byte) {
+	if !hasAttr {
+		return nil
+	}
+	switch string(name) {
+	case "a", "area":
+		var href []byte
+		found, nofollow := false, false
+		for more := true; more; {
+			var k, v []byte
+			k, v, more = z.TagAttr()
+			switch string(k) {
+			case "href":
+				if !found {
+					href, found = v, true
+				}
+			case "rel":
+				nofollow = nofollow || hasToken(v, "nofollow")
+			}
+		}
+		if !found {
+			return nil
+		}
+		if nofollow {
+			x.res.NoFollowLinks++
+			return nil
+		}
+		x.link(href)
+	case "frame", "iframe":
+		for more := true; more; {
+			var k, v []byte
+			k, v, more = z.TagAttr()
+			if string(k) == "src" && src == nil {
+				src = v
+				x.link(v)
+			}
+		}
+	case "base":
+		for more := true; more; {
+			var k, v []byte
+			k, v, more = z.TagAttr()
+			if string(k) == "href" && !x.baseSet {
+				x.baseSet = true // only the first <base href> counts
+				if b, err := x.base.Resolve(string(v)); err == nil {
+					x.base = b
+				}
+			}
+		}
+	case "meta":
+		var nameAttr, equiv, content []byte
+		hasContent := false
+		for more := true; more; {
+			var k, v []byte
+			k, v, more = z.TagAttr()
+			switch string(k) {
+			case "name":
+				nameAttr = v
+			case "http-equiv":
+				equiv = v
+			case "content":
+				content, hasContent = v, true
+			}
+		}
+		if !hasContent {
+			return nil
+		}
+		switch {
+		case equalFoldBytes(equiv, "refresh"):
+			if u, ok := refreshURL(content); ok {
+				x.link(u)
+			}
+		case equalFoldBytes(nameAttr, "robots"), equalFoldBytes(nameAttr, "petrel"):
+			x.robots(content)
+		}
+	}
+	return src
+}
+
+// link resolves ref against the current base and records it.
+func (x *extractor) link(ref []byte) {
+	u, err := x.base.Resolve(string(ref))
+	if err != nil {
+		x.res.BadLinks++
+		return
+	}
+	if x.has(u) {
+		return
+	}
+	if len(x.res.Links) >= x.maxLinks {
+		x.res.LinksDropped++
+		return
+	}
+	x.res.Links = append(x.res.Links, u)
+	if x.seen != nil {
+		x.seen[u] = struct{}{}
+	}
+}
+
+// has reports whether u is already among the kept links.
+func (x *extractor) has(u urlx.URL) bool {
+	if x.seen != nil {
+		_, ok := x.seen[u]
+		return ok
+	}
+	for _, l := range x.res.Links {
+		if l == u {
+			return true
+		}
+	}
+	if len(x.res.Links) >= dedupMapThreshold {
+		x.seen = make(map[urlx.URL]struct{}, 2*len(x.res.Links))
+		for _, l := range x.res.Links {
+			x.seen[l] = struct{}{}
+		}
+	}
+	return false
+}
+
+// robots applies the directives of a robots meta tag's content.
+func (x *extractor) robots(content []byte) {
+	for _, f := range bytes.FieldsFunc(content, isSep) {
+		switch {
+		case equalFoldBytes(f, "nofollow"):
+			x.res.NoFollow = true
+		case equalFoldBytes(f, "noindex"):
+			x.res.NoIndex = true
+		case equalFoldBytes(f, "none"):
+			x.res.NoFollow, x.res.NoIndex = true, true
+		}
+	}
+}
+
+// robotsHeader applies one X-Robots-Tag header value. A value scoped to a
+// user agent ("otherbot: noindex") applies only when the agent is "petrel"
+// or "robots".
+func (x *extractor) robotsHeader(v string) {
+	if i := strings.IndexByte(v, ':'); i >= 0 {
+		agent := strings.ToLower(strings.TrimSpace(v[:i]))
+		if agent != "" && !strings.ContainsAny(agent, " ,") && !isDirective(agent) {
+			if agent != "petrel" && agent != "robots" {
+				return
+			}
+			v = v[i+1:]
+		}
+	}
+	x.robots([]byte(v))
+}
+
+func isDirective(s string) bool {
+	switch s {
+	case "all", "noindex", "nofollow", "none", "noarchive", "nosnippet", "notranslate",
+		"noimageindex", "unavailable_after", "max-snippet", "max-image-preview", "max-video-preview",
+		"indexifembedded", "nositelinkssearchbox", "nocache":
+		return true
+	}
+	return false
+}
+
+func isSep(r rune) bool {
+	return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\f'
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
+}
+
+// hasToken reports whether the space-separated list v contains tok, ignoring
+// ASCII case.
+func hasToken(v []byte, tok string) bool {
+	for _, f := range bytes.FieldsFunc(v, isSep) {
+		if equalFoldBytes(f, tok) {
+			return true
+		}
+	}
+	return false
+}
+
+// equalFoldBytes reports whether b equals the lower-case ASCII string s,
+// ignoring ASCII case.
+func equalFoldBytes(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// refreshURL extracts the URL of a <meta http-equiv=refresh> content value
+// such as "0; url=/next" or "5, 'next.html'", as the HTML standard's
+// shared declarative refresh steps do.
+func refreshURL(c []byte) ([]byte, bool) {
+	i, n := 0, len(c)
+	skip := func() {
+		for i < n && isSpace(c[i]) {
+			i++
+		}
+	}
+	skip()
+	start := i
+	for i < n && (c[i] >= '0' && c[i] <= '9' || c[i] == '.') {
+		i++
+	}
+	if i == start {
+		return nil, false
+	}
+	skip()
+	if i < n && (c[i] == ';' || c[i] == ',') {
+		i++
+	} else if i < n {
+		return nil, false
+	}
+	skip()
+	if i == n {
+		return nil, false // refresh of the page itself
+	}
+	if n-i >= 3 && equalFoldBytes(c[i:i+3], "url") {
+		j := i + 3
+		for j < n && isSpace(c[j]) {
+			j++
+		}
+		if j < n && c[j] == '=' {
+			i = j + 1
+			skip()
+		}
+	}
+	u := c[i:]
+	if len(u) > 0 && (u[0] == '"' || u[0] == '\'') {
+		if k := bytes.IndexByte(u[1:], u[0]); k >= 0 {
+			u = u[1 : 1+k]
+		} else {
+			u = u[1:]
+		}
+	}
+	u = bytes.TrimRight(u, " \t\n\r\f")
+	if len(u) == 0 {
+		return nil, false
+	}
+	return u, true
+}

@@ -1,0 +1,360 @@
+package parse
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"golang.org/x/text/encoding/japanese"
+	"golang.org/x/text/encoding/charmap"
+
+	"github.com/petrel-crawler/petrel/internal/urlx"
+)
+
+func mustURL(t testing.TB, s string) urlx.URL {
+	t.Helper()
+	u, err := urlx.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+
+func linkStrings(ls []urlx.URL) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.String()
+	}
+	return out
+}
+
+func TestHTMLLinks(t *testing.T) {
+	sjis, err := japanese.ShiftJIS.NewEncoder().String(`<html><head><meta charset="shift_jis"></head><body><a href="/日本語/ページ.html">日本</a></body></html>`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp1252, err := charmap.Windows1252.NewEncoder().String(`<p>Café – <a href="/café/€.html">x</a></p>`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		ct       string
+		body     string
+		want     []string
+		charset  string
+		nofollow bool
+		noindex  bool
+		bad      int
+		nfLinks  int
+	}{
+		{
+			name: "relative and absolute",
+			body: `<a href="b.html">b</a><a href="/root">r</a><a href="../up">u</a><a href="https://Other.Example.org:443/x#f">o</a><a href="?q=1">q</a><a href="//cdn.example.net/y">c</a>`,
+			want: []string{"http://www.example.com/dir/b.html", "http://www.example.com/root", "http://www.example.com/up", "https://other.example.org/x", "http://www.example.com/dir/page.html?q=1", "http://cdn.example.net/y"},
+		},
+		{
+			name: "dedup and fragment",
+			body: `<a href="/a">1</a><a href="/a#x">2</a><a href="http://www.example.com/a">3</a><a href="/b">4</a>`,
+			want: []string{"http://www.example.com/a", "http://www.example.com/b"},
+		},
+		{
+			name: "area frame iframe, not link img script",
+			body: `<map><area href="/area"></map><frameset><frame src="/frame"></frameset><iframe src="/iframe"></iframe><link href="/style.css" rel=stylesheet><img src="/img.png"><script src="/s.js"></script>`,
+			want: []string{"http://www.example.com/area", "http://www.example.com/frame", "http://www.example.com/iframe"},
+		},
+		{
+			name: "base href to another host",
+			body: `<a href="before">0</a><base href="https://other.example.org/base/"><base href="http://ignored.example/"><a href="after">1</a><a href="/abs">2</a>`,
+			want: []string{"http://www.example.com/dir/before", "https://other.example.org/base/after", "https://other.example.org/abs"},
+		},
+		{
+			name: "meta refresh",
+			body: `<meta http-equiv="Refresh" content="0; URL='/next?a=1'"><meta http-equiv=refresh content="5,other.html"><meta http-equiv=refresh content="10">`,
+			want: []string{"http://www.example.com/next?a=1", "http://www.example.com/dir/other.html"},
+		},
+		{
+			name:    "rel nofollow",
+			body:    `<a href="/yes">y</a><a rel="external NoFollow" href="/no">n</a>`,
+			want:    []string{"http://www.example.com/yes"},
+			nfLinks: 1,
+		},
+		{
+			name: "bad schemes",
+			body: `<a href="javascript:void(0)">j</a><a href="mailto:a@example.com">m</a><a href="data:text/html,x">d</a><a href="tel:+1">t</a><a href="http://[bad/">b</a><a href="ftp://example.com/">f</a><a href="/ok">ok</a><a>no href</a>`,
+			want: []string{"http://www.example.com/ok"},
+			bad:  6,
+		},
+		{
+			name: "entity-encoded hrefs",
+			body: `<a href="/p?a=1&amp;b=2">1</a><a href="/p?c=3&d=4">2</a><a href="&#x2F;q&#47;r">3</a><a href="/caf&eacute;">4</a>`,
+			want: []string{"http://www.example.com/p?a=1&b=2", "http://www.example.com/p?c=3&d=4", "http://www.example.com/q/r", "http://www.example.com/caf%C3%A9"},
+		},
+		{
+			name:     "meta robots nofollow",
+			body:     `<a href="/a">a</a><meta name="ROBOTS" content="noindex, NOFOLLOW">`,
+			nofollow: true,
+			noindex:  true,
+		},
+		{
+			name:     "meta petrel none",
+			body:     `<meta name="petrel" content="none"><a href="/a">a</a>`,
+			nofollow: true,
+			noindex:  true,
+		},
+		{
+			name:    "meta robots noindex only",
+			body:    `<meta name="robots" content="noindex"><a href="/a">a</a>`,
+			want:    []string{"http://www.example.com/a"},
+			noindex: true,
+		},
+		{
+			name: "meta for other bot ignored",
+			body: `<meta name="googlebot" content="nofollow"><a href="/a">a</a>`,
+			want: []string{"http://www.example.com/a"},
+		},
+		{
+			name:    "shift_jis page",
+			body:    sjis,
+			want:    []string{"http://www.example.com/%E6%97%A5%E6%9C%AC%E8%AA%9E/%E3%83%9A%E3%83%BC%E3%82%B8.html"},
+			charset: "shift_jis",
+		},
+		{
+			name:    "windows-1252 by header",
+			ct:      "text/html; charset=windows-1252",
+			body:    cp1252,
+			want:    []string{"http://www.example.com/caf%C3%A9/%E2%82%AC.html"},
+			charset: "windows-1252",
+		},
+		{
+			name:    "iso-8859-1 label means windows-1252",
+			ct:      "text/html; charset=ISO-8859-1",
+			body:    cp1252,
+			want:    []string{"http://www.example.com/caf%C3%A9/%E2%82%AC.html"},
+			charset: "windows-1252",
+		},
+		{
+			name:    "invalid utf-8 declared utf-8",
+			ct:      "text/html; charset=utf-8",
+			body:    "<p>\xff\xfe\xc3</p><a href=\"/a\xffb\">x</a><a href=/c>c</a>",
+			want:    []string{"http://www.example.com/a%EF%BF%BDb", "http://www.example.com/c"},
+			charset: "utf-8",
+		},
+		{
+			name: "tag soup",
+			body: `<html><body><p><b><a href="/1">1</b></p><a href='/2'<a href=/3>3<table><tr><a href="/4"></td></div><a href="/5" href="/ignored">5<!-- <a href="/comment"> --><a href=/6`,
+			want: []string{"http://www.example.com/1", "http://www.example.com/2", "http://www.example.com/4", "http://www.example.com/5"},
+		},
+		{
+			name: "links in script and textarea are not links",
+			body: `<script>document.write('<a href="/js">')</script><textarea><a href="/ta"></textarea><a href="/real">r</a>`,
+			want: []string{"http://www.example.com/real"},
+		},
+	}
+	base := mustURL(t, "http://www.example.com/dir/page.html")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := http.Header{}
+			if tt.ct != "" {
+				h.Set("Content-Type", tt.ct)
+			}
+			r := HTML(base, h, []byte(tt.body), Options{})
+			got := linkStrings(r.Links)
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) && !(len(got) == 0 && len(tt.want) == 0) {
+				t.Errorf("links\n got %q\nwant %q", got, tt.want)
+			}
+			if r.NoFollow != tt.nofollow || r.NoIndex != tt.noindex {
+				t.Errorf("NoFollow, NoIndex = %v, %v; want %v, %v", r.NoFollow, r.NoIndex, tt.nofollow, tt.noindex)
+			}
+			want := tt.charset
+			if want == "" {
+				want = "utf-8"
+			}
+			if r.Charset != want {
+				t.Errorf("Charset = %q, want %q", r.Charset, want)
+			}
+			if r.BadLinks != tt.bad {
+				t.Errorf("BadLinks = %d, want %d", r.BadLinks, tt.bad)
+			}
+			if r.NoFollowLinks != tt.nfLinks {
+				t.Errorf("NoFollowLinks = %d, want %d", r.NoFollowLinks, tt.nfLinks)
+			}
+		})
+	}
+}
+
+func TestXRobotsTag(t *testing.T) {
+	base := mustURL(t, "http://www.example.com/")
+	body := []byte(`<a href="/a">a</a>`)
+	tests := []struct {
+		values            []string
+		nofollow, noindex bool
+	}{
+		{nil, false, false},
+		{[]string{"nofollow"}, true, false},
+		{[]string{"NoIndex"}, false, true},
+		{[]string{"noarchive", "none"}, true, true},
+		{[]string{"otherbot: nofollow"}, false, false},
+		{[]string{"petrel: noindex, nofollow"}, true, true},
+		{[]string{"unavailable_after: 25 Jun 2010 15:00:00 PST"}, false, false},
+	}
+	for _, tt := range tests {
+		h := http.Header{"X-Robots-Tag": tt.values}
+		r := HTML(base, h, body, Options{})
+		if r.NoFollow != tt.nofollow || r.NoIndex != tt.noindex {
+			t.Errorf("X-Robots-Tag %q: NoFollow, NoIndex = %v, %v; want %v, %v", tt.values, r.NoFollow, r.NoIndex, tt.nofollow, tt.noindex)
+		}
+		if got := len(r.Links); tt.nofollow && got != 0 || !tt.nofollow && got != 1 {
+			t.Errorf("X-Robots-Tag %q: %d links", tt.values, got)
+		}
+	}
+}
+
+func TestMaxLinks(t *testing.T) {
+	var b strings.Builder
+	for i := range 10000 {
+		fmt.Fprintf(&b, `<a href="/p%d">%d</a><a href="/p%d">dup</a>`, i, i, i/2)
+	}
+	base := mustURL(t, "http://www.example.com/")
+	tests := []struct {
+		max, kept, dropped int
+	}{
+		{0, 5000, 5000},
+		{100, 100, 9900},
+		{20000, 10000, 0},
+	}
+	for _, tt := range tests {
+		r := HTML(base, nil, []byte(b.String()), Options{MaxLinks: tt.max})
+		if len(r.Links) != tt.kept {
+			t.Errorf("MaxLinks %d: %d links, want %d", tt.max, len(r.Links), tt.kept)
+		}
+		if r.LinksDropped < tt.dropped || (tt.dropped == 0 && r.LinksDropped != 0) {
+			t.Errorf("MaxLinks %d: LinksDropped = %d, want >= %d", tt.max, r.LinksDropped, tt.dropped)
+		}
+		for i, l := range r.Links {
+			if want := fmt.Sprintf("/p%d", i); l.PathQuery != want {
+				t.Fatalf("MaxLinks %d: link %d = %q, want %q (document order, no duplicates)", tt.max, i, l.PathQuery, want)
+			}
+		}
+	}
+}
+
+func TestTextDigest(t *testing.T) {
+	a := mustURL(t, "http://www.example.com/a")
+	a2 := mustURL(t, "http://www.example.com/other/page?x=1")
+	other := mustURL(t, "http://other.example.com/a")
+	page := `<html><head><title>News 2024</title><style>p{color:red}</style></head>
+<body class="x"><p id="p1">Today is   May 3, 2024.</p><script>var t = 1714694400;</script>
+<iframe src="/ad"></iframe></body></html>`
+	digest := func(u urlx.URL, body string) [16]byte {
+		return HTML(u, nil, []byte(body), Options{}).TextDigest
+	}
+	ref := digest(a, page)
+	same := []struct{ name, body string }{
+		{"digits changed", strings.NewReplacer("2024", "1999", "3", "17").Replace(page)},
+		{"whitespace changed", strings.NewReplacer("\n", "", "   ", " ", "<p id", "\n\n<p id", "Today", "  Today").Replace(page)},
+		{"attributes changed", strings.NewReplacer(`class="x"`, `class="y" data-n="7"`, `id="p1"`, `id="zz" style="a"`).Replace(page)},
+		{"script changed", strings.Replace(page, "1714694400", "Date.now() + 'x'", 1)},
+		{"style changed", strings.Replace(page, "color:red", "color:blue", 1)},
+	}
+	for _, tt := range same {
+		if got := digest(a, tt.body); got != ref {
+			t.Errorf("%s: digest differs", tt.name)
+		}
+	}
+	if digest(a2, page) != ref {
+		t.Errorf("same host, other path: digest differs")
+	}
+	differ := []struct {
+		name string
+		u    urlx.URL
+		body string
+	}{
+		{"other host", other, page},
+		{"text changed", a, strings.Replace(page, "Today", "Tomorrow", 1)},
+		{"tag changed", a, strings.Replace(page, "<p id=\"p1\">", "<div id=\"p1\">", 1)},
+		{"iframe src changed", a, strings.Replace(page, "/ad", "/ad2", 1)},
+		{"word split", a, strings.Replace(page, "Today", "To day", 1)},
+		{"empty", a, ""},
+	}
+	for _, tt := range differ {
+		if got := digest(tt.u, tt.body); got == ref {
+			t.Errorf("%s: digest unchanged", tt.name)
+		}
+	}
+	if digest(a, "") == digest(other, "") {
+		t.Errorf("empty pages of two hosts share a digest")
+	}
+}
+
+func TestIsHTML(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01")
+	pdf := []byte("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj")
+	page := []byte("<!DOCTYPE html><html><body>hi</body></html>")
+	sjis := []byte("<p>\x93\xfa\x96\x7b</p>")
+	tests := []struct {
+		name string
+		ct   string
+		body []byte
+		want bool
+	}{
+		{"html", "text/html; charset=utf-8", page, true},
+		{"html upper", "TEXT/HTML", page, true},
+		{"xhtml", "application/xhtml+xml", page, true},
+		{"html label, text body without tags", "text/html", []byte("just text"), true},
+		{"html label, shift_jis body", "text/html", sjis, true},
+		{"html label, empty body", "text/html", nil, true},
+		{"png labelled html", "text/html", png, false},
+		{"pdf labelled html", "text/html", pdf, false},
+		{"gzip labelled html", "text/html", []byte("\x1f\x8b\x08\x00\x00\x00\x00\x00"), false},
+		{"plain text", "text/plain", page, false},
+		{"image", "image/png", png, false},
+		{"no content type, html", "", page, true},
+		{"no content type, png", "", png, false},
+		{"no content type, text", "", []byte("hello"), false},
+		{"malformed params", "text/html; charset", page, true},
+	}
+	for _, tt := range tests {
+		h := http.Header{}
+		if tt.ct != "" {
+			h.Set("Content-Type", tt.ct)
+		}
+		if got := IsHTML(h, tt.body); got != tt.want {
+			t.Errorf("%s: IsHTML = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestRefreshURL(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"0; url=/a", "/a"},
+		{"0;URL=/a", "/a"},
+		{"0, /a", "/a"},
+		{" 3.5 ; url = '/a b' trailing", "/a b"},
+		{`0; url="/q"`, "/q"},
+		{"0; url=/a  ", "/a"},
+		{"0; urlx.html", "urlx.html"},
+		{"5", ""},
+		{"url=/a", ""},
+		{"0 /a", ""},
+		{"0;", ""},
+	}
+	for _, tt := range tests {
+		got, ok := refreshURL([]byte(tt.in))
+		if string(got) != tt.want || ok != (tt.want != "") {
+			t.Errorf("refreshURL(%q) = %q, %v; want %q", tt.in, got, ok, tt.want)
+		}
+	}
+}
+
+func TestBOM(t *testing.T) {
+	base := mustURL(t, "http://www.example.com/")
+	r := HTML(base, nil, append([]byte("\xef\xbb\xbf"), `<a href="/x">x</a>`...), Options{})
+	if r.Charset != "utf-8" || len(r.Links) != 1 {
+		t.Errorf("UTF-8 BOM: charset %q, %d links", r.Charset, len(r.Links))
+	}
+	_ = bytes.MinRead
+}

@@ -1,0 +1,60 @@
+package sieve
+
+import "sync/atomic"
+
+// urlCacheWays is the number of slots per set of a URLCache.
+const urlCacheWays = 4
+
+// URLCache is the seed's urlCache: a fixed-size, approximate cache of
+// recently enqueued URL hashes, kept in front of the sieve so that most
+// duplicates (site navigation links) never reach it. It is a set-associative
+// table of 64-bit hashes, four per set, with first-in-first-out replacement
+// within a set; it allocates nothing after NewURLCache. It may forget a hash
+// (a false "not seen", harmless: the sieve still deduplicates) but reports a
+// hash as seen only if that same 64-bit hash was added.
+type URLCache struct {
+	slots   []atomic.Uint64
+	mask    uint64 // sets-1
+	lookups atomic.Uint64
+	hits    atomic.Uint64
+}
+
+// NewURLCache returns a cache using about bytes bytes of memory (8 per
+// entry; the number of sets is rounded down to a power of two, at least one).
+func NewURLCache(bytes int) *URLCache {
+	sets := 1
+	for sets*2*urlCacheWays*8 <= bytes {
+		sets *= 2
+	}
+	return &URLCache{slots: make([]atomic.Uint64, sets*urlCacheWays), mask: uint64(sets - 1)}
+}
+
+// Seen reports whether hash was (probably) added recently; if not, it adds
+// it. It is safe for concurrent use; concurrent Seen calls on the same set
+// may each miss, or lose an insertion, which only costs a sieve lookup.
+func (c *URLCache) Seen(hash uint64) bool {
+	c.lookups.Add(1)
+	if hash == 0 {
+		hash = 1 // 0 marks an empty slot
+	}
+	set := c.slots[(hash&c.mask)*urlCacheWays:][:urlCacheWays]
+	for i := range set {
+		if set[i].Load() == hash {
+			c.hits.Add(1)
+			return true
+		}
+	}
+	for i := urlCacheWays - 1; i > 0; i-- {
+		set[i].Store(set[i-1].Load())
+	}
+	set[0].Store(hash)
+	return false
+}
+
+// Stats returns the number of Seen calls and how many of them were hits.
+func (c *URLCache) Stats() (lookups, hits uint64) {
+	return c.lookups.Load(), c.hits.Load()
+}
+
+// Bytes returns the memory held by the cache's table.
+func (c *URLCache) Bytes() int { return len(c.slots) * 8 }

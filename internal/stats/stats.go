@@ -1,0 +1,222 @@
+package stats
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+	"sync/atomic"
+	"time"
+)
+
+// Crawl is the set of counters of one running crawl. The zero value is
+// ready to use; every field may be updated concurrently.
+type Crawl struct {
+	// Frontier.
+	Enqueued        atomic.Int64 // URLs offered to the frontier (seeds, links, redirects)
+	OutOfScope      atomic.Int64 // refused by the scope rule
+	Filtered        atomic.Int64 // refused by other URL rules (length, scheme, ...)
+	OverBudget      atomic.Int64 // refused: the key already holds --max-urls-per-host URLs
+	CacheHits       atomic.Int64 // duplicates caught by the URL cache before the sieve
+	CacheLookups    atomic.Int64
+	SieveEnqueued   atomic.Int64 // keys handed to the sieve
+	SieveNew        atomic.Int64 // keys the sieve found new (URLs known)
+	SieveFlushes    atomic.Int64
+	Ready           atomic.Int64 // URLs currently in the ready queue (gauge)
+	Queued          atomic.Int64 // URLs currently held by visit states (gauge)
+	QueuedBytes     atomic.Int64 // RAM bytes of visit-state queues (gauge)
+	VisitStates     atomic.Int64 // visit states known (gauge)
+	ActiveKeys      atomic.Int64 // visit states with URLs to fetch (gauge)
+	IPEntries       atomic.Int64 // workbench entries (gauge)
+	InFlight        atomic.Int64 // fetches in flight (gauge)
+	RobotsDenied    atomic.Int64 // URLs not fetched because robots.txt disallows them
+	AddressRefused  atomic.Int64 // URLs not fetched: the address guard refused the host's address
+	DNSFailures     atomic.Int64 // visit states whose name did not resolve
+	BrokenKeys      atomic.Int64 // visit states purged as broken (BUbiNG's brokenVisitStates)
+	PurgedURLs      atomic.Int64 // URLs dropped with a broken visit state
+	Retries         atomic.Int64 // fetch attempts repeated after a failure or 5xx
+	FetcherWaitNano atomic.Int64 // total time fetchers waited for work
+	FetcherWaits    atomic.Int64
+
+	// Fetching.
+	Fetched        atomic.Int64 // responses received (pages, not robots.txt)
+	RobotsFetched  atomic.Int64 // robots.txt responses received
+	FetchErrors    atomic.Int64 // fetches that failed at the network level
+	Timeouts       atomic.Int64
+	Truncated      atomic.Int64 // bodies cut at --max-body or by a timeout
+	BytesReceived  atomic.Int64 // bytes of responses as transferred
+	Status1xx      atomic.Int64
+	Status2xx      atomic.Int64
+	Status3xx      atomic.Int64
+	Status4xx      atomic.Int64
+	Status5xx      atomic.Int64
+	StatusOther    atomic.Int64
+	ContentText    atomic.Int64 // by indicated content type, as BUbiNG counts archetypes
+	ContentImage   atomic.Int64
+	ContentApp     atomic.Int64
+	ContentOther   atomic.Int64
+
+	// Parsing and storing.
+	Parsed         atomic.Int64 // HTML pages parsed for links
+	LinksFound     atomic.Int64 // links extracted (outdegree sum)
+	LinksDropped   atomic.Int64 // links beyond --max-links
+	NoFollow       atomic.Int64 // pages whose links were not followed (meta robots / X-Robots-Tag)
+	Duplicates     atomic.Int64 // payloads identical to one already stored (revisit records)
+	TextDuplicates atomic.Int64 // pages whose normalised-text digest was seen on the host
+	Stored         atomic.Int64 // response records written
+	WARCBytes      atomic.Int64 // compressed bytes written to WARC files
+	StoreErrors    atomic.Int64
+	Redirects      atomic.Int64
+}
+
+// Snapshot is a copy of every counter of a Crawl at one moment, keyed by
+// field name.
+type Snapshot map[string]int64
+
+// Snapshot copies the counters.
+func (c *Crawl) Snapshot() Snapshot {
+	s := make(Snapshot, 64)
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		if a, ok := v.Field(i).Addr().Interface().(*atomic.Int64); ok {
+			s[t.Field(i).Name] = a.Load()
+		}
+	}
+	return s
+}
+
+// Restore sets the cumulative counters from a snapshot (used when a crawl
+// resumes); gauges are left alone, since they are recomputed.
+func (c *Crawl) Restore(s Snapshot) {
+	v := reflect.ValueOf(c).Elem()
+	for name, val := range s {
+		if gauges[name] {
+			continue
+		}
+		f := v.FieldByName(name)
+		if !f.IsValid() {
+			continue
+		}
+		if a, ok := f.Addr().Interface().(*atomic.Int64); ok {
+			a.Store(val)
+		}
+	}
+}
+
+var gauges = map[string]bool{
+	"Ready": true, "Queued": true, "QueuedBytes": true, "VisitStates": true,
+	"ActiveKeys": true, "IPEntries": true, "InFlight": true,
+}
+
+// CountStatus counts one HTTP status code in its class.
+func (c *Crawl) CountStatus(code int) {
+	switch code / 100 {
+	case 1:
+		c.Status1xx.Add(1)
+	case 2:
+		c.Status2xx.Add(1)
+	case 3:
+		c.Status3xx.Add(1)
+	case 4:
+		c.Status4xx.Add(1)
+	case 5:
+		c.Status5xx.Add(1)
+	default:
+		c.StatusOther.Add(1)
+	}
+}
+
+// CountContentType counts one indicated content type in its family.
+func (c *Crawl) CountContentType(ct string) {
+	switch {
+	case hasPrefixFold(ct, "text"):
+		c.ContentText.Add(1)
+	case hasPrefixFold(ct, "image"):
+		c.ContentImage.Add(1)
+	case hasPrefixFold(ct, "application"):
+		c.ContentApp.Add(1)
+	default:
+		c.ContentOther.Add(1)
+	}
+}
+
+func hasPrefixFold(s, p string) bool {
+	if len(s) < len(p) {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		b := s[i]
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		if b != p[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// WriteJSON writes the snapshot as one JSON object.
+func (s Snapshot) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}
+
+// Errors is the number of fetches that went wrong in any way.
+func (s Snapshot) Errors() int64 {
+	return s["FetchErrors"] + s["Status5xx"] + s["StoreErrors"]
+}
+
+// Line formats the one-line progress report: pages, pages/s, bytes/s, URLs
+// known, hosts active, errors, since the previous snapshot prev taken dt
+// earlier.
+func Line(cur, prev Snapshot, dt time.Duration) string {
+	sec := dt.Seconds()
+	if sec <= 0 {
+		sec = 1
+	}
+	pages := cur["Fetched"]
+	rate := float64(pages-prev["Fetched"]) / sec
+	bps := float64(cur["BytesReceived"]-prev["BytesReceived"]) / sec
+	return fmt.Sprintf("pages %d (%.0f/s) %s/s | known %d ready %d queued %d | hosts active %d, ips %d | in flight %d | dup %d | errors %d",
+		pages, rate, human(bps), cur["SieveNew"], cur["Ready"], cur["Queued"],
+		cur["ActiveKeys"], cur["IPEntries"], cur["InFlight"], cur["Duplicates"]+cur["TextDuplicates"], cur.Errors())
+}
+
+// Summary formats the end-of-crawl report.
+func Summary(s Snapshot, elapsed time.Duration) string {
+	rate := float64(s["Fetched"]) / elapsed.Seconds()
+	return fmt.Sprintf(`crawl finished in %s
+  pages fetched      %d (%.1f/s), robots.txt %d, bytes %s
+  status             1xx %d  2xx %d  3xx %d  4xx %d  5xx %d  other %d
+  content            text %d  image %d  application %d  other %d
+  URLs               known %d, out of scope %d, over budget %d, robots-denied %d, filtered %d, address refused %d
+  links              found %d, dropped %d, redirects %d, nofollow pages %d
+  duplicates         payload %d (revisit records), text %d
+  failures           network %d, timeouts %d, truncated %d, retries %d, DNS %d, broken hosts %d (URLs purged %d)
+  WARC               %d response records, %s compressed
+  URL cache          %d hits of %d lookups`,
+		elapsed.Round(time.Millisecond), s["Fetched"], rate, s["RobotsFetched"], human(float64(s["BytesReceived"])),
+		s["Status1xx"], s["Status2xx"], s["Status3xx"], s["Status4xx"], s["Status5xx"], s["StatusOther"],
+		s["ContentText"], s["ContentImage"], s["ContentApp"], s["ContentOther"],
+		s["SieveNew"], s["OutOfScope"], s["OverBudget"], s["RobotsDenied"], s["Filtered"], s["AddressRefused"],
+		s["LinksFound"], s["LinksDropped"], s["Redirects"], s["NoFollow"],
+		s["Duplicates"], s["TextDuplicates"],
+		s["FetchErrors"], s["Timeouts"], s["Truncated"], s["Retries"], s["DNSFailures"], s["BrokenKeys"], s["PurgedURLs"],
+		s["Stored"], human(float64(s["WARCBytes"])),
+		s["CacheHits"], s["CacheLookups"])
+}
+
+func human(b float64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", b/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", b/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", b/(1<<10))
+	}
+	return fmt.Sprintf("%.0f B", b)
+}

@@ -1,0 +1,713 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha1"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bits-and-blooms/bloom/v3"
+	"github.com/klauspost/compress/gzip"
+)
+
+// Defaults for Options.
+const (
+	DefaultPrefix               = "petrel"
+	DefaultMaxFileBytes         = 1 << 30
+	DefaultDigestsExpected      = 10_000_000
+	DefaultDigestsFalsePositive = 1e-9
+	DefaultRevisitRefs          = 1 << 16
+	// DefaultGzipLevel is the compression level used when Options.GzipLevel
+	// is 0. See the package documentation for the measurements behind it.
+	DefaultGzipLevel = gzip.DefaultCompression
+)
+
+// ErrClosed is returned by Write after Close.
+var ErrClosed = errors.New("store: writer closed")
+
+// Options configure a Writer. The zero value of every field selects its
+// default.
+type Options struct {
+	// Dir is the crawl's warc/ directory; it is created if missing.
+	Dir string
+	// Prefix is the file name prefix, default "petrel". Files are named
+	// PREFIX-YYYYMMDDhhmmss-NNNNN.warc.gz (NNNNN a serial), written as
+	// .warc.gz.open and renamed when closed.
+	Prefix string
+	// MaxFileBytes rotates to a new file once a file holds at least this
+	// many compressed bytes (default 1 GiB). The request and response of one
+	// exchange always go to the same file.
+	MaxFileBytes int64
+	// Software names the crawler in the warcinfo record, e.g. "Petrel/0.1".
+	Software string
+	// Operator is an optional contact for the warcinfo record.
+	Operator string
+	// Compressors is the number of parallel gzip workers (default
+	// runtime.GOMAXPROCS(0)).
+	Compressors int
+	// GzipLevel is the compress/gzip level; 0 selects DefaultGzipLevel
+	// (storing uncompressed records is not supported).
+	GzipLevel int
+	// DigestsExpected sizes the Bloom filter of payload digests (default
+	// 10_000_000).
+	DigestsExpected uint
+	// DigestsFalsePositive is the Bloom filter's false positive rate
+	// (default 1e-9). A false positive turns a unique page into a revisit
+	// record, losing its payload, so keep it tiny.
+	DigestsFalsePositive float64
+	// RevisitRefs bounds how many payload digests remember the URI, date
+	// and record ID of their first capture, for WARC-Refers-To* fields
+	// (default 65536; oldest forgotten first).
+	RevisitRefs int
+	// QueueLength bounds the exchanges in flight between Write and the
+	// file (default 4*Compressors). Write blocks when the queue is full.
+	QueueLength int
+	// Logger receives rotation and error events (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Exchange is one HTTP request and its response, as sent and received.
+type Exchange struct {
+	TargetURI string    // normalised URL fetched
+	IP        string    // WARC-IP-Address (address actually dialled)
+	Date      time.Time // when the request started (WARC-Date); zero means now
+	// Request is the HTTP request exactly as sent (request line, headers,
+	// body).
+	Request []byte
+	// Response is the HTTP response exactly as received: status line,
+	// headers, body bytes as transferred (chunked framing and
+	// content-encoding kept); it may be cut short.
+	Response []byte
+	// Truncated is "" or a WARC-Truncated reason: "length", "time",
+	// "disconnect".
+	Truncated string
+}
+
+// Result tells where and how an Exchange was stored.
+type Result struct {
+	Revisit       bool   // written as a revisit record (identical payload seen before)
+	PayloadDigest string // "sha1:BASE32"
+	BlockDigest   string // of the response (or revisit) record
+	File          string // base name of the file the response/revisit record went to (without ".open")
+	Offset        int64  // offset of its gzip member in that file
+	Length        int64  // compressed length of that gzip member
+}
+
+// Stats are cumulative counters of a Writer.
+type Stats struct {
+	Records           int64 // WARC records written, warcinfo included
+	Revisits          int64 // revisit records written
+	CompressedBytes   int64 // bytes appended to files
+	UncompressedBytes int64 // WARC record bytes before compression
+	Files             int64 // files opened
+}
+
+// fileHandle is what the writer needs from an open file; a test hook can
+// substitute a failing one.
+type fileHandle interface {
+	io.Writer
+	Sync() error
+	Close() error
+}
+
+// digestRef remembers the first capture of a payload.
+type digestRef struct {
+	uri, date, id string
+}
+
+// refCache is a FIFO-bounded map from payload digest to its first capture.
+type refCache struct {
+	max  int
+	m    map[[sha1.Size]byte]digestRef
+	ring [][sha1.Size]byte
+	next int
+}
+
+func (c *refCache) put(k [sha1.Size]byte, v digestRef) {
+	if _, ok := c.m[k]; ok {
+		return
+	}
+	if len(c.ring) < c.max {
+		c.ring = append(c.ring, k)
+	} else {
+		delete(c.m, c.ring[c.next])
+		c.ring[c.next] = k
+		c.next = (c.next + 1) % c.max
+	}
+	c.m[k] = v
+}
+
+// job carries one exchange through the pipeline: Write builds it, a
+// compressor fills members, the appender writes them and signals done.
+type job struct {
+	recs       [2]recordSpec    // request, then response or revisit
+	members    [2]*bytes.Buffer // gzip members
+	rawLen     int64
+	revisit    bool
+	compressed chan struct{} // one token when members are ready
+	done       chan struct{} // one token when res/err are final
+	res        Result
+	err        error
+}
+
+// openFile is the file currently appended to.
+type openFile struct {
+	name string // final base name
+	path string // path while open (with ".open")
+	f    fileHandle
+	bw   *bufio.Writer
+	size int64
+}
+
+// Writer writes exchanges to rotating WARC/1.1 files, one gzip member per
+// record. Its methods are safe for concurrent use.
+type Writer struct {
+	opts     Options
+	hostname string
+	log      *slog.Logger
+	create   func(path string) (fileHandle, error)
+
+	mu     sync.Mutex // guards closed, bloom, refs and the order of enqueueing
+	closed bool
+	bloom  *bloom.BloomFilter
+	refs   refCache
+
+	ordered chan *job // submission order, read by the appender
+	work    chan *job // read by compressors
+
+	jobPool sync.Pool
+	bufPool sync.Pool
+	gzPool  sync.Pool
+	hdrPool sync.Pool
+
+	workers    sync.WaitGroup
+	appendDone chan struct{}
+
+	errMu sync.Mutex
+	err   error // sticky write error
+
+	// owned by the appender goroutine
+	cur       *openFile
+	serial    int
+	closeOnce sync.Once
+	closeErr  error
+
+	records, revisits, compressed, uncompressed, files atomic.Int64
+}
+
+// Open creates the directory if needed and starts the compressors and the
+// appender. The first file is created on the first Write.
+func Open(opts Options) (*Writer, error) {
+	return open(opts, func(path string) (fileHandle, error) {
+		return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	})
+}
+
+func open(opts Options, create func(string) (fileHandle, error)) (*Writer, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("store: open: empty Dir")
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = DefaultPrefix
+	}
+	if opts.MaxFileBytes <= 0 {
+		opts.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if opts.Compressors <= 0 {
+		opts.Compressors = runtime.GOMAXPROCS(0)
+	}
+	if opts.GzipLevel == 0 {
+		opts.GzipLevel = DefaultGzipLevel
+	}
+	if opts.DigestsExpected == 0 {
+		opts.DigestsExpected = DefaultDigestsExpected
+	}
+	if opts.DigestsFalsePositive <= 0 || opts.DigestsFalsePositive >= 1 {
+		opts.DigestsFalsePositive = DefaultDigestsFalsePositive
+	}
+	if opts.RevisitRefs <= 0 {
+		opts.RevisitRefs = DefaultRevisitRefs
+	}
+	if opts.QueueLength <= 0 {
+		opts.QueueLength = 4 * opts.Compressors
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if _, err := gzip.NewWriterLevel(io.Discard, opts.GzipLevel); err != nil {
+		return nil, fmt.Errorf("store: open: gzip level %d: %w", opts.GzipLevel, err)
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("store: open: %w", err)
+	}
+	host, _ := os.Hostname()
+	w := &Writer{
+		opts:       opts,
+		hostname:   host,
+		log:        opts.Logger,
+		create:     create,
+		bloom:      bloom.NewWithEstimates(opts.DigestsExpected, opts.DigestsFalsePositive),
+		refs:       refCache{max: opts.RevisitRefs, m: make(map[[sha1.Size]byte]digestRef)},
+		ordered:    make(chan *job, opts.QueueLength),
+		work:       make(chan *job, opts.QueueLength),
+		appendDone: make(chan struct{}),
+	}
+	level := opts.GzipLevel
+	w.jobPool.New = func() any {
+		return &job{compressed: make(chan struct{}, 1), done: make(chan struct{}, 1)}
+	}
+	w.bufPool.New = func() any { return new(bytes.Buffer) }
+	w.gzPool.New = func() any {
+		gz, _ := gzip.NewWriterLevel(nil, level) // level checked above
+		return gz
+	}
+	w.hdrPool.New = func() any { b := make([]byte, 0, 1024); return &b }
+	w.workers.Add(opts.Compressors)
+	for range opts.Compressors {
+		go w.compressLoop()
+	}
+	go w.appendLoop()
+	return w, nil
+}
+
+// Write stores ex as a request record and a response record (or a revisit
+// record when a 2xx response carries a non-empty payload seen before). It
+// blocks until both records are in the file's buffer flushed to the
+// operating system, or until an error, and may block earlier when the queue
+// is full. Records are appended in the order Write calls are admitted.
+// ex's slices are not retained after Write returns.
+func (w *Writer) Write(ex *Exchange) (Result, error) {
+	if ex == nil {
+		return Result{}, errors.New("store: write: nil exchange")
+	}
+	if ex.TargetURI == "" {
+		return Result{}, errors.New("store: write: empty TargetURI")
+	}
+	for _, v := range [...]string{ex.TargetURI, ex.IP, ex.Truncated} {
+		if strings.ContainsAny(v, "\r\n") {
+			return Result{}, fmt.Errorf("store: write: line break in WARC field value %q", v)
+		}
+	}
+	date := ex.Date
+	if date.IsZero() {
+		date = time.Now()
+	}
+	dateStr := warcDate(date)
+	resp := parseResponse(ex.Response)
+
+	h := sha1.New()
+	payloadLen := len(resp.body)
+	if resp.chunked {
+		cw := countWriter{w: h}
+		if dechunk(&cw, resp.body) {
+			payloadLen = int(cw.n)
+		} else {
+			h.Reset()
+			h.Write(resp.body)
+		}
+	} else {
+		h.Write(resp.body)
+	}
+	var payloadSum [sha1.Size]byte
+	h.Sum(payloadSum[:0])
+	payloadDigest := sha1Digest(payloadSum[:])
+	reqDigest := digestOf(h, ex.Request)
+	eligible := resp.status >= 200 && resp.status < 300 && payloadLen > 0
+
+	reqID, respID := newRecordID(), newRecordID()
+	common := func(typ, id, other string) []field {
+		f := make([]field, 0, 14)
+		f = append(f,
+			field{"WARC-Type", typ},
+			field{"WARC-Record-ID", id},
+			field{"WARC-Date", dateStr},
+			field{"WARC-Target-URI", ex.TargetURI})
+		if ex.IP != "" {
+			f = append(f, field{"WARC-IP-Address", ex.IP})
+		}
+		return append(f, field{"WARC-Concurrent-To", other})
+	}
+
+	j := w.jobPool.Get().(*job)
+	j.res, j.err, j.revisit = Result{PayloadDigest: payloadDigest}, nil, false
+	req := &j.recs[0]
+	req.fields = append(common("request", reqID, respID),
+		field{"WARC-Block-Digest", reqDigest},
+		field{"Content-Type", ctRequest})
+	req.block1, req.block2 = ex.Request, nil
+
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		w.jobPool.Put(j)
+		return Result{}, ErrClosed
+	}
+	if err := w.loadErr(); err != nil {
+		w.mu.Unlock()
+		w.jobPool.Put(j)
+		return Result{}, err
+	}
+	var ref digestRef
+	var haveRef bool
+	if eligible {
+		if w.bloom.TestAndAdd(payloadSum[:]) {
+			j.revisit = true
+			ref, haveRef = w.refs.m[payloadSum]
+		} else {
+			w.refs.put(payloadSum, digestRef{uri: ex.TargetURI, date: dateStr, id: respID})
+		}
+	}
+	rsp := &j.recs[1]
+	if j.revisit {
+		blockDigest := digestOf(h, resp.header)
+		rsp.fields = append(common("revisit", respID, reqID),
+			field{"WARC-Profile", profileIdentical})
+		if haveRef {
+			rsp.fields = append(rsp.fields,
+				field{"WARC-Refers-To", ref.id},
+				field{"WARC-Refers-To-Target-URI", ref.uri},
+				field{"WARC-Refers-To-Date", ref.date})
+		}
+		rsp.fields = append(rsp.fields,
+			field{"WARC-Block-Digest", blockDigest},
+			field{"WARC-Payload-Digest", payloadDigest},
+			field{"Content-Type", ctResponse})
+		rsp.block1, rsp.block2 = resp.header, nil
+		j.res.BlockDigest = blockDigest
+		j.res.Revisit = true
+	} else {
+		blockDigest := digestOf(h, ex.Response)
+		rsp.fields = append(common("response", respID, reqID),
+			field{"WARC-Block-Digest", blockDigest},
+			field{"WARC-Payload-Digest", payloadDigest})
+		if ex.Truncated != "" {
+			rsp.fields = append(rsp.fields, field{"WARC-Truncated", ex.Truncated})
+		}
+		rsp.fields = append(rsp.fields, field{"Content-Type", ctResponse})
+		rsp.block1, rsp.block2 = ex.Response, nil
+		j.res.BlockDigest = blockDigest
+	}
+	w.ordered <- j
+	w.work <- j
+	w.mu.Unlock()
+
+	<-j.done
+	res, err := j.res, j.err
+	j.recs[0] = recordSpec{}
+	j.recs[1] = recordSpec{}
+	w.jobPool.Put(j)
+	return res, err
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// compressLoop turns the records of each job into gzip members.
+func (w *Writer) compressLoop() {
+	defer w.workers.Done()
+	for j := range w.work {
+		j.rawLen = 0
+		for i := range j.recs {
+			var n int64
+			j.members[i], n = w.compress(&j.recs[i])
+			j.rawLen += n
+		}
+		j.compressed <- struct{}{}
+	}
+}
+
+// compress serialises r into one gzip member and returns it with the
+// uncompressed record length.
+func (w *Writer) compress(r *recordSpec) (*bytes.Buffer, int64) {
+	buf := w.bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	hp := w.hdrPool.Get().(*[]byte)
+	hdr := r.appendHeader((*hp)[:0])
+	gz := w.gzPool.Get().(*gzip.Writer)
+	gz.Reset(buf)
+	// Writes to a bytes.Buffer cannot fail.
+	_, _ = gz.Write(hdr)
+	_, _ = gz.Write(r.block1)
+	_, _ = gz.Write(r.block2)
+	_, _ = gz.Write(recordEnd)
+	_ = gz.Close()
+	gz.Reset(nil)
+	w.gzPool.Put(gz)
+	n := int64(len(hdr) + r.blockLen() + len(recordEnd))
+	if cap(hdr) <= 64<<10 {
+		*hp = hdr
+		w.hdrPool.Put(hp)
+	}
+	return buf, n
+}
+
+// putBuf returns a member buffer to the pool unless it grew too large to
+// keep around.
+func (w *Writer) putBuf(b *bytes.Buffer) {
+	if b != nil && b.Cap() <= 4<<20 {
+		w.bufPool.Put(b)
+	}
+}
+
+func (w *Writer) loadErr() error {
+	w.errMu.Lock()
+	defer w.errMu.Unlock()
+	return w.err
+}
+
+func (w *Writer) setErr(err error) {
+	w.errMu.Lock()
+	defer w.errMu.Unlock()
+	if w.err == nil {
+		w.err = err
+		w.log.Error("store: WARC writing stopped", "err", err)
+	}
+}
+
+// Flush policy of the appender: callers of Write wait for the flush of
+// their batch, so a batch is flushed when no more work is queued, or when
+// it grows past these bounds.
+const (
+	maxBatchJobs  = 64
+	maxBatchBytes = 1 << 20
+	bufioSize     = 256 << 10
+)
+
+// appendLoop appends jobs in submission order, rotating files as needed.
+func (w *Writer) appendLoop() {
+	defer close(w.appendDone)
+	pending := make([]*job, 0, maxBatchJobs)
+	var batchBytes int64
+	complete := func(err error) {
+		for _, j := range pending {
+			if err != nil && j.err == nil {
+				j.err = err
+			}
+			j.done <- struct{}{}
+		}
+		pending = pending[:0]
+		batchBytes = 0
+	}
+	for j := range w.ordered {
+		<-j.compressed
+		pending = append(pending, j)
+		if err := w.loadErr(); err != nil {
+			w.releaseMembers(j)
+			complete(err)
+			continue
+		}
+		n, err := w.appendJob(j)
+		w.releaseMembers(j)
+		batchBytes += n
+		if err != nil {
+			w.setErr(err)
+			complete(err)
+			continue
+		}
+		switch {
+		case w.cur.size >= w.opts.MaxFileBytes:
+			err = w.finishFile()
+		case len(w.ordered) == 0 || len(pending) >= maxBatchJobs || batchBytes >= maxBatchBytes:
+			if err = w.cur.bw.Flush(); err != nil {
+				err = fmt.Errorf("store: write %s: %w", w.cur.name, err)
+			}
+		default:
+			continue
+		}
+		if err != nil {
+			w.setErr(err)
+		}
+		complete(err)
+	}
+	var err error
+	if w.cur != nil {
+		if err = w.finishFile(); err != nil {
+			w.setErr(err)
+		}
+	}
+	complete(err)
+}
+
+func (w *Writer) releaseMembers(j *job) {
+	for i, m := range j.members {
+		w.putBuf(m)
+		j.members[i] = nil
+	}
+}
+
+// appendJob writes the members of j to the current file, opening one if
+// needed, and fills j.res.
+func (w *Writer) appendJob(j *job) (int64, error) {
+	if w.cur == nil {
+		if err := w.newFile(); err != nil {
+			return 0, err
+		}
+	}
+	c := w.cur
+	var total int64
+	for i, m := range j.members {
+		off := c.size
+		n, err := c.bw.Write(m.Bytes())
+		c.size += int64(n)
+		total += int64(n)
+		if err != nil {
+			return total, fmt.Errorf("store: write %s: %w", c.name, err)
+		}
+		if i == 1 {
+			j.res.File, j.res.Offset, j.res.Length = c.name, off, int64(n)
+		}
+	}
+	w.records.Add(int64(len(j.members)))
+	if j.revisit {
+		w.revisits.Add(1)
+	}
+	w.compressed.Add(total)
+	w.uncompressed.Add(j.rawLen)
+	return total, nil
+}
+
+// newFile creates the next file and writes its warcinfo record.
+func (w *Writer) newFile() error {
+	stamp := time.Now().UTC().Format("20060102150405")
+	var (
+		name, path string
+		f          fileHandle
+		err        error
+	)
+	for range 1000 {
+		name = fmt.Sprintf("%s-%s-%05d.warc.gz", w.opts.Prefix, stamp, w.serial)
+		w.serial++
+		path = filepath.Join(w.opts.Dir, name+".open")
+		if _, serr := os.Lstat(filepath.Join(w.opts.Dir, name)); serr == nil {
+			continue
+		}
+		f, err = w.create(path)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		break
+	}
+	if err != nil {
+		return fmt.Errorf("store: create %s: %w", name, err)
+	}
+	if f == nil {
+		return fmt.Errorf("store: create %s: no free file name", name)
+	}
+	c := &openFile{name: name, path: path, f: f, bw: bufio.NewWriterSize(f, bufioSize)}
+	w.cur = c
+	w.files.Add(1)
+
+	block := warcinfoBlock(w.opts.Software, w.opts.Operator, w.hostname)
+	info := recordSpec{
+		fields: []field{
+			{"WARC-Type", "warcinfo"},
+			{"WARC-Record-ID", newRecordID()},
+			{"WARC-Date", warcDate(time.Now())},
+			{"WARC-Filename", name},
+			{"WARC-Block-Digest", digestOf(sha1.New(), block)},
+			{"Content-Type", ctWarcFields},
+		},
+		block1: block,
+	}
+	m, raw := w.compress(&info)
+	defer w.putBuf(m)
+	n, err := c.bw.Write(m.Bytes())
+	c.size += int64(n)
+	w.compressed.Add(int64(n))
+	if err != nil {
+		return fmt.Errorf("store: write %s: %w", name, err)
+	}
+	w.records.Add(1)
+	w.uncompressed.Add(raw)
+	w.log.Debug("store: opened WARC file", "file", name)
+	return nil
+}
+
+// finishFile flushes, syncs, closes and renames the current file. After a
+// write error the file keeps its ".open" suffix: it is incomplete.
+func (w *Writer) finishFile() error {
+	c := w.cur
+	w.cur = nil
+	err := c.bw.Flush()
+	if err == nil {
+		err = c.f.Sync()
+	}
+	if cerr := c.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("store: write %s: %w", c.name, err)
+	}
+	if w.loadErr() != nil {
+		return nil
+	}
+	final := filepath.Join(w.opts.Dir, c.name)
+	if err := os.Rename(c.path, final); err != nil {
+		return fmt.Errorf("store: close %s: %w", c.name, err)
+	}
+	if err := syncDir(w.opts.Dir); err != nil {
+		return fmt.Errorf("store: close %s: %w", c.name, err)
+	}
+	w.log.Debug("store: closed WARC file", "file", c.name, "bytes", c.size)
+	return nil
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return err
+	}
+	return nil
+}
+
+// Close waits for queued records, then flushes, syncs, closes and renames
+// the open file. It returns the first write error the Writer met, if any.
+// Close is idempotent; Write after Close returns ErrClosed.
+func (w *Writer) Close() error {
+	w.closeOnce.Do(func() {
+		w.mu.Lock()
+		w.closed = true
+		close(w.ordered)
+		close(w.work)
+		w.mu.Unlock()
+		w.workers.Wait()
+		<-w.appendDone
+		w.closeErr = w.loadErr()
+	})
+	return w.closeErr
+}
+
+// Stats returns a snapshot of the Writer's counters.
+func (w *Writer) Stats() Stats {
+	return Stats{
+		Records:           w.records.Load(),
+		Revisits:          w.revisits.Load(),
+		CompressedBytes:   w.compressed.Load(),
+		UncompressedBytes: w.uncompressed.Load(),
+		Files:             w.files.Load(),
+	}
+}

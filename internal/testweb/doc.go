@@ -1,0 +1,40 @@
+// Package testweb serves a deterministic synthetic web on loopback addresses.
+//
+// It is the fixture of Petrel's end-to-end tests, of the demo and of the
+// benchmarks. [Start] binds one real listener per 127.x.y.z address (each
+// address explicitly, never the unspecified address), serves several host
+// names (under the special-use ".test" domain) on each address with net/http,
+// and keeps a bounded log of every request it answered ([Web.Hits]).
+//
+// Everything derives from [Config.Seed]: the host names, the link graph,
+// robots.txt files, redirects, duplicates and page text. Two webs started
+// with the same configuration (and a fixed [Config.Port]) are byte for byte
+// the same; with ephemeral ports only the port numbers differ.
+//
+// The normal web holds, on every host, a home page and numbered pages under
+// /p/, links of every form (relative, root-relative, absolute, with upper-case
+// host names and fragments), links to robots-disallowed /private/ pages,
+// links to missing pages (404), 301/302 redirects to pages on the same or
+// another host, exact duplicates (same bytes under another URL),
+// near-duplicates (differing only in a date and a counter) and a few non-HTML
+// resources (image/png, text/plain). [Web.Expected] is computed by walking
+// that graph as a correct crawler would, from [Web.Seeds], obeying robots.txt
+// for the product token "petrel"; [Web.Disallowed] lists the linked URLs that
+// robots.txt forbids.
+//
+// With [Config.Hostile] the web also serves the hostile cases of issue 5
+// (traps, redirect loops, errors, stalls, bombs, broken framing, odd
+// encodings, robots.txt edge cases, unresolvable and private names), each on
+// its own host name and address; [Web.HostileCases] describes what a correct
+// crawler does with each. Cases that net/http cannot produce (resets, stalls,
+// invalid status lines, broken framing) are served by a small raw server on
+// its own listener. Hostile hosts are never linked from the normal web, and
+// [Web.Expected] only covers the normal web.
+//
+// Invariants: serving does no heavy per-request work (page bodies are
+// pre-generated or assembled from pre-generated paragraphs; bombs are built
+// once, lazily); every response of the normal web carries Content-Length;
+// the hit log is capped ([Config.MaxHits]) and counts what it drops;
+// connections held open by hostile cases are bounded and released by
+// [Web.Close] or the cancellation of the context given to [Start].
+package testweb
