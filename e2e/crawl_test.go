@@ -90,6 +90,7 @@ func TestCrawlSyntheticWeb(t *testing.T) {
 		t.Fatalf("petrel crawl: %v\n%s", err, r.stderr.String())
 	}
 	hits := r.web.Hits()
+	t.Logf("%d requests logged by the synthetic web; petrel said:\n%s", len(hits), r.stderr.String())
 
 	// Exactly once, and nothing else.
 	expected := map[string]bool{}

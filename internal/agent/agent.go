@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -350,12 +351,17 @@ func (a *Agent) closeAll() error {
 		if err := a.store.Close(); err != nil {
 			errs = append(errs, err)
 		}
+		a.stats.WARCBytes.Add(a.store.Stats().CompressedBytes)
 	}
 	if a.fetcher != nil {
 		a.fetcher.CloseIdle()
 	}
 	if a.lock != nil {
 		snap := a.stats.Snapshot()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		snap["RuntimeMallocs"] = int64(ms.Mallocs) // this process's, for benchmarks
+		snap["RuntimeTotalAlloc"] = int64(ms.TotalAlloc)
 		if err := writeFileAtomic(filepath.Join(state, "stats.json"), snap.WriteJSON); err != nil {
 			errs = append(errs, fmt.Errorf("agent: save stats: %w", err))
 		}
@@ -406,5 +412,5 @@ func (d dnsStage) Lookup(ctx context.Context, host string) ([]netip.Addr, error)
 
 type permanentErr struct{ error }
 
-func (permanentErr) Permanent() bool   { return true }
-func (p permanentErr) Unwrap() error   { return p.error }
+func (permanentErr) Permanent() bool { return true }
+func (p permanentErr) Unwrap() error { return p.error }

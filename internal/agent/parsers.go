@@ -116,4 +116,3 @@ func (t *textDigests) seen(d [16]byte) bool {
 	defer t.mu.Unlock()
 	return t.f.TestOrAdd(d[:])
 }
-

@@ -121,9 +121,10 @@ type Queues struct {
 	wflushed int64 // bytes of the current segment already in the file
 
 	scratch     []byte
+	win         []byte // read window of DequeueN and compaction, BufferBytes+len(scratch)
 	recovery    Recovery
 	compactions int64 // compaction passes that moved records, for tests
-	closed   bool
+	closed      bool
 }
 
 // OpenQueues opens the queues stored in dir, creating dir and an empty set
@@ -519,7 +520,7 @@ func (m *Queues) DequeueN(id uint64, n int) ([][]byte, error) {
 		out     = make([][]byte, 0, n)
 		ends    = make([]int, 0, n)
 		buf     []byte
-		win     []byte // win[:winLen] holds bytes [winOff, winOff+winLen) of winSeg
+		win     []byte // m.window(); win[:winLen] holds bytes [winOff, winOff+winLen) of winSeg
 		winLen  int
 		winSeg  *mseg
 		winOff  int64
@@ -556,7 +557,7 @@ func (m *Queues) DequeueN(id uint64, n int) ([][]byte, error) {
 			}
 			end = min(end, limit)
 			if win == nil {
-				win = make([]byte, maxSpan+peek)
+				win = m.window()
 			}
 			got, err := s.f.ReadAt(win[:end-off], off)
 			if got < mRecHeader {
@@ -579,6 +580,14 @@ func (m *Queues) DequeueN(id uint64, n int) ([][]byte, error) {
 		return out, err
 	}
 	return out, nil
+}
+
+// window returns the read window, allocating it on first use.
+func (m *Queues) window() []byte {
+	if m.win == nil {
+		m.win = make([]byte, m.opts.BufferBytes+len(m.scratch))
+	}
+	return m.win
 }
 
 // consumeLocked drops the k front records of q, at positions pos, updates
@@ -619,6 +628,13 @@ func (m *Queues) releaseLocked(pos []uint64) error {
 		if err != nil {
 			return err
 		}
+	}
+	if m.total == 0 && m.cur().size > segHeaderSize+int64(m.opts.BufferBytes) {
+		// Everything was consumed: start a fresh segment so that the dead
+		// current one is deleted.
+		m.wbuf = m.wbuf[:0] // only dead records
+		m.wflushed = m.cur().size
+		return m.rollLocked()
 	}
 	return m.maybeCompactLocked()
 }
@@ -703,7 +719,7 @@ func (m *Queues) compactLocked() error {
 	sort.Slice(ents, func(i, j int) bool { return ents[i].old < ents[j].old })
 	// Copy them forward in position order: sequential reads of each victim.
 	var (
-		win    = make([]byte, m.opts.BufferBytes)
+		win    = m.window()
 		winSeg *mseg
 		winOff int64
 		winLen int

@@ -167,4 +167,3 @@ func (w *workbench) withdraw(v *visitState) {
 		w.fix(v.entry)
 	}
 }
-

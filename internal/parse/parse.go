@@ -35,7 +35,7 @@ type Result struct {
 
 // dedupMapThreshold is the number of kept links from which duplicates are
 // looked up in a map rather than by a linear scan.
-const dedupMapThreshold = 32
+const dedupMapThreshold = 64
 
 // extractor holds the state of one pass over a page.
 type extractor struct {
@@ -110,6 +110,7 @@ func declaresCharset(body []byte) bool {
 func (x *extractor) run(text []byte) {
 	z := html.NewTokenizer(bytes.NewReader(text))
 	skipText := false // inside <script> or <style>
+	var nameBuf [16]byte
 	for {
 		tt := z.Next()
 		switch tt {
@@ -120,8 +121,8 @@ func (x *extractor) run(text []byte) {
 				x.dig.text(z.Text())
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
-			name, hasAttr := z.TagName()
-			src := x.startTag(z, name, hasAttr)
+			name := tagName(z, &nameBuf)
+			src := x.startTag(z, name)
 			x.dig.tag(false, name, src)
 			if tt == html.StartTagToken {
 				switch string(name) {
@@ -130,19 +131,44 @@ func (x *extractor) run(text []byte) {
 				}
 			}
 		case html.EndTagToken:
-			name, _ := z.TagName()
-			x.dig.tag(true, name, nil)
+			x.dig.tag(true, tagName(z, &nameBuf), nil)
 			skipText = false
 		}
 	}
 }
 
+// tagName returns the lower-cased name of the current tag token. It reads
+// the name from the raw token into buf, avoiding the copy that
+// Tokenizer.TagName makes, and falls back to TagName for long names or names
+// holding NUL or non-ASCII bytes.
+func tagName(z *html.Tokenizer, buf *[16]byte) []byte {
+	raw := z.Raw()
+	i := 1 // skip '<'
+	if i < len(raw) && raw[i] == '/' {
+		i++
+	}
+	n := 0
+	for ; i < len(raw); i++ {
+		c := raw[i]
+		if isSpace(c) || c == '/' || c == '>' {
+			break
+		}
+		if c == 0 || c >= 0x80 || n == len(buf) {
+			name, _ := z.TagName()
+			return name
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[n] = c
+		n++
+	}
+	return buf[:n]
+}
+
 // startTag handles the attributes of a start tag and returns the src
 // attribute of a frame or iframe (for the digest).
-func (x *extractor) startTag(z *html.Tokenizer, name []byte, hasAttr bool) (src []byte) {
-	if !hasAttr {
-		return nil
-	}
+func (x *extractor) startTag(z *html.Tokenizer, name []byte) (src []byte) {
 	switch string(name) {
 	case "a", "area":
 		var href []byte

@@ -1,14 +1,13 @@
 package parse
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
-	"golang.org/x/text/encoding/japanese"
 	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/japanese"
 
 	"github.com/petrel-crawler/petrel/internal/urlx"
 )
@@ -21,7 +20,6 @@ func mustURL(t testing.TB, s string) urlx.URL {
 	}
 	return u
 }
-
 
 func linkStrings(ls []urlx.URL) []string {
 	out := make([]string, len(ls))
@@ -142,6 +140,18 @@ func TestHTMLLinks(t *testing.T) {
 			body:    "<p>\xff\xfe\xc3</p><a href=\"/a\xffb\">x</a><a href=/c>c</a>",
 			want:    []string{"http://www.example.com/a%EF%BF%BDb", "http://www.example.com/c"},
 			charset: "utf-8",
+		},
+		{
+			name:    "undeclared invalid utf-8 sniffs as windows-1252",
+			body:    "<p>caf\xe9</p><a href=\"/caf\xe9\">x</a>",
+			want:    []string{"http://www.example.com/caf%C3%A9"},
+			charset: "windows-1252",
+		},
+		{
+			name:    "meta http-equiv charset",
+			body:    "<meta http-equiv=\"Content-Type\" content=\"text/html; charset=windows-1252\"><a href=\"/\x80\">x</a>",
+			want:    []string{"http://www.example.com/%E2%82%AC"},
+			charset: "windows-1252",
 		},
 		{
 			name: "tag soup",
@@ -356,5 +366,4 @@ func TestBOM(t *testing.T) {
 	if r.Charset != "utf-8" || len(r.Links) != 1 {
 		t.Errorf("UTF-8 BOM: charset %q, %d links", r.Charset, len(r.Links))
 	}
-	_ = bytes.MinRead
 }

@@ -39,22 +39,22 @@ type Crawl struct {
 	FetcherWaits    atomic.Int64
 
 	// Fetching.
-	Fetched        atomic.Int64 // responses received (pages, not robots.txt)
-	RobotsFetched  atomic.Int64 // robots.txt responses received
-	FetchErrors    atomic.Int64 // fetches that failed at the network level
-	Timeouts       atomic.Int64
-	Truncated      atomic.Int64 // bodies cut at --max-body or by a timeout
-	BytesReceived  atomic.Int64 // bytes of responses as transferred
-	Status1xx      atomic.Int64
-	Status2xx      atomic.Int64
-	Status3xx      atomic.Int64
-	Status4xx      atomic.Int64
-	Status5xx      atomic.Int64
-	StatusOther    atomic.Int64
-	ContentText    atomic.Int64 // by indicated content type, as BUbiNG counts archetypes
-	ContentImage   atomic.Int64
-	ContentApp     atomic.Int64
-	ContentOther   atomic.Int64
+	Fetched       atomic.Int64 // responses received (pages, not robots.txt)
+	RobotsFetched atomic.Int64 // robots.txt responses received
+	FetchErrors   atomic.Int64 // fetches that failed at the network level
+	Timeouts      atomic.Int64
+	Truncated     atomic.Int64 // bodies cut at --max-body or by a timeout
+	BytesReceived atomic.Int64 // bytes of responses as transferred
+	Status1xx     atomic.Int64
+	Status2xx     atomic.Int64
+	Status3xx     atomic.Int64
+	Status4xx     atomic.Int64
+	Status5xx     atomic.Int64
+	StatusOther   atomic.Int64
+	ContentText   atomic.Int64 // by indicated content type, as BUbiNG counts archetypes
+	ContentImage  atomic.Int64
+	ContentApp    atomic.Int64
+	ContentOther  atomic.Int64
 
 	// Parsing and storing.
 	Parsed         atomic.Int64 // HTML pages parsed for links

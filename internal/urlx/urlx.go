@@ -78,6 +78,11 @@ func parseRef(base *URL, ref string, fast bool) (URL, error) {
 		err error
 	)
 	if fast {
+		if scheme, found := leadingScheme(ref); found && !equalFold(scheme, "http") && !equalFold(scheme, "https") {
+			// javascript:, mailto:, data: ... are common in links: reject
+			// them without running the WHATWG parser.
+			return URL{}, fmt.Errorf("urlx: %s %s: %w %q", op, short(ref), ErrUnsupportedScheme, toLowerASCII(scheme))
+		}
 		u, ok = fastParse(base, ref)
 	}
 	if !ok {
@@ -264,6 +269,24 @@ func assemble(scheme string, buf []byte, hostLen, pqStart int) URL {
 		u.Port = s[hostLen+1 : pqStart]
 	}
 	return u
+}
+
+// leadingScheme returns the scheme of ref when ref starts, with no leading
+// space or control character, with a WHATWG scheme (an ASCII letter, then
+// letters, digits, '+', '-' or '.') followed by ':'.
+func leadingScheme(ref string) (string, bool) {
+	for i := 0; i < len(ref); i++ {
+		c := ref[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		case i > 0 && c == ':':
+			return ref[:i], true
+		default:
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // short quotes s for an error message, truncating it when long.

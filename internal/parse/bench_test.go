@@ -1,0 +1,72 @@
+package parse
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/petrel-crawler/petrel/internal/urlx"
+)
+
+// benchPage returns a ~20 KiB page with about 40 links, typical of a news or
+// catalogue page.
+func benchPage() []byte {
+	var b strings.Builder
+	b.WriteString(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Catalogue page 17</title>
+<link rel="stylesheet" href="/static/site.css"><style>body{font-family:sans-serif}.item{margin:4px}</style>
+<script>window.dataLayer=window.dataLayer||[];function gtag(){dataLayer.push(arguments)}</script></head><body>
+<header><nav><ul>`)
+	for i := range 8 {
+		fmt.Fprintf(&b, `<li class="nav-item"><a class="nav-link" href="/section/%d/">Section %d</a></li>`, i, i)
+	}
+	b.WriteString("</ul></nav></header><main>\n")
+	for i := 0; b.Len() < 19*1024; i++ {
+		fmt.Fprintf(&b, `<div class="item" id="item-%d"><h2>Item number %d</h2><p>Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. Price: %d.%02d EUR &amp; free shipping.</p>`, i, i, i*7, i%100)
+		if i%2 == 0 && i < 60 {
+			fmt.Fprintf(&b, `<a href="../items/%d.html?ref=list&amp;page=17#reviews" title="Item %d">details</a>`, i, i)
+		}
+		b.WriteString("</div>\n")
+	}
+	b.WriteString(`</main><footer><a href="https://www.example.org/about">About</a> <a href="mailto:info@example.com">Mail</a> <a rel="nofollow" href="/login">Login</a></footer></body></html>`)
+	return []byte(b.String())
+}
+
+func BenchmarkHTML(b *testing.B) {
+	page := benchPage()
+	base, err := urlx.Parse("http://www.example.com/catalogue/list/17.html")
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := http.Header{"Content-Type": {"text/html; charset=utf-8"}}
+	r := HTML(base, h, page, Options{})
+	b.Logf("page %d bytes, %d links", len(page), len(r.Links))
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = HTML(base, h, page, Options{})
+	}
+}
+
+func BenchmarkHTMLWindows1252(b *testing.B) {
+	page := benchPage()
+	base, err := urlx.Parse("http://www.example.com/catalogue/list/17.html")
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := http.Header{"Content-Type": {"text/html; charset=windows-1252"}}
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = HTML(base, h, page, Options{})
+	}
+}
+
+func BenchmarkIsHTML(b *testing.B) {
+	page := benchPage()
+	h := http.Header{"Content-Type": {"text/html; charset=utf-8"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = IsHTML(h, page)
+	}
+}
