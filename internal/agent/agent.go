@@ -44,6 +44,7 @@ type Agent struct {
 	lock     *os.File
 	logFile  *os.File
 	ready    *diskq.Queue
+	virtual  *diskq.Queues
 	sieve    *sieve.DRUM
 	frontier *frontier.Frontier
 	fetcher  *fetch.Fetcher
@@ -88,10 +89,11 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 			return nil, usageErr("crawl directory: %v", err)
 		}
 	}
-	a = &Agent{cfg: cfg, stats: new(stats.Crawl), progress: progress}
+	opened := &Agent{cfg: cfg, stats: new(stats.Crawl), progress: progress}
+	a = opened
 	defer func() {
 		if err != nil {
-			a.closeAll()
+			opened.closeAll()
 		}
 	}()
 	if err := a.lockDir(); err != nil {
@@ -118,6 +120,18 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		}
 	}
 
+	// The virtualizer's files are only meaningful to the process that wrote
+	// them (a clean stop moves every queued URL back to the ready queue).
+	virtDir := filepath.Join(state, "virtual")
+	if err := os.RemoveAll(virtDir); err != nil {
+		return nil, fmt.Errorf("agent: clear virtualizer: %w", err)
+	}
+	vopts := diskq.Options{Logger: a.log}
+	a.virtual, err = diskq.OpenQueues(virtDir, vopts)
+	if err != nil {
+		return nil, fmt.Errorf("agent: open virtualizer: %w", err)
+	}
+	assign, _ := frontier.ParseAssign(cfg.Assign)
 	guard := fetch.Guard{AllowPrivate: cfg.AllowPrivate}
 	resolver := fetch.NewResolver(fetch.ResolverOptions{Hosts: hosts, System: cfg.SystemDNS})
 	a.frontier = frontier.New(frontier.Config{
@@ -134,6 +148,9 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		RetryDelay:     cfg.RetryDelay.Duration,
 		RobotsExpiry:   cfg.RobotsExpiry.Duration,
 		WorkbenchBytes: cfg.WorkbenchSize,
+		FrontSize:      cfg.FrontSize,
+		Assign:         assign,
+		Virtualizer:    a.virtual,
 		Cache:          sieve.NewURLCache(cfg.URLCacheBytes),
 		Hash:           sieve.Hash,
 		Ready:          a.ready,
@@ -177,7 +194,7 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		a.scope.AddSeed(s)
 	}
 	for _, s := range seeds {
-		a.offer(s)
+		a.offer(s, frontier.Meta{})
 	}
 	a.log.Info("crawl opened", "dir", cfg.Dir, "seeds", len(seeds), "ready", a.ready.Len())
 	return a, nil
@@ -243,21 +260,6 @@ func (a *Agent) lockDir() error {
 
 // Stats returns the crawl's counters.
 func (a *Agent) Stats() *stats.Crawl { return a.stats }
-
-// offer applies the scope and URL filters, then enqueues u.
-func (a *Agent) offer(u urlx.URL) {
-	if !a.scope.Allows(u) {
-		a.stats.OutOfScope.Add(1)
-		return
-	}
-	if len(u.Scheme)+3+len(u.Host)+len(u.Port)+1+len(u.PathQuery) > a.cfg.MaxURLLength {
-		a.stats.Filtered.Add(1)
-		return
-	}
-	if err := a.frontier.Enqueue(u); err != nil {
-		a.log.Error("enqueue", "url", u.String(), "err", err)
-	}
-}
 
 // Run crawls until nothing is left, a limit is reached, or ctx is cancelled
 // (a clean stop), then saves the state and closes everything. It returns nil
@@ -342,6 +344,11 @@ func (a *Agent) closeAll() error {
 			errs = append(errs, fmt.Errorf("agent: save counts: %w", err))
 		}
 	}
+	if a.virtual != nil {
+		if err := a.virtual.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("agent: close virtualizer: %w", err))
+		}
+	}
 	if a.ready != nil {
 		if err := a.ready.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("agent: close ready queue: %w", err))
@@ -373,7 +380,7 @@ func (a *Agent) closeAll() error {
 	if a.logFile != nil {
 		a.logFile.Close()
 	}
-	a.frontier, a.ready, a.store, a.lock, a.logFile = nil, nil, nil, nil, nil
+	a.frontier, a.ready, a.virtual, a.store, a.lock, a.logFile = nil, nil, nil, nil, nil, nil
 	return errors.Join(errs...)
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/petrel-crawler/petrel/internal/filter"
+	"github.com/petrel-crawler/petrel/internal/frontier"
 )
 
 // Version is Petrel's version, reported in the user agent and WARC files.
@@ -52,12 +53,18 @@ type Config struct {
 	CrawlDelayCap  Duration `toml:"crawl-delay-cap"`
 	ParallelPerKey int      `toml:"parallel-per-key"`
 	ParallelPerIP  int      `toml:"parallel-per-ip"`
+	Assign         string   `toml:"assign"`
+	FrontSize      int      `toml:"front-size"`
 
 	Scope          string `toml:"scope"`
 	MaxURLs        int64  `toml:"max-urls"`
 	MaxURLsPerHost int64  `toml:"max-urls-per-host"`
 	MaxURLLength   int    `toml:"max-url-length"`
 	MaxLinks       int    `toml:"max-links"`
+	MaxDepth       int    `toml:"max-depth"`           // hop limit from the seeds (0 = none)
+	MaxRedirects   int    `toml:"max-redirects"`       // URLs of one redirect chain
+	MaxSegRepeats  int    `toml:"max-segment-repeats"` // occurrences of one path segment (0 = no rule)
+	NearDupBits    int    `toml:"near-dup-distance"`   // SimHash Hamming distance of a near-duplicate (-1 = no check)
 
 	Fetchers      int      `toml:"fetchers"`
 	Parsers       int      `toml:"parsers"`
@@ -86,10 +93,15 @@ func Defaults() Config {
 		CrawlDelayCap:  Duration{10 * time.Second},
 		ParallelPerKey: 1,
 		ParallelPerIP:  1,
+		Assign:         "authority",
+		FrontSize:      256,
 		Scope:          string(filter.ScopeAll),
 		MaxURLsPerHost: 100000,
 		MaxURLLength:   2048,
 		MaxLinks:       5000,
+		MaxRedirects:   filter.DefaultMaxRedirects,
+		MaxSegRepeats:  filter.DefaultMaxSegmentRepeats,
+		NearDupBits:    DefaultNearDupDistance,
 		Fetchers:       256,
 		Parsers:        runtime.NumCPU(),
 		FetchTimeout:   Duration{30 * time.Second},
@@ -153,11 +165,29 @@ func (c *Config) Validate() error {
 	if c.ParallelPerKey < 1 || c.ParallelPerIP < 1 {
 		bad("--parallel-per-key and --parallel-per-ip must be at least 1")
 	}
+	if _, err := frontier.ParseAssign(c.Assign); err != nil {
+		bad("--assign: %v", err)
+	}
+	if c.FrontSize < 1 {
+		bad("--front-size must be at least 1")
+	}
 	if c.DelayFactor < 0 {
 		bad("--delay-factor must not be negative")
 	}
 	if c.MaxURLLength < 16 {
 		bad("--max-url-length must be at least 16")
+	}
+	if c.MaxDepth < 0 || c.MaxDepth > 0xfffe {
+		bad("--max-depth must be between 0 and 65534, not %d", c.MaxDepth)
+	}
+	if c.MaxRedirects < 1 || c.MaxRedirects > 254 {
+		bad("--max-redirects must be between 1 and 254, not %d", c.MaxRedirects)
+	}
+	if c.MaxSegRepeats < 0 {
+		bad("--max-segment-repeats must not be negative")
+	}
+	if c.NearDupBits < -1 || c.NearDupBits > 32 {
+		bad("--near-dup-distance must be between -1 and 32, not %d", c.NearDupBits)
 	}
 	if c.UserAgent == "" {
 		bad("--user-agent must not be empty")

@@ -2,12 +2,14 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/frontier"
+	"github.com/petrel-crawler/petrel/internal/urlx"
 )
 
 // fetched is a response on its way from a fetcher to a parser.
@@ -37,7 +39,13 @@ func (a *Agent) fetchLoop(ctx context.Context, results chan<- *fetched) {
 			fr.Done(frontier.Outcome{Task: t, Result: frontier.Abandoned, End: time.Now()})
 			continue
 		}
-		resp, err := a.fetcher.Fetch(ctx, fetch.Request{URL: t.URL(), Addr: t.Addr, Robots: t.Robots})
+		var resp *fetch.Response
+		var err error
+		if t.Robots {
+			resp, err = a.fetchRobots(ctx, t, results)
+		} else {
+			resp, err = a.fetcher.Fetch(ctx, fetch.Request{URL: t.URL(), Addr: t.Addr})
+		}
 		if ctx.Err() != nil {
 			// Stopped mid-fetch: the URL goes back to its queue, nothing is stored.
 			if resp != nil {
@@ -93,10 +101,68 @@ func (a *Agent) outcome(t *frontier.Task, resp *fetch.Response, err error) front
 	return o
 }
 
+// fetchRobots fetches the robots.txt of t's key, following redirects as
+// RFC 9309 §2.3.1.2 asks (at least five hops) within the task, politely: a
+// hop to the same scheme and authority is fetched from the same address
+// after waiting the larger of the host and IP delays from the end of the
+// previous response, while the task is still in flight for its key and its
+// address, so that no other request to them can interleave. A hop to
+// another scheme or authority is not followed (its host may sit on an
+// address whose politeness this task does not hold); the last response,
+// a redirect, then counts as "unavailable" (allow all, as RFC 9309 permits).
+// Every response but the last is handed to the parsers here, to be stored;
+// the last is returned like any fetch.
+func (a *Agent) fetchRobots(ctx context.Context, t *frontier.Task, results chan<- *fetched) (*fetch.Response, error) {
+	url := t.URL()
+	for hop := 0; ; hop++ {
+		resp, err := a.fetcher.Fetch(ctx, fetch.Request{URL: url, Addr: t.Addr, Robots: true})
+		if err != nil || hop >= a.cfg.MaxRedirects || resp.Status < 300 || resp.Status >= 400 {
+			return resp, err
+		}
+		next, ok := a.robotsHop(t, resp)
+		if !ok {
+			return resp, nil
+		}
+		a.frontier.Acquire()
+		results <- &fetched{task: t, resp: resp}
+		a.stats.RobotsRedirects.Add(1)
+		wait := max(a.cfg.HostDelay.Duration, a.cfg.IPDelay.Duration) - time.Since(resp.End)
+		if wait > 0 {
+			timer := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return nil, fmt.Errorf("agent: robots.txt redirect: %w", ctx.Err())
+			case <-timer.C:
+			}
+		}
+		url = next
+	}
+}
+
+// robotsHop returns the target of a robots.txt redirect if it may be
+// followed within the task: same scheme and authority as the task.
+func (a *Agent) robotsHop(t *frontier.Task, resp *fetch.Response) (string, bool) {
+	loc := resp.Header.Get("Location")
+	if loc == "" {
+		return "", false
+	}
+	base, err := urlx.Parse(resp.URL)
+	if err != nil {
+		return "", false
+	}
+	u, err := base.Resolve(loc)
+	if err != nil || u.SchemeAuthority() != t.SchemeAuthority {
+		a.log.Info("robots.txt redirect not followed", "url", resp.URL, "location", loc)
+		return "", false
+	}
+	return u.String(), true
+}
+
 // robotsRules interprets a robots.txt response as RFC 9309 says: 2xx is
-// parsed; 4xx (and, for now, a redirect) means no rules; 5xx and 429 mean
-// "unreachable": nil, so the scheduler retries later and fetches nothing
-// else meanwhile.
+// parsed; 4xx, and a redirect that was not followed (see fetchRobots), mean
+// no rules; 5xx and 429 mean "unreachable": nil, so the scheduler retries
+// later and fetches nothing else meanwhile.
 func (a *Agent) robotsRules(resp *fetch.Response) frontier.RobotsRules {
 	switch {
 	case resp.Status >= 200 && resp.Status < 300:

@@ -6,6 +6,7 @@ import (
 	"github.com/bits-and-blooms/bloom/v3"
 
 	"github.com/petrel-crawler/petrel/internal/fetch"
+	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/parse"
 	"github.com/petrel-crawler/petrel/internal/store"
 	"github.com/petrel-crawler/petrel/internal/urlx"
@@ -64,15 +65,15 @@ func (a *Agent) handle(r *fetched) {
 		if loc := resp.Header.Get("Location"); loc != "" {
 			if u, err := base.Resolve(loc); err == nil {
 				st.Redirects.Add(1)
-				a.offer(u)
+				a.offer(u, t.Meta.Redirected())
 			}
 		}
 	case resp.Status >= 200 && resp.Status < 300:
-		a.parseHTML(base, resp)
+		a.parseHTML(base, resp, t.Meta.Next())
 	}
 }
 
-func (a *Agent) parseHTML(base urlx.URL, resp *fetch.Response) {
+func (a *Agent) parseHTML(base urlx.URL, resp *fetch.Response, linkMeta frontier.Meta) {
 	st := a.stats
 	body, err := fetch.DecodeBody(resp, a.cfg.MaxBody)
 	if err != nil {
@@ -95,19 +96,85 @@ func (a *Agent) parseHTML(base urlx.URL, resp *fetch.Response) {
 		st.TextDuplicates.Add(1)
 		return
 	}
+	if a.cfg.NearDupBits >= 0 && res.Shingles >= minShingles {
+		if d, ok := a.digests.near(base.SchemeAuthority(), res.SimHash, a.cfg.NearDupBits); ok {
+			// A near-duplicate is counted and logged; its links are still
+			// followed, as BUbiNG stops only on exact digests: SimHash may
+			// be wrong, and a page differing in a few words may link to
+			// pages the original does not.
+			st.NearDuplicates.Add(1)
+			a.log.Info("near duplicate", "url", resp.URL, "distance", d)
+		}
+	}
 	for _, u := range res.Links {
-		a.offer(u)
+		a.offer(u, linkMeta)
 	}
 }
 
-// textDigests is the Bloom filter of page text digests (BUbiNG's digests).
+// DefaultNearDupDistance is the default --near-dup-distance: the largest
+// Hamming distance between the SimHash fingerprints (2-word shingles) of
+// two near-duplicate pages. On the synthetic web, pages that differ in up
+// to five of 200 words are 1 to 12 bits apart and unrelated pages 24 or
+// more (see the parse package's tests); unrelated fingerprints differ in
+// 32 ± 4 bits, so 12 or fewer happens by chance about once in 2·10⁶ pairs,
+// and each page is compared with only nearDupRecent others.
+const DefaultNearDupDistance = 12
+
+// Bounds of the near-duplicate index.
+const (
+	nearDupRecent = 32    // fingerprints kept per host (the most recent)
+	nearDupHosts  = 16384 // hosts kept; beyond it an arbitrary host is forgotten
+	minShingles   = 32    // pages with less text are not checked
+)
+
+// textDigests is the Bloom filter of page text digests (BUbiNG's digests)
+// and the near-duplicate index: the SimHash fingerprints of the last
+// nearDupRecent pages of each of at most nearDupHosts hosts (32 × 8 bytes
+// a host: at most about 5 MiB).
 type textDigests struct {
 	mu sync.Mutex
 	f  *bloom.BloomFilter
+
+	nmu    sync.Mutex
+	recent map[string]*simRing
+}
+
+// simRing holds the last fingerprints of one host.
+type simRing struct {
+	fp   [nearDupRecent]uint64
+	n    int // fingerprints held (≤ nearDupRecent)
+	next int // where the next one goes
 }
 
 func newTextDigests() *textDigests {
-	return &textDigests{f: bloom.NewWithEstimates(10_000_000, 1e-9)}
+	return &textDigests{f: bloom.NewWithEstimates(10_000_000, 1e-9), recent: make(map[string]*simRing)}
+}
+
+// near reports whether fp is within maxBits of one of the recent
+// fingerprints of host, with the smallest distance found, and adds fp to
+// them.
+func (t *textDigests) near(host string, fp uint64, maxBits int) (int, bool) {
+	t.nmu.Lock()
+	defer t.nmu.Unlock()
+	r := t.recent[host]
+	if r == nil {
+		if len(t.recent) >= nearDupHosts {
+			for h := range t.recent {
+				delete(t.recent, h)
+				break
+			}
+		}
+		r = new(simRing)
+		t.recent[host] = r
+	}
+	best := 65
+	for _, g := range r.fp[:r.n] {
+		best = min(best, parse.Hamming(fp, g))
+	}
+	r.fp[r.next] = fp
+	r.next = (r.next + 1) % nearDupRecent
+	r.n = min(r.n+1, nearDupRecent)
+	return best, best <= maxBits
 }
 
 // seen reports whether d was added before, and adds it.

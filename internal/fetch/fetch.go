@@ -26,6 +26,14 @@ const (
 	DefaultHeaderTimeout  = 15 * time.Second
 	DefaultMaxBody        = 8 << 20
 	DefaultMaxHeaderBytes = 256 << 10
+
+	// DefaultMaxIdleConns bounds the idle keep-alive connections of a
+	// Fetcher, least recently used dropped first. A polite crawl revisits a
+	// host only after its delay, while it talks to thousands of others, so
+	// a large pool would hold one descriptor per host for little reuse: with
+	// this bound a Fetcher holds at most one connection per request in
+	// flight plus DefaultMaxIdleConns.
+	DefaultMaxIdleConns   = 32
 	DefaultAcceptEncoding = "gzip, deflate, br"
 	DefaultAccept         = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 )
@@ -50,7 +58,7 @@ type Options struct {
 	MaxHeaderBytes      int64         // response header cap (default 256 KiB); more is an error wrapping ErrHeaderTooLarge
 	Guard               Guard         // checked on every address dialled
 	MaxIdleConnsPerHost int           // keep-alive pool bound per host (default 2)
-	MaxIdleConns        int           // keep-alive pool bound overall (default 4096)
+	MaxIdleConns        int           // keep-alive pool bound overall (default DefaultMaxIdleConns)
 	AcceptEncoding      string        // sent as Accept-Encoding (default "gzip, deflate, br", all of which DecodeBody undoes); "identity" asks for none
 
 	// Additions beyond the original contract.
@@ -139,7 +147,7 @@ func New(opts Options) *Fetcher {
 		opts.MaxIdleConnsPerHost = 2
 	}
 	if opts.MaxIdleConns <= 0 {
-		opts.MaxIdleConns = 4096
+		opts.MaxIdleConns = DefaultMaxIdleConns
 	}
 	if opts.AcceptEncoding == "" {
 		opts.AcceptEncoding = DefaultAcceptEncoding

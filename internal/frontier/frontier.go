@@ -32,6 +32,14 @@ type ReadyQueue interface {
 	Len() int64
 }
 
+// Virtualizer stores many FIFO queues of records on disk, one per visit
+// state id (BUbiNG's WorkbenchVirtualizer over ByteArrayDiskQueues).
+type Virtualizer interface {
+	Enqueue(id uint64, rec []byte) error
+	DequeueN(id uint64, n int) ([][]byte, error)
+	Remove(id uint64) (int64, error)
+}
+
 // URLCache is the approximate cache of recently enqueued URL fingerprints.
 type URLCache interface {
 	Seen(hash uint64) bool
@@ -58,15 +66,20 @@ type Config struct {
 	RobotsExpiry   time.Duration // robots.txt kept this long
 	MaxFailures    int           // consecutive failed URLs (retries exhausted) before a key is purged as broken
 	DNSRetries     int           // failed resolutions before a key is purged as broken
-	WorkbenchBytes int64         // RAM budget for visit-state queues; the distributor stops filling beyond it
+	WorkbenchBytes int64         // RAM budget of visit-state queues; beyond it queues are virtualized
+	FrontSize      int           // initial required front: visit states kept active (default 256)
+	Assign         Assign        // queue-assignment policy (default: scheme+authority)
 	DNSWorkers     int           // concurrent resolutions
 	MinFlushGap    time.Duration // minimum time between two forced sieve flushes
 
-	Sieve    Sieve
-	Cache    URLCache
-	Hash     func([]byte) uint64
-	Ready    ReadyQueue
-	Resolver Resolver
+	Sieve Sieve
+	Cache URLCache
+	Hash  func([]byte) uint64
+	Ready ReadyQueue
+	// Virtualizer holds the tails of visit-state queues on disk when the
+	// workbench is over budget (nil: everything stays in RAM).
+	Virtualizer Virtualizer
+	Resolver    Resolver
 	// Guard returns an error when an address must not be dialled.
 	Guard  func(netip.Addr) error
 	Stats  *stats.Crawl
@@ -98,6 +111,9 @@ func (c *Config) setDefaults() {
 	if c.WorkbenchBytes <= 0 {
 		c.WorkbenchBytes = 512 << 20
 	}
+	if c.FrontSize <= 0 {
+		c.FrontSize = 256
+	}
 	if c.DNSWorkers <= 0 {
 		c.DNSWorkers = 64
 	}
@@ -112,6 +128,44 @@ func (c *Config) setDefaults() {
 	}
 }
 
+// Meta travels with a URL from Enqueue to its Task: how it was found. It is
+// stored as a fixed MetaLen-byte prefix of the URL's key in the sieve, the
+// ready queue and the visit-state queues; the sieve hashes the key without
+// it, so the first occurrence of a URL decides its Meta.
+type Meta struct {
+	Depth     uint16 // links followed from a seed (saturating)
+	Redirects uint8  // redirects followed in the chain that led here (saturating)
+}
+
+// MetaLen is the length of an encoded Meta.
+const MetaLen = 3
+
+func (m Meta) encode(b []byte) []byte {
+	return append(b, byte(m.Depth>>8), byte(m.Depth), m.Redirects)
+}
+
+func decodeMeta(b []byte) Meta {
+	return Meta{Depth: uint16(b[0])<<8 | uint16(b[1]), Redirects: b[2]}
+}
+
+// Next returns the Meta of a URL found on a page with Meta m.
+func (m Meta) Next() Meta {
+	if m.Depth < 0xffff {
+		m.Depth++
+	}
+	m.Redirects = 0
+	return m
+}
+
+// Redirected returns the Meta of a redirect target of a URL with Meta m:
+// the same depth, one more redirect.
+func (m Meta) Redirected() Meta {
+	if m.Redirects < 0xff {
+		m.Redirects++
+	}
+	return m
+}
+
 // Task is one request for a fetcher: a URL, the address to dial, and
 // whether it is the robots.txt of its key. It must be handed back with Done
 // exactly once.
@@ -120,7 +174,8 @@ type Task struct {
 	PathQuery       string // "/path?query"
 	Addr            netip.Addr
 	Robots          bool
-	Attempt         int // 0 for the first try
+	Attempt         int  // 0 for the first try
+	Meta            Meta // how the URL was found (zero for robots.txt)
 
 	vs *visitState
 }
@@ -238,19 +293,20 @@ var ErrClosed = errors.New("frontier: closed")
 
 // Enqueue offers a URL to the crawl: it is refused if its key is over
 // budget or the URL cache has seen it recently, and otherwise goes to the
-// sieve. Safe for concurrent use.
-func (f *Frontier) Enqueue(u urlx.URL) error {
+// sieve with its Meta. Safe for concurrent use.
+func (f *Frontier) Enqueue(u urlx.URL, m Meta) error {
 	f.stats.Enqueued.Add(1)
 	sa := u.SchemeAuthority()
 	if f.cfg.MaxURLsPerKey > 0 && f.counts.get(sa) >= f.cfg.MaxURLsPerKey {
 		f.stats.OverBudget.Add(1)
 		return nil
 	}
-	key := make([]byte, 0, len(sa)+len(u.PathQuery))
+	key := make([]byte, 0, MetaLen+len(sa)+len(u.PathQuery))
+	key = m.encode(key)
 	key = append(append(key, sa...), u.PathQuery...)
 	if f.cfg.Cache != nil && f.cfg.Hash != nil {
 		f.stats.CacheLookups.Add(1)
-		if f.cfg.Cache.Seen(f.cfg.Hash(key)) {
+		if f.cfg.Cache.Seen(f.cfg.Hash(key[MetaLen:])) {
 			f.stats.CacheHits.Add(1)
 			return nil
 		}
@@ -279,12 +335,15 @@ type Receiver struct{ f *Frontier }
 // PrepareToAppend starts a flow.
 func (r *Receiver) PrepareToAppend() error { return nil }
 
-// Append takes one new key (a URL) to the ready queue, unless its key is
-// over budget.
+// Append takes one new key (Meta and URL) to the ready queue, unless its
+// politeness key is over budget.
 func (r *Receiver) Append(hash uint64, key []byte) error {
 	f := r.f
 	f.stats.SieveNew.Add(1)
-	sa := schemeAuthorityOf(key)
+	if len(key) < MetaLen {
+		return fmt.Errorf("frontier: sieve key of %d bytes has no meta", len(key))
+	}
+	sa := schemeAuthorityOf(key[MetaLen:])
 	if f.cfg.MaxURLsPerKey > 0 && f.counts.add(sa) > f.cfg.MaxURLsPerKey {
 		f.stats.OverBudget.Add(1)
 		return nil

@@ -23,13 +23,6 @@ func (q *pathQueue) push(pq []byte) {
 	q.n++
 }
 
-// pushString appends one record given as a string.
-func (q *pathQueue) pushString(pq string) {
-	q.buf = binary.AppendUvarint(q.buf, uint64(len(pq)))
-	q.buf = append(q.buf, pq...)
-	q.n++
-}
-
 // pop removes the first record and returns it as a new string.
 func (q *pathQueue) pop() (string, bool) {
 	if q.n == 0 {
@@ -88,4 +81,15 @@ func (q *pathQueue) each(fn func(pq []byte)) {
 		fn(q.buf[p : p+int(l)])
 		p += int(l)
 	}
+}
+
+// peek returns the first record without consuming it; the slice is valid
+// until the queue changes.
+func (q *pathQueue) peek() ([]byte, bool) {
+	if q.n == 0 {
+		return nil, false
+	}
+	l, k := binary.Uvarint(q.buf[q.head:])
+	start := q.head + k
+	return q.buf[start : start+int(l)], true
 }

@@ -10,28 +10,38 @@ import (
 )
 
 // scheduler is the state owned by Run's goroutine: the visit states, the
-// workbench, the DNS backlog, and the accounting that decides when the
-// crawl is over.
+// hosts and robots.txt known, the workbench, the DNS backlog, and the
+// accounting that decides when the crawl is over.
 type scheduler struct {
-	f  *Frontier
-	wb workbench
+	f      *Frontier
+	wb     workbench
+	assign Assign
 
 	states  map[string]*visitState
+	hosts   map[string]*hostState
+	robots  map[string]*robotsState
 	entries map[netip.Addr]*ipEntry
+	nextID  uint64
 
-	dnsReq      chan *visitState
+	dnsReq      chan *hostState
 	dnsRes      chan dnsResult
-	dnsBacklog  []*visitState
+	dnsBacklog  []*hostState
 	dnsInFlight int
-	dnsRetry    []*visitState // failed resolutions waiting for their retry time
-	dnsRetryAt  []int64
+	dnsRetry    []*hostState // failed resolutions waiting for their retry time
 
-	pending     *Task
-	queuedURLs  int64
-	queuedBytes int64
-	dispatched  int64
-	inFlight    int
-	limitHit    bool
+	pending      *Task
+	held         []byte // a ready record waiting for room in the front
+	queuedURLs   int64  // URLs held by visit states (RAM, disk, retries)
+	queuedBytes  int64  // RAM bytes of visit-state queues
+	virtualized  int64  // URLs held on disk by the virtualizer
+	active       int    // visit states with work or a request in flight (the front)
+	front        int    // required front size
+	maxFront     int
+	dispatched   int64
+	inFlight     int
+	limitHit     bool
+	err          error
+	lastWaitNano int64
 
 	flushing  bool
 	flushDone chan flushResult
@@ -41,7 +51,7 @@ type scheduler struct {
 }
 
 type dnsResult struct {
-	vs   *visitState
+	host *hostState
 	addr netip.Addr
 	err  error
 }
@@ -51,27 +61,36 @@ type flushResult struct {
 	err  error
 }
 
-// errStopped reports a stop before the crawl was complete.
-var errStopped = errors.New("frontier: stopped")
+// errStopped reports a stop that could not wait for every task to return.
+var errStopped = errors.New("frontier: stopped with tasks in flight")
 
 func newScheduler(f *Frontier) *scheduler {
-	return &scheduler{
+	c := &f.cfg
+	s := &scheduler{
 		f:         f,
-		wb:        workbench{parKey: f.cfg.ParallelPerKey, parIP: f.cfg.ParallelPerIP},
+		wb:        workbench{parKey: c.ParallelPerKey, parIP: c.ParallelPerIP},
+		assign:    c.Assign,
 		states:    make(map[string]*visitState),
+		hosts:     make(map[string]*hostState),
+		robots:    make(map[string]*robotsState),
 		entries:   make(map[netip.Addr]*ipEntry),
-		dnsReq:    make(chan *visitState, 256),
+		dnsReq:    make(chan *hostState, 256),
 		dnsRes:    make(chan dnsResult, 256),
 		flushDone: make(chan flushResult, 1),
+		front:     c.FrontSize,
 	}
+	// The front never grows beyond what the workbench can hold: a visit
+	// state in RAM costs about 300 bytes plus its first URLs.
+	s.maxFront = max(int(c.WorkbenchBytes/1024), s.front)
+	return s
 }
 
 // Run is the scheduler: it fills visit states from the ready queue, resolves
 // their hosts, hands due tasks to fetchers and releases them when they come
 // back. It returns nil when the crawl is complete (nothing left to fetch, or
-// MaxURLs dispatched and done), ctx's error after a stop (in-flight tasks
-// have come back), or the error that made the crawl impossible to go on
-// (a sieve failure). Todo is closed when Run returns.
+// MaxURLs dispatched and done), ctx's error after a stop (once every task in
+// flight has come back), or the error that made the crawl impossible to go on
+// (a sieve or disk failure). Todo is closed when Run returns.
 func (f *Frontier) Run(ctx context.Context) error {
 	s := f.sched
 	defer close(f.todo)
@@ -86,21 +105,19 @@ func (f *Frontier) Run(ctx context.Context) error {
 	defer tick.Stop()
 	stopping := false
 	var stopDeadline <-chan time.Time
-	var runErr error
 
 	for {
 		now := f.now()
 		if !stopping {
-			if err := s.fill(); err != nil {
-				runErr = err
-				stopping = true
-			}
+			s.fill()
 			s.retryDNS(now)
 			if s.pending == nil {
 				s.pending = s.next(now)
 			}
-			if p := f.sieveErr.Load(); p != nil && runErr == nil {
-				runErr = *p
+			if p := f.sieveErr.Load(); p != nil && s.err == nil {
+				s.err = *p
+			}
+			if s.err != nil {
 				stopping = true
 			}
 		}
@@ -111,8 +128,8 @@ func (f *Frontier) Run(ctx context.Context) error {
 			}
 			if s.inFlight == 0 && !s.flushing {
 				s.updateGauges()
-				if runErr != nil {
-					return runErr
+				if s.err != nil {
+					return s.err
 				}
 				return ctx.Err()
 			}
@@ -125,8 +142,8 @@ func (f *Frontier) Run(ctx context.Context) error {
 				s.updateGauges()
 				return nil
 			}
-		} else if !s.flushing && f.cfg.Ready.Len() == 0 && f.sieveIn.Load() > f.sieveFlushed.Load() &&
-			now-s.lastFlush >= int64(f.cfg.MinFlushGap) {
+		} else if !s.flushing && s.held == nil && f.cfg.Ready.Len() == 0 &&
+			f.sieveIn.Load() > f.sieveFlushed.Load() && now-s.lastFlush >= int64(f.cfg.MinFlushGap) {
 			s.startFlush(now)
 		}
 
@@ -134,18 +151,14 @@ func (f *Frontier) Run(ctx context.Context) error {
 		if s.pending != nil {
 			todo = f.todo
 		}
-		var dnsOut chan<- *visitState
-		var nextDNS *visitState
+		var dnsOut chan<- *hostState
+		var nextDNS *hostState
 		if len(s.dnsBacklog) > 0 && !stopping {
 			dnsOut, nextDNS = s.dnsReq, s.dnsBacklog[0]
 		}
 		var timerC <-chan time.Time
 		if wake, ok := s.nextWake(); ok && s.pending == nil && !stopping {
-			d := time.Duration(wake - f.now())
-			if d < 0 {
-				d = 0
-			}
-			timer.Reset(d)
+			timer.Reset(max(time.Duration(wake-f.now()), 0))
 			timerC = timer.C
 		}
 
@@ -175,8 +188,8 @@ func (f *Frontier) Run(ctx context.Context) error {
 			s.flushing = false
 			f.stats.SieveFlushes.Add(1)
 			if r.err != nil {
-				if runErr == nil {
-					runErr = fmt.Errorf("frontier: sieve flush: %w", r.err)
+				if s.err == nil {
+					s.err = fmt.Errorf("frontier: sieve flush: %w", r.err)
 				}
 				stopping = true
 			} else if r.upTo > f.sieveFlushed.Load() {
@@ -185,6 +198,7 @@ func (f *Frontier) Run(ctx context.Context) error {
 		case <-f.wake:
 		case <-timerC:
 		case <-tick.C:
+			s.adjustFront()
 			s.updateGauges()
 		case <-ctx.Done():
 			if !stopping {
@@ -193,7 +207,7 @@ func (f *Frontier) Run(ctx context.Context) error {
 			}
 		case <-stopDeadline:
 			f.log.Warn("frontier: tasks still in flight at stop; their URLs are not saved", "in_flight", s.inFlight)
-			return errors.Join(runErr, ctx.Err(), errStopped)
+			return errors.Join(s.err, ctx.Err(), errStopped)
 		}
 		if !timer.Stop() {
 			select {
@@ -214,7 +228,7 @@ func (s *scheduler) idle() bool {
 	if s.limitHit {
 		return true
 	}
-	return s.queuedURLs == 0 && len(s.dnsBacklog) == 0 && s.dnsInFlight == 0 &&
+	return s.queuedURLs == 0 && s.held == nil && len(s.dnsBacklog) == 0 && s.dnsInFlight == 0 &&
 		len(s.dnsRetry) == 0 && f.cfg.Ready.Len() == 0
 }
 
@@ -225,9 +239,9 @@ func (s *scheduler) nextWake() (int64, bool) {
 	if len(s.wb.entries) > 0 && !s.limitHit {
 		t, ok = s.wb.entries[0].readyAt(), true
 	}
-	for _, at := range s.dnsRetryAt {
-		if !ok || at < t {
-			t, ok = at, true
+	for _, h := range s.dnsRetry {
+		if !ok || h.retryAt < t {
+			t, ok = h.retryAt, true
 		}
 	}
 	return t, ok
@@ -244,84 +258,270 @@ func (s *scheduler) startFlush(now int64) {
 	}()
 }
 
-// fill is the distributor: it moves ready URLs into their visit states
-// while the workbench is under its byte budget, creating visit states (and
-// DNS requests) for new keys.
-func (s *scheduler) fill() error {
+// adjustFront grows the required front (the seed's requiredFrontSize) when
+// fetchers wait for work while the distributor holds URLs back because the
+// front is full; it never exceeds what the workbench can hold.
+func (s *scheduler) adjustFront() {
+	st := s.f.stats
+	waited := st.FetcherWaitNano.Load()
+	fetchersWaited := waited > s.lastWaitNano && len(s.f.todo) == 0 && s.pending == nil
+	s.lastWaitNano = waited
+	if fetchersWaited && s.held != nil && s.front < s.maxFront {
+		s.front = min(s.maxFront, s.front+max(16, s.front/8))
+	}
+}
+
+// fill is the distributor: it moves ready URLs into their visit states,
+// keeping the front (the number of active visit states) at the required
+// size and the RAM of the queues within the workbench budget; beyond the
+// budget, URLs of visit states that already hold some go to the
+// virtualizer, in order.
+func (s *scheduler) fill() {
 	f := s.f
-	for n := 0; n < 4096 && s.queuedBytes < f.cfg.WorkbenchBytes; n++ {
-		rec, ok, err := f.cfg.Ready.Pop(s.popBuf[:0])
-		if err != nil {
-			return fmt.Errorf("frontier: ready queue pop: %w", err)
+	for n := 0; n < 4096; n++ {
+		rec := s.held
+		if rec == nil {
+			r, ok, err := f.cfg.Ready.Pop(s.popBuf[:0])
+			if err != nil {
+				s.err = fmt.Errorf("frontier: ready queue pop: %w", err)
+				return
+			}
+			if !ok {
+				return
+			}
+			s.popBuf = r
+			rec = r
+			f.stats.Ready.Add(-1)
 		}
-		if !ok {
-			return nil
+		if len(rec) < MetaLen {
+			f.log.Error("frontier: ready record without meta dropped", "len", len(rec))
+			s.held = nil
+			continue
 		}
-		s.popBuf = rec
-		f.stats.Ready.Add(-1)
-		sa := schemeAuthorityOf(rec)
-		pq := rec[len(sa):]
-		v := s.states[string(sa)]
+		url := rec[MetaLen:]
+		sa := schemeAuthorityOf(url)
+		key, prefixLen := s.assign.key(sa, url)
+		v := s.states[key]
+		if (v == nil || !v.active) && s.active >= s.front {
+			if s.held == nil {
+				s.held = append([]byte(nil), rec...)
+			}
+			return
+		}
+		s.held = nil
 		if v == nil {
-			v = s.newVisitState(string(sa))
+			v = s.newVisitState(key, string(url[:prefixLen]), hostOf(string(sa)))
 		}
 		if v.broken {
 			f.stats.PurgedURLs.Add(1)
 			continue
 		}
-		before := v.queue.bytes()
-		v.queue.push(pq)
-		s.queuedBytes += int64(v.queue.bytes() - before)
-		s.queuedURLs++
-		if v.heapIndex < 0 && v.entry != nil && v.inFlight < s.wb.parKey {
-			s.wb.offer(v)
+		// The record is meta+suffix: move the meta next to the suffix.
+		r := rec[prefixLen:]
+		if prefixLen < MetaLen {
+			r = append(append(make([]byte, 0, MetaLen+len(url)-prefixLen), rec[:MetaLen]...), url[prefixLen:]...)
+		} else {
+			copy(r, rec[:MetaLen])
 		}
+		if err := s.add(v, r); err != nil {
+			s.err = err
+			return
+		}
+	}
+}
+
+// add appends a record to v: in RAM while the workbench is within budget
+// and nothing of v is on disk, to the virtualizer otherwise (each active
+// visit state keeps at least one URL in RAM).
+func (s *scheduler) add(v *visitState, rec []byte) error {
+	virt := s.f.cfg.Virtualizer
+	if virt != nil && (v.onDisk > 0 || (s.queuedBytes >= s.f.cfg.WorkbenchBytes && v.queue.len() > 0)) {
+		if err := virt.Enqueue(v.id, rec); err != nil {
+			return fmt.Errorf("frontier: virtualize: %w", err)
+		}
+		v.onDisk++
+		s.virtualized++
+	} else {
+		before := v.queue.bytes()
+		v.queue.push(rec)
+		s.queuedBytes += int64(v.queue.bytes() - before)
+	}
+	s.queuedURLs++
+	s.activate(v)
+	if v.heapIndex < 0 && v.entry != nil && !v.waiting && v.inFlight < s.wb.parKey {
+		s.wb.offer(v)
 	}
 	return nil
 }
 
-func (s *scheduler) newVisitState(sa string) *visitState {
-	v := &visitState{key: sa, schemeAuthority: sa, host: hostOf(sa), heapIndex: -1, resolving: true}
-	s.states[sa] = v
-	s.dnsBacklog = append(s.dnsBacklog, v)
-	s.f.stats.VisitStates.Store(int64(len(s.states)))
+// activate counts v in the front.
+func (s *scheduler) activate(v *visitState) {
+	if !v.active {
+		v.active = true
+		s.active++
+	}
+}
+
+// settle takes an idle visit state (no work, nothing in flight) out of the
+// front; with one URL per key it is forgotten altogether.
+func (s *scheduler) settle(v *visitState) {
+	s.wb.offer(v)
+	if v.hasWork() || v.inFlight > 0 || v.waiting {
+		return
+	}
+	if v.active {
+		v.active = false
+		s.active--
+	}
+	if s.assign.oneURLPerKey() && !v.broken {
+		delete(s.states, v.key)
+		if v.entry != nil {
+			v.entry.members--
+		}
+	}
+}
+
+func (s *scheduler) newVisitState(key, prefix, host string) *visitState {
+	s.nextID++
+	v := &visitState{key: key, prefix: prefix, id: s.nextID, heapIndex: -1}
+	s.states[key] = v
+	h := s.hostFor(host)
+	v.host = h
+	switch {
+	case h.resolved:
+		s.attach(v)
+	case h.dead:
+		v.broken = true
+	default:
+		s.waitHost(v, h)
+	}
 	return v
+}
+
+// hostFor returns the state of a host name, creating it.
+func (s *scheduler) hostFor(name string) *hostState {
+	h := s.hosts[name]
+	if h == nil {
+		h = &hostState{name: name}
+		s.hosts[name] = h
+	}
+	return h
+}
+
+// waitHost withdraws v until h is resolved, asking the DNS stage for it.
+func (s *scheduler) waitHost(v *visitState, h *hostState) {
+	v.waiting = true
+	s.wb.withdraw(v)
+	h.waiters = append(h.waiters, v)
+	if !h.resolving && h.retryAt == 0 {
+		h.resolving = true
+		s.dnsBacklog = append(s.dnsBacklog, h)
+	}
+}
+
+// attach puts v in the workbench entry of its host's address.
+func (s *scheduler) attach(v *visitState) {
+	a := v.host.addr
+	e := s.entries[a]
+	if e == nil {
+		e = &ipEntry{addr: a, heapIndex: -1}
+		s.entries[a] = e
+	}
+	e.members++
+	v.entry = e
+	v.waiting = false
+	s.wb.offer(v)
+}
+
+// robotsFor returns the robots.txt state of a scheme+authority.
+func (s *scheduler) robotsFor(sa string) *robotsState {
+	r := s.robots[sa]
+	if r == nil {
+		r = &robotsState{}
+		s.robots[sa] = r
+	}
+	return r
+}
+
+// wake ends the wait of visit states withdrawn for a host or a robots.txt.
+func (s *scheduler) wake(list []*visitState) {
+	for _, v := range list {
+		if v.entry == nil {
+			if v.host.resolved {
+				s.attach(v)
+			}
+			continue
+		}
+		v.waiting = false
+		s.wb.offer(v)
+	}
 }
 
 // next returns a task that may start now, or nil.
 func (s *scheduler) next(now int64) *Task {
 	f := s.f
-	for len(s.wb.entries) > 0 && !s.limitHit {
+	for len(s.wb.entries) > 0 && !s.limitHit && s.err == nil {
 		e := s.wb.entries[0]
 		if e.readyAt() > now {
 			return nil
 		}
 		v := e.states[0]
-		if v.robots != nil && now >= v.robotsExpires {
-			v.robots = nil
+		rec, attempt, ok := s.pop(v)
+		if !ok {
+			s.settle(v)
+			continue
 		}
-		t := &Task{SchemeAuthority: v.schemeAuthority, Addr: e.addr, vs: v}
-		if v.robots == nil {
-			if v.robotsInFlight {
-				// Only with ParallelPerKey > 1: wait for robots.txt.
+		url := v.prefix + rec[MetaLen:]
+		sa := v.prefix
+		if s.assign.kind != assignAuthority {
+			sa = string(schemeAuthorityOf([]byte(url)))
+		}
+		pq := url[len(sa):]
+		h := v.host
+		if name := hostOf(sa); name != h.name {
+			h = s.hostFor(name)
+		}
+		if h.dead {
+			s.drop(h)
+			continue
+		}
+		if !h.resolved {
+			s.putBack(v, rec, attempt)
+			s.waitHost(v, h)
+			continue
+		}
+		rs := s.robotsFor(sa)
+		if rs.dead {
+			f.stats.PurgedURLs.Add(1)
+			continue
+		}
+		if rs.rules != nil && now >= rs.expires {
+			rs.rules = nil
+		}
+		t := &Task{SchemeAuthority: sa, Addr: h.addr, vs: v}
+		if rs.rules == nil {
+			s.putBack(v, rec, attempt)
+			if rs.inFlight {
+				v.waiting = true
 				s.wb.withdraw(v)
+				rs.waiters = append(rs.waiters, v)
 				continue
 			}
 			t.PathQuery, t.Robots = "/robots.txt", true
-			v.robotsInFlight = true
+			rs.inFlight = true
 		} else {
-			pq, attempt, ok := s.nextURL(v)
-			if !ok {
-				s.wb.offer(v)
+			if attempt == 0 && !rs.rules.Allowed(pq) {
+				f.stats.RobotsDenied.Add(1)
 				continue
 			}
 			if f.cfg.MaxURLs > 0 && s.dispatched >= f.cfg.MaxURLs {
-				s.putBack(v, pq, attempt)
+				s.putBack(v, rec, attempt)
 				s.limitHit = true
 				return nil
 			}
 			s.dispatched++
 			t.PathQuery, t.Attempt = pq, attempt
+			t.Meta = decodeMeta([]byte(rec[:MetaLen]))
 		}
 		v.inFlight++
 		e.inFlight++
@@ -333,32 +533,79 @@ func (s *scheduler) next(now int64) *Task {
 	return nil
 }
 
-// nextURL takes the next URL of v that robots.txt allows: retries first,
-// then the queue. Disallowed URLs are counted and dropped.
-func (s *scheduler) nextURL(v *visitState) (string, int, bool) {
-	if len(v.retries) > 0 {
-		r := v.retries[0]
-		v.retries = v.retries[1:]
-		s.queuedURLs--
-		return r.pathQuery, r.attempt, true
+// drop counts a URL whose host is dead.
+func (s *scheduler) drop(h *hostState) {
+	if h.refused {
+		s.f.stats.AddressRefused.Add(1)
+	} else {
+		s.f.stats.PurgedURLs.Add(1)
 	}
-	for v.queue.len() > 0 {
-		before := v.queue.bytes()
-		pq, _ := v.queue.pop()
-		s.queuedBytes += int64(v.queue.bytes() - before)
-		s.queuedURLs--
-		if v.robots.Allowed(pq) {
-			return pq, 0, true
-		}
-		s.f.stats.RobotsDenied.Add(1)
-	}
-	return "", 0, false
 }
 
-// putBack returns a URL to the head of v's queue.
-func (s *scheduler) putBack(v *visitState, pq string, attempt int) {
-	v.retries = append([]retry{{pathQuery: pq, attempt: attempt}}, v.retries...)
+// pop takes the next record of v: retries first, then the RAM queue,
+// refilled from the virtualizer when it runs dry.
+func (s *scheduler) pop(v *visitState) (rec string, attempt int, ok bool) {
+	if len(v.retries) > 0 {
+		r := v.retries[0]
+		v.retries[0] = retry{}
+		v.retries = v.retries[1:]
+		s.queuedURLs--
+		return r.rec, r.attempt, true
+	}
+	if v.queue.len() == 0 && v.onDisk > 0 {
+		if err := s.refill(v); err != nil {
+			s.err = err
+			return "", 0, false
+		}
+	}
+	if v.queue.len() == 0 {
+		return "", 0, false
+	}
+	before := v.queue.bytes()
+	r, _ := v.queue.pop()
+	s.queuedBytes += int64(v.queue.bytes() - before)
+	s.queuedURLs--
+	return r, 0, true
+}
+
+// refill brings the next virtualized records of v back to RAM: a batch
+// (sequential reads), smaller when the workbench is over budget.
+func (s *scheduler) refill(v *visitState) error {
+	n := int64(256)
+	if s.queuedBytes >= s.f.cfg.WorkbenchBytes {
+		n = 16
+	}
+	recs, err := s.f.cfg.Virtualizer.DequeueN(v.id, int(min(n, v.onDisk)))
+	if err != nil {
+		return fmt.Errorf("frontier: virtualizer: %w", err)
+	}
+	if len(recs) == 0 {
+		s.f.log.Error("frontier: virtualizer lost records", "key", v.key, "expected", v.onDisk)
+		s.queuedURLs -= v.onDisk
+		s.virtualized -= v.onDisk
+		v.onDisk = 0
+		return nil
+	}
+	before := v.queue.bytes()
+	for _, r := range recs {
+		v.queue.push(r)
+	}
+	s.queuedBytes += int64(v.queue.bytes() - before)
+	v.onDisk -= int64(len(recs))
+	s.virtualized -= int64(len(recs))
+	return nil
+}
+
+// putBack returns a record to the head of v's queue.
+func (s *scheduler) putBack(v *visitState, rec string, attempt int) {
+	v.retries = append([]retry{{rec: rec, attempt: attempt}}, v.retries...)
 	s.queuedURLs++
+}
+
+// record rebuilds the queue record (meta+suffix) of a task of v.
+func (t *Task) record() string {
+	suffix := (t.SchemeAuthority + t.PathQuery)[len(t.vs.prefix):]
+	return string(t.Meta.encode(make([]byte, 0, MetaLen+len(suffix)))) + suffix
 }
 
 // release takes a task back from a fetcher and computes the next allowed
@@ -376,36 +623,43 @@ func (s *scheduler) release(o Outcome) {
 	if !o.End.IsZero() {
 		end = f.at(o.End)
 	}
-	delay := s.keyDelay(v, o)
+	delay := s.keyDelay(t.SchemeAuthority, o)
 
 	if t.Robots {
-		v.robotsInFlight = false
+		rs := s.robotsFor(t.SchemeAuthority)
+		rs.inFlight = false
 		switch {
 		case o.Result == Abandoned:
 		case o.Result == Fetched && o.Robots != nil:
-			v.robots = o.Robots
-			v.robotsExpires = end + int64(f.cfg.RobotsExpiry)
-			v.robotsFails = 0
-			if cd := o.Robots.CrawlDelay(); cd > 0 {
-				delay = max(delay, min(cd, f.cfg.CrawlDelayCap))
-			}
+			rs.rules = o.Robots
+			rs.expires = end + int64(f.cfg.RobotsExpiry)
+			rs.fails = 0
+			delay = s.keyDelay(t.SchemeAuthority, o)
 		default:
-			// robots.txt unavailable (5xx, unreachable): disallow for now,
-			// retry later with backoff, purge when it keeps failing.
-			v.robotsFails++
-			if v.robotsFails > f.cfg.MaxRetries {
-				s.purge(v)
-				return
+			// robots.txt unavailable (5xx, unreachable): nothing of the
+			// authority is fetched for now; retry with backoff, give up
+			// after the retries.
+			rs.fails++
+			if rs.fails > f.cfg.MaxRetries {
+				rs.dead = true
+				f.log.Info("frontier: robots.txt unavailable, URLs dropped", "authority", t.SchemeAuthority)
+				if v.prefix == t.SchemeAuthority || s.assign.kind == assignAuthority {
+					s.purge(v)
+				}
+			} else {
+				delay = max(delay, f.cfg.RetryDelay<<min(rs.fails-1, 8))
 			}
-			delay = max(delay, f.cfg.RetryDelay<<min(v.robotsFails, 8))
 		}
+		waiters := rs.waiters
+		rs.waiters = nil
+		s.wake(waiters)
 	} else {
 		switch o.Result {
 		case Fetched:
 			v.failures = 0
 		case RetryLater:
 			if t.Attempt < f.cfg.MaxRetries {
-				v.retries = append(v.retries, retry{pathQuery: t.PathQuery, attempt: t.Attempt + 1})
+				v.retries = append(v.retries, retry{rec: t.record(), attempt: t.Attempt + 1})
 				s.queuedURLs++
 				f.stats.Retries.Add(1)
 				delay = max(delay, f.cfg.RetryDelay)
@@ -416,34 +670,30 @@ func (s *scheduler) release(o Outcome) {
 			v.failures++
 			if v.failures >= f.cfg.MaxFailures {
 				s.purge(v)
-				e.nextFetch = max(e.nextFetch, end+int64(f.cfg.IPDelay))
-				s.wb.fix(e)
-				return
 			}
 		case Abandoned:
-			s.putBack(v, t.PathQuery, t.Attempt)
+			s.putBack(v, t.record(), t.Attempt)
 			s.dispatched--
 		}
 	}
 	v.nextFetch = max(v.nextFetch, end+int64(delay))
 	e.nextFetch = max(e.nextFetch, end+int64(f.cfg.IPDelay))
-	s.wb.offer(v)
+	s.settle(v)
 	s.wb.fix(e)
 }
 
-// keyDelay is the gap before the next request to v: the host delay, raised
-// by the adaptive factor, robots.txt Crawl-delay and Retry-After.
-func (s *scheduler) keyDelay(v *visitState, o Outcome) time.Duration {
+// keyDelay is the gap before the next request to a visit state after a
+// fetch from authority sa: the host delay, raised by the adaptive factor,
+// robots.txt Crawl-delay (up to its cap) and Retry-After (up to MaxDelay).
+func (s *scheduler) keyDelay(sa string, o Outcome) time.Duration {
 	c := &s.f.cfg
 	d := c.HostDelay
 	if c.DelayFactor > 0 && o.Duration > 0 {
-		a := time.Duration(c.DelayFactor * float64(o.Duration))
-		d = max(d, min(a, c.MaxDelay))
+		d = max(d, min(time.Duration(c.DelayFactor*float64(o.Duration)), c.MaxDelay))
 	}
-	if v.robots != nil {
-		if cd := v.robots.CrawlDelay(); cd > d {
-			d = min(cd, c.CrawlDelayCap)
-			d = max(d, c.HostDelay)
+	if rs := s.robots[sa]; rs != nil && rs.rules != nil {
+		if cd := min(rs.rules.CrawlDelay(), c.CrawlDelayCap); cd > d {
+			d = cd
 		}
 	}
 	if o.RetryAfter > d {
@@ -455,33 +705,45 @@ func (s *scheduler) keyDelay(v *visitState, o Outcome) time.Duration {
 // purge drops a broken visit state's URLs (BUbiNG's brokenVisitStates).
 func (s *scheduler) purge(v *visitState) {
 	f := s.f
+	if v.broken {
+		return
+	}
 	s.wb.withdraw(v)
-	n := int64(v.queue.len() + len(v.retries))
+	n := v.queued()
 	s.queuedURLs -= n
 	s.queuedBytes -= int64(v.queue.bytes())
-	v.queue = pathQueue{}
-	v.retries = nil
+	if v.onDisk > 0 {
+		if _, err := f.cfg.Virtualizer.Remove(v.id); err != nil {
+			f.log.Error("frontier: virtualizer remove", "key", v.key, "err", err)
+		}
+		s.virtualized -= v.onDisk
+	}
+	v.queue, v.retries, v.onDisk = pathQueue{}, nil, 0
 	v.broken = true
+	if v.active && v.inFlight == 0 {
+		v.active = false
+		s.active--
+	}
 	f.stats.BrokenKeys.Add(1)
 	f.stats.PurgedURLs.Add(n)
 	f.log.Info("frontier: visit state purged as broken", "key", v.key, "urls", n)
 }
 
-// dnsWorker resolves hosts for new visit states.
+// dnsWorker resolves hosts for the DNS stage.
 func (s *scheduler) dnsWorker(ctx context.Context) {
 	f := s.f
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case v := <-s.dnsReq:
-			r := dnsResult{vs: v}
-			addrs, err := f.cfg.Resolver.Lookup(ctx, v.host)
+		case h := <-s.dnsReq:
+			r := dnsResult{host: h}
+			addrs, err := f.cfg.Resolver.Lookup(ctx, h.name)
 			switch {
 			case err != nil:
 				r.err = err
 			case len(addrs) == 0:
-				r.err = fmt.Errorf("frontier: resolve %s: no addresses", v.host)
+				r.err = fmt.Errorf("frontier: resolve %s: no addresses", h.name)
 			default:
 				r.addr = pickAddr(addrs)
 				if f.cfg.Guard != nil {
@@ -514,43 +776,6 @@ func pickAddr(addrs []netip.Addr) netip.Addr {
 	return addrs[0]
 }
 
-// resolved attaches a visit state to the workbench entry of its address, or
-// retries / purges it when resolution failed.
-func (s *scheduler) resolved(r dnsResult) {
-	f := s.f
-	v := r.vs
-	v.resolving = false
-	if r.err != nil {
-		var refused *refusedError
-		if errors.As(r.err, &refused) {
-			n := int64(v.queue.len() + len(v.retries))
-			f.stats.AddressRefused.Add(n)
-			f.log.Info("frontier: address refused", "key", v.key, "err", r.err)
-			s.purge(v)
-			return
-		}
-		v.dnsFails++
-		if v.dnsFails > f.cfg.DNSRetries || isPermanentDNS(r.err) {
-			f.stats.DNSFailures.Add(1)
-			f.log.Info("frontier: name did not resolve", "key", v.key, "err", r.err)
-			s.purge(v)
-			return
-		}
-		s.dnsRetry = append(s.dnsRetry, v)
-		s.dnsRetryAt = append(s.dnsRetryAt, f.now()+int64(f.cfg.RetryDelay<<v.dnsFails))
-		return
-	}
-	e := s.entries[r.addr]
-	if e == nil {
-		e = &ipEntry{addr: r.addr, heapIndex: -1}
-		s.entries[r.addr] = e
-		f.stats.IPEntries.Store(int64(len(s.entries)))
-	}
-	e.members++
-	v.entry = e
-	s.wb.offer(v)
-}
-
 // PermanentDNS marks resolver errors that retrying cannot fix (a name that
 // does not exist, a special-use name absent from the hosts file).
 type PermanentDNS interface{ Permanent() bool }
@@ -560,14 +785,63 @@ func isPermanentDNS(err error) bool {
 	return errors.As(err, &p) && p.Permanent()
 }
 
+// resolved ends a resolution: the waiting visit states are attached to the
+// workbench entry of the address, or the host is retried, or declared dead
+// (its visit states purged).
+func (s *scheduler) resolved(r dnsResult) {
+	f := s.f
+	h := r.host
+	h.resolving = false
+	if r.err != nil {
+		var refused *refusedError
+		switch {
+		case errors.As(r.err, &refused):
+			h.dead, h.refused = true, true
+			f.log.Info("frontier: address refused", "host", h.name, "err", r.err)
+		default:
+			h.fails++
+			if h.fails <= f.cfg.DNSRetries && !isPermanentDNS(r.err) {
+				h.retryAt = f.now() + int64(f.cfg.RetryDelay<<(h.fails-1))
+				s.dnsRetry = append(s.dnsRetry, h)
+				return
+			}
+			h.dead = true
+			f.stats.DNSFailures.Add(1)
+			f.log.Info("frontier: name did not resolve", "host", h.name, "err", r.err)
+		}
+		waiters := h.waiters
+		h.waiters = nil
+		for _, v := range waiters {
+			if v.host == h {
+				if h.refused {
+					f.stats.AddressRefused.Add(v.queued())
+				}
+				s.purge(v)
+				continue
+			}
+			v.waiting = false
+			s.wb.offer(v)
+		}
+		return
+	}
+	h.addr, h.resolved = r.addr, true
+	waiters := h.waiters
+	h.waiters = nil
+	s.wake(waiters)
+}
+
 // retryDNS moves failed resolutions whose time has come back to the backlog.
 func (s *scheduler) retryDNS(now int64) {
 	for i := 0; i < len(s.dnsRetry); {
-		if s.dnsRetryAt[i] <= now {
-			s.dnsBacklog = append(s.dnsBacklog, s.dnsRetry[i])
+		h := s.dnsRetry[i]
+		if h.retryAt <= now {
+			h.retryAt = 0
+			h.resolving = true
+			s.dnsBacklog = append(s.dnsBacklog, h)
 			last := len(s.dnsRetry) - 1
-			s.dnsRetry[i], s.dnsRetryAt[i] = s.dnsRetry[last], s.dnsRetryAt[last]
-			s.dnsRetry, s.dnsRetryAt = s.dnsRetry[:last], s.dnsRetryAt[:last]
+			s.dnsRetry[i] = s.dnsRetry[last]
+			s.dnsRetry[last] = nil
+			s.dnsRetry = s.dnsRetry[:last]
 			continue
 		}
 		i++
@@ -578,18 +852,17 @@ func (s *scheduler) updateGauges() {
 	st := s.f.stats
 	st.Queued.Store(s.queuedURLs)
 	st.QueuedBytes.Store(s.queuedBytes)
+	st.Virtualized.Store(s.virtualized)
 	st.VisitStates.Store(int64(len(s.states)))
 	st.IPEntries.Store(int64(len(s.entries)))
-	active := 0
-	for _, e := range s.wb.entries {
-		active += len(e.states)
-	}
-	st.ActiveKeys.Store(int64(active + s.inFlight))
+	st.ActiveKeys.Store(int64(s.active))
+	st.RequiredFront.Store(int64(s.front))
 }
 
 // Close saves the frontier's queued URLs and closes the sieve. Call it after
 // Run has returned and after every producer of Enqueue has stopped. URLs held
-// by visit states go back to the ready queue (the sieve has already marked
+// by visit states (in RAM, retried, or virtualized) and the one held back by
+// the distributor go back to the ready queue (the sieve has already marked
 // them seen), so that a crawl restarted on the same state resumes them.
 func (f *Frontier) Close() error {
 	s := f.sched
@@ -597,29 +870,44 @@ func (f *Frontier) Close() error {
 	var buf []byte
 	f.readyMu.Lock()
 	saved := 0
+	push := func(b []byte) {
+		if err := f.cfg.Ready.Push(b); err != nil {
+			errs = append(errs, fmt.Errorf("frontier: save queued URL: %w", err))
+			return
+		}
+		saved++
+	}
+	if s.held != nil {
+		push(s.held)
+		s.held = nil
+	}
 	for _, v := range s.states {
 		if v.broken {
 			continue
 		}
+		save := func(r []byte) {
+			buf = append(append(append(buf[:0], r[:MetaLen]...), v.prefix...), r[MetaLen:]...)
+			push(buf)
+		}
 		for _, r := range v.retries {
-			buf = append(append(buf[:0], v.schemeAuthority...), r.pathQuery...)
-			if err := f.cfg.Ready.Push(buf); err != nil {
-				errs = append(errs, err)
+			save([]byte(r.rec))
+		}
+		v.queue.each(save)
+		for v.onDisk > 0 && len(errs) == 0 {
+			recs, err := f.cfg.Virtualizer.DequeueN(v.id, 1024)
+			if err != nil || len(recs) == 0 {
+				errs = append(errs, fmt.Errorf("frontier: save virtualized URLs of %s: %v", v.key, err))
 				break
 			}
-			saved++
-		}
-		v.queue.each(func(pq []byte) {
-			buf = append(append(buf[:0], v.schemeAuthority...), pq...)
-			if err := f.cfg.Ready.Push(buf); err != nil {
-				errs = append(errs, err)
+			for _, r := range recs {
+				save(r)
 			}
-			saved++
-		})
-		v.queue, v.retries = pathQueue{}, nil
+			v.onDisk -= int64(len(recs))
+		}
+		v.queue, v.retries, v.onDisk = pathQueue{}, nil, 0
 	}
 	f.readyMu.Unlock()
-	s.queuedURLs, s.queuedBytes = 0, 0
+	s.queuedURLs, s.queuedBytes, s.virtualized = 0, 0, 0
 	if saved > 0 {
 		f.log.Info("frontier: queued URLs saved to the ready queue", "urls", saved)
 	}

@@ -13,43 +13,70 @@ type RobotsRules interface {
 }
 
 // visitState is the state of one politeness key (by default one
-// scheme+authority): its queue of path+queries, its robots.txt, when it may
-// be fetched next. Owned by the scheduler goroutine.
+// scheme+authority): its queue of URLs, when it may be fetched next, how it
+// failed. Owned by the scheduler goroutine.
+//
+// Invariants: a visit state is in its entry's heap iff it is attached to an
+// entry, not broken, not waiting, has work and has room for one more request
+// in flight. Queue records are meta+suffix, the URL being prefix+suffix.
 type visitState struct {
-	key             string // politeness key
-	schemeAuthority string // "http://host:port" (without trailing slash)
-	host            string // name to resolve
+	key    string     // politeness key
+	prefix string     // bytes every URL of this key starts with (omitted from records)
+	id     uint64     // identity in the virtualizer
+	host   *hostState // the host whose address decides the workbench entry
 
-	queue   pathQueue
-	retries []retry // URLs to fetch again before the queue, in order
+	queue   pathQueue // the in-RAM part of the queue
+	onDisk  int64     // records virtualized, to come after the RAM part
+	retries []retry   // records to fetch again before the queue, in order
 
-	entry     *ipEntry // nil until the DNS stage has resolved the host
-	resolving bool
-	dnsFails  int
-	broken    bool
+	entry   *ipEntry // nil until the DNS stage has resolved host
+	waiting bool     // withdrawn until a host resolution or a robots.txt fetch ends
+	broken  bool
+	active  bool // counted in the front (has work or a request in flight)
 
 	nextFetch int64 // monotonic ns: earliest start of the next request
 	inFlight  int
-
-	robots         RobotsRules
-	robotsExpires  int64 // monotonic ns; 0 = never fetched
-	robotsInFlight bool
-	robotsFails    int
-	lastDuration   time.Duration
-	failures       int // consecutive failed fetches (network errors)
-	backoff        time.Duration
+	failures  int // consecutive failed URLs (retries exhausted)
 
 	heapIndex int // position in entry.states, -1 when not there
 }
 
 type retry struct {
-	pathQuery string
-	attempt   int
+	rec     string // meta+suffix
+	attempt int
 }
 
 // hasWork reports whether the visit state has something to fetch.
 func (v *visitState) hasWork() bool {
-	return v.queue.len() > 0 || len(v.retries) > 0
+	return v.queue.len() > 0 || len(v.retries) > 0 || v.onDisk > 0
+}
+
+// queued is the number of URLs the visit state holds.
+func (v *visitState) queued() int64 {
+	return int64(v.queue.len()+len(v.retries)) + v.onDisk
+}
+
+// hostState is what the DNS stage knows of one host name.
+type hostState struct {
+	name      string
+	addr      netip.Addr
+	resolved  bool
+	resolving bool
+	dead      bool // did not resolve, or its address is refused: its URLs are dropped
+	refused   bool
+	fails     int
+	retryAt   int64
+	waiters   []*visitState // visit states waiting for this resolution
+}
+
+// robotsState is the robots.txt of one scheme+authority.
+type robotsState struct {
+	rules    RobotsRules // nil: not fetched, expired, or unavailable for now
+	expires  int64
+	inFlight bool
+	fails    int
+	dead     bool // unavailable after every retry: the authority's URLs are dropped
+	waiters  []*visitState
 }
 
 // ipEntry is the workbench entry of one IP address: the visit states whose
@@ -145,10 +172,10 @@ func (w *workbench) fix(e *ipEntry) {
 // for a request, is attached), and fixes the entry.
 func (w *workbench) offer(v *visitState) {
 	e := v.entry
-	if e == nil || v.broken {
+	if e == nil {
 		return
 	}
-	want := v.inFlight < w.parKey && v.hasWork()
+	want := v.inFlight < w.parKey && v.hasWork() && !v.waiting && !v.broken
 	switch {
 	case want && v.heapIndex < 0:
 		heap.Push(&e.states, v)

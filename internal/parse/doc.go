@@ -31,6 +31,14 @@
 // that differ only in digits, white space or attributes have equal digests;
 // the same page on two hosts does not.
 //
+// SimHash. In the same pass, Result.SimHash is a 64-bit SimHash (Charikar;
+// Manku et al., "Detecting near-duplicates for web crawling") over the
+// shingles of ShingleWords consecutive words of the same normalised text
+// (ASCII letters lower-cased). Pages that differ in a few words have
+// fingerprints a few bits apart (Hamming); unrelated pages differ in about
+// 32 bits. Result.Shingles says how much text the fingerprint stands for:
+// short pages make unreliable fingerprints and callers should skip them.
+//
 // Invariants: HTML never fails and never panics on arbitrary input; every
 // returned link is an absolute, normalised http or https URL.
 package parse

@@ -31,6 +31,8 @@ type Result struct {
 	NoFollowLinks int        // rel=nofollow links skipped
 	BadLinks      int        // hrefs that did not parse / non-http(s)
 	TextDigest    [16]byte   // BUbiNG-style content digest, see below
+	SimHash       uint64     // 64-bit SimHash of the page text's word shingles (near-duplicate detection; see Hamming)
+	Shingles      int        // shingles behind SimHash (few shingles make an unreliable fingerprint)
 }
 
 // dedupMapThreshold is the number of kept links from which duplicates are
@@ -45,6 +47,7 @@ type extractor struct {
 	seen     map[urlx.URL]struct{}
 	res      Result
 	dig      digester
+	sim      simhasher
 }
 
 // HTML extracts, in one pass of golang.org/x/net/html's tokenizer, the links,
@@ -65,8 +68,10 @@ func HTML(base urlx.URL, header http.Header, body []byte, opts Options) Result {
 	text, name := decode(header.Get("Content-Type"), body)
 	x.res.Charset = name
 	x.dig.init(base)
+	x.sim.init()
 	x.run(text)
 	x.res.TextDigest = x.dig.sum()
+	x.res.SimHash, x.res.Shingles = x.sim.sum()
 	if x.res.NoFollow {
 		x.res.Links = nil
 	}
@@ -118,12 +123,15 @@ func (x *extractor) run(text []byte) {
 			return // io.EOF: the reader cannot fail otherwise
 		case html.TextToken:
 			if !skipText {
-				x.dig.text(z.Text())
+				t := z.Text()
+				x.dig.text(t)
+				x.sim.text(t)
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
 			name := tagName(z, &nameBuf)
 			src := x.startTag(z, name)
 			x.dig.tag(false, name, src)
+			x.sim.endWord()
 			if tt == html.StartTagToken {
 				switch string(name) {
 				case "script", "style":
@@ -132,6 +140,7 @@ func (x *extractor) run(text []byte) {
 			}
 		case html.EndTagToken:
 			x.dig.tag(true, tagName(z, &nameBuf), nil)
+			x.sim.endWord()
 			skipText = false
 		}
 	}

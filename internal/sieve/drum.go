@@ -299,8 +299,6 @@ func (s *DRUM) Enqueue(key []byte) (flushed bool, err error) {
 		return false, fmt.Errorf("sieve: enqueue: key of %d bytes exceeds %d", len(key), MaxKeyLen)
 	}
 	h := Hash(key)
-	var lb [binary.MaxVarintLen64]byte
-	ln := binary.PutUvarint(lb[:], uint64(len(key)))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
@@ -320,11 +318,11 @@ func (s *DRUM) Enqueue(key []byte) (flushed bool, err error) {
 		a.aux = f
 		a.auxW.Reset(f)
 	}
-	if _, err := a.auxW.Write(lb[:ln]); err != nil {
-		s.err = fmt.Errorf("sieve: enqueue: write aux file: %w", err)
-		return false, s.err
-	}
-	if _, err := a.auxW.Write(key); err != nil {
+	// Append length and key in the writer's own buffer when they fit: no copy
+	// through a temporary.
+	rec := binary.AppendUvarint(a.auxW.AvailableBuffer(), uint64(len(key)))
+	rec = append(rec, key...)
+	if _, err := a.auxW.Write(rec); err != nil {
 		s.err = fmt.Errorf("sieve: enqueue: write aux file: %w", err)
 		return false, s.err
 	}
@@ -333,19 +331,22 @@ func (s *DRUM) Enqueue(key []byte) (flushed bool, err error) {
 	if len(a.pairs) < s.bufKeys {
 		return false, nil
 	}
-	return true, s.handoffLocked()
+	return true, s.handoffLocked(a)
 }
 
-// handoffLocked hands the active batch to the flusher, waiting for the
-// flusher to finish the previous one. s.mu must be held.
-func (s *DRUM) handoffLocked() error {
-	for s.spare == nil && s.err == nil {
+// handoffLocked hands the active batch b to the flusher, waiting for the
+// flusher to finish the previous one; if another goroutine handed b off
+// meanwhile, it does nothing. s.mu must be held.
+func (s *DRUM) handoffLocked(b *batch) error {
+	for s.spare == nil && s.err == nil && s.active == b {
 		s.cond.Wait()
 	}
 	if s.err != nil {
 		return s.err
 	}
-	b := s.active
+	if s.active != b {
+		return nil
+	}
 	s.active, s.spare = s.spare, nil
 	s.nextSeq++
 	s.active.seq = s.nextSeq
@@ -371,7 +372,7 @@ func (s *DRUM) flushLocked() error {
 		return s.err
 	}
 	if len(s.active.pairs) > 0 {
-		if err := s.handoffLocked(); err != nil {
+		if err := s.handoffLocked(s.active); err != nil {
 			return err
 		}
 	}

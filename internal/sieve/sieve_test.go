@@ -3,8 +3,6 @@ package sieve
 import (
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -90,8 +88,6 @@ func (r *recorder) keys() []string {
 	}
 	return all
 }
-
-func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // checkExactlyOnce asserts that delivered holds every key of want once.
 func checkExactlyOnce(t *testing.T, delivered []string, want map[string]bool) {

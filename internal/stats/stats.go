@@ -13,30 +13,36 @@ import (
 // ready to use; every field may be updated concurrently.
 type Crawl struct {
 	// Frontier.
-	Enqueued        atomic.Int64 // URLs offered to the frontier (seeds, links, redirects)
-	OutOfScope      atomic.Int64 // refused by the scope rule
-	Filtered        atomic.Int64 // refused by other URL rules (length, scheme, ...)
-	OverBudget      atomic.Int64 // refused: the key already holds --max-urls-per-host URLs
-	CacheHits       atomic.Int64 // duplicates caught by the URL cache before the sieve
-	CacheLookups    atomic.Int64
-	SieveEnqueued   atomic.Int64 // keys handed to the sieve
-	SieveNew        atomic.Int64 // keys the sieve found new (URLs known)
-	SieveFlushes    atomic.Int64
-	Ready           atomic.Int64 // URLs currently in the ready queue (gauge)
-	Queued          atomic.Int64 // URLs currently held by visit states (gauge)
-	QueuedBytes     atomic.Int64 // RAM bytes of visit-state queues (gauge)
-	VisitStates     atomic.Int64 // visit states known (gauge)
-	ActiveKeys      atomic.Int64 // visit states with URLs to fetch (gauge)
-	IPEntries       atomic.Int64 // workbench entries (gauge)
-	InFlight        atomic.Int64 // fetches in flight (gauge)
-	RobotsDenied    atomic.Int64 // URLs not fetched because robots.txt disallows them
-	AddressRefused  atomic.Int64 // URLs not fetched: the address guard refused the host's address
-	DNSFailures     atomic.Int64 // visit states whose name did not resolve
-	BrokenKeys      atomic.Int64 // visit states purged as broken (BUbiNG's brokenVisitStates)
-	PurgedURLs      atomic.Int64 // URLs dropped with a broken visit state
-	Retries         atomic.Int64 // fetch attempts repeated after a failure or 5xx
-	FetcherWaitNano atomic.Int64 // total time fetchers waited for work
-	FetcherWaits    atomic.Int64
+	Enqueued           atomic.Int64 // URLs offered to the frontier (seeds, links, redirects)
+	OutOfScope         atomic.Int64 // refused by the scope rule
+	Filtered           atomic.Int64 // refused by other URL rules (scheme, ...)
+	CutLength          atomic.Int64 // refused: longer than --max-url-length
+	CutRedirects       atomic.Int64 // refused: redirect chain longer than --max-redirects allows
+	CutDepth           atomic.Int64 // refused: more than --max-depth links from a seed
+	CutRepeatedSegment atomic.Int64 // refused: a path segment repeated more than --max-segment-repeats times
+	OverBudget         atomic.Int64 // refused: the key already holds --max-urls-per-host URLs
+	CacheHits          atomic.Int64 // duplicates caught by the URL cache before the sieve
+	CacheLookups       atomic.Int64
+	SieveEnqueued      atomic.Int64 // keys handed to the sieve
+	SieveNew           atomic.Int64 // keys the sieve found new (URLs known)
+	SieveFlushes       atomic.Int64
+	Ready              atomic.Int64 // URLs currently in the ready queue (gauge)
+	Queued             atomic.Int64 // URLs currently held by visit states (gauge)
+	QueuedBytes        atomic.Int64 // RAM bytes of visit-state queues (gauge)
+	VisitStates        atomic.Int64 // visit states known (gauge)
+	ActiveKeys         atomic.Int64 // visit states with URLs to fetch (gauge)
+	IPEntries          atomic.Int64 // workbench entries (gauge)
+	InFlight           atomic.Int64 // fetches in flight (gauge)
+	RobotsDenied       atomic.Int64 // URLs not fetched because robots.txt disallows them
+	AddressRefused     atomic.Int64 // URLs not fetched: the address guard refused the host's address
+	DNSFailures        atomic.Int64 // visit states whose name did not resolve
+	BrokenKeys         atomic.Int64 // visit states purged as broken (BUbiNG's brokenVisitStates)
+	PurgedURLs         atomic.Int64 // URLs dropped with a broken visit state
+	Retries            atomic.Int64 // fetch attempts repeated after a failure or 5xx
+	FetcherWaitNano    atomic.Int64 // total time fetchers waited for work
+	Virtualized        atomic.Int64 // URLs of visit-state queues held on disk (gauge)
+	RequiredFront      atomic.Int64 // visit states the distributor keeps active (gauge)
+	FetcherWaits       atomic.Int64
 
 	// Fetching.
 	Fetched       atomic.Int64 // responses received (pages, not robots.txt)
@@ -57,16 +63,18 @@ type Crawl struct {
 	ContentOther  atomic.Int64
 
 	// Parsing and storing.
-	Parsed         atomic.Int64 // HTML pages parsed for links
-	LinksFound     atomic.Int64 // links extracted (outdegree sum)
-	LinksDropped   atomic.Int64 // links beyond --max-links
-	NoFollow       atomic.Int64 // pages whose links were not followed (meta robots / X-Robots-Tag)
-	Duplicates     atomic.Int64 // payloads identical to one already stored (revisit records)
-	TextDuplicates atomic.Int64 // pages whose normalised-text digest was seen on the host
-	Stored         atomic.Int64 // response records written
-	WARCBytes      atomic.Int64 // compressed bytes written to WARC files
-	StoreErrors    atomic.Int64
-	Redirects      atomic.Int64
+	Parsed          atomic.Int64 // HTML pages parsed for links
+	LinksFound      atomic.Int64 // links extracted (outdegree sum)
+	LinksDropped    atomic.Int64 // links beyond --max-links
+	NoFollow        atomic.Int64 // pages whose links were not followed (meta robots / X-Robots-Tag)
+	Duplicates      atomic.Int64 // payloads identical to one already stored (revisit records)
+	TextDuplicates  atomic.Int64 // pages whose normalised-text digest was seen on the host
+	NearDuplicates  atomic.Int64 // pages whose SimHash is within --near-dup-distance of a recent page of the host
+	RobotsRedirects atomic.Int64 // robots.txt redirect hops followed (same scheme+authority)
+	Stored          atomic.Int64 // response records written
+	WARCBytes       atomic.Int64 // compressed bytes written to WARC files
+	StoreErrors     atomic.Int64
+	Redirects       atomic.Int64
 }
 
 // Snapshot is a copy of every counter of a Crawl at one moment, keyed by
@@ -106,7 +114,7 @@ func (c *Crawl) Restore(s Snapshot) {
 
 var gauges = map[string]bool{
 	"Ready": true, "Queued": true, "QueuedBytes": true, "VisitStates": true,
-	"ActiveKeys": true, "IPEntries": true, "InFlight": true,
+	"ActiveKeys": true, "IPEntries": true, "InFlight": true, "Virtualized": true, "RequiredFront": true,
 }
 
 // CountStatus counts one HTTP status code in its class.
@@ -193,8 +201,9 @@ func Summary(s Snapshot, elapsed time.Duration) string {
   status             1xx %d  2xx %d  3xx %d  4xx %d  5xx %d  other %d
   content            text %d  image %d  application %d  other %d
   URLs               known %d, out of scope %d, over budget %d, robots-denied %d, filtered %d, address refused %d
+  traps cut          length %d, redirects %d, depth %d, repeated segment %d
   links              found %d, dropped %d, redirects %d, nofollow pages %d
-  duplicates         payload %d (revisit records), text %d
+  duplicates         payload %d (revisit records), text %d, near %d
   failures           network %d, timeouts %d, truncated %d, retries %d, DNS %d, broken hosts %d (URLs purged %d)
   WARC               %d response records, %s compressed
   URL cache          %d hits of %d lookups`,
@@ -202,8 +211,9 @@ func Summary(s Snapshot, elapsed time.Duration) string {
 		s["Status1xx"], s["Status2xx"], s["Status3xx"], s["Status4xx"], s["Status5xx"], s["StatusOther"],
 		s["ContentText"], s["ContentImage"], s["ContentApp"], s["ContentOther"],
 		s["SieveNew"], s["OutOfScope"], s["OverBudget"], s["RobotsDenied"], s["Filtered"], s["AddressRefused"],
+		s["CutLength"], s["CutRedirects"], s["CutDepth"], s["CutRepeatedSegment"],
 		s["LinksFound"], s["LinksDropped"], s["Redirects"], s["NoFollow"],
-		s["Duplicates"], s["TextDuplicates"],
+		s["Duplicates"], s["TextDuplicates"], s["NearDuplicates"],
 		s["FetchErrors"], s["Timeouts"], s["Truncated"], s["Retries"], s["DNSFailures"], s["BrokenKeys"], s["PurgedURLs"],
 		s["Stored"], human(float64(s["WARCBytes"])),
 		s["CacheHits"], s["CacheLookups"])

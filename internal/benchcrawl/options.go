@@ -1,0 +1,175 @@
+package benchcrawl
+
+import (
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"time"
+)
+
+// Peer names accepted in [Options.Peers].
+const (
+	PeerPetrel = "petrel" // Petrel itself, run as "petrel crawl"
+	PeerColly  = "colly"  // the Colly crawler of bench/colly
+	PeerWget   = "wget"   // GNU wget -r, in a private mount namespace
+	PeerLimit  = "limit"  // the synthetic web's own maximum rate, measured with wrk
+)
+
+// Options configures one benchmark. The zero value of every field selects
+// its default; the defaults depend on [Options.PolitenessBound].
+type Options struct {
+	// Petrel is the petrel binary (default: os.Executable()).
+	Petrel string
+	// Colly is a built bench/colly binary. If empty, the harness builds one
+	// from CollySource into WorkDir with the go command.
+	Colly string
+	// CollySource is the directory of the bench/colly module (default:
+	// bench/colly under the nearest directory above the working directory
+	// that holds it).
+	CollySource string
+	// Go is the go command used to build the Colly crawler (default: "go"
+	// from PATH, then /usr/local/go/bin/go).
+	Go string
+	// Wget and Wrk are the GNU wget and wrk binaries (default: looked up in
+	// PATH). A missing binary skips its peer with a note.
+	Wget, Wrk string
+	// WorkDir holds the web's files and each crawler's output (default: a
+	// new temporary directory, removed at the end unless Keep is set).
+	WorkDir string
+	// Keep keeps WorkDir.
+	Keep bool
+
+	// PolitenessBound selects the politeness-bound benchmark: delays
+	// default to 2s/1s, the shape to 400 hosts over 100 addresses with 30
+	// pages each, the time bound to 60s, and the report includes the
+	// politeness efficiency (achieved rate ÷ the rate the delays allow).
+	PolitenessBound bool
+
+	// The synthetic web's shape (defaults: the headline shape, 2,000 hosts
+	// over 500 addresses, 50 pages of ~20 KiB with 40 links per host).
+	Hosts, HostsPerIP, PagesPerHost, LinksPerPage, PageBytes int
+	// FirstIP is the web's first loopback address (default 127.90.0.1).
+	FirstIP netip.Addr
+	// Port is the port on every address (default 8080; -1 = an ephemeral
+	// port per address).
+	Port int
+
+	// HostDelay and IPDelay are the politeness delays given to every
+	// crawler (defaults 100ms and 10ms; 2s and 1s when PolitenessBound).
+	HostDelay, IPDelay time.Duration
+	// Peers lists the crawlers to run, from PeerPetrel, PeerColly, PeerWget
+	// and PeerLimit (default: all four; PeerLimit is not run when
+	// PolitenessBound). Petrel always runs first: every ratio is to it.
+	Peers []string
+	// MaxURLs bounds the pages of Petrel and Colly (--max-urls; 0 = none).
+	MaxURLs int64
+	// TimeBound bounds each crawl (default 3m; 60s when PolitenessBound).
+	// A crawler still running is interrupted (SIGINT, then SIGKILL after
+	// 30s) and its figures cover the time it ran.
+	TimeBound time.Duration
+	// Progress is the sampling interval of the pages/s series (default 1s).
+	Progress time.Duration
+	// LimitDuration, LimitAddrs and LimitConns shape the wrk measurement:
+	// LimitAddrs concurrent wrk processes (default 2), each on its own
+	// address of the web with one thread and LimitConns connections
+	// (default 32) for LimitDuration (default 10s).
+	LimitDuration time.Duration
+	LimitAddrs    int
+	LimitConns    int
+	// VerifyWARC counts Petrel's page records in its WARC files to check
+	// its own page count (default on; set SkipVerifyWARC to turn it off).
+	SkipVerifyWARC bool
+	// WebStartTimeout bounds the synthetic web's start-up (default 3m).
+	WebStartTimeout time.Duration
+	// Plot, if set, is the path of an SVG file drawing pages/s over time.
+	Plot string
+	// Log receives progress messages (default: slog.Default()).
+	Log *slog.Logger
+}
+
+// withDefaults returns o with every zero field set.
+func (o Options) withDefaults() (Options, error) {
+	if o.Petrel == "" {
+		p, err := os.Executable()
+		if err != nil {
+			return o, fmt.Errorf("benchcrawl: petrel binary: %w", err)
+		}
+		o.Petrel = p
+	}
+	pb := o.PolitenessBound
+	def := func(v *int, headline, polite int) {
+		if *v <= 0 {
+			if pb {
+				*v = polite
+			} else {
+				*v = headline
+			}
+		}
+	}
+	def(&o.Hosts, 2000, 400)
+	def(&o.HostsPerIP, 4, 4)
+	def(&o.PagesPerHost, 50, 30)
+	def(&o.LinksPerPage, 40, 40)
+	def(&o.PageBytes, 20<<10, 20<<10)
+	defD := func(v *time.Duration, headline, polite time.Duration) {
+		if *v <= 0 {
+			if pb {
+				*v = polite
+			} else {
+				*v = headline
+			}
+		}
+	}
+	defD(&o.HostDelay, 100*time.Millisecond, 2*time.Second)
+	defD(&o.IPDelay, 10*time.Millisecond, time.Second)
+	defD(&o.TimeBound, 3*time.Minute, 60*time.Second)
+	defD(&o.Progress, time.Second, time.Second)
+	defD(&o.LimitDuration, 10*time.Second, 10*time.Second)
+	defD(&o.WebStartTimeout, 3*time.Minute, 3*time.Minute)
+	if o.LimitAddrs <= 0 {
+		o.LimitAddrs = 2
+	}
+	if o.LimitConns <= 0 {
+		o.LimitConns = 32
+	}
+	if !o.FirstIP.IsValid() {
+		o.FirstIP = netip.AddrFrom4([4]byte{127, 90, 0, 1})
+	}
+	if !o.FirstIP.IsLoopback() {
+		return o, fmt.Errorf("benchcrawl: first address %v is not a loopback address", o.FirstIP)
+	}
+	switch {
+	case o.Port == 0:
+		o.Port = 8080
+	case o.Port < 0:
+		o.Port = 0
+	}
+	if len(o.Peers) == 0 {
+		o.Peers = []string{PeerPetrel, PeerColly, PeerWget}
+		if !pb {
+			o.Peers = append(o.Peers, PeerLimit)
+		}
+	}
+	for _, p := range o.Peers {
+		switch p {
+		case PeerPetrel, PeerColly, PeerWget, PeerLimit:
+		default:
+			return o, fmt.Errorf("benchcrawl: unknown peer %q (want petrel, colly, wget or limit)", p)
+		}
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	return o, nil
+}
+
+// has reports whether peer p is selected.
+func (o *Options) has(p string) bool {
+	for _, q := range o.Peers {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,279 @@
+package benchcrawl
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Report is everything one benchmark measured; Run writes it as JSON.
+type Report struct {
+	Date    string  `json:"date"`
+	Machine Machine `json:"machine"`
+	Mode    string  `json:"mode"` // "headline" or "politeness-bound"
+	Web     Web     `json:"web"`
+	// HostDelay and IPDelay are the politeness settings given to every
+	// crawler, as Go durations.
+	HostDelay string `json:"host_delay"`
+	IPDelay   string `json:"ip_delay"`
+	MaxURLs   int64  `json:"max_urls"`
+	TimeBound string `json:"time_bound"`
+	// Runs holds one entry per crawler, Petrel first.
+	Runs []RunResult `json:"runs"`
+	// Limit is the wrk measurement (nil when not run).
+	Limit *Limit `json:"limit,omitempty"`
+	// AllowedRate is the rate the delays allow on this web (pages/s; see
+	// AllowedRateHow), reported in the politeness-bound mode.
+	AllowedRate    float64  `json:"allowed_rate,omitempty"`
+	AllowedRateHow string   `json:"allowed_rate_how,omitempty"`
+	Notes          []string `json:"notes,omitempty"`
+}
+
+// Machine describes where the benchmark ran.
+type Machine struct {
+	NumCPU    int    `json:"nproc"`
+	MemBytes  int64  `json:"mem_bytes"`
+	CPUModel  string `json:"cpu_model,omitempty"`
+	Kernel    string `json:"kernel,omitempty"`
+	GoVersion string `json:"go_version"`
+}
+
+// Web is the synthetic web's shape.
+type Web struct {
+	Hosts        int `json:"hosts"`
+	Addresses    int `json:"addresses"`
+	HostsPerIP   int `json:"hosts_per_ip"`
+	PagesPerHost int `json:"pages_per_host"`
+	LinksPerPage int `json:"links_per_page"`
+	PageBytes    int `json:"page_bytes"`
+}
+
+// RunResult holds one crawler's figures. Rates use the crawler's own page
+// count (responses received, robots.txt excluded) over its own elapsed time.
+type RunResult struct {
+	Crawler string `json:"crawler"`
+	// Skipped, when set, says why the crawler did not run; no figure is valid.
+	Skipped string `json:"skipped,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Command string `json:"command,omitempty"`
+	// Pages is the crawler's own count; PagesChecked is a second count
+	// from its output (Petrel: page records in its WARC files; wget: files
+	// written), -1 when none.
+	Pages        int64   `json:"pages"`
+	PagesChecked int64   `json:"pages_checked"`
+	Robots       int64   `json:"robots_fetched"`
+	ElapsedS     float64 `json:"elapsed_s"`
+	PagesPerSec  float64 `json:"pages_per_s"`
+	CPUSeconds   float64 `json:"cpu_s"`
+	CPUPer1000   float64 `json:"cpu_s_per_1000_pages"`
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+	// AllocsPerPage and AllocBytesPerPage come from Petrel's stats.json
+	// (RuntimeMallocs, RuntimeTotalAlloc); 0 for the peers.
+	AllocsPerPage     float64 `json:"allocs_per_page,omitempty"`
+	AllocBytesPerPage float64 `json:"alloc_bytes_per_page,omitempty"`
+	BytesReceived     int64   `json:"bytes_received"`
+	BytesWritten      int64   `json:"bytes_written"`
+	// WebCPUSeconds is the CPU the synthetic web's process used during
+	// this run.
+	WebCPUSeconds float64 `json:"web_cpu_s"`
+	// StoppedAtBound is true when the crawl was interrupted at the time
+	// bound rather than finishing by itself.
+	StoppedAtBound bool `json:"stopped_at_bound"`
+	// Efficiency is the politeness efficiency (politeness-bound mode): the
+	// steady-state page rate (samples after the first quarter of the run)
+	// ÷ the allowed rate. EfficiencyWhole is Petrel's over the whole run,
+	// robots.txt fetches included.
+	Efficiency      float64 `json:"politeness_efficiency,omitempty"`
+	EfficiencyWhole float64 `json:"politeness_efficiency_whole,omitempty"`
+	// Ratio* compare this crawler with Petrel (this ÷ Petrel).
+	RatioPagesPerSec float64  `json:"ratio_pages_per_s,omitempty"`
+	RatioCPUPer1000  float64  `json:"ratio_cpu_per_1000,omitempty"`
+	RatioPeakRSS     float64  `json:"ratio_peak_rss,omitempty"`
+	Series           []Sample `json:"series,omitempty"`
+	Notes            []string `json:"notes,omitempty"`
+}
+
+// Sample is one point of a crawler's progress: its page count T seconds
+// after it started.
+type Sample struct {
+	T     float64 `json:"t"`
+	Pages int64   `json:"pages"`
+}
+
+// Limit is the synthetic web's own maximum rate, measured with wrk.
+type Limit struct {
+	PagesPerSec  float64  `json:"pages_per_s"`
+	PerAddress   []string `json:"per_address"`
+	Non2xx       int64    `json:"non_2xx_3xx"`
+	How          string   `json:"how"`
+	PetrelShare  float64  `json:"petrel_fraction"`
+	DurationS    float64  `json:"duration_s"`
+	Connections  int      `json:"connections_per_address"`
+	Commands     []string `json:"commands"`
+	WebCPUSecond float64  `json:"web_cpu_s"`
+}
+
+// finish computes the derived figures of r.
+func (r *RunResult) finish() {
+	if r.ElapsedS > 0 {
+		r.PagesPerSec = float64(r.Pages) / r.ElapsedS
+	}
+	if r.Pages > 0 {
+		r.CPUPer1000 = r.CPUSeconds / float64(r.Pages) * 1000
+	}
+}
+
+// ratios fills every peer's ratios to Petrel and the limit's fraction.
+func (rep *Report) ratios() {
+	var p *RunResult
+	for i := range rep.Runs {
+		if rep.Runs[i].Crawler == PeerPetrel && rep.Runs[i].Skipped == "" {
+			p = &rep.Runs[i]
+		}
+	}
+	if p == nil {
+		return
+	}
+	div := func(a, b float64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return a / b
+	}
+	for i := range rep.Runs {
+		r := &rep.Runs[i]
+		if r.Skipped != "" {
+			continue
+		}
+		r.RatioPagesPerSec = div(r.PagesPerSec, p.PagesPerSec)
+		r.RatioCPUPer1000 = div(r.CPUPer1000, p.CPUPer1000)
+		r.RatioPeakRSS = div(float64(r.PeakRSSBytes), float64(p.PeakRSSBytes))
+	}
+	if rep.Limit != nil {
+		rep.Limit.PetrelShare = div(p.PagesPerSec, rep.Limit.PagesPerSec)
+	}
+}
+
+// WriteTable writes the report as an aligned text table.
+func (rep *Report) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "crawl benchmark (%s), %s; %d CPUs, %.1f GiB, %s\n", rep.Mode, rep.Date,
+		rep.Machine.NumCPU, float64(rep.Machine.MemBytes)/(1<<30), rep.Machine.GoVersion)
+	fmt.Fprintf(w, "web: %d hosts on %d addresses, %d pages/host, %d links/page, %d-byte pages; host delay %s, IP delay %s; time bound %s; max URLs %d\n",
+		rep.Web.Hosts, rep.Web.Addresses, rep.Web.PagesPerHost, rep.Web.LinksPerPage, rep.Web.PageBytes,
+		rep.HostDelay, rep.IPDelay, rep.TimeBound, rep.MaxURLs)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "crawler\tpages\tchecked\ts\tpages/s\tCPU s/1k pages\tpeak RSS MiB\tallocs/page\twritten MiB\tweb CPU s\t×P pages/s\t×P CPU/1k\t×P RSS\teff.\t")
+	for _, r := range rep.Runs {
+		if r.Skipped != "" {
+			fmt.Fprintf(tw, "%s\tskipped: %s\t\t\t\t\t\t\t\t\t\t\t\t\t\n", r.Crawler, r.Skipped)
+			continue
+		}
+		checked := "-"
+		if r.PagesChecked >= 0 {
+			checked = strconv.FormatInt(r.PagesChecked, 10)
+		}
+		eff := "-"
+		if r.Efficiency > 0 {
+			eff = fmt.Sprintf("%.3f", r.Efficiency)
+		}
+		allocs := "-"
+		if r.AllocsPerPage > 0 {
+			allocs = fmt.Sprintf("%.0f", r.AllocsPerPage)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.1f\t%.1f\t%.3f\t%.0f\t%s\t%.1f\t%.1f\t%.2f\t%.2f\t%.2f\t%s\t\n",
+			r.Crawler, r.Pages, checked, r.ElapsedS, r.PagesPerSec, r.CPUPer1000,
+			float64(r.PeakRSSBytes)/(1<<20), allocs, float64(r.BytesWritten)/(1<<20), r.WebCPUSeconds,
+			r.RatioPagesPerSec, r.RatioCPUPer1000, r.RatioPeakRSS, eff)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("benchcrawl: table: %w", err)
+	}
+	if rep.Limit != nil {
+		fmt.Fprintf(w, "limit (wrk): %.0f pages/s; Petrel reaches %.1f%% of it\n", rep.Limit.PagesPerSec, 100*rep.Limit.PetrelShare)
+	}
+	if rep.AllowedRate > 0 {
+		fmt.Fprintf(w, "allowed by the delays: %.1f pages/s (%s)\n", rep.AllowedRate, rep.AllowedRateHow)
+	}
+	for _, r := range rep.Runs {
+		for _, n := range r.Notes {
+			fmt.Fprintf(w, "note (%s): %s\n", r.Crawler, n)
+		}
+		if r.Error != "" {
+			fmt.Fprintf(w, "error (%s): %s\n", r.Crawler, r.Error)
+		}
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	return nil
+}
+
+// WriteJSON writes the report as one indented JSON object.
+func (rep *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rep); err != nil {
+		return fmt.Errorf("benchcrawl: json: %w", err)
+	}
+	return nil
+}
+
+// machine describes this machine.
+func machine() Machine {
+	m := Machine{NumCPU: runtime.NumCPU(), GoVersion: runtime.Version()}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == "MemTotal:" {
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				m.MemBytes = kb * 1024
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	return m
+}
+
+// steadyRate is the page rate of s over its samples taken no later than
+// cutoff seconds (cutoff <= 0: all) after the first quarter of that span:
+// (pages at the last such sample − pages at the first sample past a
+// quarter) ÷ the time between them. It returns 0 if there are too few
+// samples.
+func steadyRate(s []Sample, cutoff float64) float64 {
+	if cutoff > 0 {
+		k := len(s)
+		for k > 0 && s[k-1].T > cutoff {
+			k--
+		}
+		s = s[:k]
+	}
+	if len(s) < 3 {
+		return 0
+	}
+	end := s[len(s)-1]
+	var from *Sample
+	for i := range s {
+		if s[i].T >= end.T/4 {
+			from = &s[i]
+			break
+		}
+	}
+	if from == nil || end.T <= from.T {
+		return 0
+	}
+	return float64(end.Pages-from.Pages) / (end.T - from.T)
+}

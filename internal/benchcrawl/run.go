@@ -1,0 +1,544 @@
+package benchcrawl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Run runs the crawl benchmark described by opts: it starts "petrel
+// testweb" as a separate process, runs each selected crawler against it as a
+// separate process with the same politeness settings, measures the web's own
+// limit with wrk, and writes the report as JSON to jsonOut and as a table to
+// tableOut (either may be nil). With opts.Plot set it also writes the SVG
+// plot. A peer whose tool is missing is skipped with a note; Run fails only
+// when the web cannot start or Petrel cannot run.
+func Run(ctx context.Context, opts Options, jsonOut, tableOut io.Writer) error {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return err
+	}
+	rep, err := run(ctx, o)
+	if err != nil {
+		return err
+	}
+	if jsonOut != nil {
+		if err := rep.WriteJSON(jsonOut); err != nil {
+			return err
+		}
+	}
+	if tableOut != nil {
+		if err := rep.WriteTable(tableOut); err != nil {
+			return err
+		}
+	}
+	if o.Plot != "" {
+		if err := writePlotFile(o.Plot, rep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// run does the work of Run and returns the report.
+func run(ctx context.Context, o Options) (*Report, error) {
+	work := o.WorkDir
+	if work == "" {
+		d, err := os.MkdirTemp("", "petrel-benchcrawl-")
+		if err != nil {
+			return nil, fmt.Errorf("benchcrawl: work directory: %w", err)
+		}
+		work = d
+		if !o.Keep {
+			defer os.RemoveAll(d)
+		}
+	} else if err := os.MkdirAll(work, 0o755); err != nil {
+		return nil, fmt.Errorf("benchcrawl: work directory: %w", err)
+	}
+	rep := &Report{
+		Date:      time.Now().UTC().Format(time.RFC3339),
+		Machine:   machine(),
+		Mode:      "headline",
+		HostDelay: o.HostDelay.String(),
+		IPDelay:   o.IPDelay.String(),
+		MaxURLs:   o.MaxURLs,
+		TimeBound: o.TimeBound.String(),
+	}
+	if o.PolitenessBound {
+		rep.Mode = "politeness-bound"
+	}
+	o.Log.Info("benchcrawl: starting the synthetic web", "hosts", o.Hosts, "per_ip", o.HostsPerIP, "pages", o.PagesPerHost, "dir", work)
+	web, err := startWeb(ctx, o, filepath.Join(work, "web"))
+	if err != nil {
+		return nil, err
+	}
+	defer web.stop()
+	rep.Web = Web{Hosts: len(web.hosts.ipOf), Addresses: len(web.hosts.addrs), HostsPerIP: o.HostsPerIP,
+		PagesPerHost: o.PagesPerHost, LinksPerPage: o.LinksPerPage, PageBytes: o.PageBytes}
+
+	runners := []struct {
+		peer string
+		fn   func(context.Context, Options, *webProc, string) RunResult
+	}{
+		{PeerPetrel, runPetrel},
+		{PeerColly, runColly},
+		{PeerWget, runWget},
+	}
+	for _, r := range runners {
+		if !o.has(r.peer) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("benchcrawl: %w", err)
+		}
+		o.Log.Info("benchcrawl: crawling", "crawler", r.peer, "bound", o.TimeBound)
+		before, _ := procCPU(web.pid)
+		res := r.fn(ctx, o, web, filepath.Join(work, r.peer))
+		after, _ := procCPU(web.pid)
+		res.WebCPUSeconds = (after - before).Seconds()
+		res.finish()
+		if r.peer == PeerPetrel && res.Skipped == "" && res.Error != "" && res.Pages == 0 {
+			return nil, fmt.Errorf("benchcrawl: petrel failed: %s", res.Error)
+		}
+		o.Log.Info("benchcrawl: done", "crawler", r.peer, "pages", res.Pages, "pages_per_s", res.PagesPerSec, "skipped", res.Skipped)
+		rep.Runs = append(rep.Runs, res)
+	}
+	if o.has(PeerLimit) {
+		o.Log.Info("benchcrawl: measuring the web's limit with wrk")
+		before, _ := procCPU(web.pid)
+		lim, err := measureLimit(ctx, o, web, filepath.Join(work, "wrk"))
+		if err != nil {
+			rep.Notes = append(rep.Notes, "limit not measured: "+err.Error())
+		} else {
+			after, _ := procCPU(web.pid)
+			lim.WebCPUSecond = (after - before).Seconds()
+			rep.Limit = lim
+		}
+	}
+	if o.PolitenessBound {
+		rep.AllowedRate = allowedRate(web.hosts, o.HostDelay, o.IPDelay)
+		rep.AllowedRateHow = fmt.Sprintf("sum over the %d addresses of min(1/ip-delay, hosts on the address/host-delay), response times neglected", len(web.hosts.addrs))
+		for i := range rep.Runs {
+			r := &rep.Runs[i]
+			if r.Skipped != "" || rep.AllowedRate <= 0 {
+				continue
+			}
+			cut := o.TimeBound.Seconds()
+			if !r.StoppedAtBound {
+				cut = 0
+			}
+			r.Efficiency = steadyRate(r.Series, cut) / rep.AllowedRate
+			if r.Crawler == PeerPetrel && r.ElapsedS > 0 {
+				r.EfficiencyWhole = float64(r.Pages+r.Robots) / r.ElapsedS / rep.AllowedRate
+			}
+		}
+	}
+	rep.ratios()
+	return rep, nil
+}
+
+// webProc is the running synthetic web.
+type webProc struct {
+	cmd   *exec.Cmd
+	pid   int
+	dir   string
+	hostsPath, seedsPath string
+	hosts *hostsFile
+	seeds []string
+	done  chan struct{}
+}
+
+// startWeb runs "petrel testweb" and waits until it has written its files.
+func startWeb(ctx context.Context, o Options, dir string) (*webProc, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("benchcrawl: web: %w", err)
+	}
+	args := []string{"testweb", "--out", dir,
+		"--web-hosts", strconv.Itoa(o.Hosts), "--web-hosts-per-ip", strconv.Itoa(o.HostsPerIP),
+		"--web-pages", strconv.Itoa(o.PagesPerHost), "--web-links", strconv.Itoa(o.LinksPerPage),
+		"--web-page-bytes", strconv.Itoa(o.PageBytes), "--web-first-ip", o.FirstIP.String(),
+		"--web-port", strconv.Itoa(o.Port)}
+	cmd := exec.Command(o.Petrel, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	ready := make(chan struct{})
+	var once atomic.Bool
+	lw := &lineWriter{fn: func(l string) {
+		if strings.HasPrefix(l, "testweb:") && once.CompareAndSwap(false, true) {
+			close(ready)
+		}
+	}}
+	cmd.Stderr, cmd.Stdout = lw, lw
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("benchcrawl: start web: %w", err)
+	}
+	w := &webProc{cmd: cmd, pid: cmd.Process.Pid, dir: dir, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(w.done) }()
+	t := time.NewTimer(o.WebStartTimeout)
+	defer t.Stop()
+	select {
+	case <-ready:
+	case <-w.done:
+		return nil, fmt.Errorf("benchcrawl: web exited at start: %s", strings.Join(lastN(lw.lines(), 5), " | "))
+	case <-t.C:
+		w.stop()
+		return nil, fmt.Errorf("benchcrawl: web did not start within %s", o.WebStartTimeout)
+	case <-ctx.Done():
+		w.stop()
+		return nil, fmt.Errorf("benchcrawl: start web: %w", ctx.Err())
+	}
+	w.hostsPath, w.seedsPath = filepath.Join(dir, "hosts"), filepath.Join(dir, "seeds.txt")
+	f, err := os.Open(w.hostsPath)
+	if err != nil {
+		w.stop()
+		return nil, fmt.Errorf("benchcrawl: web: %w", err)
+	}
+	w.hosts, err = parseHosts(f)
+	f.Close()
+	if err == nil {
+		w.seeds, err = readSeeds(w.seedsPath)
+	}
+	if err != nil {
+		w.stop()
+		return nil, err
+	}
+	return w, nil
+}
+
+// stop ends the web: SIGTERM to its process group, SIGKILL after 10s.
+func (w *webProc) stop() {
+	_ = syscall.Kill(-w.pid, syscall.SIGTERM)
+	select {
+	case <-w.done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-w.pid, syscall.SIGKILL)
+		<-w.done
+	}
+}
+
+// runPetrel crawls the web with "petrel crawl".
+func runPetrel(ctx context.Context, o Options, web *webProc, dir string) RunResult {
+	res := RunResult{Crawler: PeerPetrel, PagesChecked: -1}
+	_ = os.RemoveAll(dir)
+	args := []string{"crawl", "--dir", dir, "--hosts", web.hostsPath, "--seeds", web.seedsPath,
+		"--allow-private", "--system-dns=false",
+		"--host-delay", o.HostDelay.String(), "--ip-delay", o.IPDelay.String(),
+		"--progress", o.Progress.String()}
+	if o.MaxURLs > 0 {
+		args = append(args, "--max-urls", strconv.FormatInt(o.MaxURLs, 10))
+	}
+	res.Command = o.Petrel + " " + strings.Join(args, " ")
+	var elapsed atomic.Int64
+	pr := runMeasured(ctx, procSpec{
+		name: o.Petrel, args: args, bound: o.TimeBound, every: o.Progress, stop: syscall.SIGINT,
+		onLine: func(l string, pages *atomic.Int64) {
+			if n, ok := parseProgress(l); ok {
+				pages.Store(n)
+			} else if d, ok := parseFinished(l); ok {
+				elapsed.Store(int64(d))
+			}
+		},
+	})
+	res.fromProc(pr)
+	if d := time.Duration(elapsed.Load()); d > 0 {
+		res.ElapsedS = d.Seconds()
+	} else {
+		res.Notes = append(res.Notes, "no summary line: elapsed is the process's wall time")
+	}
+	st, err := readStats(filepath.Join(dir, "state", "stats.json"))
+	if err != nil {
+		res.Error = joinErr(res.Error, err.Error())
+		res.Pages = pr.pages
+		return res
+	}
+	res.Pages = st["Fetched"]
+	res.Robots = st["RobotsFetched"]
+	res.BytesReceived = st["BytesReceived"]
+	if res.Pages > 0 {
+		res.AllocsPerPage = float64(st["RuntimeMallocs"]) / float64(res.Pages)
+		res.AllocBytesPerPage = float64(st["RuntimeTotalAlloc"]) / float64(res.Pages)
+	}
+	res.BytesWritten = dirBytes(dir)
+	res.Notes = append(res.Notes, fmt.Sprintf("WARC bytes %d (gzip per record), parsing on", st["WARCBytes"]))
+	if !o.SkipVerifyWARC {
+		n, err := countWARCPages(filepath.Join(dir, "warc"))
+		if err != nil {
+			res.Notes = append(res.Notes, "WARC count: "+err.Error())
+		} else {
+			res.PagesChecked = n
+			if n != res.Pages {
+				res.Notes = append(res.Notes, fmt.Sprintf("WARC holds %d page records, stats.json says %d pages", n, res.Pages))
+			}
+		}
+	}
+	return res
+}
+
+// fromProc copies the measured process figures.
+func (r *RunResult) fromProc(pr procResult) {
+	r.ElapsedS = pr.wall.Seconds()
+	r.CPUSeconds = pr.cpu.Seconds()
+	r.PeakRSSBytes = pr.maxRSS
+	r.Series = pr.series
+	r.StoppedAtBound = pr.stopped
+	if pr.err != nil {
+		r.Error = pr.err.Error()
+	}
+}
+
+func joinErr(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// collyResult is the final JSON line of the Colly crawler.
+type collyResult struct {
+	Pages    int64   `json:"pages"`
+	Errors   int64   `json:"errors"`
+	Robots   int64   `json:"robots_blocked"`
+	Bytes    int64   `json:"bytes_received"`
+	ElapsedS float64 `json:"elapsed_s"`
+	Stopped  bool    `json:"stopped"`
+}
+
+// runColly crawls the web with the Colly crawler of bench/colly.
+func runColly(ctx context.Context, o Options, web *webProc, dir string) RunResult {
+	res := RunResult{Crawler: PeerColly, PagesChecked: -1}
+	bin, err := collyBinary(ctx, o, dir)
+	if err != nil {
+		res.Skipped = err.Error()
+		return res
+	}
+	args := []string{"--hosts", web.hostsPath, "--seeds", web.seedsPath,
+		"--host-delay", o.HostDelay.String(), "--ip-delay", o.IPDelay.String(),
+		"--progress", o.Progress.String()}
+	if o.MaxURLs > 0 {
+		args = append(args, "--max-urls", strconv.FormatInt(o.MaxURLs, 10))
+	}
+	res.Command = bin + " " + strings.Join(args, " ")
+	pr := runMeasured(ctx, procSpec{
+		name: bin, args: args, bound: o.TimeBound, every: o.Progress, stop: syscall.SIGINT,
+		onLine: func(l string, pages *atomic.Int64) {
+			if n, ok := parseProgress(l); ok {
+				pages.Store(n)
+			}
+		},
+	})
+	res.fromProc(pr)
+	res.Pages = pr.pages
+	var cr collyResult
+	found := false
+	for i := len(pr.stdout) - 1; i >= 0 && !found; i-- {
+		found = json.Unmarshal([]byte(pr.stdout[i]), &cr) == nil
+	}
+	if found {
+		res.Pages, res.BytesReceived = cr.Pages, cr.Bytes
+		if cr.ElapsedS > 0 {
+			res.ElapsedS = cr.ElapsedS
+		}
+		if cr.Errors > 0 {
+			res.Notes = append(res.Notes, fmt.Sprintf("%d fetches failed at the network level", cr.Errors))
+		}
+	} else {
+		res.Error = joinErr(res.Error, "no final JSON line")
+	}
+	res.Notes = append(res.Notes, "Colly expresses the host delay (one LimitRule per host: Parallelism 1, Delay) but not the per-IP delay; stores nothing; robots.txt group matched by User-Agent prefix \"petrel-bench-colly\", i.e. the petrel group, so it may crawl the same pages as Petrel")
+	return res
+}
+
+// collyBinary returns the Colly crawler, building it if needed.
+func collyBinary(ctx context.Context, o Options, dir string) (string, error) {
+	if o.Colly != "" {
+		if _, err := os.Stat(o.Colly); err != nil {
+			return "", fmt.Errorf("colly binary: %w", err)
+		}
+		return o.Colly, nil
+	}
+	src := o.CollySource
+	if src == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("colly source: %w", err)
+		}
+		for d := wd; ; d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, "bench", "colly", "go.mod")); err == nil {
+				src = filepath.Join(d, "bench", "colly")
+				break
+			}
+			if filepath.Dir(d) == d {
+				return "", errors.New("bench/colly not found above the working directory (set Options.Colly or CollySource)")
+			}
+		}
+	}
+	goCmd := o.Go
+	if goCmd == "" {
+		if p, err := exec.LookPath("go"); err == nil {
+			goCmd = p
+		} else if _, err := os.Stat("/usr/local/go/bin/go"); err == nil {
+			goCmd = "/usr/local/go/bin/go"
+		} else {
+			return "", errors.New("no go command to build bench/colly")
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("colly build: %w", err)
+	}
+	bin := filepath.Join(dir, "colly-bench")
+	bctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(bctx, goCmd, "build", "-o", bin, ".")
+	cmd.Dir = src
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("colly build in %s: %w: %s", src, err, strings.TrimSpace(string(out)))
+	}
+	return bin, nil
+}
+
+// runWget crawls the web with GNU wget -r in a private mount namespace
+// whose /etc/hosts is the web's hosts file and whose name service consults
+// files only.
+func runWget(ctx context.Context, o Options, web *webProc, dir string) RunResult {
+	res := RunResult{Crawler: PeerWget, PagesChecked: -1}
+	wget := o.Wget
+	if wget == "" {
+		p, err := exec.LookPath("wget")
+		if err != nil {
+			res.Skipped = "wget not installed (apt-get install -y wget)"
+			return res
+		}
+		wget = p
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		res.Skipped = "unshare not found: wget cannot be kept off DNS"
+		return res
+	}
+	_ = os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	var present string
+	for n := range web.hosts.ipOf {
+		present = n
+		break
+	}
+	ns, err := prepareNamespace(ctx, unshare, web.hostsPath, present, dir)
+	if err != nil {
+		res.Skipped = "wget not run: cannot prove its names stay off DNS: " + err.Error()
+		return res
+	}
+	seeds := filepath.Join(dir, "seeds.txt")
+	if err := os.WriteFile(seeds, []byte(strings.Join(web.seeds, "\n")+"\n"), 0o644); err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	out := filepath.Join(dir, "out")
+	wargs := []string{wget, "--no-config", "-r", "-l", "inf", "-H", "--domains=test",
+		"--wait=" + strconv.FormatFloat(o.HostDelay.Seconds(), 'f', -1, 64),
+		"-e", "robots=on", "--tries=1", "--timeout=10", "-P", out, "--no-verbose", "-i", seeds}
+	args := ns.wrap(wargs)
+	res.Command = unshare + " " + strings.Join(args, " ")
+	var robots atomic.Int64
+	pr := runMeasured(ctx, procSpec{
+		name: unshare, args: args, bound: o.TimeBound, every: o.Progress, stop: syscall.SIGTERM,
+		env: []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + dir, "LC_ALL=C"},
+		onLine: func(l string, pages *atomic.Int64) {
+			switch classifyWget(l) {
+			case wgetPage, wgetError:
+				pages.Add(1)
+			case wgetRobots:
+				robots.Add(1)
+			}
+		},
+	})
+	res.fromProc(pr)
+	if pr.stopped || (pr.err != nil && strings.Contains(pr.err.Error(), "exit status 8")) {
+		res.Error = "" // exit 8: some server answered with an error (404s); expected
+	}
+	res.Pages = pr.pages
+	res.Robots = robots.Load()
+	var files int64
+	_ = filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && d.Name() != "robots.txt" {
+			files++
+		}
+		return nil
+	})
+	res.PagesChecked = files
+	res.BytesWritten = dirBytes(out)
+	res.Notes = append(res.Notes, "wget is single-threaded and --wait applies between all its requests, so it never exceeds 1/host-delay pages/s; it obeys the robots.txt group \"*\", not petrel's, so it may see fewer pages; bounded by time only (no page limit); rusage covers wget through unshare's wait")
+	return res
+}
+
+// namespace holds the files bind-mounted over /etc in wget's namespace.
+type namespace struct {
+	hosts, nsswitch, resolv string
+}
+
+// wrap returns the unshare arguments that run cmd in the namespace.
+func (n namespace) wrap(cmd []string) []string {
+	script := `mount --bind "$1" /etc/hosts && mount --bind "$2" /etc/nsswitch.conf && mount --bind "$3" /etc/resolv.conf && shift 3 && exec "$@"`
+	return append([]string{"--mount", "--fork", "sh", "-c", script, "sh", n.hosts, n.nsswitch, n.resolv}, cmd...)
+}
+
+// Addresses of the decoy name server of the namespace check.
+const decoyDNS = "127.53.53.53"
+
+// prepareNamespace writes the namespace's files and proves that a name is
+// resolved there from the hosts file only: present must resolve, a name
+// missing from the hosts file must fail at once, and a decoy name server
+// on loopback, the only one resolv.conf names, must receive no packet.
+func prepareNamespace(ctx context.Context, unshare, hostsPath, present, dir string) (namespace, error) {
+	ns := namespace{hosts: hostsPath, nsswitch: filepath.Join(dir, "nsswitch.conf"), resolv: filepath.Join(dir, "resolv.conf")}
+	if err := os.WriteFile(ns.nsswitch, []byte("hosts: files\n"), 0o644); err != nil {
+		return ns, err
+	}
+	if err := os.WriteFile(ns.resolv, []byte("nameserver "+decoyDNS+"\noptions timeout:1 attempts:1\n"), 0o644); err != nil {
+		return ns, err
+	}
+	return ns, checkNamespace(ctx, unshare, ns, present)
+}
+
+// checkNamespace runs getent in the namespace; see prepareNamespace.
+func checkNamespace(ctx context.Context, unshare string, ns namespace, present string) error {
+	dns, err := listenDecoy()
+	if err != nil {
+		return err
+	}
+	defer dns.Close()
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	missing := "benchcrawl-absent-name.test"
+	script := []string{"sh", "-c", `getent hosts "$1" || exit 3; if getent hosts "$2"; then exit 4; fi; exit 0`, "sh", present, missing}
+	cmd := exec.CommandContext(cctx, unshare, ns.wrap(script)...)
+	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"}
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	took := time.Since(start)
+	if err != nil {
+		return fmt.Errorf("namespace check (%s): %w: %s", took.Round(time.Millisecond), err, strings.TrimSpace(string(out)))
+	}
+	if n := dns.packets(200 * time.Millisecond); n > 0 {
+		return fmt.Errorf("namespace check: the decoy name server got %d packets", n)
+	}
+	if took > 5*time.Second {
+		return fmt.Errorf("namespace check: a missing name took %s to fail (a resolver was consulted)", took)
+	}
+	if !strings.Contains(string(out), present) {
+		return fmt.Errorf("namespace check: %s did not resolve from the hosts file: %s", present, out)
+	}
+	return nil
+}

@@ -1,0 +1,341 @@
+package frontier
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/urlx"
+)
+
+func TestParseAssign(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"", "authority", true}, {"authority", "authority", true}, {"host", "host", true},
+		{"domain", "domain", true}, {"url", "url", true}, {"bucket:7", "bucket:7", true},
+		{"bucket:0", "", false}, {"bucket:x", "", false}, {"random", "", false}, {"ip", "", false},
+	} {
+		a, err := ParseAssign(c.in)
+		if (err == nil) != c.ok {
+			t.Errorf("ParseAssign(%q) error %v, want ok=%v", c.in, err, c.ok)
+			continue
+		}
+		if c.ok && a.String() != c.want {
+			t.Errorf("ParseAssign(%q) = %s, want %s", c.in, a, c.want)
+		}
+	}
+}
+
+func TestAssignKeys(t *testing.T) {
+	key := func(policy, raw string) string {
+		a, err := ParseAssign(policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := urlx.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		url := []byte(u.String())
+		k, n := a.key([]byte(u.SchemeAuthority()), url)
+		if !equalPrefix(string(url), n) {
+			t.Fatalf("prefix length %d out of range", n)
+		}
+		return k
+	}
+	same := []struct{ policy, a, b string }{
+		{"authority", "http://a.test/x", "http://a.test/y"},
+		{"host", "http://a.test/x", "https://a.test:8443/y"},
+		{"domain", "http://a.b.example.co.uk/", "http://c.example.co.uk/z"},
+		{"bucket:1", "http://a.test/", "http://b.test/"},
+	}
+	for _, c := range same {
+		if ka, kb := key(c.policy, c.a), key(c.policy, c.b); ka != kb {
+			t.Errorf("%s: %s and %s have keys %q and %q, want one key", c.policy, c.a, c.b, ka, kb)
+		}
+	}
+	differ := []struct{ policy, a, b string }{
+		{"authority", "http://a.test/", "https://a.test/"},
+		{"host", "http://a.test/", "http://b.a.test/"},
+		{"domain", "http://example.co.uk/", "http://other.co.uk/"},
+		{"url", "http://a.test/x", "http://a.test/y"},
+	}
+	for _, c := range differ {
+		if ka, kb := key(c.policy, c.a), key(c.policy, c.b); ka == kb {
+			t.Errorf("%s: %s and %s share key %q", c.policy, c.a, c.b, ka)
+		}
+	}
+	// Deterministic: the same URL always gets the same key.
+	for i := 0; i < 100; i++ {
+		if key("bucket:13", "http://h.test/") != key("bucket:13", "http://h.test/") {
+			t.Fatal("bucket key is not deterministic")
+		}
+	}
+}
+
+func equalPrefix(s string, n int) bool { return n >= 0 && n <= len(s) }
+
+// concurrency runs one host's crawl with 50 fetchers and slow fetches, and
+// returns the most requests ever in flight together.
+func concurrency(t *testing.T, cfg Config) int {
+	var mu sync.Mutex
+	cur, peak := 0, 0
+	cfg.Resolver = mapResolver{"one.test": netip.MustParseAddr("10.1.1.1")}
+	h := newHarness(t, cfg)
+	for i := 0; i < 200; i++ {
+		h.enqueue(fmt.Sprintf("http://one.test/p%d", i))
+	}
+	err := h.run(50, func(t *Task) Outcome {
+		if t.Robots {
+			return Outcome{Result: Fetched, Robots: allowAll{}}
+		}
+		mu.Lock()
+		cur++
+		peak = max(peak, cur)
+		mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+		mu.Lock()
+		cur--
+		mu.Unlock()
+		return Outcome{Result: Fetched}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.pages()); n != 200 {
+		t.Fatalf("%d pages fetched, want 200", n)
+	}
+	return peak
+}
+
+// TestFiftyFetchersOneHost reproduces the Heritrix note's scenario: one
+// host, 50 fetchers. With the default policy exactly one request is ever in
+// flight; with every URL its own key and the IP rule raised to 50, about
+// fifty are.
+func TestFiftyFetchersOneHost(t *testing.T) {
+	if p := concurrency(t, Config{}); p != 1 {
+		t.Errorf("default policy: %d requests in flight at once, want exactly 1", p)
+	}
+	url, _ := ParseAssign("url")
+	if p := concurrency(t, Config{Assign: url, ParallelPerIP: 50}); p < 40 {
+		t.Errorf("--assign url --parallel-per-ip 50: at most %d requests in flight, want about 50", p)
+	}
+}
+
+// TestAdaptiveDelay checks --delay-factor: after a fetch that took d, the
+// next request to the key waits factor×d (clamped to MaxDelay).
+func TestAdaptiveDelay(t *testing.T) {
+	h := newHarness(t, Config{HostDelay: time.Millisecond, DelayFactor: 4, MaxDelay: time.Second,
+		Resolver: mapResolver{"slow.test": netip.MustParseAddr("10.2.2.2")}})
+	for i := 0; i < 5; i++ {
+		h.enqueue(fmt.Sprintf("http://slow.test/p%d", i))
+	}
+	err := h.run(2, func(t *Task) Outcome {
+		if t.Robots {
+			return Outcome{Result: Fetched, Robots: allowAll{}}
+		}
+		start := time.Now()
+		time.Sleep(10 * time.Millisecond)
+		return Outcome{Result: Fetched, Duration: time.Since(start)}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pages []fetchRecord
+	for _, r := range h.log {
+		if !r.robots {
+			pages = append(pages, r)
+		}
+	}
+	for i := 1; i < len(pages); i++ {
+		if gap := pages[i].start.Sub(pages[i-1].end); gap < 40*time.Millisecond {
+			t.Errorf("gap %v after a 10ms fetch with factor 4, want ≥ 40ms", gap)
+		}
+	}
+}
+
+// TestRetryAfterAndCrawlDelay checks that a 429/503 Retry-After and a
+// robots.txt Crawl-delay (capped) push the next request back.
+func TestRetryAfterAndCrawlDelay(t *testing.T) {
+	h := newHarness(t, Config{HostDelay: time.Millisecond, MaxDelay: time.Second, CrawlDelayCap: 30 * time.Millisecond,
+		MaxRetries: 1, Resolver: mapResolver{"busy.test": netip.MustParseAddr("10.3.3.3")}})
+	h.enqueue("http://busy.test/a")
+	h.enqueue("http://busy.test/b")
+	var calls atomic32
+	err := h.run(2, func(t *Task) Outcome {
+		if t.Robots {
+			return Outcome{Result: Fetched, Robots: allowAll{delay: time.Hour}}
+		}
+		if t.PathQuery == "/a" && calls.inc() == 1 {
+			return Outcome{Result: RetryLater, RetryAfter: 80 * time.Millisecond}
+		}
+		return Outcome{Result: Fetched}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pages []fetchRecord
+	for _, r := range h.log {
+		if !r.robots {
+			pages = append(pages, r)
+		}
+	}
+	if len(pages) != 3 {
+		t.Fatalf("%d page fetches, want 3 (a, a retried, b)", len(pages))
+	}
+	if gap := pages[1].start.Sub(pages[0].end); gap < 80*time.Millisecond {
+		t.Errorf("gap after Retry-After 80ms: %v", gap)
+	}
+	if gap := pages[2].start.Sub(pages[1].end); gap < 30*time.Millisecond || gap > 500*time.Millisecond {
+		t.Errorf("gap with Crawl-delay 1h capped at 30ms: %v", gap)
+	}
+	if h.stats.Retries.Load() != 1 {
+		t.Errorf("Retries = %d, want 1", h.stats.Retries.Load())
+	}
+}
+
+type atomic32 struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (a *atomic32) inc() int { a.mu.Lock(); defer a.mu.Unlock(); a.n++; return a.n }
+
+// TestBrokenHostPurged checks that a host whose fetches keep failing is
+// purged after MaxFailures URLs, its URLs counted, the others crawled.
+func TestBrokenHostPurged(t *testing.T) {
+	res := mapResolver{"dead.test": netip.MustParseAddr("10.4.4.4"), "ok.test": netip.MustParseAddr("10.4.4.5")}
+	h := newHarness(t, Config{MaxRetries: 1, MaxFailures: 3, Resolver: res})
+	for i := 0; i < 20; i++ {
+		h.enqueue(fmt.Sprintf("http://dead.test/%d", i))
+		h.enqueue(fmt.Sprintf("http://ok.test/%d", i))
+	}
+	h.enqueue("http://nowhere.test/")
+	err := h.run(4, func(t *Task) Outcome {
+		if t.Robots {
+			return Outcome{Result: Fetched, Robots: allowAll{}}
+		}
+		if t.Addr == res["dead.test"] {
+			return Outcome{Result: RetryLater}
+		}
+		return Outcome{Result: Fetched}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := 0
+	ok := 0
+	for _, u := range h.pages() {
+		if u[7:11] == "dead" {
+			dead++
+		} else {
+			ok++
+		}
+	}
+	if ok != 20 {
+		t.Errorf("ok.test: %d pages, want 20", ok)
+	}
+	if dead != 6 { // 3 URLs, each tried twice (1 retry)
+		t.Errorf("dead.test: %d attempts, want 6", dead)
+	}
+	if b := h.stats.BrokenKeys.Load(); b != 2 {
+		t.Errorf("BrokenKeys = %d, want 2 (dead.test, and nowhere.test which did not resolve)", b)
+	}
+	if p := h.stats.PurgedURLs.Load(); p != 17+1 {
+		t.Errorf("PurgedURLs = %d, want 18 (17 of dead.test, 1 of nowhere.test)", p)
+	}
+	if d := h.stats.DNSFailures.Load(); d != 1 {
+		t.Errorf("DNSFailures = %d, want 1", d)
+	}
+}
+
+// TestPerKeyBudget checks --max-urls-per-host at enqueue.
+func TestPerKeyBudget(t *testing.T) {
+	h := newHarness(t, Config{MaxURLsPerKey: 10, Resolver: addrs(2, 1)})
+	for i := 0; i < 100; i++ {
+		h.enqueue(fmt.Sprintf("http://%s/%d", hostName(0), i))
+	}
+	h.enqueue(fmt.Sprintf("http://%s/x", hostName(1)))
+	if err := h.run(4, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.pages()); n != 11 {
+		t.Errorf("%d pages fetched, want 10 + 1", n)
+	}
+	if o := h.stats.OverBudget.Load(); o != 90 {
+		t.Errorf("OverBudget = %d, want 90", o)
+	}
+}
+
+// TestRobotsAndAddressGuard checks robots denials and refused addresses.
+func TestRobotsAndAddressGuard(t *testing.T) {
+	res := mapResolver{"r.test": netip.MustParseAddr("10.5.5.5"), "inside.test": netip.MustParseAddr("127.0.0.9")}
+	guard := func(a netip.Addr) error {
+		if a.IsLoopback() {
+			return errors.New("loopback refused")
+		}
+		return nil
+	}
+	h := newHarness(t, Config{Resolver: res, Guard: guard})
+	for i := 0; i < 5; i++ {
+		h.enqueue(fmt.Sprintf("http://r.test/private/%d", i))
+		h.enqueue(fmt.Sprintf("http://r.test/public/%d", i))
+		h.enqueue(fmt.Sprintf("http://inside.test/%d", i))
+	}
+	err := h.run(2, func(t *Task) Outcome {
+		if t.Robots {
+			return Outcome{Result: Fetched, Robots: denyPrefix("/private/")}
+		}
+		return Outcome{Result: Fetched}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range h.log {
+		if r.addr.IsLoopback() {
+			t.Errorf("refused address dialled for %s", r.url)
+		}
+	}
+	if n := len(h.pages()); n != 5 {
+		t.Errorf("%d pages, want the 5 public ones", n)
+	}
+	if d := h.stats.RobotsDenied.Load(); d != 5 {
+		t.Errorf("RobotsDenied = %d, want 5", d)
+	}
+	if a := h.stats.AddressRefused.Load(); a != 5 {
+		t.Errorf("AddressRefused = %d, want 5", a)
+	}
+}
+
+// TestMaxURLsAndMeta checks the fetch limit and that Meta travels from
+// Enqueue to the Task.
+func TestMaxURLsAndMeta(t *testing.T) {
+	h := newHarness(t, Config{MaxURLs: 7, Resolver: addrs(3, 1)})
+	for i := 0; i < 30; i++ {
+		u, _ := urlx.Parse(fmt.Sprintf("http://%s/%d", hostName(i%3), i))
+		if err := h.f.Enqueue(u, Meta{Depth: uint16(i), Redirects: 2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.run(3, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.pages()); n != 7 {
+		t.Errorf("%d pages, want 7", n)
+	}
+	for _, r := range h.log {
+		if r.robots {
+			continue
+		}
+		var i int
+		fmt.Sscanf(r.url[len("http://"+hostName(0)+"/"):], "%d", &i)
+		if r.meta != (Meta{Depth: uint16(i), Redirects: 2}) {
+			t.Errorf("%s: meta %+v", r.url, r.meta)
+		}
+	}
+}

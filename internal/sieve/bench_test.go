@@ -1,0 +1,131 @@
+package sieve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func TestRunBenchSmall(t *testing.T) {
+	var js, table bytes.Buffer
+	err := RunBench(context.Background(), BenchOptions{Keys: 20000, DupRatio: 0.5, Dir: t.TempDir(),
+		Baselines: []string{"map", "pebble"}, BufferKeys: 4096, NoSync: true}, &js, &table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep BenchReport
+	if err := json.Unmarshal(js.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 3 {
+		t.Fatalf("%d results", len(rep.Results))
+	}
+	d := rep.Results[0].Distinct
+	for _, r := range rep.Results {
+		if r.Keys != 20000 || r.Distinct != d || r.KeysPerSec <= 0 {
+			t.Fatalf("%s: %+v (petrel distinct %d)", r.Name, r, d)
+		}
+	}
+	if d < 9000 || d > 11000 {
+		t.Fatalf("distinct %d, want about half of 20000", d)
+	}
+	if rep.KeyBytes < 50 || rep.KeyBytes > 75 {
+		t.Fatalf("mean key %.1f bytes", rep.KeyBytes)
+	}
+	if table.Len() == 0 {
+		t.Fatal("no table")
+	}
+}
+
+// TestBenchSieveCLI runs the full benchmark when PETREL_SIEVE_BENCH_KEYS is
+// set, e.g.
+//
+//	PETREL_SIEVE_BENCH_KEYS=10000000 PETREL_SIEVE_BENCH_DUP=0.5 go test -run TestBenchSieveCLI -v -timeout 0 ./internal/sieve
+func TestBenchSieveCLI(t *testing.T) {
+	keys, _ := strconv.Atoi(os.Getenv("PETREL_SIEVE_BENCH_KEYS"))
+	if keys == 0 {
+		t.Skip("set PETREL_SIEVE_BENCH_KEYS to run")
+	}
+	dup, _ := strconv.ParseFloat(os.Getenv("PETREL_SIEVE_BENCH_DUP"), 64)
+	buf, _ := strconv.Atoi(os.Getenv("PETREL_SIEVE_BENCH_BUFFER"))
+	timeout, _ := time.ParseDuration(os.Getenv("PETREL_SIEVE_BENCH_BASELINE_TIMEOUT"))
+	opts := BenchOptions{Keys: keys, DupRatio: dup, Dir: os.Getenv("PETREL_SIEVE_BENCH_DIR"),
+		Baselines: []string{"map", "pebble"}, BufferKeys: buf, BaselineTimeout: timeout,
+		Compressed: os.Getenv("PETREL_SIEVE_BENCH_COMPRESSED") != "", NoSync: os.Getenv("PETREL_SIEVE_BENCH_NOSYNC") != ""}
+	if b := os.Getenv("PETREL_SIEVE_BENCH_BASELINES"); b != "" {
+		opts.Baselines = nil
+		if b != "none" {
+			json.Unmarshal([]byte(b), &opts.Baselines)
+		}
+	}
+	if err := RunBench(context.Background(), opts, os.Stdout, os.Stdout); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func BenchmarkDRUMEnqueue(b *testing.B) {
+	for _, compressed := range []bool{false, true} {
+		b.Run(fmt.Sprintf("compressed=%v", compressed), func(b *testing.B) {
+			s, err := Open(b.TempDir(), &countRecv{}, Options{BufferKeys: 1 << 18, Compressed: compressed, NoSync: true, Logger: quietLogger()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			g := newKeyStream(0.5)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := s.Enqueue(g.next()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := s.Close(); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
+
+func BenchmarkMemoryEnqueue(b *testing.B) {
+	s := NewMemory(&countRecv{})
+	g := newKeyStream(0.5)
+	for i := 0; i < b.N; i++ {
+		if _, err := s.Enqueue(g.next()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s.Close()
+}
+
+func BenchmarkURLCacheSeen(b *testing.B) {
+	c := NewURLCache(1 << 20)
+	b.RunParallel(func(pb *testing.PB) {
+		var x uint64
+		for pb.Next() {
+			c.Seen(splitmix(&x) % 100000)
+		}
+	})
+}
+
+func BenchmarkHash(b *testing.B) {
+	key := appendKey(nil, 123456789)
+	b.SetBytes(int64(len(key)))
+	for i := 0; i < b.N; i++ {
+		Hash(key)
+	}
+}
+
+func BenchmarkSortPairs(b *testing.B) {
+	const n = 1 << 20
+	ps := make([]pair, n)
+	var x uint64
+	for i := 0; i < b.N; i++ {
+		for j := range ps {
+			ps[j] = pair{h: splitmix(&x), i: uint32(j)}
+		}
+		sortPairs(ps)
+	}
+}
