@@ -332,7 +332,7 @@ func TestCrawlHostileWeb(t *testing.T) {
 	want("calendar pages fetched (bounded by the budget)", perHost["calendar."+testweb.HostileDomain], perHost["calendar."+testweb.HostileDomain] <= 150)
 	want("session pages fetched (bounded)", perHost["session."+testweb.HostileDomain], perHost["session."+testweb.HostileDomain] <= 150)
 	// /a/ and /a/a/ differ only in digits: the digest stops the deep trap
-	// before the repeated-segment rule would (TestCrawlDeepTrap checks it).
+	// before the repeated-segment rule would (TestCrawlTrapRules checks it).
 	for k := range seen {
 		if strings.HasPrefix(k, "deep.") && strings.Count(k, "/a") > 3 {
 			t.Errorf("deep trap: %s fetched despite the repeated-segment rule", k)
@@ -476,47 +476,56 @@ func TestCrawlRefusesPrivate(t *testing.T) {
 	}
 }
 
-// TestCrawlMaxDepth crawls the infinite calendar with --max-depth 1: links
-// of the pages one hop from the seed are cut and counted.
-func TestCrawlMaxDepth(t *testing.T) {
+// TestCrawlTrapRules crawls single trap hosts with one trap rule tightened,
+// so that the rule, and not the duplicate digest, ends the trap: each cut is
+// counted under its reason and nothing beyond the cut is requested.
+func TestCrawlTrapRules(t *testing.T) {
 	r := startWeb(t, testweb.Config{Hosts: 4, Seed: 3, FirstIP: netip.MustParseAddr("127.82.0.1"), Hostile: true,
 		BombBytes: 1 << 16, HugeBytes: 1 << 16})
 	w := r.web
-	var cal string
+	entry := map[string]string{}
 	for _, c := range w.HostileCases() {
-		if c.Name == "calendar" {
-			cal = c.URL
-		}
+		entry[c.Name] = c.URL
 	}
-	err := r.crawlArgs(t, time.Minute, "crawl", "--dir", r.dir, "--hosts", r.hosts, "--allow-private", "--system-dns=false",
-		"--progress", "0", "--host-delay", "10ms", "--ip-delay", "5ms", "--max-depth", "1", cal)
-	if err != nil {
-		t.Fatalf("petrel crawl: %v\n%s", err, r.stderr.String())
+	cases := []struct {
+		name    string
+		seed    string
+		flags   []string
+		counter string
+		maxHits int // requests to the host, robots.txt excluded
+	}{
+		// / → /cal/2026/11/30 (depth 1) → its 3 links (depth 2): cut.
+		{"max-depth", entry["calendar"], []string{"--max-depth", "1"}, "CutDepth", 2},
+		// / → /a/ (a once) → /a/a/ (twice): cut.
+		{"repeated segment", entry["deep"], []string{"--max-segment-repeats", "1"}, "CutRepeatedSegment", 2},
+		// / → /a/ (2 bytes longer) → /a/a/ (4 bytes longer): cut.
+		{"url length", entry["deep"], []string{"--max-url-length", strconv.Itoa(len(entry["deep"]) + 2)}, "CutLength", 2},
+		// /chain/1 → ... → /chain/3: cut.
+		{"max-redirects", strings.TrimSuffix(entry["chain"], "/") + "/chain/1", []string{"--max-redirects", "2"}, "CutRedirects", 2},
 	}
-	st := crawlStats(t, r.dir)
-	if st["CutDepth"] < 1 {
-		t.Errorf("CutDepth = %d, want at least 1", st["CutDepth"])
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w.ResetHits()
+			dir := filepath.Join(filepath.Dir(r.dir), fmt.Sprintf("crawl-%d", i))
+			args := append([]string{"crawl", "--dir", dir, "--hosts", r.hosts, "--allow-private", "--system-dns=false",
+				"--progress", "0", "--host-delay", "10ms", "--ip-delay", "5ms"}, c.flags...)
+			var stderr bytes.Buffer
+			if _, err := runMonitored(t, time.Minute, &stderr, append(args, c.seed)...); err != nil {
+				t.Fatalf("petrel crawl: %v\n%s", err, stderr.String())
+			}
+			st := crawlStats(t, dir)
+			if st[c.counter] < 1 {
+				t.Errorf("%s = %d, want at least 1", c.counter, st[c.counter])
+			}
+			n := 0
+			for _, h := range w.Hits() {
+				if h.Path != "/robots.txt" {
+					n++
+				}
+			}
+			if n == 0 || n > c.maxHits {
+				t.Errorf("%d requests, want 1 to %d", n, c.maxHits)
+			}
+		})
 	}
-	for _, h := range w.Hits() {
-		if strings.Count(h.Path, "/") > 4 && !strings.HasPrefix(h.Host, "calendar.") {
-			t.Errorf("unexpected request %s %s", h.Host, h.Path)
-		}
-	}
-	if st["Fetched"] > 4 { // the seed and its links (the day after, the day before, the next month)
-		t.Errorf("fetched %d pages with --max-depth 1, want at most 4", st["Fetched"])
-	}
-}
-
-// crawlArgs runs petrel with exactly args.
-func (r *crawlRun) crawlArgs(t *testing.T, timeout time.Duration, args ...string) error {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, petrel, args...)
-	cmd.Stderr = &r.stderr
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("petrel did not finish within %s; stderr:\n%s", timeout, r.stderr.String())
-	}
-	return err
 }

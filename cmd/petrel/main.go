@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -30,7 +31,29 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(crawlCmd(), demoCmd(), testwebCmd(), benchCmd(), warcCmd(), versionCmd())
+	var cpuProfile, memProfile string
+	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
+	root.PersistentFlags().StringVar(&memProfile, "memprofile", "", "write an allocation profile to this file at exit")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if cpuProfile == "" {
+			return nil
+		}
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return flagError{err}
+		}
+		return pprof.StartCPUProfile(f)
+	}
 	err := root.ExecuteContext(ctx)
+	if cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
+	if memProfile != "" {
+		if f, perr := os.Create(memProfile); perr == nil {
+			pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}
+	}
 	if err == nil {
 		return
 	}

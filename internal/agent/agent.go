@@ -166,7 +166,7 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 			return nil, fmt.Errorf("agent: load per-key counts: %w", err)
 		}
 	}
-	a.sieve, err = sieve.Open(filepath.Join(state, "sieve"), a.frontier.Receiver(), sieve.Options{BufferKeys: cfg.SieveBuffer, Logger: a.log})
+	a.sieve, err = sieve.Open(filepath.Join(state, "sieve"), a.frontier.Receiver(), sieve.Options{BufferKeys: cfg.SieveBuffer, Logger: a.log, KeyPrefix: frontier.MetaLen})
 	if err != nil {
 		return nil, fmt.Errorf("agent: open sieve: %w", err)
 	}

@@ -36,11 +36,11 @@ type Report struct {
 
 // Machine describes where the benchmark ran.
 type Machine struct {
-	NumCPU    int    `json:"nproc"`
-	MemBytes  int64  `json:"mem_bytes"`
-	CPUModel  string `json:"cpu_model,omitempty"`
+	NumCPU    int    `json:"nproc"`               // runtime.NumCPU
+	MemBytes  int64  `json:"mem_bytes"`           // MemTotal of /proc/meminfo
+	CPUModel  string `json:"cpu_model,omitempty"` // first "model name" of /proc/cpuinfo
 	Kernel    string `json:"kernel,omitempty"`
-	GoVersion string `json:"go_version"`
+	GoVersion string `json:"go_version"` // of the harness
 }
 
 // Web is the synthetic web's shape.
@@ -107,15 +107,15 @@ type Sample struct {
 
 // Limit is the synthetic web's own maximum rate, measured with wrk.
 type Limit struct {
-	PagesPerSec  float64  `json:"pages_per_s"`
-	PerAddress   []string `json:"per_address"`
-	Non2xx       int64    `json:"non_2xx_3xx"`
-	How          string   `json:"how"`
-	PetrelShare  float64  `json:"petrel_fraction"`
-	DurationS    float64  `json:"duration_s"`
-	Connections  int      `json:"connections_per_address"`
-	Commands     []string `json:"commands"`
-	WebCPUSecond float64  `json:"web_cpu_s"`
+	PagesPerSec  float64  `json:"pages_per_s"`             // sum over the wrk processes
+	PerAddress   []string `json:"per_address"`             // "address: rate" per wrk process
+	Non2xx       int64    `json:"non_2xx_3xx"`             // responses other than 2xx/3xx seen by wrk
+	How          string   `json:"how"`                     // how the pages and addresses were chosen
+	PetrelShare  float64  `json:"petrel_fraction"`         // Petrel's pages/s ÷ PagesPerSec
+	DurationS    float64  `json:"duration_s"`              // duration of each wrk run
+	Connections  int      `json:"connections_per_address"` // wrk -c
+	Commands     []string `json:"commands"`                // the wrk command lines
+	WebCPUSecond float64  `json:"web_cpu_s"`               // CPU the web used during the measurement
 }
 
 // finish computes the derived figures of r.

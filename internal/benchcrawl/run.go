@@ -149,13 +149,13 @@ func run(ctx context.Context, o Options) (*Report, error) {
 
 // webProc is the running synthetic web.
 type webProc struct {
-	cmd   *exec.Cmd
-	pid   int
-	dir   string
+	cmd                  *exec.Cmd
+	pid                  int
+	dir                  string
 	hostsPath, seedsPath string
-	hosts *hostsFile
-	seeds []string
-	done  chan struct{}
+	hosts                *hostsFile
+	seeds                []string
+	done                 chan struct{}
 }
 
 // startWeb runs "petrel testweb" and waits until it has written its files.

@@ -92,7 +92,7 @@ func newHarness(t *testing.T, cfg Config) *harness {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	f := New(cfg)
-	f.SetSieve(sieve.NewMemory(f.Receiver()))
+	f.SetSieve(sieve.NewMemoryPrefix(f.Receiver(), MetaLen))
 	return &harness{t: t, f: f, stats: cfg.Stats}
 }
 

@@ -339,3 +339,27 @@ func TestMaxURLsAndMeta(t *testing.T) {
 		}
 	}
 }
+
+// TestSameURLDifferentMeta checks that a URL enqueued again with another
+// Meta (found at another depth) is still fetched once, with the first Meta.
+func TestSameURLDifferentMeta(t *testing.T) {
+	h := newHarness(t, Config{Resolver: addrs(1, 1), Cache: nil})
+	u, _ := urlx.Parse("http://" + hostName(0) + "/same")
+	for d := 1; d <= 5; d++ {
+		if err := h.f.Enqueue(u, Meta{Depth: uint16(d)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.run(2, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got []fetchRecord
+	for _, r := range h.log {
+		if !r.robots {
+			got = append(got, r)
+		}
+	}
+	if len(got) != 1 || got[0].meta.Depth != 1 {
+		t.Fatalf("fetches %+v, want one with depth 1", got)
+	}
+}

@@ -108,8 +108,9 @@ func (f *Frontier) Run(ctx context.Context) error {
 
 	for {
 		now := f.now()
+		more := false
 		if !stopping {
-			s.fill()
+			more = s.fill()
 			s.retryDNS(now)
 			if s.pending == nil {
 				s.pending = s.next(now)
@@ -208,6 +209,9 @@ func (f *Frontier) Run(ctx context.Context) error {
 		case <-stopDeadline:
 			f.log.Warn("frontier: tasks still in flight at stop; their URLs are not saved", "in_flight", s.inFlight)
 			return errors.Join(s.err, ctx.Err(), errStopped)
+		case <-moreC(more):
+			// The distributor stopped at its batch size with more to move:
+			// go round again at once.
 		}
 		if !timer.Stop() {
 			select {
@@ -216,6 +220,16 @@ func (f *Frontier) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// closedChan is always ready; moreC returns it when the loop must not block.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func moreC(more bool) <-chan struct{} {
+	if more {
+		return closedChan
+	}
+	return nil
 }
 
 // idle reports whether nothing is left in the workbench, in flight, or
@@ -237,7 +251,7 @@ func (s *scheduler) nextWake() (int64, bool) {
 	var t int64
 	ok := false
 	if len(s.wb.entries) > 0 && !s.limitHit {
-		t, ok = s.wb.entries[0].readyAt(), true
+		t, ok = s.wb.entries[0].due, true
 	}
 	for _, h := range s.dnsRetry {
 		if !ok || h.retryAt < t {
@@ -276,18 +290,24 @@ func (s *scheduler) adjustFront() {
 // size and the RAM of the queues within the workbench budget; beyond the
 // budget, URLs of visit states that already hold some go to the
 // virtualizer, in order.
-func (s *scheduler) fill() {
+//
+// It moves at most a batch per call, so that the scheduler keeps serving
+// fetchers, and reports whether it stopped with more to move.
+func (s *scheduler) fill() (more bool) {
 	f := s.f
-	for n := 0; n < 4096; n++ {
+	for n := 0; ; n++ {
+		if n == 4096 {
+			return true
+		}
 		rec := s.held
 		if rec == nil {
 			r, ok, err := f.cfg.Ready.Pop(s.popBuf[:0])
 			if err != nil {
 				s.err = fmt.Errorf("frontier: ready queue pop: %w", err)
-				return
+				return false
 			}
 			if !ok {
-				return
+				return false
 			}
 			s.popBuf = r
 			rec = r
@@ -300,17 +320,28 @@ func (s *scheduler) fill() {
 		}
 		url := rec[MetaLen:]
 		sa := schemeAuthorityOf(url)
-		key, prefixLen := s.assign.key(sa, url)
-		v := s.states[key]
+		var v *visitState
+		var key string
+		prefixLen := len(sa)
+		if s.assign.kind == assignAuthority {
+			v = s.states[string(sa)] // no allocation for the lookup
+		} else {
+			key, prefixLen = s.assign.key(sa, url)
+			v = s.states[key]
+		}
 		if (v == nil || !v.active) && s.active >= s.front {
 			if s.held == nil {
 				s.held = append([]byte(nil), rec...)
 			}
-			return
+			return false
 		}
 		s.held = nil
 		if v == nil {
-			v = s.newVisitState(key, string(url[:prefixLen]), hostOf(string(sa)))
+			prefix := string(url[:prefixLen])
+			if key == "" {
+				key = prefix
+			}
+			v = s.newVisitState(key, prefix, hostOf(string(sa)))
 		}
 		if v.broken {
 			f.stats.PurgedURLs.Add(1)
@@ -325,7 +356,7 @@ func (s *scheduler) fill() {
 		}
 		if err := s.add(v, r); err != nil {
 			s.err = err
-			return
+			return false
 		}
 	}
 }
@@ -462,7 +493,7 @@ func (s *scheduler) next(now int64) *Task {
 	f := s.f
 	for len(s.wb.entries) > 0 && !s.limitHit && s.err == nil {
 		e := s.wb.entries[0]
-		if e.readyAt() > now {
+		if e.due > now {
 			return nil
 		}
 		v := e.states[0]
@@ -471,15 +502,17 @@ func (s *scheduler) next(now int64) *Task {
 			s.settle(v)
 			continue
 		}
-		url := v.prefix + rec[MetaLen:]
-		sa := v.prefix
-		if s.assign.kind != assignAuthority {
-			sa = string(schemeAuthorityOf([]byte(url)))
-		}
-		pq := url[len(sa):]
+		var sa, pq string
 		h := v.host
-		if name := hostOf(sa); name != h.name {
-			h = s.hostFor(name)
+		if s.assign.kind == assignAuthority {
+			sa, pq = v.prefix, rec[MetaLen:]
+		} else {
+			url := v.prefix + rec[MetaLen:]
+			sa = string(schemeAuthorityOf([]byte(url)))
+			pq = url[len(sa):]
+			if name := hostOf(sa); name != h.name {
+				h = s.hostFor(name)
+			}
 		}
 		if h.dead {
 			s.drop(h)
@@ -490,7 +523,13 @@ func (s *scheduler) next(now int64) *Task {
 			s.waitHost(v, h)
 			continue
 		}
-		rs := s.robotsFor(sa)
+		rs := v.rs
+		if rs == nil {
+			rs = s.robotsFor(sa)
+			if s.assign.kind == assignAuthority {
+				v.rs = rs
+			}
+		}
 		if rs.dead {
 			f.stats.PurgedURLs.Add(1)
 			continue

@@ -29,7 +29,8 @@ type visitState struct {
 	onDisk  int64     // records virtualized, to come after the RAM part
 	retries []retry   // records to fetch again before the queue, in order
 
-	entry   *ipEntry // nil until the DNS stage has resolved host
+	entry   *ipEntry     // nil until the DNS stage has resolved host
+	rs      *robotsState // robots.txt of the key's authority, when it has one (authority policy)
 	waiting bool     // withdrawn until a host resolution or a robots.txt fetch ends
 	broken  bool
 	active  bool // counted in the front (has work or a request in flight)
@@ -85,6 +86,7 @@ type ipEntry struct {
 	addr      netip.Addr
 	states    vsHeap
 	nextFetch int64
+	due       int64 // readyAt, cached for the workbench heap (set by workbench.fix)
 	inFlight  int
 	members   int // visit states attached (for the gauge and cleanup)
 	heapIndex int // position in the workbench heap, -1 when not there
@@ -127,7 +129,7 @@ func (h *vsHeap) Pop() any {
 type entryHeap []*ipEntry
 
 func (h entryHeap) Len() int           { return len(h) }
-func (h entryHeap) Less(i, j int) bool { return h[i].readyAt() < h[j].readyAt() }
+func (h entryHeap) Less(i, j int) bool { return h[i].due < h[j].due }
 func (h entryHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].heapIndex = i
@@ -157,6 +159,7 @@ type workbench struct {
 // fix puts e where it belongs: in the heap when it has a visit state ready
 // to go and room for one more request, out of it otherwise.
 func (w *workbench) fix(e *ipEntry) {
+	e.due = e.readyAt()
 	eligible := len(e.states) > 0 && e.inFlight < w.parIP
 	switch {
 	case eligible && e.heapIndex < 0:

@@ -63,14 +63,15 @@ type testHooks struct {
 // on-disk store of hashes split into hash-range buckets. It implements Sieve.
 // Create one with Open.
 type DRUM struct {
-	dir      string
-	recv     NewFlowReceiver
-	log      *slog.Logger
-	bufKeys  int
-	bktBits  int
-	compress bool
-	sync     bool
-	hooks    testHooks
+	keyPrefix int // leading key bytes not hashed (Options.KeyPrefix)
+	dir       string
+	recv      NewFlowReceiver
+	log       *slog.Logger
+	bufKeys   int
+	bktBits   int
+	compress  bool
+	sync      bool
+	hooks     testHooks
 
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -109,7 +110,7 @@ func open(dir string, recv NewFlowReceiver, opts Options, hooks testHooks) (*DRU
 	if recv == nil {
 		return nil, errors.New("sieve: open: nil receiver")
 	}
-	s := &DRUM{dir: dir, recv: recv, log: opts.Logger, bufKeys: opts.BufferKeys,
+	s := &DRUM{keyPrefix: opts.KeyPrefix, dir: dir, recv: recv, log: opts.Logger, bufKeys: opts.BufferKeys,
 		compress: opts.Compressed, sync: !opts.NoSync, hooks: hooks}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -298,7 +299,10 @@ func (s *DRUM) Enqueue(key []byte) (flushed bool, err error) {
 	if len(key) > MaxKeyLen {
 		return false, fmt.Errorf("sieve: enqueue: key of %d bytes exceeds %d", len(key), MaxKeyLen)
 	}
-	h := Hash(key)
+	if len(key) < s.keyPrefix {
+		return false, fmt.Errorf("sieve: enqueue: key of %d bytes is shorter than its %d-byte prefix", len(key), s.keyPrefix)
+	}
+	h := hashKey(key, s.keyPrefix)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
@@ -713,7 +717,7 @@ func (s *DRUM) deliver(b *batch, nbits []atomic.Uint64) error {
 	err = readAux(bufio.NewReaderSize(f, ioBufSize), len(b.pairs),
 		func(i int) bool { return nbits[i/64].Load()&(1<<(i%64)) != 0 },
 		func(_ int, key []byte) error {
-			if err := s.recv.Append(Hash(key), key); err != nil {
+			if err := s.recv.Append(hashKey(key, s.keyPrefix), key); err != nil {
 				recvErr = err
 				return err
 			}

@@ -16,14 +16,15 @@ const memoryPendingKeys = 1 << 16
 // Close, or the Enqueue that fills the buffer, with the sieve's lock held, so
 // flows never overlap and the receiver must not call back into the sieve.
 type Memory struct {
-	mu     sync.Mutex
-	recv   NewFlowReceiver
-	seen   map[uint64]struct{}
-	arena  []byte // pending keys, concatenated
-	ends   []int  // end offset of each pending key in arena
-	added  []uint64
-	closed bool
-	st     Stats
+	keyPrefix int // leading key bytes not hashed
+	mu        sync.Mutex
+	recv      NewFlowReceiver
+	seen      map[uint64]struct{}
+	arena     []byte // pending keys, concatenated
+	ends      []int  // end offset of each pending key in arena
+	added     []uint64
+	closed    bool
+	st        Stats
 }
 
 var _ Sieve = (*Memory)(nil)
@@ -33,11 +34,22 @@ func NewMemory(recv NewFlowReceiver) *Memory {
 	return &Memory{recv: recv, seen: make(map[uint64]struct{})}
 }
 
+// NewMemoryPrefix is NewMemory for keys whose first keyPrefix bytes are not
+// part of their identity (see Options.KeyPrefix).
+func NewMemoryPrefix(recv NewFlowReceiver, keyPrefix int) *Memory {
+	m := NewMemory(recv)
+	m.keyPrefix = keyPrefix
+	return m
+}
+
 // Enqueue adds a copy of key. When the pending buffer reaches its bound, the
 // call flushes (calling the receiver) and returns flushed true.
 func (m *Memory) Enqueue(key []byte) (flushed bool, err error) {
 	if len(key) > MaxKeyLen {
 		return false, fmt.Errorf("sieve: enqueue: key of %d bytes exceeds %d", len(key), MaxKeyLen)
+	}
+	if len(key) < m.keyPrefix {
+		return false, fmt.Errorf("sieve: enqueue: key of %d bytes is shorter than its %d-byte prefix", len(key), m.keyPrefix)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -91,7 +103,7 @@ func (m *Memory) deliverLocked() error {
 	for _, end := range m.ends {
 		key := m.arena[start:end:end]
 		start = end
-		h := Hash(key)
+		h := hashKey(key, m.keyPrefix)
 		if _, ok := m.seen[h]; ok {
 			continue
 		}

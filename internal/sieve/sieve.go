@@ -86,7 +86,16 @@ type Options struct {
 	NoSync bool
 	// Logger receives flush and recovery logs; nil means slog.Default().
 	Logger *slog.Logger
+	// KeyPrefix is the number of leading bytes of every key that travel
+	// with it but are not part of its identity: the hash skips them, so of
+	// several enqueues of one key with different prefixes the first one's
+	// prefix comes out. Petrel's frontier keeps a URL's hop count and
+	// redirect count there. Keys shorter than KeyPrefix are refused.
+	KeyPrefix int
 }
+
+// hashKey hashes key without its first prefix bytes.
+func hashKey(key []byte, prefix int) uint64 { return Hash(key[prefix:]) }
 
 // Defaults for Options.
 const (

@@ -1,0 +1,42 @@
+// Package benchcrawl is Petrel's crawl benchmark harness (issue 7): it
+// measures a whole crawl against the synthetic web side by side with the
+// crawlers a user would pick instead, and against the web's own limit.
+//
+// [Run] starts "petrel testweb" as a separate process, so that server and
+// crawler are measured apart, and runs against it, one after the other and
+// each as a separate process with the same politeness settings:
+//
+//   - Petrel ("petrel crawl", WARC gzip and parsing on). Its page count is
+//     Fetched from state/stats.json, checked against the page records of its
+//     WARC files; allocations per page come from the RuntimeMallocs and
+//     RuntimeTotalAlloc counters it writes there; its pages/s series is
+//     parsed from its "--progress" lines.
+//   - The Colly crawler of bench/colly (its own Go module, built on demand):
+//     one LimitRule per host (Parallelism 1, Delay = host delay), robots.txt
+//     obeyed, names from the hosts file only; Colly cannot express the per-IP
+//     delay. It prints the same progress lines and a final JSON line.
+//   - GNU wget -r, in a private mount namespace (unshare --mount) whose
+//     /etc/hosts is the web's hosts file, whose nsswitch.conf says
+//     "hosts: files" and whose resolv.conf names only a decoy name server on
+//     loopback. Before wget runs, a check in that namespace proves that a
+//     listed name resolves, an unlisted one fails at once, and the decoy gets
+//     no packet; if the check fails wget is skipped. Its pages are counted
+//     from its --no-verbose log.
+//   - The limit: wrk processes, one per chosen address, cycling through every
+//     page of every host on it via the Host header; the limit is the sum of
+//     their rates.
+//
+// For every crawler the harness reports pages/s (the crawler's own count
+// over its own elapsed time), CPU-seconds per 1,000 pages and peak RSS (from
+// the rusage that wait4 returns, which includes the waited-for descendants,
+// so wget behind unshare is covered), bytes written, the CPU the web used
+// meanwhile, and ratios to Petrel. In the politeness-bound mode it also
+// reports the politeness efficiency: the steady-state rate ÷ the rate the
+// delays allow, the sum over the web's addresses of min(1/ip-delay,
+// hosts on the address/host-delay).
+//
+// Invariants: every child runs in its own process group with a parent-death
+// signal, is interrupted at the time bound (SIGINT, or SIGTERM for wget) and
+// killed with its group after a grace period or when it exits; output lines,
+// kept output and series are bounded; nothing leaves the loopback addresses.
+package benchcrawl
