@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -140,6 +142,39 @@ func hostsWithoutPrivate(w *testweb.Web) string {
 	return b.String()
 }
 
+// warmBombs requests each bomb once before the crawl, so that the web
+// builds them (compressing BombBytes takes seconds under the race detector)
+// before petrel's timeouts run, and empties the request log.
+func warmBombs(t *testing.T, w *testweb.Web) {
+	t.Helper()
+	addrs := map[string]string{}
+	for _, line := range strings.Split(string(w.HostsFile()), "\n") {
+		if f := strings.Fields(line); len(f) == 2 {
+			addrs[f[1]] = f[0]
+		}
+	}
+	tr := &http.Transport{DisableCompression: true, DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, port, _ := net.SplitHostPort(addr)
+		return (&net.Dialer{}).DialContext(ctx, "tcp", net.JoinHostPort(addrs[host], port))
+	}}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: time.Minute}
+	for _, c := range w.HostileCases() {
+		if !strings.HasSuffix(c.Name, "-bomb") {
+			continue
+		}
+		req, _ := http.NewRequest("GET", c.URL+"bomb.html", nil)
+		req.Header.Set("Accept-Encoding", "gzip, deflate, br")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("warming %s: %v", c.Name, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	w.ResetHits()
+}
+
 // warcSummary is what checkHostileWARC read back.
 type warcSummary struct {
 	requests  int
@@ -231,6 +266,7 @@ func TestCrawlHostileWeb(t *testing.T) {
 	w := r.web
 	tmp := filepath.Dir(r.dir)
 	hosts := writeFile(t, tmp, "hosts-no-private", hostsWithoutPrivate(w))
+	warmBombs(t, w)
 
 	start := time.Now()
 	ps, err := runMonitored(t, 4*time.Minute, &r.stderr, "crawl", "--dir", r.dir, "--hosts", hosts, "--seeds", r.seeds,

@@ -51,6 +51,7 @@ func bindCrawlFlags(fs *pflag.FlagSet, cfg *agent.Config) {
 	fs.Int64Var(&cfg.WARCMaxBytes, "warc-max-bytes", cfg.WARCMaxBytes, "WARC files rotate after this many bytes")
 	fs.DurationVar(&cfg.Progress.Duration, "progress", cfg.Progress.Duration, "interval of the progress line on stderr (0 = none)")
 	fs.BoolVar(&cfg.Fresh, "fresh", cfg.Fresh, "refuse to start on a non-empty crawl directory")
+	fs.DurationVar(&cfg.StopGrace.Duration, "stop-grace", cfg.StopGrace.Duration, "at a stop, fetches in flight get this long to finish before they are abandoned")
 }
 
 func crawlCmd() *cobra.Command {

@@ -267,8 +267,23 @@ func (a *Agent) Stats() *stats.Crawl { return a.stats }
 // crawl otherwise.
 func (a *Agent) Run(ctx context.Context) error {
 	start := time.Now()
-	fetchCtx, cancelFetch := context.WithCancel(ctx)
+	// Fetches in flight at a stop get a grace period to finish.
+	fetchCtx, cancelFetch := context.WithCancel(context.Background())
 	defer cancelFetch()
+	runDone := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			grace := time.NewTimer(a.cfg.StopGrace.Duration)
+			defer grace.Stop()
+			select {
+			case <-grace.C:
+				cancelFetch()
+			case <-runDone:
+			}
+		case <-runDone:
+		}
+	}()
 
 	results := make(chan *fetched, a.cfg.Parsers*8)
 	var fetchers, parsers sync.WaitGroup
@@ -276,7 +291,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		fetchers.Add(1)
 		go func() {
 			defer fetchers.Done()
-			a.fetchLoop(fetchCtx, results)
+			a.fetchLoop(ctx, fetchCtx, results)
 		}()
 	}
 	for i := 0; i < a.cfg.Parsers; i++ {
@@ -294,6 +309,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}()
 
 	runErr := a.frontier.Run(ctx)
+	close(runDone)
 	if errors.Is(runErr, context.Canceled) && ctx.Err() != nil {
 		runErr = nil // a clean stop
 	}

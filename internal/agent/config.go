@@ -79,6 +79,7 @@ type Config struct {
 	SieveBuffer   int      `toml:"sieve-buffer"`
 	WARCMaxBytes  int64    `toml:"warc-max-bytes"`
 	Progress      Duration `toml:"progress"`
+	StopGrace     Duration `toml:"stop-grace"`
 	Fresh         bool     `toml:"fresh"`
 }
 
@@ -115,6 +116,7 @@ func Defaults() Config {
 		SieveBuffer:    1 << 20,
 		WARCMaxBytes:   1 << 30,
 		Progress:       Duration{2 * time.Second},
+		StopGrace:      Duration{10 * time.Second},
 	}
 }
 

@@ -25,7 +25,12 @@ const robotsCap = fetch.MaxRobotsSize
 // fetchLoop is one fetcher: it takes tasks until the scheduler closes Todo,
 // fetches each once, hands the task back with its outcome, and passes the
 // response on to the parsers.
-func (a *Agent) fetchLoop(ctx context.Context, results chan<- *fetched) {
+//
+// stop is the crawl's context: once it is done no new task starts (tasks
+// are handed back as abandoned). ctx bounds the fetches themselves: it ends
+// a grace period after stop, so that fetches in flight can finish and be
+// stored rather than be fetched again after a resume.
+func (a *Agent) fetchLoop(stop, ctx context.Context, results chan<- *fetched) {
 	fr := a.frontier
 	for {
 		waitStart := time.Now()
@@ -35,7 +40,7 @@ func (a *Agent) fetchLoop(ctx context.Context, results chan<- *fetched) {
 		}
 		a.stats.FetcherWaitNano.Add(int64(time.Since(waitStart)))
 		a.stats.FetcherWaits.Add(1)
-		if ctx.Err() != nil {
+		if stop.Err() != nil {
 			fr.Done(frontier.Outcome{Task: t, Result: frontier.Abandoned, End: time.Now()})
 			continue
 		}

@@ -152,7 +152,7 @@ func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 // allowAll is a robots.txt without rules.
 type allowAll struct{}
 
-func (allowAll) Allowed(string) bool         { return true }
+func (allowAll) Allowed(string) bool       { return true }
 func (allowAll) CrawlDelay() time.Duration { return 0 }
 
 // resolver gives key i the address 10.x.y.z of its IP group.

@@ -31,7 +31,7 @@ type visitState struct {
 
 	entry   *ipEntry     // nil until the DNS stage has resolved host
 	rs      *robotsState // robots.txt of the key's authority, when it has one (authority policy)
-	waiting bool     // withdrawn until a host resolution or a robots.txt fetch ends
+	waiting bool         // withdrawn until a host resolution or a robots.txt fetch ends
 	broken  bool
 	active  bool // counted in the front (has work or a request in flight)
 
