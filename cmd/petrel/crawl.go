@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -51,6 +53,7 @@ func bindCrawlFlags(fs *pflag.FlagSet, cfg *agent.Config) {
 	fs.Int64Var(&cfg.WARCMaxBytes, "warc-max-bytes", cfg.WARCMaxBytes, "WARC files rotate after this many bytes")
 	fs.DurationVar(&cfg.Progress.Duration, "progress", cfg.Progress.Duration, "interval of the progress line on stderr (0 = none)")
 	fs.BoolVar(&cfg.Fresh, "fresh", cfg.Fresh, "refuse to start on a non-empty crawl directory")
+	fs.DurationVar(&cfg.CheckpointEvery.Duration, "checkpoint-every", cfg.CheckpointEvery.Duration, "interval of crash checkpoints (also taken at the start, and on SIGUSR1)")
 	fs.DurationVar(&cfg.StopGrace.Duration, "stop-grace", cfg.StopGrace.Duration, "at a stop, fetches in flight get this long to finish before they are abandoned")
 }
 
@@ -92,6 +95,17 @@ func crawlCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			usr1 := make(chan os.Signal, 1)
+			signal.Notify(usr1, syscall.SIGUSR1)
+			defer func() {
+				signal.Stop(usr1)
+				close(usr1)
+			}()
+			go func() {
+				for range usr1 {
+					a.RequestCheckpoint()
+				}
+			}()
 			return a.Run(cmd.Context())
 		},
 	}

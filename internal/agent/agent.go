@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -52,7 +53,11 @@ type Agent struct {
 	scope    *filter.Scope
 	digests  *textDigests
 
-	progress io.Writer
+	progress   io.Writer
+	cpSeq      int
+	cpRequests chan struct{}
+	recovered  string      // what crash recovery did at Open, if anything
+	crash      *crashPoint // fault injection for the crash tests (nil normally)
 }
 
 // Open prepares a crawl in cfg.Dir: it validates the settings, locks the
@@ -89,7 +94,7 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 			return nil, usageErr("crawl directory: %v", err)
 		}
 	}
-	opened := &Agent{cfg: cfg, stats: new(stats.Crawl), progress: progress}
+	opened := &Agent{cfg: cfg, stats: new(stats.Crawl), progress: progress, cpRequests: make(chan struct{}, 1)}
 	a = opened
 	defer func() {
 		if err != nil {
@@ -104,8 +109,34 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		return nil, usageErr("crawl directory: %v", err)
 	}
 	a.log = slog.New(slog.NewJSONHandler(a.logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// Keep the Go heap near what the crawl needs: the workbench budget
+		// plus a fixed allowance for buffers, caches and filters. A soft
+		// limit: the GC works harder near it, it never fails an allocation.
+		debug.SetMemoryLimit(cfg.WorkbenchSize + 192<<20 + int64(cfg.URLCacheBytes))
+	}
 
 	state := filepath.Join(cfg.Dir, "state")
+	running := filepath.Join(state, "RUNNING")
+	if _, err := os.Stat(running); err == nil {
+		// The directory lock is ours and the marker is there: the last
+		// process died without closing. Go back to its last checkpoint.
+		report, err := a.recoverFromCrash(state)
+		if err != nil {
+			return nil, fmt.Errorf("agent: crash recovery: %w", err)
+		}
+		a.recovered = report
+		a.log.Warn("crash recovery", "report", report)
+		if progress != nil {
+			fmt.Fprintln(progress, "petrel: the last crawl in this directory did not stop cleanly:", report)
+		}
+	}
+	if err := writeFileAtomic(running, func(w io.Writer) error { _, err := fmt.Fprintln(w, os.Getpid()); return err }); err != nil {
+		return nil, usageErr("crawl directory: %v", err)
+	}
+	if cps := listCheckpoints(filepath.Join(state, "checkpoints")); len(cps) > 0 {
+		fmt.Sscanf(strings.TrimPrefix(cps[len(cps)-1], "cp-"), "%d", &a.cpSeq)
+	}
 	qopts := diskq.DefaultOptions()
 	qopts.Logger = a.log
 	a.ready, err = diskq.Open(filepath.Join(state, "ready"), qopts)
@@ -166,7 +197,11 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 			return nil, fmt.Errorf("agent: load per-key counts: %w", err)
 		}
 	}
-	a.sieve, err = sieve.Open(filepath.Join(state, "sieve"), a.frontier.Receiver(), sieve.Options{BufferKeys: cfg.SieveBuffer, Logger: a.log, KeyPrefix: frontier.MetaLen})
+	var recv sieve.NewFlowReceiver = a.frontier.Receiver()
+	if a.crash = newCrashPoint(); a.crash != nil {
+		recv = &crashingReceiver{NewFlowReceiver: recv, c: a.crash}
+	}
+	a.sieve, err = sieve.Open(filepath.Join(state, "sieve"), recv, sieve.Options{BufferKeys: cfg.SieveBuffer, Logger: a.log, KeyPrefix: frontier.MetaLen})
 	if err != nil {
 		return nil, fmt.Errorf("agent: open sieve: %w", err)
 	}
@@ -308,7 +343,15 @@ func (a *Agent) Run(ctx context.Context) error {
 		a.progressLoop(progCtx)
 	}()
 
+	cpCtx, stopCheckpoints := context.WithCancel(ctx)
+	cpDone := make(chan struct{})
+	go func() {
+		defer close(cpDone)
+		a.checkpointLoop(cpCtx, a.cfg.CheckpointEvery.Duration)
+	}()
 	runErr := a.frontier.Run(ctx)
+	stopCheckpoints()
+	<-cpDone
 	close(runDone)
 	if errors.Is(runErr, context.Canceled) && ctx.Err() != nil {
 		runErr = nil // a clean stop
@@ -380,6 +423,7 @@ func (a *Agent) closeAll() error {
 		a.fetcher.CloseIdle()
 	}
 	if a.lock != nil {
+		os.Remove(filepath.Join(state, "RUNNING")) // a clean close
 		snap := a.stats.Snapshot()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)

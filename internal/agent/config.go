@@ -80,43 +80,47 @@ type Config struct {
 	WARCMaxBytes  int64    `toml:"warc-max-bytes"`
 	Progress      Duration `toml:"progress"`
 	StopGrace     Duration `toml:"stop-grace"`
-	Fresh         bool     `toml:"fresh"`
+	// CheckpointEvery is the interval of crash checkpoints (0: only the
+	// one at the start and those asked for with SIGUSR1).
+	CheckpointEvery Duration `toml:"checkpoint-every"`
+	Fresh           bool     `toml:"fresh"`
 }
 
 // Defaults returns the default configuration.
 func Defaults() Config {
 	return Config{
-		Dir:            "./crawl",
-		SystemDNS:      true,
-		HostDelay:      Duration{2 * time.Second},
-		IPDelay:        Duration{time.Second},
-		MaxDelay:       Duration{30 * time.Second},
-		CrawlDelayCap:  Duration{10 * time.Second},
-		ParallelPerKey: 1,
-		ParallelPerIP:  1,
-		Assign:         "authority",
-		FrontSize:      256,
-		Scope:          string(filter.ScopeAll),
-		MaxURLsPerHost: 100000,
-		MaxURLLength:   2048,
-		MaxLinks:       5000,
-		MaxRedirects:   filter.DefaultMaxRedirects,
-		MaxSegRepeats:  filter.DefaultMaxSegmentRepeats,
-		NearDupBits:    DefaultNearDupDistance,
-		Fetchers:       256,
-		Parsers:        runtime.NumCPU(),
-		FetchTimeout:   Duration{30 * time.Second},
-		MaxBody:        8 << 20,
-		MaxRetries:     2,
-		RetryDelay:     Duration{2 * time.Second},
-		RobotsExpiry:   Duration{24 * time.Hour},
-		UserAgent:      DefaultUserAgent,
-		WorkbenchSize:  512 << 20,
-		URLCacheBytes:  64 << 20,
-		SieveBuffer:    1 << 20,
-		WARCMaxBytes:   1 << 30,
-		Progress:       Duration{2 * time.Second},
-		StopGrace:      Duration{10 * time.Second},
+		Dir:             "./crawl",
+		SystemDNS:       true,
+		HostDelay:       Duration{2 * time.Second},
+		IPDelay:         Duration{time.Second},
+		MaxDelay:        Duration{30 * time.Second},
+		CrawlDelayCap:   Duration{10 * time.Second},
+		ParallelPerKey:  1,
+		ParallelPerIP:   1,
+		Assign:          "authority",
+		FrontSize:       256,
+		Scope:           string(filter.ScopeAll),
+		MaxURLsPerHost:  100000,
+		MaxURLLength:    2048,
+		MaxLinks:        5000,
+		MaxRedirects:    filter.DefaultMaxRedirects,
+		MaxSegRepeats:   filter.DefaultMaxSegmentRepeats,
+		NearDupBits:     DefaultNearDupDistance,
+		Fetchers:        256,
+		Parsers:         runtime.NumCPU(),
+		FetchTimeout:    Duration{30 * time.Second},
+		MaxBody:         8 << 20,
+		MaxRetries:      2,
+		RetryDelay:      Duration{2 * time.Second},
+		RobotsExpiry:    Duration{24 * time.Hour},
+		UserAgent:       DefaultUserAgent,
+		WorkbenchSize:   512 << 20,
+		URLCacheBytes:   64 << 20,
+		SieveBuffer:     1 << 20,
+		WARCMaxBytes:    1 << 30,
+		Progress:        Duration{2 * time.Second},
+		StopGrace:       Duration{10 * time.Second},
+		CheckpointEvery: Duration{10 * time.Minute},
 	}
 }
 

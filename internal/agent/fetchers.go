@@ -61,7 +61,7 @@ func (a *Agent) fetchLoop(stop, ctx context.Context, results chan<- *fetched) {
 		}
 		o := a.outcome(t, resp, err)
 		if resp != nil && resp.Status > 0 {
-			fr.Acquire()
+			fr.Acquire(t)
 			fr.Done(o)
 			results <- &fetched{task: t, resp: resp}
 			continue
@@ -128,7 +128,7 @@ func (a *Agent) fetchRobots(ctx context.Context, t *frontier.Task, results chan<
 		if !ok {
 			return resp, nil
 		}
-		a.frontier.Acquire()
+		a.frontier.Acquire(t)
 		results <- &fetched{task: t, resp: resp}
 		a.stats.RobotsRedirects.Add(1)
 		wait := max(a.cfg.HostDelay.Duration, a.cfg.IPDelay.Duration) - time.Since(resp.End)

@@ -18,7 +18,7 @@ func (a *Agent) parseLoop(results <-chan *fetched) {
 	for r := range results {
 		a.handle(r)
 		r.resp.Release()
-		a.frontier.Release()
+		a.frontier.Release(r.task)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,6 +102,9 @@ type Result struct {
 // Run runs the benchmark and prints JSON to jsonOut and a table to tableOut.
 func Run(ctx context.Context, opts Options, jsonOut, tableOut io.Writer) error {
 	opts.defaults()
+	// As the agent does: the Go heap is held near the workbench budget plus
+	// a fixed allowance (GOMEMLIMIT overrides).
+	agentMemoryLimit(opts.WorkbenchBytes)
 	dir := opts.Dir
 	if dir == "" {
 		d, err := os.MkdirTemp("", "petrel-bench-frontier-")
@@ -147,6 +151,13 @@ func Run(ctx context.Context, opts Options, jsonOut, tableOut io.Writer) error {
 	return tw.Flush()
 }
 
+// agentMemoryLimit mirrors agent.MemoryLimit without importing the agent.
+func agentMemoryLimit(workbench int64) {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(workbench + 192<<20)
+	}
+}
+
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 
 // allowAll is a robots.txt without rules.
@@ -187,7 +198,7 @@ func open(opts Options, dir string, st *stats.Crawl, front int) (*frontier.Front
 		Cache: sieve.NewURLCache(16 << 20), Hash: sieve.Hash,
 		Stats: st, Logger: quiet, DNSWorkers: 64,
 	})
-	sv, err := sieve.Open(filepath.Join(dir, "sieve"), f.Receiver(), sieve.Options{Logger: quiet, KeyPrefix: frontier.MetaLen})
+	sv, err := sieve.Open(filepath.Join(dir, "sieve"), f.Receiver(), sieve.Options{Logger: quiet, KeyPrefix: frontier.MetaLen, BufferKeys: 1 << 20})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -501,6 +502,18 @@ func (m *Queues) Dequeue(id uint64, dst []byte) (rec []byte, ok bool, err error)
 // together in a segment are fetched with one read, so draining a queue that
 // was filled in bursts costs mostly sequential I/O.
 func (m *Queues) DequeueN(id uint64, n int) ([][]byte, error) {
+	return m.readN(id, n, true)
+}
+
+// Peek returns every record of queue id in FIFO order without removing
+// them (for snapshots), all slices of one new buffer.
+func (m *Queues) Peek(id uint64) ([][]byte, error) {
+	return m.readN(id, math.MaxInt, false)
+}
+
+// readN reads up to n records from the head of queue id, removing them when
+// consume is set.
+func (m *Queues) readN(id uint64, n int, consume bool) ([][]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -575,6 +588,9 @@ func (m *Queues) DequeueN(id uint64, n int) ([][]byte, error) {
 	for _, e := range ends {
 		out = append(out, buf[start:e:e])
 		start = e
+	}
+	if !consume {
+		return out, nil
 	}
 	if err := m.consumeLocked(id, q, n, it, pos); err != nil {
 		return out, err

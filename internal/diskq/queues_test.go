@@ -3,6 +3,7 @@ package diskq
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -393,5 +394,36 @@ func TestQueuesConcurrent(t *testing.T) {
 		if m.Count(g) != 400-2*133 {
 			t.Errorf("Count(%d) = %d", g, m.Count(g))
 		}
+	}
+}
+
+// TestQueuesPeek checks that Peek returns a queue's records in order and
+// leaves them in place.
+func TestQueuesPeek(t *testing.T) {
+	m, err := OpenQueues(t.TempDir(), Options{SegmentBytes: 4096, BufferBytes: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for i := 0; i < 300; i++ {
+		if err := m.Enqueue(uint64(i%3), []byte(fmt.Sprintf("rec-%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for pass := 0; pass < 2; pass++ {
+		recs, err := m.Peek(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != 100 || string(recs[0]) != "rec-1" || string(recs[99]) != "rec-298" {
+			t.Fatalf("pass %d: Peek gave %d records (%q...)", pass, len(recs), recs[0])
+		}
+	}
+	if m.Count(1) != 100 || m.Total() != 300 {
+		t.Fatalf("Peek consumed records: count %d total %d", m.Count(1), m.Total())
+	}
+	got, err := m.DequeueN(1, 2)
+	if err != nil || string(got[0]) != "rec-1" || string(got[1]) != "rec-4" {
+		t.Fatalf("DequeueN after Peek: %q, %v", got, err)
 	}
 }

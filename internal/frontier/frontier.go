@@ -227,7 +227,14 @@ type Frontier struct {
 	sieveFlushed atomic.Int64
 	sieveErr     atomic.Pointer[error]
 
-	readyMu sync.Mutex // serialises Push from the sieve's flush and the scheduler's saves
+	readyMu   sync.Mutex // serialises Push from the sieve's flush and the scheduler's saves
+	capturing bool       // a checkpoint is copying new ready URLs (under readyMu)
+	captured  [][]byte
+
+	parsingMu sync.Mutex
+	parsing   map[*Task]int // tasks fetched, not yet parsed (Acquire/Release)
+
+	checkpoints chan checkpointReq
 
 	// Scheduler state (owned by Run's goroutine; Close uses it after Run).
 	sched *scheduler
@@ -247,6 +254,9 @@ func New(cfg Config) *Frontier {
 		done:  make(chan Outcome, 1024),
 		wake:  make(chan struct{}, 1),
 		base:  time.Now(),
+
+		parsing:     make(map[*Task]int),
+		checkpoints: make(chan checkpointReq),
 	}
 	f.counts.init()
 	f.sched = newScheduler(f)
@@ -264,12 +274,24 @@ func (f *Frontier) Todo() <-chan *Task { return f.todo }
 // before its links are enqueued.
 func (f *Frontier) Done(o Outcome) { f.done <- o }
 
-// Acquire records one unit of outstanding work that may still enqueue URLs
-// (a page waiting to be parsed). Release ends it.
-func (f *Frontier) Acquire() { f.outstanding.Add(1) }
+// Acquire records that the result of t is still to be parsed: the crawl is
+// not over while it is, and a checkpoint counts t as not done (its URL is
+// fetched again after a crash, so that the links it holds are not lost).
+// Release ends it. Safe for concurrent use.
+func (f *Frontier) Acquire(t *Task) {
+	f.outstanding.Add(1)
+	f.parsingMu.Lock()
+	f.parsing[t]++
+	f.parsingMu.Unlock()
+}
 
-// Release ends a unit of work begun with Acquire.
-func (f *Frontier) Release() {
+// Release ends what Acquire began.
+func (f *Frontier) Release(t *Task) {
+	f.parsingMu.Lock()
+	if f.parsing[t]--; f.parsing[t] <= 0 {
+		delete(f.parsing, t)
+	}
+	f.parsingMu.Unlock()
 	if f.outstanding.Add(-1) == 0 {
 		f.poke()
 	}
@@ -350,6 +372,9 @@ func (r *Receiver) Append(hash uint64, key []byte) error {
 	}
 	f.readyMu.Lock()
 	err := f.cfg.Ready.Push(key)
+	if f.capturing && err == nil {
+		f.captured = append(f.captured, append([]byte(nil), key...))
+	}
 	f.readyMu.Unlock()
 	if err != nil {
 		return fmt.Errorf("frontier: ready queue push: %w", err)

@@ -30,12 +30,13 @@ type scheduler struct {
 	dnsRetry    []*hostState // failed resolutions waiting for their retry time
 
 	pending      *Task
-	held         []byte // a ready record waiting for room in the front
-	queuedURLs   int64  // URLs held by visit states (RAM, disk, retries)
-	queuedBytes  int64  // RAM bytes of visit-state queues
-	virtualized  int64  // URLs held on disk by the virtualizer
-	active       int    // visit states with work or a request in flight (the front)
-	front        int    // required front size
+	flying       map[*Task]struct{} // tasks handed out and not yet back
+	held         []byte             // a ready record waiting for room in the front
+	queuedURLs   int64              // URLs held by visit states (RAM, disk, retries)
+	queuedBytes  int64              // RAM bytes of visit-state queues
+	virtualized  int64              // URLs held on disk by the virtualizer
+	active       int                // visit states with work or a request in flight (the front)
+	front        int                // required front size
 	maxFront     int
 	dispatched   int64
 	inFlight     int
@@ -77,6 +78,7 @@ func newScheduler(f *Frontier) *scheduler {
 		dnsReq:    make(chan *hostState, 256),
 		dnsRes:    make(chan dnsResult, 256),
 		flushDone: make(chan flushResult, 1),
+		flying:    make(map[*Task]struct{}),
 		front:     c.FrontSize,
 	}
 	// The front never grows beyond what the workbench can hold: a visit
@@ -196,6 +198,9 @@ func (f *Frontier) Run(ctx context.Context) error {
 			} else if r.upTo > f.sieveFlushed.Load() {
 				f.sieveFlushed.Store(r.upTo)
 			}
+		case req := <-f.checkpoints:
+			info, err := s.checkpoint(req.sink)
+			req.reply <- checkpointResp{info, err}
 		case <-f.wake:
 		case <-timerC:
 		case <-tick.C:
@@ -565,6 +570,7 @@ func (s *scheduler) next(now int64) *Task {
 		v.inFlight++
 		e.inFlight++
 		s.inFlight++
+		s.flying[t] = struct{}{}
 		f.stats.InFlight.Add(1)
 		s.wb.offer(v)
 		return t
@@ -657,6 +663,7 @@ func (s *scheduler) release(o Outcome) {
 	v.inFlight--
 	e.inFlight--
 	s.inFlight--
+	delete(s.flying, t)
 	f.stats.InFlight.Add(-1)
 	end := f.now()
 	if !o.End.IsZero() {

@@ -311,6 +311,17 @@ func (s *DRUM) Enqueue(key []byte) (flushed bool, err error) {
 	if s.closed {
 		return false, ErrClosed
 	}
+	// A full batch is being handed off by another caller, which waits for
+	// the flusher with s.mu released: wait for the hand-off rather than
+	// overfill the batch.
+	for len(s.active.pairs) >= s.bufKeys {
+		if err := s.handoffLocked(s.active); err != nil {
+			return false, err
+		}
+		if s.closed {
+			return false, ErrClosed
+		}
+	}
 	a := s.active
 	if a.aux == nil {
 		a.auxPath = filepath.Join(s.dir, auxFileName(a.seq))

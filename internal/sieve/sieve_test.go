@@ -304,3 +304,34 @@ func TestConcurrentEnqueuers(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentEnqueueSmallBuffer hammers a tiny buffer from many
+// goroutines: while one caller waits to hand a full batch off, the others
+// must not overfill it (a batch never exceeds BufferKeys).
+func TestConcurrentEnqueueSmallBuffer(t *testing.T) {
+	r := newRecorder(t)
+	s, err := Open(t.TempDir(), r, Options{BufferKeys: 8, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 500; i++ {
+				if _, err := s.Enqueue([]byte(fmt.Sprintf("k-%d-%d", g, i))); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.New != 4000 {
+		t.Fatalf("%d new keys, want 4000", st.New)
+	}
+}

@@ -13,36 +13,39 @@ import (
 // ready to use; every field may be updated concurrently.
 type Crawl struct {
 	// Frontier.
-	Enqueued           atomic.Int64 // URLs offered to the frontier (seeds, links, redirects)
-	OutOfScope         atomic.Int64 // refused by the scope rule
-	Filtered           atomic.Int64 // refused by other URL rules (scheme, ...)
-	CutLength          atomic.Int64 // refused: longer than --max-url-length
-	CutRedirects       atomic.Int64 // refused: redirect chain longer than --max-redirects allows
-	CutDepth           atomic.Int64 // refused: more than --max-depth links from a seed
-	CutRepeatedSegment atomic.Int64 // refused: a path segment repeated more than --max-segment-repeats times
-	OverBudget         atomic.Int64 // refused: the key already holds --max-urls-per-host URLs
-	CacheHits          atomic.Int64 // duplicates caught by the URL cache before the sieve
-	CacheLookups       atomic.Int64
-	SieveEnqueued      atomic.Int64 // keys handed to the sieve
-	SieveNew           atomic.Int64 // keys the sieve found new (URLs known)
-	SieveFlushes       atomic.Int64
-	Ready              atomic.Int64 // URLs currently in the ready queue (gauge)
-	Queued             atomic.Int64 // URLs currently held by visit states (gauge)
-	QueuedBytes        atomic.Int64 // RAM bytes of visit-state queues (gauge)
-	VisitStates        atomic.Int64 // visit states known (gauge)
-	ActiveKeys         atomic.Int64 // visit states with URLs to fetch (gauge)
-	IPEntries          atomic.Int64 // workbench entries (gauge)
-	InFlight           atomic.Int64 // fetches in flight (gauge)
-	RobotsDenied       atomic.Int64 // URLs not fetched because robots.txt disallows them
-	AddressRefused     atomic.Int64 // URLs not fetched: the address guard refused the host's address
-	DNSFailures        atomic.Int64 // visit states whose name did not resolve
-	BrokenKeys         atomic.Int64 // visit states purged as broken (BUbiNG's brokenVisitStates)
-	PurgedURLs         atomic.Int64 // URLs dropped with a broken visit state
-	Retries            atomic.Int64 // fetch attempts repeated after a failure or 5xx
-	FetcherWaitNano    atomic.Int64 // total time fetchers waited for work
-	Virtualized        atomic.Int64 // URLs of visit-state queues held on disk (gauge)
-	RequiredFront      atomic.Int64 // visit states the distributor keeps active (gauge)
-	FetcherWaits       atomic.Int64
+	Enqueued            atomic.Int64 // URLs offered to the frontier (seeds, links, redirects)
+	OutOfScope          atomic.Int64 // refused by the scope rule
+	Filtered            atomic.Int64 // refused by other URL rules (scheme, ...)
+	CutLength           atomic.Int64 // refused: longer than --max-url-length
+	CutRedirects        atomic.Int64 // refused: redirect chain longer than --max-redirects allows
+	CutDepth            atomic.Int64 // refused: more than --max-depth links from a seed
+	CutRepeatedSegment  atomic.Int64 // refused: a path segment repeated more than --max-segment-repeats times
+	OverBudget          atomic.Int64 // refused: the key already holds --max-urls-per-host URLs
+	CacheHits           atomic.Int64 // duplicates caught by the URL cache before the sieve
+	CacheLookups        atomic.Int64
+	SieveEnqueued       atomic.Int64 // keys handed to the sieve
+	SieveNew            atomic.Int64 // keys the sieve found new (URLs known)
+	SieveFlushes        atomic.Int64
+	Ready               atomic.Int64 // URLs currently in the ready queue (gauge)
+	Queued              atomic.Int64 // URLs currently held by visit states (gauge)
+	QueuedBytes         atomic.Int64 // RAM bytes of visit-state queues (gauge)
+	VisitStates         atomic.Int64 // visit states known (gauge)
+	ActiveKeys          atomic.Int64 // visit states with URLs to fetch (gauge)
+	IPEntries           atomic.Int64 // workbench entries (gauge)
+	InFlight            atomic.Int64 // fetches in flight (gauge)
+	RobotsDenied        atomic.Int64 // URLs not fetched because robots.txt disallows them
+	AddressRefused      atomic.Int64 // URLs not fetched: the address guard refused the host's address
+	DNSFailures         atomic.Int64 // visit states whose name did not resolve
+	BrokenKeys          atomic.Int64 // visit states purged as broken (BUbiNG's brokenVisitStates)
+	PurgedURLs          atomic.Int64 // URLs dropped with a broken visit state
+	Retries             atomic.Int64 // fetch attempts repeated after a failure or 5xx
+	FetcherWaitNano     atomic.Int64 // total time fetchers waited for work
+	Checkpoints         atomic.Int64 // checkpoints taken
+	CheckpointErrors    atomic.Int64 // checkpoints that failed
+	CheckpointPauseNano atomic.Int64 // how long the last checkpoint stopped the scheduler (gauge)
+	Virtualized         atomic.Int64 // URLs of visit-state queues held on disk (gauge)
+	RequiredFront       atomic.Int64 // visit states the distributor keeps active (gauge)
+	FetcherWaits        atomic.Int64
 
 	// Fetching.
 	Fetched       atomic.Int64 // responses received (pages, not robots.txt)
@@ -114,7 +117,7 @@ func (c *Crawl) Restore(s Snapshot) {
 
 var gauges = map[string]bool{
 	"Ready": true, "Queued": true, "QueuedBytes": true, "VisitStates": true,
-	"ActiveKeys": true, "IPEntries": true, "InFlight": true, "Virtualized": true, "RequiredFront": true,
+	"ActiveKeys": true, "IPEntries": true, "InFlight": true, "Virtualized": true, "RequiredFront": true, "CheckpointPauseNano": true,
 }
 
 // CountStatus counts one HTTP status code in its class.

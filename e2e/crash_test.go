@@ -1,0 +1,158 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"math/rand"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/store"
+	"github.com/petrel-crawler/petrel/internal/testweb"
+)
+
+// TestCrashAndRecover kills the crawler with SIGKILL at ten points (inside
+// a checkpoint, inside a sieve flush, and at random moments), restarting it
+// each time on the same directory, then lets it finish. Every reachable page
+// must be fetched, duplicates must stay within what was fetched after the
+// last checkpoint of each killed run, and every WARC file must read through.
+func TestCrashAndRecover(t *testing.T) {
+	const hostDelay, ipDelay = 60 * time.Millisecond, 10 * time.Millisecond
+	r := startWeb(t, testweb.Config{Hosts: 24, HostsPerIP: 3, PagesPerHost: 30, Seed: 5, FirstIP: netip.MustParseAddr("127.63.0.1")})
+	args := []string{"crawl", "--dir", r.dir, "--hosts", r.hosts, "--seeds", r.seeds, "--allow-private",
+		"--system-dns=false", "--progress", "0", "--host-delay", hostDelay.String(), "--ip-delay", ipDelay.String(),
+		"--retry-delay", "100ms", "--fetch-timeout", "5s", "--checkpoint-every", "150ms", "--sieve-buffer", "64"}
+	type run struct {
+		env   string
+		after time.Duration
+	}
+	rng := rand.New(rand.NewSource(42))
+	runs := []run{{env: "PETREL_CRASH_AT=checkpoint:2"}, {env: "PETREL_CRASH_AT=sieve-flush:3"}, {env: "PETREL_CRASH_AT=checkpoint:1"}}
+	for len(runs) < 10 {
+		runs = append(runs, run{after: time.Duration(150+rng.Intn(350)) * time.Millisecond})
+	}
+	var killedAt []time.Time
+	recoveries := 0
+	for i, rn := range runs {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cmd := exec.CommandContext(ctx, petrel, args...)
+		cmd.Env = append(os.Environ(), rn.env)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if rn.env == "" {
+			time.Sleep(rn.after)
+			cmd.Process.Kill()
+		}
+		err := cmd.Wait()
+		killedAt = append(killedAt, time.Now())
+		cancel()
+		if err == nil {
+			t.Fatalf("run %d (%q) finished the crawl before it was killed; make the web bigger", i, rn.env)
+		}
+		if strings.Contains(stderr.String(), "did not stop cleanly") {
+			recoveries++
+		}
+		if s := stderr.String(); strings.Contains(s, "panic") {
+			t.Fatalf("run %d: %s", i, s)
+		}
+	}
+	if err := r.crawl(t, 2*time.Minute, args[7:]...); err != nil {
+		t.Fatalf("final run: %v\n%s", err, r.stderr.String())
+	}
+	if !strings.Contains(r.stderr.String(), "did not stop cleanly") {
+		t.Errorf("the final run did not report a recovery:\n%s", r.stderr.String())
+	}
+	if recoveries < len(runs)-1 {
+		t.Errorf("%d of %d restarted runs reported a recovery", recoveries, len(runs)-1)
+	}
+
+	expected := map[string]bool{}
+	for _, u := range r.web.Expected() {
+		expected[urlKey(t, u)] = true
+	}
+	hits := r.web.Hits()
+	seen := map[string]int{}
+	dups := 0
+	for _, h := range hits {
+		if h.Path == "/robots.txt" {
+			continue
+		}
+		k := key(h.Host, h.Path)
+		if seen[k]++; seen[k] > 1 {
+			dups++
+		}
+		if !expected[k] {
+			t.Errorf("unexpected fetch of %s", k)
+		}
+	}
+	for k := range expected {
+		if seen[k] == 0 {
+			t.Errorf("%s was never fetched: lost in a crash", k)
+		}
+	}
+	// Bound: requests that started after (250ms before) the last
+	// checkpoint of the run that was then killed.
+	cps := checkpointTimes(t, filepath.Join(r.dir, "logs", "crawl.log"))
+	bound := 0
+	runStart := time.Time{}
+	for _, killed := range killedAt {
+		last := runStart
+		for _, c := range cps {
+			if c.After(runStart) && c.Before(killed) && c.After(last) {
+				last = c
+			}
+		}
+		for _, h := range hits {
+			if h.Path != "/robots.txt" && h.Start.After(last.Add(-250*time.Millisecond)) && h.Start.Before(killed) {
+				bound++
+			}
+		}
+		runStart = killed
+	}
+	t.Logf("%d page requests, %d repeated after crashes (bound %d), %d checkpoints", len(hits), dups, bound, len(cps))
+	if dups > bound {
+		t.Errorf("%d duplicate fetches, more than the %d fetched after the last checkpoints", dups, bound)
+	}
+	files, _ := filepath.Glob(filepath.Join(r.dir, "warc", "*"))
+	for _, f := range files {
+		if strings.HasSuffix(f, ".open") {
+			t.Errorf("%s left open after a clean end", f)
+			continue
+		}
+		if _, err := store.CheckFile(f); err != nil {
+			t.Errorf("WARC file unreadable after the crashes: %v", err)
+		}
+	}
+}
+
+// checkpointTimes reads when checkpoints completed from the crawl log.
+func checkpointTimes(t *testing.T, path string) []time.Time {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []time.Time
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		var e struct {
+			Time time.Time `json:"time"`
+			Msg  string    `json:"msg"`
+		}
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Msg == "checkpoint" {
+			out = append(out, e.Time)
+		}
+	}
+	return out
+}

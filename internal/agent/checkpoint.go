@@ -1,0 +1,426 @@
+package agent
+
+// Checkpoints (issue 6). A checkpoint is a folder state/checkpoints/cp-N
+// holding, at one logical point of the crawl:
+//
+//	sieve/      the DRUM store, hard-linked (Frontier.Checkpoint step 3)
+//	ready.pos   the ready queue's position (a diskq mark, pinned until released)
+//	todo        URLs to fetch again: frontier.CheckpointSink's WriteTodo records
+//	counts      per-key URL counts
+//	stats.json  the counters
+//	MANIFEST    JSON: sequence, time, record count, the WARC files and sizes
+//
+// It is written as cp-N.tmp, every file fsynced, renamed to cp-N, and named
+// in state/CHECKPOINT (replaced atomically). Two checkpoints are kept, so a
+// corrupted newest one falls back to the previous. The todo file format:
+// "PTODO1\n", then per record uvarint(len) bytes, then a trailer of
+// uvarint(count) and the CRC-32C (4 bytes, little endian) of everything
+// before the trailer; a file whose trailer does not match is corrupt.
+//
+// state/RUNNING exists while a crawl runs; finding it at Open (with the
+// directory lock free) means the last process died, and recovery goes back
+// to the newest valid checkpoint.
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/diskq"
+	"github.com/petrel-crawler/petrel/internal/stats"
+	"github.com/petrel-crawler/petrel/internal/store"
+)
+
+const (
+	todoMagic       = "PTODO1\n"
+	keepCheckpoints = 2
+)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// manifest describes a checkpoint.
+type manifest struct {
+	Seq       int              `json:"seq"`
+	Time      time.Time        `json:"time"`
+	Todo      int64            `json:"todo"`
+	PauseMS   float64          `json:"pause_ms"`
+	Queued    int64            `json:"queued"`
+	WARCFiles map[string]int64 `json:"warc_files"` // name → size at the checkpoint
+}
+
+// checkpointSink writes a checkpoint folder for Frontier.Checkpoint.
+type checkpointSink struct {
+	a    *Agent
+	dir  string
+	mark diskq.Position
+	f    *os.File
+	w    *bufio.Writer
+	crc  io.Writer
+	n    uint64
+}
+
+func (s *checkpointSink) MarkReady() error {
+	pos, err := s.a.ready.Mark()
+	s.mark = pos
+	return err
+}
+
+func (s *checkpointSink) WriteTodo(rec []byte) error {
+	var hdr [binary.MaxVarintLen64]byte
+	k := binary.PutUvarint(hdr[:], uint64(len(rec)))
+	if _, err := s.crc.Write(hdr[:k]); err != nil {
+		return err
+	}
+	_, err := s.crc.Write(rec)
+	s.n++
+	return err
+}
+
+func (s *checkpointSink) CheckpointSieve() error {
+	if err := s.a.sieve.Checkpoint(filepath.Join(s.dir, "sieve")); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(s.dir, "counts"), s.a.frontier.SaveCounts)
+}
+
+// checkpointsDir is where checkpoints live.
+func (a *Agent) checkpointsDir() string { return filepath.Join(a.cfg.Dir, "state", "checkpoints") }
+
+// checkpoint takes one checkpoint while the crawl runs.
+func (a *Agent) checkpoint(ctx context.Context) error {
+	a.cpSeq++
+	seq := a.cpSeq
+	final := filepath.Join(a.checkpointsDir(), fmt.Sprintf("cp-%06d", seq))
+	tmp := final + ".tmp"
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return fmt.Errorf("agent: checkpoint: %w", err)
+	}
+	f, err := os.Create(filepath.Join(tmp, "todo"))
+	if err != nil {
+		return fmt.Errorf("agent: checkpoint: %w", err)
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	if _, err := w.WriteString(todoMagic); err != nil {
+		return err
+	}
+	h := crc32.New(crcTable)
+	h.Write([]byte(todoMagic))
+	sink := &checkpointSink{a: a, dir: tmp, f: f, w: w, crc: io.MultiWriter(w, h)}
+	info, err := a.frontier.Checkpoint(ctx, sink)
+	if err != nil {
+		return fmt.Errorf("agent: checkpoint %d: %w", seq, err)
+	}
+	var tr []byte
+	tr = binary.AppendUvarint(tr, sink.n)
+	tr = binary.LittleEndian.AppendUint32(tr, h.Sum32())
+	if _, err := w.Write(tr); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("agent: checkpoint: todo: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("agent: checkpoint: todo: %w", err)
+	}
+	pos, err := sink.mark.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(tmp, "ready.pos"), func(w io.Writer) error { _, err := w.Write(pos); return err }); err != nil {
+		return fmt.Errorf("agent: checkpoint: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(tmp, "stats.json"), a.stats.Snapshot().WriteJSON); err != nil {
+		return fmt.Errorf("agent: checkpoint: %w", err)
+	}
+	m := manifest{Seq: seq, Time: time.Now().UTC(), Todo: info.Todo, PauseMS: float64(info.Pause) / 1e6,
+		Queued: a.stats.Queued.Load() + a.stats.Ready.Load(), WARCFiles: warcSizes(filepath.Join(a.cfg.Dir, "warc"))}
+	if err := writeFileAtomic(filepath.Join(tmp, "MANIFEST"), func(w io.Writer) error { return json.NewEncoder(w).Encode(m) }); err != nil {
+		return fmt.Errorf("agent: checkpoint: %w", err)
+	}
+	if err := syncDir(tmp); err != nil {
+		return err
+	}
+	a.crash.reach("checkpoint")
+	if err := os.Rename(tmp, final); err != nil {
+		return fmt.Errorf("agent: checkpoint: %w", err)
+	}
+	if err := syncDir(a.checkpointsDir()); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(a.cfg.Dir, "state", "CHECKPOINT"), func(w io.Writer) error {
+		_, err := io.WriteString(w, filepath.Base(final)+"\n")
+		return err
+	}); err != nil {
+		return fmt.Errorf("agent: checkpoint: %w", err)
+	}
+	a.stats.Checkpoints.Add(1)
+	a.stats.CheckpointPauseNano.Store(int64(info.Pause))
+	a.log.Info("checkpoint", "seq", seq, "todo", info.Todo, "pause", info.Pause, "queued", m.Queued)
+	a.pruneCheckpoints()
+	return nil
+}
+
+// pruneCheckpoints keeps the newest checkpoints and releases the ready
+// queue marks only older ones needed.
+func (a *Agent) pruneCheckpoints() {
+	names := listCheckpoints(a.checkpointsDir())
+	keep := map[string]bool{}
+	for i := len(names) - 1; i >= 0 && len(keep) < keepCheckpoints; i-- {
+		keep[string(mustRead(filepath.Join(a.checkpointsDir(), names[i], "ready.pos")))] = true
+	}
+	for i := 0; i < len(names)-keepCheckpoints; i++ {
+		os.RemoveAll(filepath.Join(a.checkpointsDir(), names[i]))
+	}
+	for _, p := range a.ready.Marks() {
+		b, _ := p.MarshalBinary()
+		if !keep[string(b)] {
+			a.ready.Release(p)
+		}
+	}
+}
+
+func mustRead(p string) []byte {
+	b, _ := os.ReadFile(p)
+	return b
+}
+
+// listCheckpoints returns the complete checkpoint folders, oldest first.
+func listCheckpoints(dir string) []string {
+	ents, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() && strings.HasPrefix(e.Name(), "cp-") && !strings.HasSuffix(e.Name(), ".tmp") {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkpointLoop takes a checkpoint at the start of the crawl (so that a
+// crash always has one to go back to), then every interval and on request.
+func (a *Agent) checkpointLoop(ctx context.Context, every time.Duration) {
+	take := func() {
+		if err := a.checkpoint(ctx); err != nil && ctx.Err() == nil {
+			a.stats.CheckpointErrors.Add(1)
+			a.log.Error("checkpoint failed", "err", err)
+		}
+	}
+	take()
+	var tick <-chan time.Time
+	if every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+			take()
+		case <-a.cpRequests:
+			take()
+		}
+	}
+}
+
+// RequestCheckpoint asks the running crawl for a checkpoint now (SIGUSR1).
+func (a *Agent) RequestCheckpoint() {
+	select {
+	case a.cpRequests <- struct{}{}:
+	default:
+	}
+}
+
+// warcSizes lists the WARC files of dir with their sizes.
+func warcSizes(dir string) map[string]int64 {
+	out := map[string]int64{}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil && !e.IsDir() {
+			out[strings.TrimSuffix(e.Name(), ".open")] = fi.Size()
+		}
+	}
+	return out
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("agent: fsync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// loadedCheckpoint is a checkpoint read back for recovery.
+type loadedCheckpoint struct {
+	dir  string
+	man  manifest
+	pos  diskq.Position
+	todo [][]byte
+	snap stats.Snapshot
+}
+
+// loadCheckpoint reads and verifies a checkpoint folder.
+func loadCheckpoint(dir string) (*loadedCheckpoint, error) {
+	c := &loadedCheckpoint{dir: dir}
+	b, err := os.ReadFile(filepath.Join(dir, "MANIFEST"))
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &c.man); err != nil {
+		return nil, fmt.Errorf("MANIFEST: %w", err)
+	}
+	b, err = os.ReadFile(filepath.Join(dir, "ready.pos"))
+	if err != nil {
+		return nil, err
+	}
+	if err := c.pos.UnmarshalBinary(b); err != nil {
+		return nil, fmt.Errorf("ready.pos: %w", err)
+	}
+	if b, err = os.ReadFile(filepath.Join(dir, "stats.json")); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &c.snap); err != nil {
+		return nil, fmt.Errorf("stats.json: %w", err)
+	}
+	if b, err = os.ReadFile(filepath.Join(dir, "todo")); err != nil {
+		return nil, err
+	}
+	if c.todo, err = parseTodo(b); err != nil {
+		return nil, fmt.Errorf("todo: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sieve")); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// parseTodo checks and splits a todo file.
+func parseTodo(b []byte) ([][]byte, error) {
+	if !strings.HasPrefix(string(b), todoMagic) {
+		return nil, errors.New("bad magic")
+	}
+	var recs [][]byte
+	p := len(todoMagic)
+	for {
+		// Try the trailer here: count and CRC of b[:p].
+		if n, k := binary.Uvarint(b[p:]); k > 0 && p+k+4 == len(b) {
+			if n == uint64(len(recs)) && binary.LittleEndian.Uint32(b[p+k:]) == crc32.Checksum(b[:p], crcTable) {
+				return recs, nil
+			}
+		}
+		l, k := binary.Uvarint(b[p:])
+		if k <= 0 || p+k+int(l) > len(b) {
+			return nil, errors.New("truncated or corrupt (trailer does not match)")
+		}
+		recs = append(recs, b[p+k:p+k+int(l)])
+		p += k + int(l)
+	}
+}
+
+// recoverFromCrash puts state/ back to the newest valid checkpoint after a
+// crash, and repairs torn WARC files. It returns a one-line report.
+func (a *Agent) recoverFromCrash(state string) (string, error) {
+	var notes []string
+	if n, err := store.Repair(filepath.Join(a.cfg.Dir, "warc")); err != nil {
+		return "", err
+	} else if n != "" {
+		notes = append(notes, n)
+	}
+	names := listCheckpoints(filepath.Join(state, "checkpoints"))
+	var cp *loadedCheckpoint
+	for i := len(names) - 1; i >= 0 && cp == nil; i-- {
+		c, err := loadCheckpoint(filepath.Join(state, "checkpoints", names[i]))
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("checkpoint %s unusable (%v), trying the previous one", names[i], err))
+			continue
+		}
+		cp = c
+	}
+	for _, d := range []string{"sieve", "virtual"} {
+		if err := os.RemoveAll(filepath.Join(state, d)); err != nil {
+			return "", err
+		}
+	}
+	if cp == nil {
+		if err := os.RemoveAll(filepath.Join(state, "ready")); err != nil {
+			return "", err
+		}
+		os.Remove(filepath.Join(state, "counts"))
+		notes = append(notes, "no usable checkpoint: the crawl starts again from its seeds (WARC files kept)")
+		return strings.Join(notes, "; "), nil
+	}
+	if err := copyTree(filepath.Join(cp.dir, "sieve"), filepath.Join(state, "sieve")); err != nil {
+		return "", fmt.Errorf("agent: restore sieve: %w", err)
+	}
+	if err := copyFile(filepath.Join(cp.dir, "counts"), filepath.Join(state, "counts")); err != nil {
+		return "", fmt.Errorf("agent: restore counts: %w", err)
+	}
+	q, err := diskq.OpenAt(filepath.Join(state, "ready"), cp.pos, diskq.DefaultOptions())
+	if err != nil {
+		return "", fmt.Errorf("agent: restore ready queue: %w", err)
+	}
+	for _, rec := range cp.todo {
+		if err := q.Push(rec); err != nil {
+			q.Close()
+			return "", fmt.Errorf("agent: restore ready queue: %w", err)
+		}
+	}
+	if err := q.Close(); err != nil {
+		return "", fmt.Errorf("agent: restore ready queue: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(state, "stats.json"), cp.snap.WriteJSON); err != nil {
+		return "", err
+	}
+	again := store.CountResponsesAfter(filepath.Join(a.cfg.Dir, "warc"), cp.man.WARCFiles)
+	notes = append(notes, fmt.Sprintf("recovered from %s taken at %s: %d URLs queued again; %d responses stored after it may be fetched again",
+		filepath.Base(cp.dir), cp.man.Time.Format(time.RFC3339), len(cp.todo), again))
+	return strings.Join(notes, "; "), nil
+}
+
+func copyTree(src, dst string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := copyFile(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+			return err
+		}
+	}
+	return syncDir(dst)
+}
+
+// copyFile copies src to dst (not a hard link: the live files are rewritten
+// in place by some stages, and the checkpoint must stay as it is).
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return writeFileAtomic(dst, func(w io.Writer) error { _, err := io.Copy(w, in); return err })
+}
