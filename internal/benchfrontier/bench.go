@@ -3,6 +3,7 @@ package benchfrontier
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -97,6 +98,9 @@ type Result struct {
 	PeakRSSBytes       int64   `json:"peak_rss_bytes"`
 	RSSLimitBytes      int64   `json:"rss_limit_bytes"` // budget + 256 MiB
 	FillSeconds        float64 `json:"fill_seconds"`
+	CheckpointPauseS   float64 `json:"checkpoint_pause_seconds"`
+	CheckpointTodo     int64   `json:"checkpoint_todo_urls"`
+	PausePerMillion    float64 `json:"checkpoint_pause_seconds_per_million_queued"`
 }
 
 // Run runs the benchmark and prints JSON to jsonOut and a table to tableOut.
@@ -147,6 +151,7 @@ func Run(ctx context.Context, opts Options, jsonOut, tableOut io.Writer) error {
 		fmt.Fprintf(tw, "heap per queued URL (all structures)\t%.1f B\t\n", res.HeapPerQueuedURL)
 		fmt.Fprintf(tw, "disk per virtualized URL\t%.1f B\t\n", res.DiskPerVirtualized)
 		fmt.Fprintf(tw, "RSS / peak RSS\t%s / %s\t≤ %s\n", mib(res.RSSBytes), mib(res.PeakRSSBytes), mib(res.RSSLimitBytes))
+		fmt.Fprintf(tw, "checkpoint pause (%d URLs saved)\t%.2f s (%.2f s per million queued)\t< 1 s per million\n", res.CheckpointTodo, res.CheckpointPauseS, res.PausePerMillion)
 	}
 	return tw.Flush()
 }
@@ -179,16 +184,39 @@ func (r resolver) Lookup(_ context.Context, host string) ([]netip.Addr, error) {
 	return []netip.Addr{netip.AddrFrom4([4]byte{10, byte(ip >> 16), byte(ip >> 8), byte(ip)})}, nil
 }
 
+// sink is a frontier.CheckpointSink writing to files, as the agent's does.
+type sink struct {
+	ready *diskq.Queue
+	sv    *sieve.DRUM
+	dir   string
+	w     *bufio.Writer
+}
+
+func (k *sink) MarkReady() error { _, err := k.ready.Mark(); return err }
+func (k *sink) WriteTodo(rec []byte) error {
+	var hdr [binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(hdr[:], uint64(len(rec)))
+	k.w.Write(hdr[:n])
+	_, err := k.w.Write(rec)
+	return err
+}
+func (k *sink) CheckpointSieve() error { return k.sv.Checkpoint(filepath.Join(k.dir, "sieve")) }
+
 // open builds a frontier over a DRUM sieve, a disk ready queue and a disk
 // virtualizer in dir.
 func open(opts Options, dir string, st *stats.Crawl, front int) (*frontier.Frontier, func() error, error) {
+	f, _, closeAll, err := openWithSink(opts, dir, st, front)
+	return f, closeAll, err
+}
+
+func openWithSink(opts Options, dir string, st *stats.Crawl, front int) (*frontier.Frontier, *sink, func() error, error) {
 	ready, err := diskq.Open(filepath.Join(dir, "ready"), diskq.Options{})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	virt, err := diskq.OpenQueues(filepath.Join(dir, "virtual"), diskq.Options{})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	f := frontier.New(frontier.Config{
@@ -200,7 +228,7 @@ func open(opts Options, dir string, st *stats.Crawl, front int) (*frontier.Front
 	})
 	sv, err := sieve.Open(filepath.Join(dir, "sieve"), f.Receiver(), sieve.Options{Logger: quiet, KeyPrefix: frontier.MetaLen, BufferKeys: 1 << 20})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	f.SetSieve(sv)
 	closeAll := func() error {
@@ -209,7 +237,7 @@ func open(opts Options, dir string, st *stats.Crawl, front int) (*frontier.Front
 		ready.Close()
 		return err
 	}
-	return f, closeAll, nil
+	return f, &sink{ready: ready, sv: sv, dir: filepath.Join(dir, "checkpoint")}, closeAll, nil
 }
 
 // url returns the j-th URL of key k: a path+query of realistic length.
@@ -275,11 +303,12 @@ func throughput(ctx context.Context, opts Options, dir string, res *Result) erro
 	res.URLs = total
 	res.ThroughputSeconds = elapsed.Seconds()
 	res.ScheduledPerSec = float64(total) / elapsed.Seconds()
-	// Each key can go once per host delay, each IP once per IP delay
-	// (robots.txt first, so perKey+1 requests per key).
+	// Each key can go once per host delay, each IP once per IP delay:
+	// robots.txt at time 0, then perKey pages, each a delay after the
+	// previous request, so the run lasts at least perKey delays.
 	keyLimit := float64(opts.Keys) / opts.HostDelay.Seconds()
 	ipLimit := float64(opts.Keys/opts.KeysPerIP) / opts.IPDelay.Seconds()
-	res.PolitenessLimit = min(keyLimit, ipLimit) * float64(perKey) / float64(perKey+1)
+	res.PolitenessLimit = min(keyLimit, ipLimit)
 	res.Violations = pol.violations.Load()
 	return nil
 }
@@ -358,7 +387,7 @@ func (p *policeman) end(t *frontier.Task, end time.Time) {
 // virtualized).
 func memory(ctx context.Context, opts Options, dir string, res *Result) error {
 	st := new(stats.Crawl)
-	f, closeAll, err := open(opts, dir, st, opts.Keys)
+	f, snk, closeAll, err := openWithSink(opts, dir, st, opts.Keys)
 	if err != nil {
 		return err
 	}
@@ -411,6 +440,26 @@ func memory(ctx context.Context, opts Options, dir string, res *Result) error {
 		res.DiskPerVirtualized = float64(dirSize(filepath.Join(dir, "virtual"))) / float64(res.Virtualized)
 	}
 	res.RSSBytes, res.PeakRSSBytes = rss()
+	// A checkpoint of the full workbench: how long the scheduler stops.
+	if err := os.MkdirAll(snk.dir, 0o755); err != nil {
+		return err
+	}
+	tf, err := os.Create(filepath.Join(snk.dir, "todo"))
+	if err != nil {
+		return err
+	}
+	snk.w = bufio.NewWriterSize(tf, 1<<20)
+	info, err := f.Checkpoint(rctx, snk)
+	if err == nil {
+		err = snk.w.Flush()
+	}
+	tf.Close()
+	if err != nil {
+		return fmt.Errorf("bench: checkpoint: %w", err)
+	}
+	res.CheckpointPauseS = info.Pause.Seconds()
+	res.CheckpointTodo = info.Todo
+	res.PausePerMillion = info.Pause.Seconds() / (float64(total) / 1e6)
 	cancel()
 	<-done
 	return nil

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/petrel-crawler/petrel/internal/benchcrawl"
+)
+
+func benchCrawlCmd() *cobra.Command {
+	var o benchcrawl.Options
+	var peers, firstIP, jsonPath string
+	cmd := &cobra.Command{
+		Use:   "crawl",
+		Short: "Crawl the synthetic web (served by a separate process) with Petrel, Colly and wget, against the web's own limit",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if peers != "" {
+				o.Peers = strings.Split(peers, ",")
+			}
+			if firstIP != "" {
+				a, err := netip.ParseAddr(firstIP)
+				if err != nil || !a.IsLoopback() {
+					return flagError{fmt.Errorf("--web-first-ip %q: want a 127.x.y.z address", firstIP)}
+				}
+				o.FirstIP = a
+			}
+			jsonOut := os.Stdout
+			if jsonPath != "" {
+				f, err := os.Create(jsonPath)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				jsonOut = f
+			}
+			return benchcrawl.Run(cmd.Context(), o, jsonOut, os.Stderr)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.Petrel, "petrel", "", "petrel binary to measure (default: this one)")
+	fs.StringVar(&o.Colly, "colly", "", "built bench/colly binary (default: build it from bench/colly)")
+	fs.StringVar(&o.WorkDir, "work", "", "work directory (default: a temporary one)")
+	fs.BoolVar(&o.Keep, "keep", false, "keep the work directory")
+	fs.BoolVar(&o.PolitenessBound, "politeness", false, "politeness-bound shape: 2s/1s delays, efficiency = achieved ÷ allowed rate")
+	fs.IntVar(&o.Hosts, "web-hosts", 0, "hosts (default 2000; 400 with --politeness)")
+	fs.IntVar(&o.HostsPerIP, "web-hosts-per-ip", 0, "hosts per address (default 4)")
+	fs.IntVar(&o.PagesPerHost, "web-pages", 0, "pages per host")
+	fs.IntVar(&o.LinksPerPage, "web-links", 0, "links per page (default 40)")
+	fs.IntVar(&o.PageBytes, "web-page-bytes", 0, "page size (default 20 KiB)")
+	fs.StringVar(&firstIP, "web-first-ip", "", "first loopback address (default 127.90.0.1)")
+	fs.IntVar(&o.Port, "web-port", 0, "port (default 8080; -1 = ephemeral)")
+	fs.DurationVar(&o.HostDelay, "host-delay", 0, "host delay for every crawler (default 100ms; 2s with --politeness)")
+	fs.DurationVar(&o.IPDelay, "ip-delay", 0, "IP delay for every crawler (default 10ms; 1s with --politeness)")
+	fs.StringVar(&peers, "peers", "", "comma-separated subset of petrel,colly,wget,limit (default all)")
+	fs.Int64Var(&o.MaxURLs, "max-urls", 0, "page bound of petrel and colly (0 = none)")
+	fs.DurationVar(&o.TimeBound, "time-bound", 0, "time bound per crawl (default 3m; 60s with --politeness)")
+	fs.DurationVar(&o.LimitDuration, "limit-duration", 0, "wrk duration (default 10s)")
+	fs.IntVar(&o.LimitAddrs, "limit-addrs", 0, "concurrent wrk processes (default 2)")
+	fs.IntVar(&o.LimitConns, "limit-conns", 0, "wrk connections per address (default 32)")
+	fs.StringVar(&o.Plot, "plot", "", "draw pages/s over time to this SVG file")
+	fs.StringVar(&jsonPath, "json", "", "JSON output file (default stdout)")
+	return cmd
+}
