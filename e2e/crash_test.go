@@ -28,7 +28,7 @@ func TestCrashAndRecover(t *testing.T) {
 	r := startWeb(t, testweb.Config{Hosts: 24, HostsPerIP: 3, PagesPerHost: 30, Seed: 5, FirstIP: netip.MustParseAddr("127.63.0.1")})
 	args := []string{"crawl", "--dir", r.dir, "--hosts", r.hosts, "--seeds", r.seeds, "--allow-private",
 		"--system-dns=false", "--progress", "0", "--host-delay", hostDelay.String(), "--ip-delay", ipDelay.String(),
-		"--retry-delay", "100ms", "--fetch-timeout", "5s", "--checkpoint-every", "150ms", "--sieve-buffer", "64"}
+		"--retry-delay", "100ms", "--fetch-timeout", "5s", "--checkpoint-every", "150ms", "--sieve-buffer", "64", "--workbench-bytes", "4096"}
 	type run struct {
 		env   string
 		after time.Duration

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/base32"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/netip"
@@ -81,11 +82,40 @@ func urlKey(t *testing.T, raw string) string {
 // reachable allowed page fetched exactly once, nothing disallowed fetched,
 // no politeness violation per host and per IP, every fetch in the WARC with
 // a correct digest, read back with gowarc.
+//
+// It runs twice: with the defaults, and with a workbench budget so small
+// that the visit states' queues are virtualized to disk, and a front of 4
+// visit states that must grow.
 func TestCrawlSyntheticWeb(t *testing.T) {
+	t.Run("default", func(t *testing.T) { crawlSyntheticWeb(t, "127.60.0.1") })
+	t.Run("virtualized", func(t *testing.T) {
+		r := crawlSyntheticWeb(t, "127.60.1.1", "--workbench-bytes", "2048", "--front-size", "4")
+		st := readStats(t, r.dir)
+		if st["VirtualizedTotal"] < 100 {
+			t.Errorf("only %d URLs were virtualized: the budget did not force virtualization", st["VirtualizedTotal"])
+		}
+	})
+}
+
+// readStats reads the counters a finished crawl left in state/stats.json.
+func readStats(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "state", "stats.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]int64
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func crawlSyntheticWeb(t *testing.T, firstIP string, extra ...string) *crawlRun {
 	const hostDelay, ipDelay = 40 * time.Millisecond, 15 * time.Millisecond
-	r := startWeb(t, testweb.Config{Hosts: 32, HostsPerIP: 4, PagesPerHost: 20, Seed: 7, FirstIP: netip.MustParseAddr("127.60.0.1")})
-	err := r.crawl(t, 3*time.Minute, "--host-delay", hostDelay.String(), "--ip-delay", ipDelay.String(),
-		"--fetchers", "64", "--retry-delay", "100ms", "--fetch-timeout", "10s")
+	r := startWeb(t, testweb.Config{Hosts: 32, HostsPerIP: 4, PagesPerHost: 20, Seed: 7, FirstIP: netip.MustParseAddr(firstIP)})
+	err := r.crawl(t, 3*time.Minute, append([]string{"--host-delay", hostDelay.String(), "--ip-delay", ipDelay.String(),
+		"--fetchers", "64", "--retry-delay", "100ms", "--fetch-timeout", "10s"}, extra...)...)
 	if err != nil {
 		t.Fatalf("petrel crawl: %v\n%s", err, r.stderr.String())
 	}
@@ -147,6 +177,7 @@ func TestCrawlSyntheticWeb(t *testing.T) {
 	if !strings.Contains(r.stderr.String(), "crawl finished") {
 		t.Errorf("no summary on stderr:\n%s", r.stderr.String())
 	}
+	return r
 }
 
 // tolerance absorbs the scheduling jitter between the moment the server's

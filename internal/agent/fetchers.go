@@ -128,10 +128,11 @@ func (a *Agent) fetchRobots(ctx context.Context, t *frontier.Task, results chan<
 		if !ok {
 			return resp, nil
 		}
+		end := resp.End // resp belongs to the parsers once sent
 		a.frontier.Acquire(t)
 		results <- &fetched{task: t, resp: resp}
 		a.stats.RobotsRedirects.Add(1)
-		wait := max(a.cfg.HostDelay.Duration, a.cfg.IPDelay.Duration) - time.Since(resp.End)
+		wait := max(a.cfg.HostDelay.Duration, a.cfg.IPDelay.Duration) - time.Since(end)
 		if wait > 0 {
 			timer := time.NewTimer(wait)
 			select {

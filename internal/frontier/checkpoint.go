@@ -124,6 +124,7 @@ func (s *scheduler) snapshotTodo(todo func([]byte) error) error {
 			return err
 		}
 	}
+	virtual := map[uint64]*visitState{}
 	for _, v := range s.states {
 		if v.broken {
 			continue
@@ -133,18 +134,25 @@ func (s *scheduler) snapshotTodo(todo func([]byte) error) error {
 		}
 		v.queue.each(func(r []byte) { emit(v, r) })
 		if v.onDisk > 0 {
-			recs, err := f.cfg.Virtualizer.(interface {
-				Peek(id uint64) ([][]byte, error)
-			}).Peek(v.id)
-			if err != nil {
-				return fmt.Errorf("virtualized URLs of %s: %w", v.key, err)
-			}
-			for _, r := range recs {
-				emit(v, r)
-			}
+			virtual[v.id] = v
 		}
 		if len(errs) > 0 {
 			return errors.Join(errs...)
+		}
+	}
+	if len(virtual) > 0 {
+		// One sequential pass over the virtualizer's files.
+		err := f.cfg.Virtualizer.Snapshot(func(id uint64, r []byte) error {
+			if v := virtual[id]; v != nil {
+				emit(v, r)
+			}
+			if len(errs) > 0 {
+				return errors.Join(errs...)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("virtualized URLs: %w", err)
 		}
 	}
 	task := func(t *Task) error {

@@ -38,6 +38,9 @@ type Virtualizer interface {
 	Enqueue(id uint64, rec []byte) error
 	DequeueN(id uint64, n int) ([][]byte, error)
 	Remove(id uint64) (int64, error)
+	// Snapshot calls fn for every record held, without removing any (for
+	// checkpoints): sequential I/O, FIFO within an id.
+	Snapshot(fn func(id uint64, rec []byte) error) error
 }
 
 // URLCache is the approximate cache of recently enqueued URL fingerprints.

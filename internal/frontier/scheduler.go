@@ -377,6 +377,7 @@ func (s *scheduler) add(v *visitState, rec []byte) error {
 		}
 		v.onDisk++
 		s.virtualized++
+		s.f.stats.VirtualizedTotal.Add(1)
 	} else {
 		before := v.queue.bytes()
 		v.queue.push(rec)

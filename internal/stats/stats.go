@@ -43,6 +43,7 @@ type Crawl struct {
 	Checkpoints         atomic.Int64 // checkpoints taken
 	CheckpointErrors    atomic.Int64 // checkpoints that failed
 	CheckpointPauseNano atomic.Int64 // how long the last checkpoint stopped the scheduler (gauge)
+	VirtualizedTotal    atomic.Int64 // URLs ever moved to disk by the virtualizer
 	Virtualized         atomic.Int64 // URLs of visit-state queues held on disk (gauge)
 	RequiredFront       atomic.Int64 // visit states the distributor keeps active (gauge)
 	FetcherWaits        atomic.Int64
