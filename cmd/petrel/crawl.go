@@ -28,7 +28,7 @@ func bindCrawlFlags(fs *pflag.FlagSet, cfg *agent.Config) {
 	fs.DurationVar(&cfg.CrawlDelayCap.Duration, "crawl-delay-cap", cfg.CrawlDelayCap.Duration, "robots.txt Crawl-delay is honoured up to this")
 	fs.IntVar(&cfg.ParallelPerKey, "parallel-per-key", cfg.ParallelPerKey, "requests in flight per politeness key")
 	fs.IntVar(&cfg.ParallelPerIP, "parallel-per-ip", cfg.ParallelPerIP, "requests in flight per IP address")
-	fs.StringVar(&cfg.Assign, "assign", cfg.Assign, "queue-assignment policy, which URLs share a politeness key: authority, host, domain, bucket:N or url")
+	fs.StringVar(&cfg.Assign, "assign", cfg.Assign, "queue-assignment policy, which URLs share a politeness key: authority, host, domain, ip, bucket:N or url")
 	fs.IntVar(&cfg.FrontSize, "front-size", cfg.FrontSize, "visit states kept active at first (grows when fetchers wait)")
 	fs.StringVar(&cfg.Scope, "scope", cfg.Scope, "which URLs are followed: all, host, domain or prefix")
 	fs.Int64Var(&cfg.MaxURLs, "max-urls", cfg.MaxURLs, "fetch at most this many pages (0 = no limit)")

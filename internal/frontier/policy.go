@@ -30,6 +30,7 @@ const (
 	assignDomain
 	assignBucket
 	assignURL
+	assignIP
 )
 
 // ParseAssign reads a --assign value: authority (the default, as BUbiNG:
@@ -54,9 +55,9 @@ func ParseAssign(s string) (Assign, error) {
 		}
 		return Assign{kind: assignBucket, buckets: n}, nil
 	case s == "ip":
-		return Assign{}, fmt.Errorf("frontier: --assign ip is not supported yet (use host: the IP rule already limits each address)")
+		return Assign{kind: assignIP}, nil
 	}
-	return Assign{}, fmt.Errorf("frontier: unknown --assign policy %q (want authority, host, domain, bucket:N or url)", s)
+	return Assign{}, fmt.Errorf("frontier: unknown --assign policy %q (want authority, host, domain, ip, bucket:N or url)", s)
 }
 
 // String returns the policy as --assign spells it.
@@ -70,6 +71,8 @@ func (a Assign) String() string {
 		return "bucket:" + strconv.FormatUint(a.buckets, 10)
 	case assignURL:
 		return "url"
+	case assignIP:
+		return "ip"
 	}
 	return "authority"
 }

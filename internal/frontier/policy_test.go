@@ -18,7 +18,7 @@ func TestParseAssign(t *testing.T) {
 	}{
 		{"", "authority", true}, {"authority", "authority", true}, {"host", "host", true},
 		{"domain", "domain", true}, {"url", "url", true}, {"bucket:7", "bucket:7", true},
-		{"bucket:0", "", false}, {"bucket:x", "", false}, {"random", "", false}, {"ip", "", false},
+		{"ip", "ip", true}, {"bucket:0", "", false}, {"bucket:x", "", false}, {"random", "", false},
 	} {
 		a, err := ParseAssign(c.in)
 		if (err == nil) != c.ok {
@@ -361,5 +361,40 @@ func TestSameURLDifferentMeta(t *testing.T) {
 	}
 	if len(got) != 1 || got[0].meta.Depth != 1 {
 		t.Fatalf("fetches %+v, want one with depth 1", got)
+	}
+}
+
+// TestIPPolicy checks --assign ip: hosts on one address share one visit
+// state (so the host delay holds across them), every URL is fetched once,
+// and a host that does not resolve loses its parked URLs, counted.
+func TestIPPolicy(t *testing.T) {
+	ip, _ := ParseAssign("ip")
+	res := mapResolver{"a.test": netip.MustParseAddr("10.9.0.1"), "b.test": netip.MustParseAddr("10.9.0.1"),
+		"c.test": netip.MustParseAddr("10.9.0.2")}
+	h := newHarness(t, Config{Assign: ip, HostDelay: 5 * time.Millisecond, Resolver: res})
+	for i := 0; i < 10; i++ {
+		for _, host := range []string{"a.test", "b.test", "c.test", "gone.test"} {
+			h.enqueue(fmt.Sprintf("http://%s/%d", host, i))
+		}
+	}
+	if err := h.run(8, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.pages()); n != 30 {
+		t.Errorf("%d pages, want 30", n)
+	}
+	// a.test and b.test share 10.9.0.1: one queue, so 5ms between any two.
+	h.checkGaps(func(r fetchRecord) string { return r.addr.String() }, 5*time.Millisecond)
+	if p := h.stats.PurgedURLs.Load(); p != 10 {
+		t.Errorf("PurgedURLs = %d, want the 10 of gone.test", p)
+	}
+	robots := 0
+	for _, r := range h.log {
+		if r.robots {
+			robots++
+		}
+	}
+	if robots != 3 {
+		t.Errorf("%d robots.txt fetches, want one per authority (3)", robots)
 	}
 }

@@ -318,52 +318,84 @@ func (s *scheduler) fill() (more bool) {
 			rec = r
 			f.stats.Ready.Add(-1)
 		}
-		if len(rec) < MetaLen {
-			f.log.Error("frontier: ready record without meta dropped", "len", len(rec))
-			s.held = nil
-			continue
-		}
-		url := rec[MetaLen:]
-		sa := schemeAuthorityOf(url)
-		var v *visitState
-		var key string
-		prefixLen := len(sa)
-		if s.assign.kind == assignAuthority {
-			v = s.states[string(sa)] // no allocation for the lookup
-		} else {
-			key, prefixLen = s.assign.key(sa, url)
-			v = s.states[key]
-		}
-		if (v == nil || !v.active) && s.active >= s.front {
+		if !s.place(rec, false) {
 			if s.held == nil {
 				s.held = append([]byte(nil), rec...)
 			}
 			return false
 		}
 		s.held = nil
-		if v == nil {
-			prefix := string(url[:prefixLen])
-			if key == "" {
-				key = prefix
-			}
-			v = s.newVisitState(key, prefix, hostOf(string(sa)))
-		}
-		if v.broken {
-			f.stats.PurgedURLs.Add(1)
-			continue
-		}
-		// The record is meta+suffix: move the meta next to the suffix.
-		r := rec[prefixLen:]
-		if prefixLen < MetaLen {
-			r = append(append(make([]byte, 0, MetaLen+len(url)-prefixLen), rec[:MetaLen]...), url[prefixLen:]...)
-		} else {
-			copy(r, rec[:MetaLen])
-		}
-		if err := s.add(v, r); err != nil {
-			s.err = err
+		if s.err != nil {
 			return false
 		}
 	}
+}
+
+// place puts one ready record (meta+URL) in its visit state, creating it
+// if needed. Unless force is set, it refuses (returns false, record not
+// taken) when that would activate a visit state beyond the required front.
+// With the ip policy, a record whose host is not resolved yet is parked on
+// the host until the DNS stage answers.
+func (s *scheduler) place(rec []byte, force bool) bool {
+	f := s.f
+	if len(rec) < MetaLen {
+		f.log.Error("frontier: ready record without meta dropped", "len", len(rec))
+		return true
+	}
+	url := rec[MetaLen:]
+	sa := schemeAuthorityOf(url)
+	var v *visitState
+	var key string
+	prefixLen := len(sa)
+	switch s.assign.kind {
+	case assignAuthority:
+		v = s.states[string(sa)] // no allocation for the lookup
+	case assignIP:
+		h := s.hostFor(hostOf(string(sa)))
+		switch {
+		case h.dead:
+			s.drop(h)
+			return true
+		case !h.resolved:
+			h.parked = append(h.parked, append([]byte(nil), rec...))
+			s.queuedURLs++
+			if !h.resolving && h.retryAt == 0 {
+				h.resolving = true
+				s.dnsBacklog = append(s.dnsBacklog, h)
+			}
+			return true
+		}
+		key, prefixLen = "ip:"+h.addr.String(), 0
+		v = s.states[key]
+	default:
+		key, prefixLen = s.assign.key(sa, url)
+		v = s.states[key]
+	}
+	if !force && (v == nil || !v.active) && s.active >= s.front {
+		return false
+	}
+	if v == nil {
+		prefix := string(url[:prefixLen])
+		if key == "" {
+			key = prefix
+		}
+		v = s.newVisitState(key, prefix, hostOf(string(sa)))
+	}
+	if v.broken {
+		f.stats.PurgedURLs.Add(1)
+		return true
+	}
+	// The record is meta+suffix: move the meta next to the suffix.
+	r := rec[prefixLen:]
+	if prefixLen < MetaLen {
+		r = append(append(make([]byte, 0, MetaLen+len(url)-prefixLen), rec[:MetaLen]...), url[prefixLen:]...)
+	} else {
+		copy(r, rec[:MetaLen])
+	}
+	if err := s.add(v, r); err != nil {
+		s.err = err
+	}
+	return true
 }
 
 // add appends a record to v: in RAM while the workbench is within budget
@@ -856,6 +888,11 @@ func (s *scheduler) resolved(r dnsResult) {
 			f.stats.DNSFailures.Add(1)
 			f.log.Info("frontier: name did not resolve", "host", h.name, "err", r.err)
 		}
+		for range h.parked {
+			s.queuedURLs--
+			s.drop(h)
+		}
+		h.parked = nil
 		waiters := h.waiters
 		h.waiters = nil
 		for _, v := range waiters {
@@ -875,6 +912,12 @@ func (s *scheduler) resolved(r dnsResult) {
 	waiters := h.waiters
 	h.waiters = nil
 	s.wake(waiters)
+	parked := h.parked
+	h.parked = nil
+	for _, rec := range parked {
+		s.queuedURLs--
+		s.place(rec, true)
+	}
 }
 
 // retryDNS moves failed resolutions whose time has come back to the backlog.

@@ -68,6 +68,7 @@ type hostState struct {
 	fails     int
 	retryAt   int64
 	waiters   []*visitState // visit states waiting for this resolution
+	parked    [][]byte      // ready records waiting for it (ip policy)
 }
 
 // robotsState is the robots.txt of one scheme+authority.
