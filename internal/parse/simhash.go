@@ -2,8 +2,6 @@ package parse
 
 import (
 	"math/bits"
-
-	"github.com/cespare/xxhash/v2"
 )
 
 // ShingleWords is the number of consecutive words of one SimHash feature.
@@ -15,23 +13,31 @@ const ShingleWords = 2
 // tokenizer pass as the digest. Words are what the digest's normalisation
 // leaves between white space, digits and tags (text of script and style is
 // not seen), with ASCII letters lower-cased. Each shingle is hashed with
-// xxhash64 and votes +1 or -1 on each of the 64 bits; the fingerprint has a
+// FNV-1a (per word, finished by SplitMix64's mixer) and votes +1 or -1 on each of the 64 bits; the fingerprint has a
 // bit set where the votes are positive. Pages differing in a few words
 // differ in few shingles, hence in few bits.
 type simhasher struct {
-	votes    [64]int32
+	// Votes are counted without a branch per bit: lanes[k] holds, in byte
+	// j, how many shingles since the last spill had bit 8j+k set (at most
+	// 255, so spill moves them to ones before a byte overflows).
+	lanes    [8]uint64
+	pending  int                  // shingles counted in lanes
+	ones     [64]int32            // per bit: shingles with the bit set, spilled
+	votes    [64]int32            // per bit: +1 per shingle with it set, -1 without (set by sum)
 	window   [ShingleWords]uint64 // hashes of the last words
 	words    int                  // words seen
 	shingles int                  // features voted
-	word     xxhash.Digest
+	wh       uint64               // FNV-1a of the current word
 	inWord   bool
-	wbuf     [64]byte
-	wlen     int
 }
 
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
 func (s *simhasher) init() {
-	*s = simhasher{}
-	s.word.Reset()
+	*s = simhasher{wh: fnvOffset}
 }
 
 // text feeds the bytes of a text token.
@@ -44,12 +50,7 @@ func (s *simhasher) text(t []byte) {
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		if s.wlen == len(s.wbuf) {
-			_, _ = s.word.Write(s.wbuf[:])
-			s.wlen = 0
-		}
-		s.wbuf[s.wlen] = c
-		s.wlen++
+		s.wh = (s.wh ^ uint64(c)) * fnvPrime
 		s.inWord = true
 	}
 }
@@ -59,10 +60,8 @@ func (s *simhasher) endWord() {
 	if !s.inWord {
 		return
 	}
-	_, _ = s.word.Write(s.wbuf[:s.wlen])
-	h := s.word.Sum64()
-	s.word.Reset()
-	s.wlen, s.inWord = 0, false
+	h := mix64(s.wh)
+	s.wh, s.inWord = fnvOffset, false
 	copy(s.window[:], s.window[1:])
 	s.window[len(s.window)-1] = h
 	s.words++
@@ -78,14 +77,25 @@ func (s *simhasher) vote() {
 		h ^= bits.RotateLeft64(w, 17*i) * 0x9e3779b97f4a7c15
 	}
 	h = mix64(h)
-	for i := range s.votes {
-		if h&(1<<uint(i)) != 0 {
-			s.votes[i]++
-		} else {
-			s.votes[i]--
-		}
+	for k := range s.lanes {
+		s.lanes[k] += (h >> uint(k)) & 0x0101010101010101
 	}
 	s.shingles++
+	if s.pending++; s.pending == 255 {
+		s.spill()
+	}
+}
+
+// spill adds the lane counters into ones and clears them.
+func (s *simhasher) spill() {
+	for k := range s.lanes {
+		l := s.lanes[k]
+		for j := 0; j < 8; j++ {
+			s.ones[8*j+k] += int32(l >> (8 * uint(j)) & 0xff)
+		}
+		s.lanes[k] = 0
+	}
+	s.pending = 0
 }
 
 // sum returns the fingerprint and the number of shingles it was made of. A
@@ -95,9 +105,11 @@ func (s *simhasher) sum() (uint64, int) {
 	if s.words > 0 && s.words < ShingleWords {
 		s.vote()
 	}
+	s.spill()
 	var f uint64
-	for i, v := range s.votes {
-		if v > 0 {
+	for i, n := range s.ones {
+		s.votes[i] = 2*n - int32(s.shingles)
+		if s.votes[i] > 0 {
 			f |= 1 << uint(i)
 		}
 	}
