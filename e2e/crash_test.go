@@ -156,3 +156,60 @@ func checkpointTimes(t *testing.T, path string) []time.Time {
 	}
 	return out
 }
+
+// TestCorruptCheckpointFallsBack crashes the crawler in the middle of a
+// checkpoint (leaving a half-written folder), corrupts the newest complete
+// checkpoint, and restarts: recovery must say the newest is unusable, go
+// back to the previous one, and the crawl must still fetch everything.
+func TestCorruptCheckpointFallsBack(t *testing.T) {
+	r := startWeb(t, testweb.Config{Hosts: 12, HostsPerIP: 3, PagesPerHost: 25, Seed: 9, FirstIP: netip.MustParseAddr("127.64.0.1")})
+	args := []string{"--host-delay", "40ms", "--ip-delay", "5ms", "--retry-delay", "100ms", "--fetch-timeout", "5s",
+		"--checkpoint-every", "100ms"}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, petrel, append([]string{"crawl", "--dir", r.dir, "--hosts", r.hosts, "--seeds", r.seeds,
+		"--allow-private", "--system-dns=false", "--progress", "0"}, args...)...)
+	cmd.Env = append(os.Environ(), "PETREL_CRASH_AT=checkpoint:5")
+	if err := cmd.Run(); err == nil {
+		t.Fatal("the crawl finished before its fifth checkpoint; make the web bigger")
+	}
+	cps, _ := filepath.Glob(filepath.Join(r.dir, "state", "checkpoints", "cp-*"))
+	var complete []string
+	halfWritten := false
+	for _, c := range cps {
+		if strings.HasSuffix(c, ".tmp") {
+			halfWritten = true
+		} else {
+			complete = append(complete, c)
+		}
+	}
+	if !halfWritten || len(complete) != 2 {
+		t.Fatalf("checkpoints after the crash: %v (want two complete and one half-written)", cps)
+	}
+	newest := complete[len(complete)-1]
+	todo := filepath.Join(newest, "todo")
+	b, err := os.ReadFile(todo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0xff
+	if err := os.WriteFile(todo, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.crawl(t, time.Minute, args...); err != nil {
+		t.Fatalf("restart: %v\n%s", err, r.stderr.String())
+	}
+	out := r.stderr.String()
+	if !strings.Contains(out, filepath.Base(newest)+" unusable") || !strings.Contains(out, "recovered from "+filepath.Base(complete[0])) {
+		t.Errorf("recovery did not fall back to the previous checkpoint with a clear message:\n%s", out)
+	}
+	seen := map[string]bool{}
+	for _, h := range r.web.Hits() {
+		seen[key(h.Host, h.Path)] = true
+	}
+	for _, u := range r.web.Expected() {
+		if !seen[urlKey(t, u)] {
+			t.Errorf("%s never fetched", u)
+		}
+	}
+}

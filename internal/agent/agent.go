@@ -164,7 +164,8 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	}
 	assign, _ := frontier.ParseAssign(cfg.Assign)
 	guard := fetch.Guard{AllowPrivate: cfg.AllowPrivate}
-	resolver := fetch.NewResolver(fetch.ResolverOptions{Hosts: hosts, System: cfg.SystemDNS})
+	resolver := fetch.NewResolver(fetch.ResolverOptions{Hosts: hosts, System: cfg.SystemDNS,
+		Server: cfg.DNSServer, Timeout: cfg.DNSTimeout.Duration})
 	a.frontier = frontier.New(frontier.Config{
 		HostDelay:      cfg.HostDelay.Duration,
 		IPDelay:        cfg.IPDelay.Duration,
@@ -190,13 +191,10 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		Stats:          a.stats,
 		Logger:         a.log,
 	})
-	if f, err := os.Open(filepath.Join(state, "counts")); err == nil {
-		err = a.frontier.LoadCounts(f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("agent: load per-key counts: %w", err)
-		}
+	if err := loadFile(filepath.Join(state, "counts"), a.frontier.LoadCounts); err != nil {
+		return nil, fmt.Errorf("agent: load per-key counts: %w", err)
 	}
+
 	var recv sieve.NewFlowReceiver = a.frontier.Receiver()
 	if a.crash = newCrashPoint(); a.crash != nil {
 		recv = &crashingReceiver{NewFlowReceiver: recv, c: a.crash}
@@ -216,12 +214,21 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	a.store, err = store.Open(store.Options{
 		Dir:          filepath.Join(cfg.Dir, "warc"),
 		MaxFileBytes: cfg.WARCMaxBytes,
+		GzipLevel:    cfg.WARCGzipLevel,
 		Software:     "Petrel/" + Version,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agent: open WARC store: %w", err)
 	}
 	a.digests = newTextDigests()
+	// The digest filters of a crawl that stopped cleanly come back, so that
+	// duplicates of pages stored before the stop are still recognised.
+	if err := loadFile(filepath.Join(state, "text-digests"), a.digests.readFrom); err != nil {
+		return nil, fmt.Errorf("agent: load text digests: %w", err)
+	}
+	if err := loadFile(filepath.Join(state, "payload-digests"), a.store.LoadDigests); err != nil {
+		return nil, fmt.Errorf("agent: load payload digests: %w", err)
+	}
 
 	kind, _ := filter.ParseScopeKind(cfg.Scope)
 	a.scope = filter.NewScope(kind)
@@ -414,6 +421,14 @@ func (a *Agent) closeAll() error {
 		}
 	}
 	if a.store != nil {
+		if err := writeFileAtomic(filepath.Join(state, "payload-digests"), a.store.SaveDigests); err != nil {
+			errs = append(errs, fmt.Errorf("agent: save payload digests: %w", err))
+		}
+		if a.digests != nil {
+			if err := writeFileAtomic(filepath.Join(state, "text-digests"), a.digests.writeTo); err != nil {
+				errs = append(errs, fmt.Errorf("agent: save text digests: %w", err))
+			}
+		}
 		if err := a.store.Close(); err != nil {
 			errs = append(errs, err)
 		}
@@ -442,6 +457,19 @@ func (a *Agent) closeAll() error {
 	}
 	a.frontier, a.ready, a.virtual, a.store, a.lock, a.logFile = nil, nil, nil, nil, nil, nil
 	return errors.Join(errs...)
+}
+
+// loadFile calls read on the file at path if it exists.
+func loadFile(path string, read func(io.Reader) error) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return read(bufio.NewReaderSize(f, 1<<20))
 }
 
 // writeFileAtomic writes a file through a temporary, fsynced, renamed.

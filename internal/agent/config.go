@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"runtime"
 	"time"
@@ -45,6 +46,8 @@ type Config struct {
 	HostsFile    string   `toml:"hosts"`
 	AllowPrivate bool     `toml:"allow-private"`
 	SystemDNS    bool     `toml:"system-dns"` // resolve names absent from the hosts file with the system resolver
+	DNSServer    string   `toml:"dns-server"` // "IP:port" asked instead of resolv.conf's servers
+	DNSTimeout   Duration `toml:"dns-timeout"`
 
 	HostDelay      Duration `toml:"host-delay"`
 	IPDelay        Duration `toml:"ip-delay"`
@@ -78,6 +81,7 @@ type Config struct {
 	URLCacheBytes int      `toml:"url-cache-bytes"`
 	SieveBuffer   int      `toml:"sieve-buffer"`
 	WARCMaxBytes  int64    `toml:"warc-max-bytes"`
+	WARCGzipLevel int      `toml:"warc-gzip-level"`
 	Progress      Duration `toml:"progress"`
 	StopGrace     Duration `toml:"stop-grace"`
 	// CheckpointEvery is the interval of crash checkpoints (0: only the
@@ -194,6 +198,14 @@ func (c *Config) Validate() error {
 	}
 	if c.NearDupBits < -1 || c.NearDupBits > 32 {
 		bad("--near-dup-distance must be between -1 and 32, not %d", c.NearDupBits)
+	}
+	if c.WARCGzipLevel < 0 || c.WARCGzipLevel > 9 {
+		bad("--warc-gzip-level must be between 1 and 9 (0: the default)")
+	}
+	if c.DNSServer != "" {
+		if _, err := netip.ParseAddrPort(c.DNSServer); err != nil {
+			bad("--dns-server %q: want IP:port", c.DNSServer)
+		}
 	}
 	if c.UserAgent == "" {
 		bad("--user-agent must not be empty")

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"io"
 	"sync"
 
 	"github.com/bits-and-blooms/bloom/v3"
@@ -175,6 +176,26 @@ func (t *textDigests) near(host string, fp uint64, maxBits int) (int, bool) {
 	r.next = (r.next + 1) % nearDupRecent
 	r.n = min(r.n+1, nearDupRecent)
 	return best, best <= maxBits
+}
+
+// writeTo saves the filter (for a resumed crawl).
+func (t *textDigests) writeTo(w io.Writer) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, err := t.f.WriteTo(w)
+	return err
+}
+
+// readFrom loads a filter saved by writeTo.
+func (t *textDigests) readFrom(r io.Reader) error {
+	f := &bloom.BloomFilter{}
+	if _, err := f.ReadFrom(r); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	t.f = f
+	t.mu.Unlock()
+	return nil
 }
 
 // seen reports whether d was added before, and adds it.

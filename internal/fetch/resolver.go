@@ -103,6 +103,10 @@ type ResolverOptions struct {
 	NegativeTTL time.Duration           // negative cache TTL (default 5m)
 	Timeout     time.Duration           // per lookup (default 10s)
 	MaxEntries  int                     // bounded cache (default 100000)
+	// Server, when set ("IP:port"), is the DNS server the system path
+	// asks (over UDP, falling back to TCP) instead of the machine's
+	// resolv.conf servers: --dns-server, and the tests' DNS on loopback.
+	Server string
 }
 
 // A Resolver maps host names to addresses: IP literals map to themselves,
@@ -159,6 +163,13 @@ func NewResolver(opts ResolverOptions) *Resolver {
 		r.max = 100000
 	}
 	sys := &net.Resolver{}
+	if opts.Server != "" {
+		server := opts.Server
+		sys = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, server)
+		}}
+	}
 	r.lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
 		return sys.LookupNetIP(ctx, "ip", host)
 	}

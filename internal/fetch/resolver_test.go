@@ -293,3 +293,45 @@ func TestGuard(t *testing.T) {
 		t.Error("invalid address allowed")
 	}
 }
+
+// TestResolverTimeoutOnLoopbackDNS points the system path at a DNS server
+// on loopback that reads queries and never answers: a lookup must fail
+// with a timeout after the configured bound, having reached that server
+// (and no other).
+func TestResolverTimeoutOnLoopbackDNS(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.41.9.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	queries := make(chan struct{}, 16)
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			if _, _, err := pc.ReadFrom(buf); err != nil {
+				return
+			}
+			select {
+			case queries <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	r := NewResolver(ResolverOptions{System: true, Server: pc.LocalAddr().String(), Timeout: 300 * time.Millisecond})
+	start := time.Now()
+	_, err = r.Lookup(context.Background(), "never-answers.petrel-dns-test.org")
+	if err == nil {
+		t.Fatal("lookup through a silent server succeeded")
+	}
+	if Classify(err) != ErrTimeout && Classify(err) != ErrDNS {
+		t.Errorf("error %v classified %v, want a timeout or DNS failure", err, Classify(err))
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("lookup took %v with a 300ms timeout", d)
+	}
+	select {
+	case <-queries:
+	default:
+		t.Error("the loopback DNS server received no query")
+	}
+}

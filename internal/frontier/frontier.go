@@ -180,7 +180,8 @@ type Task struct {
 	Attempt         int  // 0 for the first try
 	Meta            Meta // how the URL was found (zero for robots.txt)
 
-	vs *visitState
+	vs    *visitState
+	other *ipEntry // the URL's own workbench entry, when not vs's (multi-host policies)
 }
 
 // URL returns the task's absolute URL.

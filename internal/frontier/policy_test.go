@@ -398,3 +398,33 @@ func TestIPPolicy(t *testing.T) {
 		t.Errorf("%d robots.txt fetches, want one per authority (3)", robots)
 	}
 }
+
+// TestMultiHostKeyKeepsIPRule checks that with a policy grouping hosts of
+// different addresses in one visit state (domain), every address still
+// gets the IP rule: a.shop.test shares 10.8.0.2 with other.test, whose own
+// visit state is separate.
+func TestMultiHostKeyKeepsIPRule(t *testing.T) {
+	domain, _ := ParseAssign("domain")
+	res := mapResolver{"www.shop.test": netip.MustParseAddr("10.8.0.1"), "a.shop.test": netip.MustParseAddr("10.8.0.2"),
+		"other.test": netip.MustParseAddr("10.8.0.2")}
+	h := newHarness(t, Config{Assign: domain, HostDelay: time.Millisecond, IPDelay: 4 * time.Millisecond, Resolver: res})
+	for i := 0; i < 15; i++ {
+		for _, host := range []string{"www.shop.test", "a.shop.test", "other.test"} {
+			h.enqueue(fmt.Sprintf("http://%s/%d", host, i))
+		}
+	}
+	err := h.run(8, func(t *Task) Outcome {
+		if t.Robots {
+			return Outcome{Result: Fetched, Robots: allowAll{}}
+		}
+		time.Sleep(time.Millisecond)
+		return Outcome{Result: Fetched}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.pages()); n != 45 {
+		t.Errorf("%d pages, want 45", n)
+	}
+	h.checkGaps(func(r fetchRecord) string { return r.addr.String() }, 4*time.Millisecond)
+}

@@ -490,16 +490,21 @@ func (s *scheduler) waitHost(v *visitState, h *hostState) {
 
 // attach puts v in the workbench entry of its host's address.
 func (s *scheduler) attach(v *visitState) {
-	a := v.host.addr
+	e := s.entryFor(v.host.addr)
+	e.members++
+	v.entry = e
+	v.waiting = false
+	s.wb.offer(v)
+}
+
+// entryFor returns the workbench entry of an address, creating it.
+func (s *scheduler) entryFor(a netip.Addr) *ipEntry {
 	e := s.entries[a]
 	if e == nil {
 		e = &ipEntry{addr: a, heapIndex: -1}
 		s.entries[a] = e
 	}
-	e.members++
-	v.entry = e
-	v.waiting = false
-	s.wb.offer(v)
+	return e
 }
 
 // robotsFor returns the robots.txt state of a scheme+authority.
@@ -575,7 +580,21 @@ func (s *scheduler) next(now int64) *Task {
 		if rs.rules != nil && now >= rs.expires {
 			rs.rules = nil
 		}
-		t := &Task{SchemeAuthority: sa, Addr: h.addr, vs: v}
+		// With a policy that puts several hosts in one visit state, this
+		// URL's address may not be the visit state's: its own workbench
+		// entry must allow a request too (the IP rule holds for every
+		// request), and is held while it is in flight.
+		var other *ipEntry
+		if h.addr != e.addr {
+			other = s.entryFor(h.addr)
+			if other.inFlight >= s.wb.parIP || other.nextFetch > now {
+				s.putBack(v, rec, attempt)
+				v.nextFetch = max(v.nextFetch, other.nextFetch, now+int64(time.Millisecond))
+				s.wb.offer(v)
+				continue
+			}
+		}
+		t := &Task{SchemeAuthority: sa, Addr: h.addr, vs: v, other: other}
 		if rs.rules == nil {
 			s.putBack(v, rec, attempt)
 			if rs.inFlight {
@@ -602,6 +621,10 @@ func (s *scheduler) next(now int64) *Task {
 		}
 		v.inFlight++
 		e.inFlight++
+		if other != nil {
+			other.inFlight++
+			s.wb.fix(other)
+		}
 		s.inFlight++
 		s.flying[t] = struct{}{}
 		f.stats.InFlight.Add(1)
@@ -701,6 +724,11 @@ func (s *scheduler) release(o Outcome) {
 	end := f.now()
 	if !o.End.IsZero() {
 		end = f.at(o.End)
+	}
+	if oe := t.other; oe != nil {
+		oe.inFlight--
+		oe.nextFetch = max(oe.nextFetch, end+int64(f.cfg.IPDelay))
+		s.wb.fix(oe)
 	}
 	delay := s.keyDelay(t.SchemeAuthority, o)
 

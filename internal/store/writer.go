@@ -711,3 +711,27 @@ func (w *Writer) Stats() Stats {
 		Files:             w.files.Load(),
 	}
 }
+
+// SaveDigests writes the Bloom filter of payload digests, so that a crawl
+// resumed later keeps writing revisit records for payloads stored before.
+func (w *Writer) SaveDigests(out io.Writer) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, err := w.bloom.WriteTo(out); err != nil {
+		return fmt.Errorf("store: save digests: %w", err)
+	}
+	return nil
+}
+
+// LoadDigests replaces the Bloom filter of payload digests with one written
+// by SaveDigests. Call it before the first Write.
+func (w *Writer) LoadDigests(in io.Reader) error {
+	f := &bloom.BloomFilter{}
+	if _, err := f.ReadFrom(in); err != nil {
+		return fmt.Errorf("store: load digests: %w", err)
+	}
+	w.mu.Lock()
+	w.bloom = f
+	w.mu.Unlock()
+	return nil
+}
