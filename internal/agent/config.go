@@ -122,6 +122,7 @@ func Defaults() Config {
 		URLCacheBytes:   64 << 20,
 		SieveBuffer:     1 << 20,
 		WARCMaxBytes:    1 << 30,
+		WARCGzipLevel:   1,
 		Progress:        Duration{2 * time.Second},
 		StopGrace:       Duration{10 * time.Second},
 		CheckpointEvery: Duration{10 * time.Minute},
@@ -199,8 +200,8 @@ func (c *Config) Validate() error {
 	if c.NearDupBits < -1 || c.NearDupBits > 32 {
 		bad("--near-dup-distance must be between -1 and 32, not %d", c.NearDupBits)
 	}
-	if c.WARCGzipLevel < 0 || c.WARCGzipLevel > 9 {
-		bad("--warc-gzip-level must be between 1 and 9 (0: the default)")
+	if c.WARCGzipLevel < 1 || c.WARCGzipLevel > 9 {
+		bad("--warc-gzip-level must be between 1 and 9")
 	}
 	if c.DNSServer != "" {
 		if _, err := netip.ParseAddrPort(c.DNSServer); err != nil {

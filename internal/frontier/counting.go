@@ -33,10 +33,10 @@ func (c *countingMap) shard(k []byte) *countShard {
 }
 
 // get returns the count of key k.
-func (c *countingMap) get(k string) int64 {
-	s := c.shard([]byte(k))
+func (c *countingMap) get(k []byte) int64 {
+	s := c.shard(k)
 	s.mu.Lock()
-	n := s.m[k]
+	n := s.m[string(k)]
 	s.mu.Unlock()
 	return n
 }

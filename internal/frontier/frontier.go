@@ -235,6 +235,8 @@ type Frontier struct {
 	capturing bool       // a checkpoint is copying new ready URLs (under readyMu)
 	captured  [][]byte
 
+	keyBufs sync.Pool // *[]byte buffers for Enqueue's keys
+
 	parsingMu sync.Mutex
 	parsing   map[*Task]int // tasks fetched, not yet parsed (Acquire/Release)
 
@@ -322,14 +324,20 @@ var ErrClosed = errors.New("frontier: closed")
 // sieve with its Meta. Safe for concurrent use.
 func (f *Frontier) Enqueue(u urlx.URL, m Meta) error {
 	f.stats.Enqueued.Add(1)
-	sa := u.SchemeAuthority()
+	// The key (meta, then the URL) is built in a pooled buffer: the sieve
+	// copies what it keeps.
+	bp, _ := f.keyBufs.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	defer f.keyBufs.Put(bp)
+	key := u.AppendString(m.encode((*bp)[:0]))
+	*bp = key
+	sa := schemeAuthorityOf(key[MetaLen:])
 	if f.cfg.MaxURLsPerKey > 0 && f.counts.get(sa) >= f.cfg.MaxURLsPerKey {
 		f.stats.OverBudget.Add(1)
 		return nil
 	}
-	key := make([]byte, 0, MetaLen+len(sa)+len(u.PathQuery))
-	key = m.encode(key)
-	key = append(append(key, sa...), u.PathQuery...)
 	if f.cfg.Cache != nil && f.cfg.Hash != nil {
 		f.stats.CacheLookups.Add(1)
 		if f.cfg.Cache.Seen(f.cfg.Hash(key[MetaLen:])) {

@@ -51,7 +51,9 @@ func (d *digester) room(n int) {
 	}
 }
 
-// text feeds the text of a text token.
+// text feeds the text of a text token. The parser uses feedText, which does
+// this and simhasher.text in one pass; this simple form is the reference
+// the tests hold feedText to.
 func (d *digester) text(t []byte) {
 	for _, c := range t {
 		if isSpace(c) || c >= '0' && c <= '9' {

@@ -124,8 +124,7 @@ func (x *extractor) run(text []byte) {
 		case html.TextToken:
 			if !skipText {
 				t := z.Text()
-				x.dig.text(t)
-				x.sim.text(t)
+				feedText(&x.dig, &x.sim, t)
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
 			name := tagName(z, &nameBuf)

@@ -40,7 +40,8 @@ func (s *simhasher) init() {
 	*s = simhasher{wh: fnvOffset}
 }
 
-// text feeds the bytes of a text token.
+// text feeds the bytes of a text token (the reference for feedText, see
+// digester.text).
 func (s *simhasher) text(t []byte) {
 	for _, c := range t {
 		if isSpace(c) || c >= '0' && c <= '9' {
