@@ -224,12 +224,58 @@ func checkPoliteness(t *testing.T, hits []testweb.Hit, hostDelay, ipDelay time.D
 // one request record per request the server logged.
 func checkWARC(t *testing.T, dir string, expected map[string]bool, requests int) {
 	t.Helper()
+	stored := map[string]bool{}
+	nreq := 0
+	eachWARCRecord(t, dir, func(f string, rec gowarc.Record) {
+		wr := rec.WarcRecord
+		for _, v := range rec.Validation {
+			t.Errorf("%s offset %d: %v", f, rec.Offset, v)
+		}
+		h := wr.WarcHeader()
+		switch wr.Type() {
+		case gowarc.Request:
+			nreq++
+		case gowarc.Response:
+			uri := h.Get(gowarc.WarcTargetURI)
+			stored[urlKey(t, uri)] = true
+			blk, ok := wr.Block().(gowarc.HttpResponseBlock)
+			if !ok {
+				t.Fatalf("%s: response block is %T", uri, wr.Block())
+			}
+			pr, err := blk.PayloadBytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := sha1.New()
+			if _, err := io.Copy(sum, pr); err != nil {
+				t.Fatal(err)
+			}
+			want := "sha1:" + base32.StdEncoding.EncodeToString(sum.Sum(nil))
+			if got := h.Get(gowarc.WarcPayloadDigest); got != want {
+				t.Errorf("%s: WARC-Payload-Digest %s, payload hashes to %s", uri, got, want)
+			}
+		case gowarc.Revisit:
+			stored[urlKey(t, h.Get(gowarc.WarcTargetURI))] = true
+		}
+	})
+	for k := range expected {
+		if !stored[k] {
+			t.Errorf("fetched URL %s has no response record", k)
+		}
+	}
+	if nreq != requests {
+		t.Errorf("%d request records, the server logged %d requests", nreq, requests)
+	}
+}
+
+// eachWARCRecord reads every WARC file of dir with gowarc (not with
+// Petrel's own code) and calls fn for each record.
+func eachWARCRecord(t *testing.T, dir string, fn func(file string, rec gowarc.Record)) {
+	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
 	if len(files) == 0 {
 		t.Fatalf("no WARC files in %s", dir)
 	}
-	stored := map[string]bool{}
-	nreq := 0
 	for _, f := range files {
 		rd, err := gowarc.NewWarcFileReader(f, 0)
 		if err != nil {
@@ -243,47 +289,10 @@ func checkWARC(t *testing.T, dir string, expected map[string]bool, requests int)
 			if err != nil {
 				t.Fatalf("%s: %v", f, err)
 			}
-			wr := rec.WarcRecord
-			for _, v := range rec.Validation {
-				t.Errorf("%s offset %d: %v", f, rec.Offset, v)
-			}
-			h := wr.WarcHeader()
-			switch wr.Type() {
-			case gowarc.Request:
-				nreq++
-			case gowarc.Response:
-				uri := h.Get(gowarc.WarcTargetURI)
-				stored[urlKey(t, uri)] = true
-				blk, ok := wr.Block().(gowarc.HttpResponseBlock)
-				if !ok {
-					t.Fatalf("%s: response block is %T", uri, wr.Block())
-				}
-				pr, err := blk.PayloadBytes()
-				if err != nil {
-					t.Fatal(err)
-				}
-				sum := sha1.New()
-				if _, err := io.Copy(sum, pr); err != nil {
-					t.Fatal(err)
-				}
-				want := "sha1:" + base32.StdEncoding.EncodeToString(sum.Sum(nil))
-				if got := h.Get(gowarc.WarcPayloadDigest); got != want {
-					t.Errorf("%s: WARC-Payload-Digest %s, payload hashes to %s", uri, got, want)
-				}
-			case gowarc.Revisit:
-				stored[urlKey(t, h.Get(gowarc.WarcTargetURI))] = true
-			}
+			fn(f, rec)
 			rec.Close()
 		}
 		rd.Close()
-	}
-	for k := range expected {
-		if !stored[k] {
-			t.Errorf("fetched URL %s has no response record", k)
-		}
-	}
-	if nreq != requests {
-		t.Errorf("%d request records, the server logged %d requests", nreq, requests)
 	}
 }
 

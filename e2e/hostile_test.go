@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -186,45 +185,26 @@ type warcSummary struct {
 // digests gowarc validates, and returns what it holds.
 func checkHostileWARC(t *testing.T, dir string) warcSummary {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
-	if len(files) == 0 {
-		t.Fatalf("no WARC files in %s", dir)
-	}
 	s := warcSummary{responses: map[string]int{}, truncated: map[string]string{}}
-	for _, f := range files {
-		rd, err := gowarc.NewWarcFileReader(f, 0)
-		if err != nil {
-			t.Fatal(err)
+	eachWARCRecord(t, dir, func(f string, rec gowarc.Record) {
+		wr := rec.WarcRecord
+		h := wr.WarcHeader()
+		for _, v := range rec.Validation {
+			if h.Get(gowarc.WarcTruncated) == "" { // a cut body cannot match its Content-Length
+				t.Errorf("%s offset %d (%s): %v", f, rec.Offset, h.Get(gowarc.WarcTargetURI), v)
+			}
 		}
-		for {
-			rec, err := rd.Next()
-			if errors.Is(err, io.EOF) {
-				break
+		switch wr.Type() {
+		case gowarc.Request:
+			s.requests++
+		case gowarc.Response, gowarc.Revisit:
+			k := urlKey(t, h.Get(gowarc.WarcTargetURI))
+			s.responses[k]++
+			if tr := h.Get(gowarc.WarcTruncated); tr != "" {
+				s.truncated[k] = tr
 			}
-			if err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			wr := rec.WarcRecord
-			h := wr.WarcHeader()
-			for _, v := range rec.Validation {
-				if h.Get(gowarc.WarcTruncated) == "" { // a cut body cannot match its Content-Length
-					t.Errorf("%s offset %d (%s): %v", f, rec.Offset, h.Get(gowarc.WarcTargetURI), v)
-				}
-			}
-			switch wr.Type() {
-			case gowarc.Request:
-				s.requests++
-			case gowarc.Response, gowarc.Revisit:
-				k := urlKey(t, h.Get(gowarc.WarcTargetURI))
-				s.responses[k]++
-				if tr := h.Get(gowarc.WarcTruncated); tr != "" {
-					s.truncated[k] = tr
-				}
-			}
-			rec.Close()
 		}
-		rd.Close()
-	}
+	})
 	return s
 }
 
