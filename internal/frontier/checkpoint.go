@@ -15,7 +15,8 @@ import (
 //     the sieve adds to it from now on are also given to WriteTodo.
 //  2. WriteTodo, for every URL that must be fetched after a restore: the
 //     URLs held by visit states (in RAM, retried or virtualized), the one
-//     held back by the distributor, the tasks in flight and the tasks whose
+//     held back by the distributor, those parked on a host being resolved
+//     (ip policy), the tasks in flight and the tasks whose
 //     results are still being parsed (their links may not have reached the
 //     sieve yet, so they are fetched again).
 //  3. CheckpointSieve: flush the sieve and save its store. Every key the
@@ -122,6 +123,13 @@ func (s *scheduler) snapshotTodo(todo func([]byte) error) error {
 	if s.held != nil {
 		if err := todo(s.held); err != nil {
 			return err
+		}
+	}
+	for _, h := range s.hosts {
+		for _, rec := range h.parked {
+			if err := todo(rec); err != nil {
+				return err
+			}
 		}
 	}
 	virtual := map[uint64]*visitState{}

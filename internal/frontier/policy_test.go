@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -427,4 +428,48 @@ func TestMultiHostKeyKeepsIPRule(t *testing.T) {
 		t.Errorf("%d pages, want 45", n)
 	}
 	h.checkGaps(func(r fetchRecord) string { return r.addr.String() }, 4*time.Millisecond)
+}
+
+// blockingResolver never answers before its context ends.
+type blockingResolver struct{}
+
+func (blockingResolver) Lookup(ctx context.Context, _ string) ([]netip.Addr, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestCloseSavesEverything stops a frontier whose URLs are all waiting
+// (parked on hosts that do not resolve yet, with the ip policy) and checks
+// that Close puts every one of them back in the ready queue.
+func TestCloseSavesEverything(t *testing.T) {
+	ip, _ := ParseAssign("ip")
+	h := newHarness(t, Config{Assign: ip, Resolver: blockingResolver{}})
+	for i := 0; i < 30; i++ {
+		h.enqueue(fmt.Sprintf("http://%s/%d", hostName(i%3), i))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.f.Run(ctx) }()
+	go func() {
+		for t := range h.f.Todo() {
+			h.f.Done(Outcome{Task: t, Result: Abandoned})
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	// Until the sieve has let them all through and the distributor has
+	// taken them all from the ready queue (to park them).
+	for (h.stats.SieveNew.Load() < 30 || h.f.cfg.Ready.Len() > 0) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if h.stats.SieveNew.Load() < 30 || h.f.cfg.Ready.Len() > 0 {
+		t.Fatal("the URLs never left the ready queue")
+	}
+	cancel()
+	<-done
+	if err := h.f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.f.cfg.Ready.Len(); n != 30 {
+		t.Fatalf("%d URLs in the ready queue after Close, want all 30", n)
+	}
 }

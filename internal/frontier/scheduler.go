@@ -979,8 +979,8 @@ func (s *scheduler) updateGauges() {
 
 // Close saves the frontier's queued URLs and closes the sieve. Call it after
 // Run has returned and after every producer of Enqueue has stopped. URLs held
-// by visit states (in RAM, retried, or virtualized) and the one held back by
-// the distributor go back to the ready queue (the sieve has already marked
+// by visit states (in RAM, retried, or virtualized), the one held back by
+// the distributor and those parked on hosts being resolved go back to the ready queue (the sieve has already marked
 // them seen), so that a crawl restarted on the same state resumes them.
 func (f *Frontier) Close() error {
 	s := f.sched
@@ -998,6 +998,12 @@ func (f *Frontier) Close() error {
 	if s.held != nil {
 		push(s.held)
 		s.held = nil
+	}
+	for _, h := range s.hosts {
+		for _, rec := range h.parked {
+			push(rec)
+		}
+		h.parked = nil
 	}
 	for _, v := range s.states {
 		if v.broken {
