@@ -210,7 +210,8 @@ func Summary(s Snapshot, elapsed time.Duration) string {
   duplicates         payload %d (revisit records), text %d, near %d
   failures           network %d, timeouts %d, truncated %d, retries %d, DNS %d, broken hosts %d (URLs purged %d)
   WARC               %d response records, %s compressed
-  URL cache          %d hits of %d lookups`,
+  URL cache          %d hits of %d lookups
+  fetchers waited    %d times, %s summed over fetchers; checkpoints %d (last pause %s)`,
 		elapsed.Round(time.Millisecond), s["Fetched"], rate, s["RobotsFetched"], human(float64(s["BytesReceived"])),
 		s["Status1xx"], s["Status2xx"], s["Status3xx"], s["Status4xx"], s["Status5xx"], s["StatusOther"],
 		s["ContentText"], s["ContentImage"], s["ContentApp"], s["ContentOther"],
@@ -220,7 +221,9 @@ func Summary(s Snapshot, elapsed time.Duration) string {
 		s["Duplicates"], s["TextDuplicates"], s["NearDuplicates"],
 		s["FetchErrors"], s["Timeouts"], s["Truncated"], s["Retries"], s["DNSFailures"], s["BrokenKeys"], s["PurgedURLs"],
 		s["Stored"], human(float64(s["WARCBytes"])),
-		s["CacheHits"], s["CacheLookups"])
+		s["CacheHits"], s["CacheLookups"],
+		s["FetcherWaits"], time.Duration(s["FetcherWaitNano"]).Round(time.Millisecond),
+		s["Checkpoints"], time.Duration(s["CheckpointPauseNano"]).Round(time.Microsecond))
 }
 
 func human(b float64) string {
