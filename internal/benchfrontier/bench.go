@@ -461,6 +461,10 @@ func memory(ctx context.Context, opts Options, dir string, res *Result) error {
 	res.CheckpointTodo = info.Todo
 	res.PausePerMillion = info.Pause.Seconds() / (float64(total) / 1e6)
 	cancel()
+	// The tasks the scheduler handed out went nowhere: hand them back.
+	for t := range f.Todo() {
+		f.Done(frontier.Outcome{Task: t, Result: frontier.Abandoned})
+	}
 	<-done
 	return nil
 }

@@ -107,6 +107,7 @@ func (f *Frontier) Run(ctx context.Context) error {
 	defer tick.Stop()
 	stopping := false
 	var stopDeadline <-chan time.Time
+	ctxDone := ctx.Done() // nil once seen, so that a stop does not spin the loop
 
 	for {
 		now := f.now()
@@ -206,7 +207,8 @@ func (f *Frontier) Run(ctx context.Context) error {
 		case <-tick.C:
 			s.adjustFront()
 			s.updateGauges()
-		case <-ctx.Done():
+		case <-ctxDone:
+			ctxDone = nil
 			if !stopping {
 				stopping = true
 				stopDeadline = time.After(time.Minute)
