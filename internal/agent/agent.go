@@ -58,6 +58,7 @@ type Agent struct {
 	cpRequests chan struct{}
 	recovered  string      // what crash recovery did at Open, if anything
 	crash      *crashPoint // fault injection for the crash tests (nil normally)
+	opened     bool        // Open succeeded: closing is a clean stop
 }
 
 // Open prepares a crawl in cfg.Dir: it validates the settings, locks the
@@ -239,6 +240,7 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		a.offer(s, frontier.Meta{})
 	}
 	a.log.Info("crawl opened", "dir", cfg.Dir, "seeds", len(seeds), "ready", a.ready.Len())
+	a.opened = true
 	return a, nil
 }
 
@@ -438,7 +440,11 @@ func (a *Agent) closeAll() error {
 		a.fetcher.CloseIdle()
 	}
 	if a.lock != nil {
-		os.Remove(filepath.Join(state, "RUNNING")) // a clean close
+		if a.opened {
+			// A clean close. After a failed Open the marker stays, so that
+			// the next start recovers again.
+			os.Remove(filepath.Join(state, "RUNNING"))
+		}
 		snap := a.stats.Snapshot()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
