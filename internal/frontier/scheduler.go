@@ -591,7 +591,10 @@ func (s *scheduler) next(now int64) *Task {
 			other = s.entryFor(h.addr)
 			if other.inFlight >= s.wb.parIP || other.nextFetch > now {
 				s.putBack(v, rec, attempt)
-				v.nextFetch = max(v.nextFetch, other.nextFetch, now+int64(time.Millisecond))
+				// Look again when that entry may allow it (it is not
+				// watched for us: a busy entry is polled, at most every
+				// 10 ms or IP delay).
+				v.nextFetch = max(v.nextFetch, other.nextFetch, now+int64(max(f.cfg.IPDelay, 10*time.Millisecond)))
 				s.wb.offer(v)
 				continue
 			}
