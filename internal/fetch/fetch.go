@@ -188,6 +188,8 @@ func New(opts Options) *Fetcher {
 		IdleConnTimeout:        opts.IdleConnTimeout,
 		ResponseHeaderTimeout:  opts.HeaderTimeout,
 		MaxResponseHeaderBytes: opts.MaxHeaderBytes,
+		// A page is read in a few system calls rather than one per 4 KiB.
+		ReadBufferSize: 32 << 10,
 	}
 	return f
 }
