@@ -200,7 +200,8 @@ func TestCorruptCheckpointFallsBack(t *testing.T) {
 		t.Fatalf("restart: %v\n%s", err, r.stderr.String())
 	}
 	out := r.stderr.String()
-	if !strings.Contains(out, filepath.Base(newest)+" unusable") || !strings.Contains(out, "recovered from "+filepath.Base(complete[0])) {
+	if !strings.Contains(out, "half-written, ignored") || !strings.Contains(out, filepath.Base(newest)+" unusable") ||
+		!strings.Contains(out, "recovered from "+filepath.Base(complete[0])) {
 		t.Errorf("recovery did not fall back to the previous checkpoint with a clear message:\n%s", out)
 	}
 	seen := map[string]bool{}

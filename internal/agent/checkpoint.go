@@ -348,6 +348,12 @@ func (a *Agent) recoverFromCrash(state string) (string, error) {
 		notes = append(notes, n)
 	}
 	names := listCheckpoints(filepath.Join(state, "checkpoints"))
+	if tmps, _ := filepath.Glob(filepath.Join(state, "checkpoints", "cp-*.tmp")); len(tmps) > 0 {
+		for _, t := range tmps {
+			notes = append(notes, fmt.Sprintf("checkpoint %s half-written, ignored", filepath.Base(t)))
+			os.RemoveAll(t)
+		}
+	}
 	var cp *loadedCheckpoint
 	for i := len(names) - 1; i >= 0 && cp == nil; i-- {
 		c, err := loadCheckpoint(filepath.Join(state, "checkpoints", names[i]))
