@@ -56,7 +56,6 @@ type Agent struct {
 	progress   io.Writer
 	cpSeq      int
 	cpRequests chan struct{}
-	recovered  string      // what crash recovery did at Open, if anything
 	crash      *crashPoint // fault injection for the crash tests (nil normally)
 	opened     bool        // Open succeeded: closing is a clean stop
 }
@@ -126,7 +125,6 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("agent: crash recovery: %w", err)
 		}
-		a.recovered = report
 		a.log.Warn("crash recovery", "report", report)
 		if progress != nil {
 			fmt.Fprintln(progress, "petrel: the last crawl in this directory did not stop cleanly:", report)
