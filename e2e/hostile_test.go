@@ -464,9 +464,37 @@ func TestCrawlHostileWeb(t *testing.T) {
 	}
 	for k := range expected {
 		if ws.responses[k] == 0 {
-			t.Errorf("fetched URL %s has no response record", k)
+			t.Errorf("fetched URL %s has no response record; its requests: %+v; crawl log: %s", k,
+				hitsFor(hits, k), logLinesAbout(t, r.dir, strings.Fields(k)[1]))
 		}
 	}
+}
+
+// hitsFor returns the synthetic web's log entries of one URL key.
+func hitsFor(hits []testweb.Hit, k string) []testweb.Hit {
+	var out []testweb.Hit
+	for _, h := range hits {
+		if key(h.Host, h.Path) == k {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// logLinesAbout returns the crawl log lines that mention s (for failure
+// messages).
+func logLinesAbout(t *testing.T, dir, s string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "logs", "crawl.log"))
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // TestCrawlRefusesPrivate crawls, without --allow-private, a seed whose
