@@ -18,7 +18,7 @@ import (
 // reachable page is fetched exactly once over both runs, and the WARC files
 // of both runs hold them all.
 func TestStopAndResume(t *testing.T) {
-	const hostDelay, ipDelay = 30 * time.Millisecond, 10 * time.Millisecond
+	const hostDelay, ipDelay = 40 * time.Millisecond, 20 * time.Millisecond
 	r := startWeb(t, testweb.Config{Hosts: 24, HostsPerIP: 4, PagesPerHost: 20, Seed: 11, FirstIP: netip.MustParseAddr("127.61.0.1")})
 	args := []string{"crawl", "--dir", r.dir, "--hosts", r.hosts, "--seeds", r.seeds, "--allow-private",
 		"--system-dns=false", "--progress", "200ms", "--host-delay", hostDelay.String(), "--ip-delay", ipDelay.String(),
