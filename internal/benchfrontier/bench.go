@@ -156,7 +156,9 @@ func Run(ctx context.Context, opts Options, jsonOut, tableOut io.Writer) error {
 	return tw.Flush()
 }
 
-// agentMemoryLimit mirrors agent.MemoryLimit without importing the agent.
+// agentMemoryLimit holds the Go heap near the workbench budget plus a fixed
+// allowance, as agent.Open does (without the agent's URL-cache share: this
+// benchmark's cache is 16 MiB, inside the allowance).
 func agentMemoryLimit(workbench int64) {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(workbench + 192<<20)

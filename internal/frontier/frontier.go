@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -417,10 +418,9 @@ func schemeAuthorityOf(key []byte) []byte {
 // hostOf returns the host name of a "scheme://host[:port]" string, without
 // brackets for IPv6 literals.
 func hostOf(sa string) string {
-	i := bytes.Index([]byte(sa), []byte("://"))
-	h := sa[i+3:]
+	h := sa[strings.Index(sa, "://")+3:]
 	if len(h) > 0 && h[0] == '[' {
-		if j := bytes.IndexByte([]byte(h), ']'); j > 0 {
+		if j := strings.IndexByte(h, ']'); j > 0 {
 			return h[1:j]
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,12 +168,12 @@ func TestRetryAfterAndCrawlDelay(t *testing.T) {
 		MaxRetries: 1, Resolver: mapResolver{"busy.test": netip.MustParseAddr("10.3.3.3")}})
 	h.enqueue("http://busy.test/a")
 	h.enqueue("http://busy.test/b")
-	var calls atomic32
+	var calls atomic.Int32
 	err := h.run(2, func(t *Task) Outcome {
 		if t.Robots {
 			return Outcome{Result: Fetched, Robots: allowAll{delay: time.Hour}}
 		}
-		if t.PathQuery == "/a" && calls.inc() == 1 {
+		if t.PathQuery == "/a" && calls.Add(1) == 1 {
 			return Outcome{Result: RetryLater, RetryAfter: 80 * time.Millisecond}
 		}
 		return Outcome{Result: Fetched}
@@ -199,13 +200,6 @@ func TestRetryAfterAndCrawlDelay(t *testing.T) {
 		t.Errorf("Retries = %d, want 1", h.stats.Retries.Load())
 	}
 }
-
-type atomic32 struct {
-	mu sync.Mutex
-	n  int
-}
-
-func (a *atomic32) inc() int { a.mu.Lock(); defer a.mu.Unlock(); a.n++; return a.n }
 
 // TestBrokenHostPurged checks that a host whose fetches keep failing is
 // purged after MaxFailures URLs, its URLs counted, the others crawled.
