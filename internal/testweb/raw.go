@@ -93,7 +93,7 @@ func (rs *rawServer) serveConn(c net.Conn) {
 		status = rs.handle(c, req, rs.done)
 	}
 	rs.w.record(Hit{Host: hostOnly(req.host), IP: rs.ip, Path: req.target, Status: status,
-		UserAgent: req.userAgent, Start: start, End: time.Now()})
+		UserAgent: req.userAgent, Start: start})
 }
 
 // readRawHead reads a request line and headers, at most 64 KiB.

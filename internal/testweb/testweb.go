@@ -262,7 +262,7 @@ func (w *Web) serveHTTP(ln net.Listener, ip netip.Addr, group []*site) {
 			f.Flush()
 		}
 		w.record(Hit{Host: name, IP: ip, Path: r.URL.RequestURI(), Status: status,
-			UserAgent: r.UserAgent(), Start: start, End: time.Now()})
+			UserAgent: r.UserAgent(), Start: start})
 	})
 	srv := &http.Server{
 		Handler:           h,
@@ -303,8 +303,13 @@ func writeBody(rw http.ResponseWriter, status int, ctype string, body []byte) {
 }
 
 // record appends h to the hit log, or counts it as dropped.
+//
+// record stamps h.End itself, under the lock, so that the log is in End
+// order (a time taken before the lock could let two handlers finishing
+// together log in the opposite order of their ends).
 func (w *Web) record(h Hit) {
 	w.mu.Lock()
+	h.End = time.Now()
 	if len(w.hits) < w.cfg.MaxHits {
 		w.hits = append(w.hits, h)
 	} else {
