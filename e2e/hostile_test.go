@@ -28,9 +28,10 @@ const (
 	hostileFetchers = 32
 	// fdSlack is what petrel may hold open beyond one connection per
 	// fetcher: the keep-alive pool's idle connections (at most
-	// fetch.DefaultMaxIdleConns, 32), and 32 for stdio, the lock, the log,
-	// WARC and state files, and the runtime's epoll and pipe descriptors.
-	fdSlack = 64
+	// --max-idle-conns, which defaults to --fetchers), and 32 for stdio,
+	// the lock, the log, WARC and state files, and the runtime's epoll and
+	// pipe descriptors.
+	fdSlack = hostileFetchers + 32
 	// rssBound bounds the peak resident set (VmHWM) of petrel. Most of it
 	// is fixed by the defaults: the text-digest Bloom filter (10⁷ digests at
 	// 10⁻⁹, about 54 MiB) and the URL cache (64 MiB); the 4 MiB huge page

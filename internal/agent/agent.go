@@ -204,11 +204,16 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	}
 	a.frontier.SetSieve(a.sieve)
 
+	idle := cfg.MaxIdleConns
+	if idle == 0 {
+		idle = cfg.Fetchers
+	}
 	a.fetcher = fetch.New(fetch.Options{
-		UserAgent: cfg.UserAgent,
-		Timeout:   cfg.FetchTimeout.Duration,
-		MaxBody:   cfg.MaxBody,
-		Guard:     guard,
+		UserAgent:    cfg.UserAgent,
+		Timeout:      cfg.FetchTimeout.Duration,
+		MaxBody:      cfg.MaxBody,
+		Guard:        guard,
+		MaxIdleConns: idle,
 	})
 	a.store, err = store.Open(store.Options{
 		Dir:          filepath.Join(cfg.Dir, "warc"),

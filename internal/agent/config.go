@@ -69,7 +69,11 @@ type Config struct {
 	MaxSegRepeats  int    `toml:"max-segment-repeats"` // occurrences of one path segment (0 = no rule)
 	NearDupBits    int    `toml:"near-dup-distance"`   // SimHash Hamming distance of a near-duplicate (-1 = no check)
 
-	Fetchers      int      `toml:"fetchers"`
+	Fetchers int `toml:"fetchers"`
+	// MaxIdleConns bounds the idle keep-alive connections (0: as many as
+	// Fetchers). Open descriptors stay under Fetchers + MaxIdleConns + a
+	// constant.
+	MaxIdleConns  int      `toml:"max-idle-conns"`
 	Parsers       int      `toml:"parsers"`
 	FetchTimeout  Duration `toml:"fetch-timeout"`
 	MaxBody       int64    `toml:"max-body"`
@@ -157,6 +161,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Fetchers < 1 || c.Fetchers > 100000 {
 		bad("--fetchers must be between 1 and 100000, not %d", c.Fetchers)
+	}
+	if c.MaxIdleConns < 0 || c.MaxIdleConns > 100000 {
+		bad("--max-idle-conns must be between 0 (as many as --fetchers) and 100000, not %d", c.MaxIdleConns)
 	}
 	if c.Parsers < 1 || c.Parsers > 4096 {
 		bad("--parsers must be between 1 and 4096, not %d", c.Parsers)

@@ -28,11 +28,13 @@ const (
 	DefaultMaxHeaderBytes = 256 << 10
 
 	// DefaultMaxIdleConns bounds the idle keep-alive connections of a
-	// Fetcher, least recently used dropped first. A polite crawl revisits a
-	// host only after its delay, while it talks to thousands of others, so
-	// a large pool would hold one descriptor per host for little reuse: with
-	// this bound a Fetcher holds at most one connection per request in
-	// flight plus DefaultMaxIdleConns.
+	// Fetcher, least recently used dropped first, when Options.MaxIdleConns
+	// is not set. A Fetcher holds at most one connection per request in
+	// flight plus MaxIdleConns. A polite crawl revisits a host only after
+	// its delay while it talks to many others, so the pool must hold about
+	// as many connections as requests made within one host delay for a
+	// connection to be reused: the agent sizes it to its fetchers (a new
+	// loopback connection costs ~8 % of a crawl's CPU, BENCHMARKS.md).
 	DefaultMaxIdleConns   = 32
 	DefaultAcceptEncoding = "gzip, deflate, br"
 	DefaultAccept         = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
