@@ -4,31 +4,38 @@ import (
 	"math/bits"
 )
 
-// ShingleWords is the number of consecutive words of one SimHash feature.
+// ShingleWords is the number of consecutive words of one SimHash feature
+// (the simhasher holds the previous word's hash: changing it means holding
+// a window of them).
 const ShingleWords = 2
+
+// voteBatch is the number of shingle hashes collected before they vote. It
+// must stay below 256: a batch is counted in byte lanes (see countVotes).
+const voteBatch = 128
 
 // simhasher computes a 64-bit SimHash (Charikar's fingerprint, as used for
 // near-duplicate web pages by Manku, Jain and Das Sarma) over the shingles
 // of ShingleWords consecutive words of the page text, fed by the same
 // tokenizer pass as the digest. Words are what the digest's normalisation
 // leaves between white space, digits and tags (text of script and style is
-// not seen), with ASCII letters lower-cased. Each shingle is hashed with
-// FNV-1a (per word, finished by SplitMix64's mixer) and votes +1 or -1 on each of the 64 bits; the fingerprint has a
-// bit set where the votes are positive. Pages differing in a few words
-// differ in few shingles, hence in few bits.
+// not seen), with ASCII letters lower-cased. A word's hash packs its bytes
+// eight at a time into a word (longer words fold every eight bytes in with
+// a multiplication); a shingle's hash combines its words' hashes and is
+// finished by SplitMix64's mixer, then votes +1 or -1 on each of the 64
+// bits; the fingerprint has a bit set where the votes are positive. Pages
+// differing in a few words differ in few shingles, hence in few bits.
+//
+// Invariant: batch[:nb] holds the shingles not yet counted in ones;
+// shingles counts every shingle, counted or not.
 type simhasher struct {
-	// Votes are counted without a branch per bit: lanes[k] holds, in byte
-	// j, how many shingles since the last spill had bit 8j+k set (at most
-	// 255, so spill moves them to ones before a byte overflows).
-	lanes    [8]uint64
-	pending  int                  // shingles counted in lanes
-	ones     [64]int32            // per bit: shingles with the bit set, spilled
-	votes    [64]int32            // per bit: +1 per shingle with it set, -1 without (set by sum)
-	window   [ShingleWords]uint64 // hashes of the last words
-	words    int                  // words seen
-	shingles int                  // features voted
-	wh       uint64               // FNV-1a of the current word
-	inWord   bool
+	batch    [voteBatch]uint64 // shingle hashes waiting to vote
+	nb       int               // used part of batch
+	ones     [64]int32         // per bit: counted shingles with the bit set
+	prev     uint64            // hash of the previous word
+	words    int               // words seen
+	shingles int               // features voted
+	wh, wacc uint64            // current word: last bytes packed, earlier bytes folded
+	wl       int               // current word's length in bytes (0: not in a word)
 }
 
 const (
@@ -37,66 +44,83 @@ const (
 )
 
 func (s *simhasher) init() {
-	*s = simhasher{wh: fnvOffset}
+	s.nb, s.words, s.shingles = 0, 0, 0
+	s.wh, s.wacc, s.wl = 0, 0, 0
+	s.ones = [64]int32{}
+	s.prev = 0
 }
 
 // text feeds the bytes of a text token (the reference for feedText, see
 // digester.text).
 func (s *simhasher) text(t []byte) {
 	for _, c := range t {
-		if isSpace(c) || c >= '0' && c <= '9' {
+		l := textByte[c]
+		if l == 0 {
 			s.endWord()
 			continue
 		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		s.wh = (s.wh ^ uint64(c)) * fnvPrime
-		s.inWord = true
+		s.addByte(l)
+	}
+}
+
+// addByte adds the (lower-cased) byte l to the current word.
+func (s *simhasher) addByte(l byte) {
+	s.wh = s.wh<<8 | uint64(l)
+	s.wl++
+	if s.wl&7 == 0 {
+		s.wacc = (s.wacc ^ s.wh) * fnvPrime
+		s.wh = 0
 	}
 }
 
 // endWord ends the current word, if any (white space, a digit or a tag).
 func (s *simhasher) endWord() {
-	if !s.inWord {
+	if s.wl == 0 {
 		return
 	}
-	h := mix64(s.wh)
-	s.wh, s.inWord = fnvOffset, false
-	copy(s.window[:], s.window[1:])
-	s.window[len(s.window)-1] = h
+	w := s.wacc*fnvOffset ^ s.wh
+	s.wh, s.wacc, s.wl = 0, 0, 0
+	prev := s.prev
+	s.prev = w
 	s.words++
 	if s.words >= ShingleWords {
-		s.vote()
+		s.vote(prev, w)
 	}
 }
 
-// vote adds the shingle held by the window.
-func (s *simhasher) vote() {
-	var h uint64
-	for i, w := range s.window {
-		h ^= bits.RotateLeft64(w, 17*i) * 0x9e3779b97f4a7c15
-	}
-	h = mix64(h)
-	for k := range s.lanes {
-		s.lanes[k] += (h >> uint(k)) & 0x0101010101010101
-	}
+// vote adds the shingle of the words hashed a and b.
+func (s *simhasher) vote(a, b uint64) {
+	s.batch[s.nb] = mix64(a*0x9e3779b97f4a7c15 ^ bits.RotateLeft64(b*0xc2b2ae3d27d4eb4f, 17))
+	s.nb++
 	s.shingles++
-	if s.pending++; s.pending == 255 {
-		s.spill()
+	if s.nb == len(s.batch) {
+		s.countVotes()
 	}
 }
 
-// spill adds the lane counters into ones and clears them.
-func (s *simhasher) spill() {
-	for k := range s.lanes {
-		l := s.lanes[k]
+// countVotes counts the batched shingles' bits into ones. The counting
+// runs in byte lanes held in registers: lane k holds, in byte j, how many
+// shingles of the batch have bit 8j+k set (at most voteBatch < 256), so a
+// shingle costs eight shift-and-adds instead of a branch per bit.
+func (s *simhasher) countVotes() {
+	const m = 0x0101010101010101
+	var l0, l1, l2, l3, l4, l5, l6, l7 uint64
+	for _, h := range s.batch[:s.nb] {
+		l0 += h & m
+		l1 += h >> 1 & m
+		l2 += h >> 2 & m
+		l3 += h >> 3 & m
+		l4 += h >> 4 & m
+		l5 += h >> 5 & m
+		l6 += h >> 6 & m
+		l7 += h >> 7 & m
+	}
+	s.nb = 0
+	for k, l := range [8]uint64{l0, l1, l2, l3, l4, l5, l6, l7} {
 		for j := 0; j < 8; j++ {
 			s.ones[8*j+k] += int32(l >> (8 * uint(j)) & 0xff)
 		}
-		s.lanes[k] = 0
 	}
-	s.pending = 0
 }
 
 // sum returns the fingerprint and the number of shingles it was made of. A
@@ -104,13 +128,12 @@ func (s *simhasher) spill() {
 func (s *simhasher) sum() (uint64, int) {
 	s.endWord()
 	if s.words > 0 && s.words < ShingleWords {
-		s.vote()
+		s.vote(0, s.prev)
 	}
-	s.spill()
+	s.countVotes()
 	var f uint64
 	for i, n := range s.ones {
-		s.votes[i] = 2*n - int32(s.shingles)
-		if s.votes[i] > 0 {
+		if 2*n > int32(s.shingles) {
 			f |= 1 << uint(i)
 		}
 	}

@@ -13,7 +13,7 @@ var textByte = func() (t [256]byte) {
 		case 'A' <= c && c <= 'Z':
 			t[i] = c + 'a' - 'A'
 		case c == 0:
-			t[i] = 0xff // a NUL is text, not a separator; any non-zero class works
+			t[i] = 0xff // a NUL is text, not a separator; it hashes as 0xff does
 		default:
 			t[i] = c
 		}
@@ -21,39 +21,52 @@ var textByte = func() (t [256]byte) {
 	return t
 }()
 
+// feedTextChunk bounds the bytes feedText handles between two checks of
+// the digest buffer's room: a chunk writes at most one byte more than it
+// reads (a folded space before its first text byte).
+const feedTextChunk = 1024
+
 // feedText feeds the bytes of a text token to the digest and the SimHash
 // in one pass: the loop the parser spends most of its time in. It does what
 // digester.text followed by simhasher.text would do.
 func feedText(d *digester, s *simhasher, t []byte) {
-	buf, pending, inText := d.buf, d.pending, d.inText
-	wh, inWord := s.wh, s.inWord
-	for _, c := range t {
-		l := textByte[c]
-		if l == 0 {
-			pending = true
-			if inWord {
-				s.wh, s.inWord = wh, true
-				s.endWord()
-				wh, inWord = s.wh, false
-			}
-			continue
-		}
-		if l == 0xff && c == 0 {
-			l = 0
-		}
-		wh = (wh ^ uint64(l)) * fnvPrime
-		inWord = true
-		if len(buf)+2 > cap(buf) {
-			d.buf = buf
+	pending, inText := d.pending, d.inText
+	wh, wacc, wl := s.wh, s.wacc, s.wl
+	for len(t) > 0 {
+		chunk := t[:min(len(t), feedTextChunk)]
+		t = t[len(chunk):]
+		if cap(d.buf)-len(d.buf) < len(chunk)+1 {
 			d.flush()
-			buf = d.buf
 		}
-		if pending && inText {
-			buf = append(buf, ' ')
+		buf := d.buf[:cap(d.buf)]
+		n := len(d.buf)
+		for _, c := range chunk {
+			l := textByte[c]
+			if l == 0 {
+				pending = true
+				if wl != 0 {
+					s.wh, s.wacc, s.wl = wh, wacc, wl
+					s.endWord()
+					wh, wacc, wl = 0, 0, 0
+				}
+				continue
+			}
+			wh = wh<<8 | uint64(l)
+			wl++
+			if wl&7 == 0 {
+				wacc = (wacc ^ wh) * fnvPrime
+				wh = 0
+			}
+			if pending && inText {
+				buf[n] = ' '
+				n++
+			}
+			pending, inText = false, true
+			buf[n] = c
+			n++
 		}
-		pending, inText = false, true
-		buf = append(buf, c)
+		d.buf = buf[:n]
 	}
-	d.buf, d.pending, d.inText = buf, pending, inText
-	s.wh, s.inWord = wh, inWord
+	d.pending, d.inText = pending, inText
+	s.wh, s.wacc, s.wl = wh, wacc, wl
 }
