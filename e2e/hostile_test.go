@@ -26,12 +26,13 @@ import (
 // Bounds asserted by TestCrawlHostileWeb on the petrel process.
 const (
 	hostileFetchers = 32
+	// hostileIdleConns is the --max-idle-conns of the hostile crawl.
+	hostileIdleConns = 32
 	// fdSlack is what petrel may hold open beyond one connection per
 	// fetcher: the keep-alive pool's idle connections (at most
-	// --max-idle-conns, which defaults to --fetchers), and 32 for stdio,
-	// the lock, the log, WARC and state files, and the runtime's epoll and
-	// pipe descriptors.
-	fdSlack = hostileFetchers + 32
+	// --max-idle-conns), and 32 for stdio, the lock, the log, WARC and state
+	// files, and the runtime's epoll and pipe descriptors.
+	fdSlack = hostileIdleConns + 32
 	// rssBound bounds the peak resident set (VmHWM) of petrel. Most of it
 	// is fixed by the defaults: the text-digest Bloom filter (10⁷ digests at
 	// 10⁻⁹, about 54 MiB) and the URL cache (64 MiB); the 4 MiB huge page
@@ -257,7 +258,7 @@ func TestCrawlHostileWeb(t *testing.T) {
 	ps, err := runMonitored(t, 4*time.Minute, &r.stderr, "crawl", "--dir", r.dir, "--hosts", hosts, "--seeds", r.seeds,
 		"--allow-private", "--system-dns=false", "--progress", "1s",
 		"--host-delay", hostDelay.String(), "--ip-delay", ipDelay.String(),
-		"--fetchers", strconv.Itoa(hostileFetchers), "--fetch-timeout", fetchTimeout.String(), "--retries", strconv.Itoa(retries),
+		"--fetchers", strconv.Itoa(hostileFetchers), "--max-idle-conns", strconv.Itoa(hostileIdleConns), "--fetch-timeout", fetchTimeout.String(), "--retries", strconv.Itoa(retries),
 		"--retry-delay", "100ms", "--max-body", strconv.Itoa(1<<20), "--max-urls-per-host", "150")
 	elapsed := time.Since(start)
 	if err != nil {

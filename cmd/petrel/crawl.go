@@ -42,7 +42,7 @@ func bindCrawlFlags(fs *pflag.FlagSet, cfg *agent.Config) {
 	fs.IntVar(&cfg.MaxSegRepeats, "max-segment-repeats", cfg.MaxSegRepeats, "URLs whose path repeats a segment more often are not followed (0 = no rule)")
 	fs.IntVar(&cfg.NearDupBits, "near-dup-distance", cfg.NearDupBits, "SimHash Hamming distance up to which a page is a near-duplicate of a recent page of its host (-1 = off)")
 	fs.IntVar(&cfg.Fetchers, "fetchers", cfg.Fetchers, "fetching goroutines")
-	fs.IntVar(&cfg.MaxIdleConns, "max-idle-conns", cfg.MaxIdleConns, "idle keep-alive connections kept, least recently used dropped first (0: as many as --fetchers)")
+	fs.IntVar(&cfg.MaxIdleConns, "max-idle-conns", cfg.MaxIdleConns, "idle keep-alive connections kept, least recently used dropped first (lowered to fit the descriptor limit)")
 	fs.IntVar(&cfg.Parsers, "parsers", cfg.Parsers, "parsing goroutines")
 	fs.DurationVar(&cfg.FetchTimeout.Duration, "fetch-timeout", cfg.FetchTimeout.Duration, "timeout of a whole request")
 	fs.Int64Var(&cfg.MaxBody, "max-body", cfg.MaxBody, "longer bodies are truncated (WARC-Truncated: length)")

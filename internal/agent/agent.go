@@ -204,10 +204,7 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	}
 	a.frontier.SetSieve(a.sieve)
 
-	idle := cfg.MaxIdleConns
-	if idle == 0 {
-		idle = cfg.Fetchers
-	}
+	idle := fitIdleConns(cfg.MaxIdleConns, cfg.Fetchers, descriptorLimit(), a.log)
 	a.fetcher = fetch.New(fetch.Options{
 		UserAgent:    cfg.UserAgent,
 		Timeout:      cfg.FetchTimeout.Duration,

@@ -70,9 +70,9 @@ type Config struct {
 	NearDupBits    int    `toml:"near-dup-distance"`   // SimHash Hamming distance of a near-duplicate (-1 = no check)
 
 	Fetchers int `toml:"fetchers"`
-	// MaxIdleConns bounds the idle keep-alive connections (0: as many as
-	// Fetchers). Open descriptors stay under Fetchers + MaxIdleConns + a
-	// constant.
+	// MaxIdleConns bounds the idle keep-alive connections; open
+	// descriptors stay under Fetchers + MaxIdleConns + a constant (the
+	// agent lowers it to fit the process's descriptor limit).
 	MaxIdleConns  int      `toml:"max-idle-conns"`
 	Parsers       int      `toml:"parsers"`
 	FetchTimeout  Duration `toml:"fetch-timeout"`
@@ -115,6 +115,7 @@ func Defaults() Config {
 		MaxSegRepeats:   filter.DefaultMaxSegmentRepeats,
 		NearDupBits:     DefaultNearDupDistance,
 		Fetchers:        256,
+		MaxIdleConns:    2048,
 		Parsers:         runtime.NumCPU(),
 		FetchTimeout:    Duration{30 * time.Second},
 		MaxBody:         8 << 20,
@@ -162,8 +163,8 @@ func (c *Config) Validate() error {
 	if c.Fetchers < 1 || c.Fetchers > 100000 {
 		bad("--fetchers must be between 1 and 100000, not %d", c.Fetchers)
 	}
-	if c.MaxIdleConns < 0 || c.MaxIdleConns > 100000 {
-		bad("--max-idle-conns must be between 0 (as many as --fetchers) and 100000, not %d", c.MaxIdleConns)
+	if c.MaxIdleConns < 1 || c.MaxIdleConns > 100000 {
+		bad("--max-idle-conns must be between 1 and 100000, not %d", c.MaxIdleConns)
 	}
 	if c.Parsers < 1 || c.Parsers > 4096 {
 		bad("--parsers must be between 1 and 4096, not %d", c.Parsers)
