@@ -329,7 +329,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 	}()
 
-	results := make(chan *fetched, a.cfg.Parsers*8)
+	// Fetched pages wait for a parser here: with the parsers' own pages,
+	// at most 3 × Parsers bodies (each within --max-body) are held.
+	results := make(chan *fetched, a.cfg.Parsers*2)
 	var fetchers, parsers sync.WaitGroup
 	for i := 0; i < a.cfg.Fetchers; i++ {
 		fetchers.Add(1)

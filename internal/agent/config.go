@@ -116,7 +116,7 @@ func Defaults() Config {
 		NearDupBits:     DefaultNearDupDistance,
 		Fetchers:        256,
 		MaxIdleConns:    2048,
-		Parsers:         runtime.NumCPU(),
+		Parsers:         4 * runtime.NumCPU(),
 		FetchTimeout:    Duration{30 * time.Second},
 		MaxBody:         8 << 20,
 		MaxRetries:      2,
