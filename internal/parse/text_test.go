@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/petrel-crawler/petrel/internal/urlx"
@@ -37,5 +38,22 @@ func TestFeedTextMatchesSeparateFeeds(t *testing.T) {
 	h2, n2 := s2.sum()
 	if h1 != h2 || n1 != n2 {
 		t.Errorf("SimHash %x/%d vs %x/%d", h1, n1, h2, n2)
+	}
+}
+
+// BenchmarkFeedText measures the fused text loop on ~20 KiB of words of
+// the synthetic web's kind (syllable words of 2 to 8 letters).
+func BenchmarkFeedText(b *testing.B) {
+	text := []byte(strings.Repeat("frorebo clezuve frorula kahibra clese lebraga vodri pawaku le boya le tiyaku glucle fivi. ", 220))
+	base, _ := urlx.Parse("http://a.test/")
+	b.SetBytes(int64(len(text)))
+	var d digester
+	var s simhasher
+	for b.Loop() {
+		d.init(base)
+		s.init()
+		feedText(&d, &s, text)
+		d.sum()
+		s.sum()
 	}
 }
