@@ -1,5 +1,6 @@
 // Package parse extracts what the crawler needs from an HTML page in one
-// pass of golang.org/x/net/html's Tokenizer (no tree is built): the links to
+// pass of an allocation-free tokenizer (scan.go) that splits the page exactly
+// as golang.org/x/net/html's Tokenizer does (no tree is built): the links to
 // follow, the robots directives, and BUbiNG's duplicate-content digest.
 //
 // Character encoding. The page is decoded to UTF-8 for extraction only (the

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
 
 	"github.com/petrel-crawler/petrel/internal/urlx"
@@ -50,15 +49,25 @@ type extractor struct {
 	sim      simhasher
 }
 
-// HTML extracts, in one pass of golang.org/x/net/html's tokenizer, the links,
-// the robots directives and the content digest of the HTML page body fetched
-// from base with response header header. body is the (content-decoded)
-// payload as received; it is converted to UTF-8 for extraction only.
+// HTML extracts, in one pass of a tokenizer that splits the page as
+// golang.org/x/net/html's does (scan.go), the links, the robots directives
+// and the content digest of the HTML page body fetched from base with
+// response header header. body is the (content-decoded) payload as
+// received; it is converted to UTF-8 for extraction only.
 //
 // HTML never fails: tag soup, invalid UTF-8 and unparsable links are
 // tolerated, the latter counted in BadLinks.
 func HTML(base urlx.URL, header http.Header, body []byte, opts Options) Result {
-	x := extractor{base: base, maxLinks: opts.MaxLinks}
+	var x extractor
+	text := x.begin(base, header, body, opts)
+	x.run(text)
+	return x.finish()
+}
+
+// begin readies x for a pass over body and returns the text to walk: body
+// converted to UTF-8.
+func (x *extractor) begin(base urlx.URL, header http.Header, body []byte, opts Options) []byte {
+	x.base, x.maxLinks = base, opts.MaxLinks
 	if x.maxLinks <= 0 {
 		x.maxLinks = DefaultMaxLinks
 	}
@@ -69,7 +78,11 @@ func HTML(base urlx.URL, header http.Header, body []byte, opts Options) Result {
 	x.res.Charset = name
 	x.dig.init(base)
 	x.sim.init()
-	x.run(text)
+	return text
+}
+
+// finish completes the pass and returns its Result.
+func (x *extractor) finish() Result {
 	x.res.TextDigest = x.dig.sum()
 	x.res.SimHash, x.res.Shingles = x.sim.sum()
 	if x.res.NoFollow {
@@ -112,133 +125,77 @@ func declaresCharset(body []byte) bool {
 	return false
 }
 
+// run walks the page text with the scanner, feeding the digest and the
+// SimHash and acting on the tags that carry links or directives. It gives
+// the Result that a walk with x/net/html's Tokenizer gives (the reference
+// kept in reference_test.go).
 func (x *extractor) run(text []byte) {
-	z := html.NewTokenizer(bytes.NewReader(text))
+	var s scanner
+	s.init(text)
 	skipText := false // inside <script> or <style>
-	var nameBuf [16]byte
 	for {
-		tt := z.Next()
-		switch tt {
-		case html.ErrorToken:
-			return // io.EOF: the reader cannot fail otherwise
-		case html.TextToken:
-			if !skipText {
-				t := z.Text()
+		switch s.next() {
+		case tokEOF:
+			return
+		case tokText:
+			if skipText {
+				continue
+			}
+			for t, ok := s.textPiece(); ok; t, ok = s.textPiece() {
 				feedText(&x.dig, &x.sim, t)
 			}
-		case html.StartTagToken, html.SelfClosingTagToken:
-			name := tagName(z, &nameBuf)
-			src := x.startTag(z, name)
+		case tokStartTag:
+			name := s.tagName()
+			src := x.startTag(&s, name)
 			x.dig.tag(false, name, src)
 			x.sim.endWord()
-			if tt == html.StartTagToken {
-				switch string(name) {
-				case "script", "style":
-					skipText = true
-				}
+			switch string(name) {
+			case "script", "style":
+				skipText = skipText || !s.selfClosing()
 			}
-		case html.EndTagToken:
-			x.dig.tag(true, tagName(z, &nameBuf), nil)
+		case tokEndTag:
+			x.dig.tag(true, s.tagName(), nil)
 			x.sim.endWord()
 			skipText = false
 		}
 	}
 }
 
-// tagName returns the lower-cased name of the current tag token. It reads
-// the name from the raw token into buf, avoiding the copy that
-// Tokenizer.TagName makes, and falls back to TagName for long names or names
-// holding NUL or non-ASCII bytes.
-func tagName(z *html.Tokenizer, buf *[16]byte) []byte {
-	raw := z.Raw()
-	i := 1 // skip '<'
-	if i < len(raw) && raw[i] == '/' {
-		i++
-	}
-	n := 0
-	for ; i < len(raw); i++ {
-		c := raw[i]
-		if isSpace(c) || c == '/' || c == '>' {
-			break
-		}
-		if c == 0 || c >= 0x80 || n == len(buf) {
-			name, _ := z.TagName()
-			return name
-		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		buf[n] = c
-		n++
-	}
-	return buf[:n]
-}
-
-// startTag handles the attributes of a start tag and returns the src
-// attribute of a frame or iframe (for the digest).
-func (x *extractor) startTag(z *html.Tokenizer, name []byte) (src []byte) {
+// startTag acts on the attributes of the start tag name that s holds and
+// returns the src attribute of a frame or iframe (for the digest). The
+// Tokenizer keeps only the first of duplicate attributes; s.attr does the
+// same.
+func (x *extractor) startTag(s *scanner, name []byte) (src []byte) {
 	switch string(name) {
 	case "a", "area":
-		var href []byte
-		found, nofollow := false, false
-		for more := true; more; {
-			var k, v []byte
-			k, v, more = z.TagAttr()
-			switch string(k) {
-			case "href":
-				if !found {
-					href, found = v, true
-				}
-			case "rel":
-				nofollow = nofollow || hasToken(v, "nofollow")
-			}
-		}
+		href, found := s.attr("href")
 		if !found {
 			return nil
 		}
-		if nofollow {
+		if rel, _ := s.attr("rel"); hasToken(rel, "nofollow") {
 			x.res.NoFollowLinks++
 			return nil
 		}
 		x.link(href)
 	case "frame", "iframe":
-		for more := true; more; {
-			var k, v []byte
-			k, v, more = z.TagAttr()
-			if string(k) == "src" && src == nil {
-				src = v
-				x.link(v)
-			}
+		if v, ok := s.attr("src"); ok {
+			src = v
+			x.link(v)
 		}
 	case "base":
-		for more := true; more; {
-			var k, v []byte
-			k, v, more = z.TagAttr()
-			if string(k) == "href" && !x.baseSet {
-				x.baseSet = true // only the first <base href> counts
-				if b, err := x.base.Resolve(string(v)); err == nil {
-					x.base = b
-				}
+		if v, ok := s.attr("href"); ok && !x.baseSet {
+			x.baseSet = true // only the first <base href> counts
+			if b, err := x.base.Resolve(string(v)); err == nil {
+				x.base = b
 			}
 		}
 	case "meta":
-		var nameAttr, equiv, content []byte
-		hasContent := false
-		for more := true; more; {
-			var k, v []byte
-			k, v, more = z.TagAttr()
-			switch string(k) {
-			case "name":
-				nameAttr = v
-			case "http-equiv":
-				equiv = v
-			case "content":
-				content, hasContent = v, true
-			}
-		}
+		content, hasContent := s.attr("content")
 		if !hasContent {
 			return nil
 		}
+		nameAttr, _ := s.attr("name")
+		equiv, _ := s.attr("http-equiv")
 		switch {
 		case equalFoldBytes(equiv, "refresh"):
 			if u, ok := refreshURL(content); ok {
@@ -293,7 +250,7 @@ func (x *extractor) has(u urlx.URL) bool {
 
 // robots applies the directives of a robots meta tag's content.
 func (x *extractor) robots(content []byte) {
-	for _, f := range bytes.FieldsFunc(content, isSep) {
+	for f, rest := nextField(content); f != nil; f, rest = nextField(rest) {
 		switch {
 		case equalFoldBytes(f, "nofollow"):
 			x.res.NoFollow = true
@@ -342,12 +299,30 @@ func isSpace(c byte) bool {
 // hasToken reports whether the space-separated list v contains tok, ignoring
 // ASCII case.
 func hasToken(v []byte, tok string) bool {
-	for _, f := range bytes.FieldsFunc(v, isSep) {
+	for f, rest := nextField(v); f != nil; f, rest = nextField(rest) {
 		if equalFoldBytes(f, tok) {
 			return true
 		}
 	}
 	return false
+}
+
+// nextField returns the first field of v, a list separated by runs of
+// commas and white space (isSep), and what follows it; f is nil when v holds
+// no more fields. Unlike bytes.FieldsFunc it does not allocate.
+func nextField(v []byte) (f, rest []byte) {
+	i := 0
+	for i < len(v) && isSep(rune(v[i])) {
+		i++
+	}
+	if i == len(v) {
+		return nil, nil
+	}
+	j := i + 1
+	for j < len(v) && !isSep(rune(v[j])) {
+		j++
+	}
+	return v[i:j], v[j:]
 }
 
 // equalFoldBytes reports whether b equals the lower-case ASCII string s,
