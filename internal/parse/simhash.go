@@ -21,7 +21,8 @@ const voteBatch = 128
 // not seen), with ASCII letters lower-cased. A word's hash packs its bytes
 // eight at a time into a word (longer words fold every eight bytes in with
 // a multiplication); a shingle's hash combines its words' hashes and is
-// finished by SplitMix64's mixer, then votes +1 or -1 on each of the 64
+// mixed by one 128-bit multiplication (the high and low halves
+// of (a^k1)·(b^k2) xored, wyhash's "mum"), then votes +1 or -1 on each of the 64
 // bits; the fingerprint has a bit set where the votes are positive. Pages
 // differing in a few words differ in few shingles, hence in few bits.
 //
@@ -90,7 +91,8 @@ func (s *simhasher) endWord() {
 
 // vote adds the shingle of the words hashed a and b.
 func (s *simhasher) vote(a, b uint64) {
-	s.batch[s.nb] = mix64(a*0x9e3779b97f4a7c15 ^ bits.RotateLeft64(b*0xc2b2ae3d27d4eb4f, 17))
+	hi, lo := bits.Mul64(a^0x9e3779b97f4a7c15, b^0xc2b2ae3d27d4eb4f)
+	s.batch[s.nb] = hi ^ lo
 	s.nb++
 	s.shingles++
 	if s.nb == len(s.batch) {
@@ -138,14 +140,6 @@ func (s *simhasher) sum() (uint64, int) {
 		}
 	}
 	return f, s.shingles
-}
-
-// mix64 is the finaliser of SplitMix64: it spreads every input bit over the
-// output.
-func mix64(z uint64) uint64 {
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
 }
 
 // Hamming returns the number of bits in which two SimHash fingerprints
