@@ -19,8 +19,8 @@ const voteBatch = 128
 // tokenizer pass as the digest. Words are what the digest's normalisation
 // leaves between white space, digits and tags (text of script and style is
 // not seen), with ASCII letters lower-cased. A word's hash packs its bytes
-// eight at a time into a word (longer words fold every eight bytes in with
-// a multiplication); a shingle's hash combines its words' hashes and is
+// into a 64-bit word, rotating by a byte before each (a word longer than 8
+// bytes xors its later bytes onto its first ones); a shingle's hash combines its words' hashes and is
 // mixed by one 128-bit multiplication (the high and low halves
 // of (a^k1)·(b^k2) xored, wyhash's "mum"), then votes +1 or -1 on each of the 64
 // bits; the fingerprint has a bit set where the votes are positive. Pages
@@ -35,18 +35,13 @@ type simhasher struct {
 	prev     uint64            // hash of the previous word
 	words    int               // words seen
 	shingles int               // features voted
-	wh, wacc uint64            // current word: last bytes packed, earlier bytes folded
-	wl       int               // current word's length in bytes (0: not in a word)
+	wh       uint64            // current word's hash
+	inWord   bool              // a word is being read
 }
-
-const (
-	fnvOffset = 14695981039346656037
-	fnvPrime  = 1099511628211
-)
 
 func (s *simhasher) init() {
 	s.nb, s.words, s.shingles = 0, 0, 0
-	s.wh, s.wacc, s.wl = 0, 0, 0
+	s.wh, s.inWord = 0, false
 	s.ones = [64]int32{}
 	s.prev = 0
 }
@@ -66,21 +61,17 @@ func (s *simhasher) text(t []byte) {
 
 // addByte adds the (lower-cased) byte l to the current word.
 func (s *simhasher) addByte(l byte) {
-	s.wh = s.wh<<8 | uint64(l)
-	s.wl++
-	if s.wl&7 == 0 {
-		s.wacc = (s.wacc ^ s.wh) * fnvPrime
-		s.wh = 0
-	}
+	s.wh = bits.RotateLeft64(s.wh, 8) ^ uint64(l)
+	s.inWord = true
 }
 
 // endWord ends the current word, if any (white space, a digit or a tag).
 func (s *simhasher) endWord() {
-	if s.wl == 0 {
+	if !s.inWord {
 		return
 	}
-	w := s.wacc*fnvOffset ^ s.wh
-	s.wh, s.wacc, s.wl = 0, 0, 0
+	w := s.wh
+	s.wh, s.inWord = 0, false
 	prev := s.prev
 	s.prev = w
 	s.words++

@@ -1,5 +1,7 @@
 package parse
 
+import "math/bits"
+
 // textByte classifies every byte once for the text feeds: separators
 // (white space and digits, which the digest turns into a space and which
 // end a SimHash word) map to 0, other bytes to themselves lower-cased
@@ -28,10 +30,12 @@ const feedTextChunk = 1024
 
 // feedText feeds the bytes of a text token to the digest and the SimHash
 // in one pass: the loop the parser spends most of its time in. It does what
-// digester.text followed by simhasher.text would do.
+// digester.text followed by simhasher.text would do. It alternates two
+// tight loops, one over a run of separators and one over a word, so that
+// the byte loops test one condition each.
 func feedText(d *digester, s *simhasher, t []byte) {
 	pending, inText := d.pending, d.inText
-	wh, wacc, wl := s.wh, s.wacc, s.wl
+	wh, inWord := s.wh, s.inWord
 	for len(t) > 0 {
 		chunk := t[:min(len(t), feedTextChunk)]
 		t = t[len(chunk):]
@@ -40,33 +44,38 @@ func feedText(d *digester, s *simhasher, t []byte) {
 		}
 		buf := d.buf[:cap(d.buf)]
 		n := len(d.buf)
-		for _, c := range chunk {
-			l := textByte[c]
-			if l == 0 {
+		for i := 0; i < len(chunk); {
+			if textByte[chunk[i]] == 0 {
+				// A run of separators: it ends the word being read.
 				pending = true
-				if wl != 0 {
-					s.wh, s.wacc, s.wl = wh, wacc, wl
+				if inWord {
+					s.wh, s.inWord = wh, inWord
 					s.endWord()
-					wh, wacc, wl = 0, 0, 0
+					wh, inWord = 0, false
+				}
+				for i++; i < len(chunk) && textByte[chunk[i]] == 0; i++ {
 				}
 				continue
 			}
-			wh = wh<<8 | uint64(l)
-			wl++
-			if wl&7 == 0 {
-				wacc = (wacc ^ wh) * fnvPrime
-				wh = 0
-			}
+			// A run of word bytes (it may continue in the next chunk or token).
 			if pending && inText {
 				buf[n] = ' '
 				n++
 			}
-			pending, inText = false, true
-			buf[n] = c
-			n++
+			pending, inText, inWord = false, true, true
+			for ; i < len(chunk); i++ {
+				c := chunk[i]
+				l := textByte[c]
+				if l == 0 {
+					break
+				}
+				wh = bits.RotateLeft64(wh, 8) ^ uint64(l)
+				buf[n] = c
+				n++
+			}
 		}
 		d.buf = buf[:n]
 	}
 	d.pending, d.inText = pending, inText
-	s.wh, s.wacc, s.wl = wh, wacc, wl
+	s.wh, s.inWord = wh, inWord
 }
