@@ -425,16 +425,30 @@ func (a *Agent) closeAll() error {
 		}
 	}
 	if a.store != nil {
-		if err := writeFileAtomic(filepath.Join(state, "payload-digests"), a.store.SaveDigests); err != nil {
-			errs = append(errs, fmt.Errorf("agent: save payload digests: %w", err))
-		}
+		// The two digest filters (tens of MiB each) are written and synced
+		// while the WARC writer drains and syncs its last file: a clean stop
+		// waits for the slowest of the three only. (Close does not touch the
+		// payload digests, and no record is written any more.)
+		var payloadErr, textErr, storeErr error
+		var saves sync.WaitGroup
+		saves.Go(func() {
+			payloadErr = writeFileAtomic(filepath.Join(state, "payload-digests"), a.store.SaveDigests)
+		})
 		if a.digests != nil {
-			if err := writeFileAtomic(filepath.Join(state, "text-digests"), a.digests.writeTo); err != nil {
-				errs = append(errs, fmt.Errorf("agent: save text digests: %w", err))
-			}
+			saves.Go(func() {
+				textErr = writeFileAtomic(filepath.Join(state, "text-digests"), a.digests.writeTo)
+			})
 		}
-		if err := a.store.Close(); err != nil {
-			errs = append(errs, err)
+		saves.Go(func() { storeErr = a.store.Close() })
+		saves.Wait()
+		if payloadErr != nil {
+			errs = append(errs, fmt.Errorf("agent: save payload digests: %w", payloadErr))
+		}
+		if textErr != nil {
+			errs = append(errs, fmt.Errorf("agent: save text digests: %w", textErr))
+		}
+		if storeErr != nil {
+			errs = append(errs, storeErr)
 		}
 		a.stats.WARCBytes.Add(a.store.Stats().CompressedBytes)
 	}
