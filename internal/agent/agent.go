@@ -216,6 +216,7 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		Dir:          filepath.Join(cfg.Dir, "warc"),
 		MaxFileBytes: cfg.WARCMaxBytes,
 		GzipLevel:    cfg.WARCGzipLevel,
+		StoreBelow:   storeBelow(cfg.WARCStoreBelow),
 		Software:     "Petrel/" + Version,
 	})
 	if err != nil {
@@ -399,6 +400,15 @@ func (a *Agent) progressLoop(ctx context.Context) {
 			prev, last = cur, now
 		}
 	}
+}
+
+// storeBelow maps --warc-store-below (0: compress every record) to
+// store.Options.StoreBelow (negative: compress every record).
+func storeBelow(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // closeAll saves the state and closes every part that was opened, in

@@ -12,6 +12,7 @@ import (
 
 	"github.com/petrel-crawler/petrel/internal/filter"
 	"github.com/petrel-crawler/petrel/internal/frontier"
+	"github.com/petrel-crawler/petrel/internal/store"
 )
 
 // Version is Petrel's version, reported in the user agent and WARC files.
@@ -86,8 +87,11 @@ type Config struct {
 	SieveBuffer   int      `toml:"sieve-buffer"`
 	WARCMaxBytes  int64    `toml:"warc-max-bytes"`
 	WARCGzipLevel int      `toml:"warc-gzip-level"`
-	Progress      Duration `toml:"progress"`
-	StopGrace     Duration `toml:"stop-grace"`
+	// WARCStoreBelow: records shorter than this many bytes are stored, not
+	// compressed, in their gzip member (0: every record is compressed).
+	WARCStoreBelow int      `toml:"warc-store-below"`
+	Progress       Duration `toml:"progress"`
+	StopGrace      Duration `toml:"stop-grace"`
 	// CheckpointEvery is the interval of crash checkpoints (0: only the
 	// one at the start and those asked for with SIGUSR1).
 	CheckpointEvery Duration `toml:"checkpoint-every"`
@@ -128,6 +132,7 @@ func Defaults() Config {
 		SieveBuffer:     1 << 20,
 		WARCMaxBytes:    1 << 30,
 		WARCGzipLevel:   1,
+		WARCStoreBelow:  store.DefaultStoreBelow,
 		Progress:        Duration{2 * time.Second},
 		StopGrace:       Duration{10 * time.Second},
 		CheckpointEvery: Duration{10 * time.Minute},
@@ -207,6 +212,9 @@ func (c *Config) Validate() error {
 	}
 	if c.NearDupBits < -1 || c.NearDupBits > 32 {
 		bad("--near-dup-distance must be between -1 and 32, not %d", c.NearDupBits)
+	}
+	if c.WARCStoreBelow < 0 || c.WARCStoreBelow > 1<<20 {
+		bad("--warc-store-below must be between 0 and 1048576 bytes, not %d", c.WARCStoreBelow)
 	}
 	if c.WARCGzipLevel < 1 || c.WARCGzipLevel > 9 {
 		bad("--warc-gzip-level must be between 1 and 9")

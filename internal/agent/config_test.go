@@ -51,6 +51,8 @@ func TestValidate(t *testing.T) {
 		{"max body", func(c *Config) { c.MaxBody = 10 }, "--max-body"},
 		{"negative delay", func(c *Config) { c.HostDelay.Duration = -time.Second }, "--host-delay"},
 		{"gzip level", func(c *Config) { c.WARCGzipLevel = 11 }, "--warc-gzip-level"},
+		{"store below", func(c *Config) { c.WARCStoreBelow = -1 }, "--warc-store-below"},
+		{"idle conns", func(c *Config) { c.MaxIdleConns = 0 }, "--max-idle-conns"},
 		{"user agent", func(c *Config) { c.UserAgent = "" }, "--user-agent"},
 		{"hosts file", func(c *Config) { c.HostsFile = "/nonexistent/hosts" }, "--hosts"},
 	}

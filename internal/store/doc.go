@@ -75,7 +75,15 @@
 // 3.8. A profile shows SHA-1 and deflate dominating, as they should.
 // DefaultGzipLevel stays gzip.DefaultCompression: files 10% smaller for
 // at most a third more compression time; set Options.GzipLevel to 1 when
-// the crawl is CPU-bound. Level 9 is never worth it.
+// the crawl is CPU-bound (the crawler's --warc-gzip-level does, by
+// default). Level 9 is never worth it.
+//
+// Whatever the level, a deflate block pays for building its Huffman tables
+// (a few microseconds) however short it is, which a request record of a
+// few hundred bytes does not repay: records under Options.StoreBelow (1 KiB
+// by default) go in a stored block of their gzip member. In a crawl of
+// 20 KiB pages this took 7 % off the crawler's CPU for WARC files 3 %
+// larger. Readers see ordinary gzip members either way.
 //
 // # Reading
 //

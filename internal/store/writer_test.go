@@ -654,3 +654,65 @@ func TestWriteRejectsBadFields(t *testing.T) {
 		t.Errorf("records written: %d", st.Records)
 	}
 }
+
+// TestStoreBelow checks that records under Options.StoreBelow go in a
+// stored deflate block and larger ones are compressed, that a negative
+// StoreBelow compresses everything, and that both read back intact.
+func TestStoreBelow(t *testing.T) {
+	body := strings.Repeat("a compressible page of text ", 800) // ~22 KiB
+	cases := []struct {
+		name       string
+		storeBelow int
+		reqStored  bool
+	}{
+		{"default", 0, true},
+		{"never", -1, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			opts := testOptions(t)
+			opts.StoreBelow = c.storeBelow
+			w, err := Open(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Write(&Exchange{TargetURI: "http://example.test/", Request: request("/"),
+				Response: response("200 OK", "Content-Type: text/html\r\n", body)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			path := warcFiles(t, opts.Dir)[0]
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs := readWARC(t, path) // fails the test on any finding
+			seen := 0
+			for _, r := range recs {
+				// A gzip member written here has a 10-byte header; bits 1-2
+				// of the first deflate byte are the block type (0 stored).
+				btype := raw[r.offset+10] >> 1 & 3
+				switch r.typ {
+				case gowarc.Request:
+					seen++
+					if stored := btype == 0; stored != c.reqStored {
+						t.Errorf("request record: stored %v, want %v", stored, c.reqStored)
+					}
+				case gowarc.Response:
+					seen++
+					if btype == 0 {
+						t.Error("response record of 22 KiB stored, want compressed")
+					}
+					if !bytes.HasSuffix(r.block, []byte(body)) {
+						t.Error("response block does not read back")
+					}
+				}
+			}
+			if seen != 2 {
+				t.Fatalf("%d request/response records, want 2", seen)
+			}
+		})
+	}
+}
