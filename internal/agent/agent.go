@@ -225,10 +225,10 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	a.digests = newTextDigests()
 	// The digest filters of a crawl that stopped cleanly come back, so that
 	// duplicates of pages stored before the stop are still recognised.
-	if err := loadFile(filepath.Join(state, "text-digests"), a.digests.readFrom); err != nil {
+	if err := loadDigestFilter(filepath.Join(state, "text-digests"), a.digests.readFrom, a.log); err != nil {
 		return nil, fmt.Errorf("agent: load text digests: %w", err)
 	}
-	if err := loadFile(filepath.Join(state, "payload-digests"), a.store.LoadDigests); err != nil {
+	if err := loadDigestFilter(filepath.Join(state, "payload-digests"), a.store.LoadDigests, a.log); err != nil {
 		return nil, fmt.Errorf("agent: load payload digests: %w", err)
 	}
 
@@ -435,18 +435,18 @@ func (a *Agent) closeAll() error {
 		}
 	}
 	if a.store != nil {
-		// The two digest filters (tens of MiB each) are written and synced
-		// while the WARC writer drains and syncs its last file: a clean stop
-		// waits for the slowest of the three only. (Close does not touch the
-		// payload digests, and no record is written any more.)
+		// The two digest filters (tens of MiB each, not synced: see
+		// digestfile.go) are written while the WARC writer drains and syncs
+		// its last file. (Close does not touch the payload digests, and no
+		// record is written any more.)
 		var payloadErr, textErr, storeErr error
 		var saves sync.WaitGroup
 		saves.Go(func() {
-			payloadErr = writeFileAtomic(filepath.Join(state, "payload-digests"), a.store.SaveDigests)
+			payloadErr = saveDigestFilter(filepath.Join(state, "payload-digests"), a.store.SaveDigests)
 		})
 		if a.digests != nil {
 			saves.Go(func() {
-				textErr = writeFileAtomic(filepath.Join(state, "text-digests"), a.digests.writeTo)
+				textErr = saveDigestFilter(filepath.Join(state, "text-digests"), a.digests.writeTo)
 			})
 		}
 		saves.Go(func() { storeErr = a.store.Close() })
