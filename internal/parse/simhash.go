@@ -72,6 +72,11 @@ func (s *simhasher) endWord() {
 	}
 	w := s.wh
 	s.wh, s.inWord = 0, false
+	s.addWord(w)
+}
+
+// addWord adds a word hashed w: the shingle it ends votes.
+func (s *simhasher) addWord(w uint64) {
 	prev := s.prev
 	s.prev = w
 	s.words++

@@ -49,8 +49,7 @@ func feedText(d *digester, s *simhasher, t []byte) {
 				// A run of separators: it ends the word being read.
 				pending = true
 				if inWord {
-					s.wh, s.inWord = wh, inWord
-					s.endWord()
+					s.addWord(wh)
 					wh, inWord = 0, false
 				}
 				for i++; i < len(chunk) && textByte[chunk[i]] == 0; i++ {
