@@ -196,16 +196,22 @@ func (x *extractor) startTag(s *scanner, name []byte) (src []byte) {
 		}
 		nameAttr, _ := s.attr("name")
 		equiv, _ := s.attr("http-equiv")
-		switch {
-		case equalFoldBytes(equiv, "refresh"):
-			if u, ok := refreshURL(content); ok {
-				x.link(u)
-			}
-		case equalFoldBytes(nameAttr, "robots"), equalFoldBytes(nameAttr, "petrel"):
-			x.robots(content)
-		}
+		x.meta(nameAttr, equiv, content)
 	}
 	return src
+}
+
+// meta applies a <meta> tag with a content attribute: a refresh is a link,
+// a robots (or petrel) directive applies to the page.
+func (x *extractor) meta(nameAttr, equiv, content []byte) {
+	switch {
+	case equalFoldBytes(equiv, "refresh"):
+		if u, ok := refreshURL(content); ok {
+			x.link(u)
+		}
+	case equalFoldBytes(nameAttr, "robots"), equalFoldBytes(nameAttr, "petrel"):
+		x.robots(content)
+	}
 }
 
 // link resolves ref against the current base and records it.

@@ -149,14 +149,7 @@ func (x *extractor) startTagTokenizer(z *html.Tokenizer, name []byte) (src []byt
 		if !hasContent {
 			return nil
 		}
-		switch {
-		case equalFoldBytes(equiv, "refresh"):
-			if u, ok := refreshURL(content); ok {
-				x.link(u)
-			}
-		case equalFoldBytes(nameAttr, "robots"), equalFoldBytes(nameAttr, "petrel"):
-			x.robots(content)
-		}
+		x.meta(nameAttr, equiv, content)
 	}
 	return src
 }
