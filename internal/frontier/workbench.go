@@ -102,53 +102,51 @@ func (e *ipEntry) readyAt() int64 {
 	return t
 }
 
-// vsHeap orders visit states by next fetch time.
-type vsHeap []*visitState
-
-func (h vsHeap) Len() int           { return len(h) }
-func (h vsHeap) Less(i, j int) bool { return h[i].nextFetch < h[j].nextFetch }
-func (h vsHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].heapIndex = i
-	h[j].heapIndex = j
+// heapItem is what an indexedHeap holds: an element that knows its sort
+// key and is told its position (-1 when it leaves), so that heap.Fix and
+// heap.Remove can find it.
+type heapItem interface {
+	heapKey() int64
+	setHeapIndex(int)
 }
-func (h *vsHeap) Push(x any) {
-	v := x.(*visitState)
-	v.heapIndex = len(*h)
+
+// indexedHeap is a container/heap of items ordered by heapKey, smallest
+// first, each keeping its own index.
+type indexedHeap[T heapItem] []T
+
+func (h indexedHeap[T]) Len() int           { return len(h) }
+func (h indexedHeap[T]) Less(i, j int) bool { return h[i].heapKey() < h[j].heapKey() }
+func (h indexedHeap[T]) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].setHeapIndex(i)
+	h[j].setHeapIndex(j)
+}
+func (h *indexedHeap[T]) Push(x any) {
+	v := x.(T)
+	v.setHeapIndex(len(*h))
 	*h = append(*h, v)
 }
-func (h *vsHeap) Pop() any {
+func (h *indexedHeap[T]) Pop() any {
 	old := *h
 	v := old[len(old)-1]
-	old[len(old)-1] = nil
+	var zero T
+	old[len(old)-1] = zero
 	*h = old[:len(old)-1]
-	v.heapIndex = -1
+	v.setHeapIndex(-1)
 	return v
 }
 
-// entryHeap orders workbench entries by readyAt.
-type entryHeap []*ipEntry
+// vsHeap orders visit states by next fetch time.
+type vsHeap = indexedHeap[*visitState]
 
-func (h entryHeap) Len() int           { return len(h) }
-func (h entryHeap) Less(i, j int) bool { return h[i].due < h[j].due }
-func (h entryHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].heapIndex = i
-	h[j].heapIndex = j
-}
-func (h *entryHeap) Push(x any) {
-	e := x.(*ipEntry)
-	e.heapIndex = len(*h)
-	*h = append(*h, e)
-}
-func (h *entryHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	e.heapIndex = -1
-	return e
-}
+func (v *visitState) heapKey() int64     { return v.nextFetch }
+func (v *visitState) setHeapIndex(i int) { v.heapIndex = i }
+
+// entryHeap orders workbench entries by readyAt (cached in due).
+type entryHeap = indexedHeap[*ipEntry]
+
+func (e *ipEntry) heapKey() int64     { return e.due }
+func (e *ipEntry) setHeapIndex(i int) { e.heapIndex = i }
 
 // workbench holds the entries that have a fetchable visit state.
 type workbench struct {
