@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/net/html/charset"
 
+	"github.com/petrel-crawler/petrel/internal/ascii"
 	"github.com/petrel-crawler/petrel/internal/urlx"
 )
 
@@ -118,7 +119,7 @@ func declaresCharset(body []byte) bool {
 		body = body[:1024]
 	}
 	for i := 0; i+7 <= len(body); i++ {
-		if body[i]|0x20 == 'c' && equalFoldBytes(body[i:i+7], "charset") {
+		if body[i]|0x20 == 'c' && ascii.EqualFold(body[i:i+7], "charset") {
 			return true
 		}
 	}
@@ -205,11 +206,11 @@ func (x *extractor) startTag(s *scanner, name []byte) (src []byte) {
 // a robots (or petrel) directive applies to the page.
 func (x *extractor) meta(nameAttr, equiv, content []byte) {
 	switch {
-	case equalFoldBytes(equiv, "refresh"):
+	case ascii.EqualFold(equiv, "refresh"):
 		if u, ok := refreshURL(content); ok {
 			x.link(u)
 		}
-	case equalFoldBytes(nameAttr, "robots"), equalFoldBytes(nameAttr, "petrel"):
+	case ascii.EqualFold(nameAttr, "robots"), ascii.EqualFold(nameAttr, "petrel"):
 		x.robots(content)
 	}
 }
@@ -258,11 +259,11 @@ func (x *extractor) has(u urlx.URL) bool {
 func (x *extractor) robots(content []byte) {
 	for f, rest := nextField(content); f != nil; f, rest = nextField(rest) {
 		switch {
-		case equalFoldBytes(f, "nofollow"):
+		case ascii.EqualFold(f, "nofollow"):
 			x.res.NoFollow = true
-		case equalFoldBytes(f, "noindex"):
+		case ascii.EqualFold(f, "noindex"):
 			x.res.NoIndex = true
-		case equalFoldBytes(f, "none"):
+		case ascii.EqualFold(f, "none"):
 			x.res.NoFollow, x.res.NoIndex = true, true
 		}
 	}
@@ -306,7 +307,7 @@ func isSpace(c byte) bool {
 // ASCII case.
 func hasToken(v []byte, tok string) bool {
 	for f, rest := nextField(v); f != nil; f, rest = nextField(rest) {
-		if equalFoldBytes(f, tok) {
+		if ascii.EqualFold(f, tok) {
 			return true
 		}
 	}
@@ -329,24 +330,6 @@ func nextField(v []byte) (f, rest []byte) {
 		j++
 	}
 	return v[i:j], v[j:]
-}
-
-// equalFoldBytes reports whether b equals the lower-case ASCII string s,
-// ignoring ASCII case.
-func equalFoldBytes(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range len(b) {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // refreshURL extracts the URL of a <meta http-equiv=refresh> content value
@@ -377,7 +360,7 @@ func refreshURL(c []byte) ([]byte, bool) {
 	if i == n {
 		return nil, false // refresh of the page itself
 	}
-	if n-i >= 3 && equalFoldBytes(c[i:i+3], "url") {
+	if n-i >= 3 && ascii.EqualFold(c[i:i+3], "url") {
 		j := i + 3
 		for j < n && isSpace(c[j]) {
 			j++

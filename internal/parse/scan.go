@@ -37,6 +37,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/net/html"
+
+	"github.com/petrel-crawler/petrel/internal/ascii"
 )
 
 // tokenKind is the kind of token scanner.next returns.
@@ -266,7 +268,7 @@ func rawTextElement(name []byte) string {
 		return ""
 	}
 	for _, e := range rawTextElements {
-		if equalFoldBytes(name, e) {
+		if ascii.EqualFold(name, e) {
 			return e
 		}
 	}
@@ -349,7 +351,7 @@ func (s *scanner) attr(key string) ([]byte, bool) {
 	b := s.b
 	for p := s.attrs; b[p] != '>'; {
 		ks, ke, vs, ve, next := nextAttr(b, p)
-		if equalFoldBytes(b[ks:ke], key) {
+		if ascii.EqualFold(b[ks:ke], key) {
 			return s.value(b[vs:ve]), true
 		}
 		p = next

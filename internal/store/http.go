@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"strconv"
+
+	"github.com/petrel-crawler/petrel/internal/ascii"
 )
 
 // httpResponse is the result of splitting a raw HTTP/1.x response as
@@ -44,11 +46,11 @@ func parseResponse(raw []byte) httpResponse {
 		name := bytes.TrimSpace(line[:colon])
 		value := bytes.TrimSpace(line[colon+1:])
 		switch {
-		case asciiEqualFold(name, "transfer-encoding"):
+		case ascii.EqualFold(name, "transfer-encoding"):
 			if containsFold(value, "chunked") {
 				r.chunked = true
 			}
-		case asciiEqualFold(name, "content-type") && r.mime == "":
+		case ascii.EqualFold(name, "content-type") && r.mime == "":
 			if semi := bytes.IndexByte(value, ';'); semi >= 0 {
 				value = value[:semi]
 			}
@@ -84,22 +86,6 @@ func cutLine(b []byte) (line, rest []byte) {
 		return bytes.TrimRight(b, "\r"), nil
 	}
 	return bytes.TrimRight(b[:i], "\r"), b[i+1:]
-}
-
-func asciiEqualFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range len(b) {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func containsFold(b []byte, s string) bool {

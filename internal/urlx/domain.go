@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/weppos/publicsuffix-go/publicsuffix"
+
+	"github.com/petrel-crawler/petrel/internal/ascii"
 )
 
 // pslOptions selects both the ICANN and the private sections of the Public
@@ -89,8 +91,8 @@ func isIPLiteral(host string) bool {
 func IsSpecialUseName(host string) bool {
 	h := strings.TrimSuffix(host, ".")
 	tld := h[strings.LastIndexByte(h, '.')+1:]
-	return equalFold(tld, "localhost") || equalFold(tld, "test") ||
-		equalFold(tld, "invalid") || equalFold(tld, "example")
+	return ascii.EqualFold(tld, "localhost") || ascii.EqualFold(tld, "test") ||
+		ascii.EqualFold(tld, "invalid") || ascii.EqualFold(tld, "example")
 }
 
 func toLowerASCII(s string) string {

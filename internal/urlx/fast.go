@@ -1,6 +1,10 @@
 package urlx
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/petrel-crawler/petrel/internal/ascii"
+)
 
 // The fast path handles the common shapes of links (plain ASCII absolute
 // http(s) URLs with simple host names, scheme-relative, absolute-path,
@@ -283,41 +287,23 @@ func dotSegment(s string) int {
 			return 2
 		}
 	case 3:
-		if equalFold(s, "%2e") {
+		if ascii.EqualFold(s, "%2e") {
 			return 1
 		}
 	case 4:
-		if equalFold(s, ".%2e") || equalFold(s, "%2e.") {
+		if ascii.EqualFold(s, ".%2e") || ascii.EqualFold(s, "%2e.") {
 			return 2
 		}
 	case 6:
-		if equalFold(s, "%2e%2e") {
+		if ascii.EqualFold(s, "%2e%2e") {
 			return 2
 		}
 	}
 	return 0
 }
 
-// equalFold reports whether s equals the lower-case ASCII string lower,
-// ignoring ASCII case.
-func equalFold(s, lower string) bool {
-	if len(s) != len(lower) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func hasPrefixFold(s, lowerPrefix string) bool {
-	return len(s) >= len(lowerPrefix) && equalFold(s[:len(lowerPrefix)], lowerPrefix)
+	return len(s) >= len(lowerPrefix) && ascii.EqualFold(s[:len(lowerPrefix)], lowerPrefix)
 }
 
 func appendLower(dst []byte, s string) []byte {

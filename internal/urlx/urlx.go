@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	whatwg "github.com/nlnwa/whatwg-url/url"
+
+	"github.com/petrel-crawler/petrel/internal/ascii"
 )
 
 // MaxLength is the longest input, in bytes, that Parse, Resolve and
@@ -78,7 +80,7 @@ func parseRef(base *URL, ref string, fast bool) (URL, error) {
 		err error
 	)
 	if fast {
-		if scheme, found := leadingScheme(ref); found && !equalFold(scheme, "http") && !equalFold(scheme, "https") {
+		if scheme, found := leadingScheme(ref); found && !ascii.EqualFold(scheme, "http") && !ascii.EqualFold(scheme, "https") {
 			// javascript:, mailto:, data: ... are common in links: reject
 			// them without running the WHATWG parser.
 			return URL{}, fmt.Errorf("urlx: %s %s: %w %q", op, short(ref), ErrUnsupportedScheme, toLowerASCII(scheme))
