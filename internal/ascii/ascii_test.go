@@ -12,9 +12,9 @@ func TestEqualFold(t *testing.T) {
 		{"hTtPs", "https", true},
 		{"http", "https", false},
 		{"NoFollow", "nofollow", true},
-		{"nofollow", "NoFollow", false}, // lower must be lower case
+		{"nofollow", "NoFollow", false},  // lower must be lower case
 		{"\xc9t\xc9", "\xc9t\xc9", true}, // non-ASCII bytes compare as they are
-		{"[", "{", false},               // '[' is not 'Z'+1 folded
+		{"[", "{", false},                // '[' is not 'Z'+1 folded
 	}
 	for _, c := range cases {
 		if got := EqualFold(c.s, c.lower); got != c.want {
