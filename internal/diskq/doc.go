@@ -12,7 +12,8 @@
 // position, CRC-32C); every record carries its length and a CRC-32C of
 // length and data (and, in Queues, the id of its queue). The exact layouts
 // are documented in format.go, queue.go and queues.go, next to the code
-// that reads and writes them.
+// that reads and writes them; segment.go holds the segment writer both
+// types share, and says when its bytes reach the file and the disk.
 //
 // # Invariants
 //

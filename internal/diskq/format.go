@@ -1,6 +1,7 @@
 package diskq
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -88,6 +89,20 @@ type Options struct {
 	// Logger receives recovery reports (torn tails cut, index rebuilt).
 	// Nil means slog.Default().
 	Logger *slog.Logger
+
+	// fsyncFile is the package's one fsync (segments, state files and
+	// directories); nil means (*os.File).Sync. Tests set it to trace the
+	// sync points.
+	fsyncFile func(*os.File) error
+}
+
+// syncer returns the fsync to call on files and directories: nil without
+// Options.Sync.
+func (o Options) syncer() func(*os.File) error {
+	if !o.Sync {
+		return nil
+	}
+	return o.fsyncFile
 }
 
 // DefaultOptions returns the options recommended for production: default
@@ -111,6 +126,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.fsyncFile == nil {
+		o.fsyncFile = (*os.File).Sync
 	}
 	return o
 }
@@ -176,6 +194,102 @@ func readSegHeader(f *os.File, path string, magic [8]byte, seq uint64) (base uin
 	return binary.LittleEndian.Uint64(b[20:]), nil
 }
 
+// frameRecord fills in the length and checksum of a record header for data:
+// the last 8 bytes of hdr, after what the checksum also covers (the id, in
+// Queues), which the caller has set.
+func frameRecord(hdr, data []byte) {
+	n := len(hdr)
+	binary.LittleEndian.PutUint32(hdr[n-8:], uint32(len(data)))
+	binary.LittleEndian.PutUint32(hdr[n-4:], crcOf(hdr[:n-4], data))
+}
+
+// recordLen returns the data length in a record header.
+func recordLen(hdr []byte) uint32 { return binary.LittleEndian.Uint32(hdr[len(hdr)-8:]) }
+
+// recordSumOK reports whether the checksum in a record header matches the
+// header and data.
+func recordSumOK(hdr, data []byte) bool {
+	n := len(hdr)
+	return crcOf(hdr[:n-4], data) == binary.LittleEndian.Uint32(hdr[n-4:])
+}
+
+// openSegment opens segment seq of dir for reading, checks its header and
+// returns the file, its size and the base in its header. The last segment
+// of a directory (last) may be shorter than its header, left by a crash
+// while it was created: it is removed and noted in rec, and the file
+// returned is nil.
+func openSegment(dir, ext string, magic [8]byte, seq uint64, last bool, rec *Recovery) (f *os.File, size int64, base uint64, err error) {
+	path := filepath.Join(dir, segName(seq, ext))
+	f, err = os.Open(path)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("diskq: open segment: %w", err)
+	}
+	st, err := f.Stat()
+	if err == nil {
+		base, err = readSegHeader(f, path, magic, seq)
+	}
+	if err != nil {
+		f.Close()
+		if last && errors.Is(err, io.ErrUnexpectedEOF) {
+			rec.Dirty = true
+			rec.CutSegment, rec.CutOffset, rec.CutBytes = seq, 0, st.Size()
+			if err := os.Remove(path); err != nil {
+				return nil, 0, 0, fmt.Errorf("diskq: remove torn segment: %w", err)
+			}
+			return nil, 0, 0, nil
+		}
+		return nil, 0, 0, err
+	}
+	return f, st.Size(), base, nil
+}
+
+// scanRecords reads the records of a segment file from offset from to size,
+// with headers of hdrLen bytes (qRecHeader or mRecHeader), and calls fn
+// with the offset and header of each valid one. It returns where the valid
+// records end: size, or the start of the first invalid one.
+func scanRecords(f io.ReaderAt, from, size int64, hdrLen, bufSize int, fn func(off int64, hdr []byte)) (end int64) {
+	br := bufio.NewReaderSize(io.NewSectionReader(f, from, size-from), bufSize)
+	end = from
+	hdr := make([]byte, hdrLen)
+	var data []byte
+	for {
+		if _, err := io.ReadFull(br, hdr); err != nil {
+			return end
+		}
+		l := recordLen(hdr)
+		if l > MaxRecordBytes {
+			return end
+		}
+		if cap(data) < int(l) {
+			data = make([]byte, l)
+		}
+		data = data[:l]
+		if _, err := io.ReadFull(br, data); err != nil {
+			return end
+		}
+		if !recordSumOK(hdr, data) {
+			return end
+		}
+		fn(end, hdr)
+		end += int64(hdrLen) + int64(l)
+	}
+}
+
+// cutTornTail handles segment seq (file path, size bytes) whose valid
+// records end at end < size: in the last segment of a directory (last)
+// that is a torn write, cut off and noted in rec; elsewhere it is
+// corruption.
+func cutTornTail(path string, seq uint64, end, size int64, last bool, rec *Recovery) error {
+	if !last {
+		return fmt.Errorf("diskq: segment %s: invalid record at offset %d: %w", path, end, ErrCorrupt)
+	}
+	if err := os.Truncate(path, end); err != nil {
+		return fmt.Errorf("diskq: cut torn tail: %w", err)
+	}
+	rec.CutSegment, rec.CutOffset, rec.CutBytes = seq, end, size-end
+	return nil
+}
+
 func segName(seq uint64, ext string) string {
 	return fmt.Sprintf("%016x%s", seq, ext)
 }
@@ -203,12 +317,13 @@ func listSegments(dir, ext string) ([]uint64, error) {
 	return seqs, nil
 }
 
-func syncDir(dir string) error {
+// syncDir fsyncs the directory dir with fsync.
+func syncDir(dir string, fsync func(*os.File) error) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("diskq: sync dir %s: %w", dir, err)
 	}
-	err = d.Sync()
+	err = fsync(d)
 	if cerr := d.Close(); err == nil {
 		err = cerr
 	}
@@ -220,15 +335,16 @@ func syncDir(dir string) error {
 
 // writeFileAtomic writes data to dir/name through a temporary file and a
 // rename, so a reader sees either the old or the new content, never a mix.
-func writeFileAtomic(dir, name string, data []byte, sync bool) error {
+// With fsync (nil: none) the file and then the directory are synced.
+func writeFileAtomic(dir, name string, data []byte, fsync func(*os.File) error) error {
 	tmp := filepath.Join(dir, name+".tmp")
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("diskq: write %s: %w", name, err)
 	}
 	_, err = f.Write(data)
-	if err == nil && sync {
-		err = f.Sync()
+	if err == nil && fsync != nil {
+		err = fsync(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -236,26 +352,12 @@ func writeFileAtomic(dir, name string, data []byte, sync bool) error {
 	if err == nil {
 		err = os.Rename(tmp, filepath.Join(dir, name))
 	}
-	if err == nil && sync {
-		err = syncDir(dir)
+	if err == nil && fsync != nil {
+		err = syncDir(dir, fsync)
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("diskq: write %s: %w", name, err)
 	}
 	return nil
-}
-
-// createSegment creates a new segment file holding only its header.
-func createSegment(dir, ext string, magic [8]byte, seq, base uint64) (*os.File, error) {
-	path := filepath.Join(dir, segName(seq, ext))
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("diskq: create segment: %w", err)
-	}
-	if _, err := f.WriteAt(encodeSegHeader(magic, seq, base), 0); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("diskq: create segment %s: %w", path, err)
-	}
-	return f, nil
 }

@@ -1,7 +1,6 @@
 package diskq
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -39,11 +38,8 @@ type Queue struct {
 
 	segs []qseg // existing segment files in increasing seq order; the last is the tail
 
-	// writer, on the last segment
-	w        *os.File
-	wbuf     []byte
-	wflushed int64 // bytes of the tail segment already in the file
-	dirDirty bool  // a segment file was created or removed since the last directory fsync
+	w        segmentWriter // on the last segment
+	dirDirty bool          // a segment file was created or removed since the last directory fsync
 
 	// reader, on the head segment
 	r       *os.File
@@ -86,12 +82,11 @@ func Open(dir string, opts Options) (*Queue, error) {
 		if haveMeta && meta.pos.Len > 0 {
 			return nil, fmt.Errorf("diskq: open %s: metadata lists %d records but no segment exists: %w", dir, meta.pos.Len, ErrCorrupt)
 		}
-		f, err := createSegment(dir, queueExt, magicQueue, 1, 0)
-		if err != nil {
+		if err := q.w.start(1, 0); err != nil {
 			return nil, err
 		}
 		q.segs = []qseg{{seq: 1, size: segHeaderSize}}
-		q.w, q.wflushed, q.dirDirty = f, segHeaderSize, true
+		q.dirDirty = true
 		q.rseq, q.roff = 1, segHeaderSize
 		if err := q.writeMetaLocked(false); err != nil {
 			q.closeFiles()
@@ -117,7 +112,7 @@ func Open(dir string, opts Options) (*Queue, error) {
 			return nil, err
 		}
 	}
-	if err := q.openWriterLocked(); err != nil {
+	if err := q.w.open(q.tail().seq, q.tail().size); err != nil {
 		return nil, err
 	}
 	if err := q.writeMetaLocked(false); err != nil {
@@ -190,7 +185,7 @@ func OpenAt(dir string, pos Position, opts Options) (*Queue, error) {
 	}
 	q.pins = append(q.pins, pos)
 	q.rseq, q.roff, q.n = pos.Segment, pos.Offset, pos.Len
-	if err := q.openWriterLocked(); err != nil {
+	if err := q.w.open(q.tail().seq, q.tail().size); err != nil {
 		return nil, err
 	}
 	if err := q.deleteConsumedLocked(); err != nil {
@@ -210,7 +205,7 @@ func newQueue(dir string, opts Options) *Queue {
 		dir:  dir,
 		opts: opts,
 		log:  opts.Logger,
-		wbuf: make([]byte, 0, opts.BufferBytes),
+		w:    newSegmentWriter(dir, queueExt, magicQueue, opts),
 		rbuf: make([]byte, opts.BufferBytes),
 	}
 }
@@ -235,31 +230,18 @@ func loadQueueSegments(dir string, opts Options) ([]qseg, Recovery, error) {
 	}
 	segs := make([]qseg, 0, len(seqs))
 	for i, seq := range seqs {
-		path := filepath.Join(dir, segName(seq, queueExt))
-		f, err := os.Open(path)
+		f, size, _, err := openSegment(dir, queueExt, magicQueue, seq, i == len(seqs)-1, &rec)
 		if err != nil {
-			return nil, rec, fmt.Errorf("diskq: open segment: %w", err)
-		}
-		st, err := f.Stat()
-		if err == nil {
-			_, err = readSegHeader(f, path, magicQueue, seq)
-		}
-		f.Close()
-		if err != nil {
-			if i == len(seqs)-1 && errors.Is(err, io.ErrUnexpectedEOF) {
-				rec.Dirty = true
-				rec.CutSegment, rec.CutOffset, rec.CutBytes = seq, 0, st.Size()
-				if err := os.Remove(path); err != nil {
-					return nil, rec, fmt.Errorf("diskq: remove torn segment: %w", err)
-				}
-				continue
-			}
 			return nil, rec, err
 		}
+		if f == nil {
+			continue // torn segment removed
+		}
+		f.Close()
 		if i > 0 && seq != seqs[i-1]+1 {
 			return nil, rec, fmt.Errorf("diskq: open %s: segment %d follows %d: %w", dir, seq, seqs[i-1], ErrCorrupt)
 		}
-		segs = append(segs, qseg{seq: seq, size: st.Size()})
+		segs = append(segs, qseg{seq: seq, size: size})
 	}
 	return segs, rec, nil
 }
@@ -336,12 +318,12 @@ func (q *Queue) writeMetaLocked(clean bool) error {
 	}
 	b = binary.LittleEndian.AppendUint32(b, crcOf(b))
 	if q.dirDirty && q.opts.Sync {
-		if err := syncDir(q.dir); err != nil {
+		if err := syncDir(q.dir, q.opts.fsyncFile); err != nil {
 			return err
 		}
 	}
 	q.dirDirty = false
-	return writeFileAtomic(q.dir, queueMetaName, b, q.opts.Sync)
+	return writeFileAtomic(q.dir, queueMetaName, b, q.opts.syncer())
 }
 
 func (q *Queue) segPath(seq uint64) string { return filepath.Join(q.dir, segName(seq, queueExt)) }
@@ -383,68 +365,20 @@ func (q *Queue) scanLocked() error {
 			}
 			q.roff, from = s.size, s.size
 		}
-		n, end, err := scanQueueFile(q.segPath(s.seq), from, s.size, q.opts.BufferBytes)
+		f, err := os.Open(q.segPath(s.seq))
 		if err != nil {
-			return err
+			return fmt.Errorf("diskq: scan: %w", err)
 		}
-		q.n += n
+		end := scanRecords(f, from, s.size, qRecHeader, q.opts.BufferBytes, func(int64, []byte) { q.n++ })
+		f.Close()
 		if end == s.size {
 			continue
 		}
-		if i != len(q.segs)-1 {
-			return fmt.Errorf("diskq: segment %s: invalid record at offset %d: %w", q.segPath(s.seq), end, ErrCorrupt)
+		if err := cutTornTail(q.segPath(s.seq), s.seq, end, s.size, i == len(q.segs)-1, &q.recovery); err != nil {
+			return err
 		}
-		if err := os.Truncate(q.segPath(s.seq), end); err != nil {
-			return fmt.Errorf("diskq: cut torn tail: %w", err)
-		}
-		q.recovery.CutSegment, q.recovery.CutOffset, q.recovery.CutBytes = s.seq, end, s.size-end
 		s.size = end
 	}
-	return nil
-}
-
-// scanQueueFile reads the records of a segment file from offset from and
-// returns how many are valid and where the last valid one ends.
-func scanQueueFile(path string, from, size int64, bufSize int) (n, end int64, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, 0, fmt.Errorf("diskq: scan: %w", err)
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(io.NewSectionReader(f, from, size-from), bufSize)
-	end = from
-	var hdr [qRecHeader]byte
-	var data []byte
-	for {
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			return n, end, nil
-		}
-		l := binary.LittleEndian.Uint32(hdr[:4])
-		if l > MaxRecordBytes {
-			return n, end, nil
-		}
-		if cap(data) < int(l) {
-			data = make([]byte, l)
-		}
-		data = data[:l]
-		if _, err := io.ReadFull(br, data); err != nil {
-			return n, end, nil
-		}
-		if crcOf(hdr[:4], data) != binary.LittleEndian.Uint32(hdr[4:]) {
-			return n, end, nil
-		}
-		n++
-		end += qRecHeader + int64(l)
-	}
-}
-
-func (q *Queue) openWriterLocked() error {
-	t := q.tail()
-	f, err := os.OpenFile(q.segPath(t.seq), os.O_RDWR, 0)
-	if err != nil {
-		return fmt.Errorf("diskq: open writer: %w", err)
-	}
-	q.w, q.wflushed = f, t.size
 	return nil
 }
 
@@ -461,68 +395,36 @@ func (q *Queue) Push(rec []byte) error {
 		return fmt.Errorf("diskq: push %d bytes: %w", len(rec), ErrTooLarge)
 	}
 	sz := int64(qRecHeader + len(rec))
-	if t := q.tail(); t.size > segHeaderSize && t.size+sz > q.opts.SegmentBytes {
+	if q.w.full(q.tail().size, sz) {
 		if err := q.rollLocked(); err != nil {
 			return err
 		}
 	}
 	var hdr [qRecHeader]byte
-	binary.LittleEndian.PutUint32(hdr[:4], uint32(len(rec)))
-	binary.LittleEndian.PutUint32(hdr[4:], crcOf(hdr[:4], rec))
-	if len(q.wbuf)+int(sz) > cap(q.wbuf) {
-		if err := q.flushLocked(); err != nil {
-			return err
-		}
-	}
-	if int(sz) > cap(q.wbuf) {
-		if _, err := q.w.WriteAt(hdr[:], q.wflushed); err != nil {
-			return fmt.Errorf("diskq: push: %w", err)
-		}
-		if _, err := q.w.WriteAt(rec, q.wflushed+qRecHeader); err != nil {
-			return fmt.Errorf("diskq: push: %w", err)
-		}
-		q.wflushed += sz
-	} else {
-		q.wbuf = append(q.wbuf, hdr[:]...)
-		q.wbuf = append(q.wbuf, rec...)
+	frameRecord(hdr[:], rec)
+	if err := q.w.append(hdr[:], rec, "push"); err != nil {
+		return err
 	}
 	q.tail().size += sz
 	q.n++
 	return nil
 }
 
-func (q *Queue) flushLocked() error {
-	if len(q.wbuf) == 0 {
-		return nil
-	}
-	if _, err := q.w.WriteAt(q.wbuf, q.wflushed); err != nil {
-		return fmt.Errorf("diskq: flush: %w", err)
-	}
-	q.wflushed += int64(len(q.wbuf))
-	q.wbuf = q.wbuf[:0]
-	return nil
-}
-
+// rollLocked seals the tail segment, closes it and starts the next one.
 func (q *Queue) rollLocked() error {
-	if err := q.flushLocked(); err != nil {
+	if err := q.w.sync("roll"); err != nil {
 		return err
 	}
-	if q.opts.Sync {
-		if err := q.w.Sync(); err != nil {
-			return fmt.Errorf("diskq: roll: %w", err)
-		}
-	}
-	if err := q.w.Close(); err != nil {
+	if err := q.w.f.Close(); err != nil {
 		return fmt.Errorf("diskq: roll: %w", err)
 	}
-	q.w = nil
+	q.w.f = nil
 	seq := q.tail().seq + 1
-	f, err := createSegment(q.dir, queueExt, magicQueue, seq, 0)
-	if err != nil {
+	if err := q.w.start(seq, 0); err != nil {
 		return err
 	}
 	q.segs = append(q.segs, qseg{seq: seq, size: segHeaderSize})
-	q.w, q.wflushed, q.dirDirty = f, segHeaderSize, true
+	q.dirDirty = true
 	return nil
 }
 
@@ -576,8 +478,8 @@ func (q *Queue) popLocked(dst []byte) ([]byte, error) {
 	if q.roff+qRecHeader > size {
 		return nil, q.corruptAt("truncated record header")
 	}
-	if isTail && q.roff+qRecHeader > q.wflushed {
-		if err := q.flushLocked(); err != nil {
+	if isTail {
+		if err := q.w.flushTo(q.roff + qRecHeader); err != nil {
 			return nil, err
 		}
 	}
@@ -592,8 +494,8 @@ func (q *Queue) popLocked(dst []byte) ([]byte, error) {
 	if l > MaxRecordBytes || q.roff+qRecHeader+int64(l) > size {
 		return nil, q.corruptAt(fmt.Sprintf("bad record length %d", l))
 	}
-	if isTail && q.roff+qRecHeader+int64(l) > q.wflushed {
-		if err := q.flushLocked(); err != nil {
+	if isTail {
+		if err := q.w.flushTo(q.roff + qRecHeader + int64(l)); err != nil {
 			return nil, err
 		}
 	}
@@ -707,22 +609,16 @@ func (q *Queue) Sync() error {
 	if q.closed {
 		return ErrClosed
 	}
-	if err := q.syncLocked(); err != nil {
+	return q.checkpointLocked()
+}
+
+// checkpointLocked writes the buffered records to the file, fsyncs it with
+// Options.Sync, and records the head, tail and marks in queue.meta.
+func (q *Queue) checkpointLocked() error {
+	if err := q.w.sync("sync"); err != nil {
 		return err
 	}
 	return q.writeMetaLocked(false)
-}
-
-func (q *Queue) syncLocked() error {
-	if err := q.flushLocked(); err != nil {
-		return err
-	}
-	if q.opts.Sync {
-		if err := q.w.Sync(); err != nil {
-			return fmt.Errorf("diskq: sync: %w", err)
-		}
-	}
-	return nil
 }
 
 // Mark makes every pushed record durable and returns the current Position,
@@ -735,12 +631,9 @@ func (q *Queue) Mark() (Position, error) {
 	if q.closed {
 		return Position{}, ErrClosed
 	}
-	if err := q.syncLocked(); err != nil {
-		return Position{}, err
-	}
-	pos := q.positionLocked()
+	pos := q.positionLocked() // flushing and syncing do not move it
 	q.pins = append(q.pins, pos)
-	if err := q.writeMetaLocked(false); err != nil {
+	if err := q.checkpointLocked(); err != nil {
 		q.pins = q.pins[:len(q.pins)-1]
 		return Position{}, err
 	}
@@ -780,7 +673,7 @@ func (q *Queue) Close() error {
 		return ErrClosed
 	}
 	q.closed = true
-	err := q.syncLocked()
+	err := q.w.sync("sync")
 	if err == nil && q.err == nil {
 		err = q.writeMetaLocked(true)
 	}
@@ -790,10 +683,7 @@ func (q *Queue) Close() error {
 
 func (q *Queue) closeFiles() {
 	q.closeReader()
-	if q.w != nil {
-		q.w.Close()
-		q.w = nil
-	}
+	q.w.close()
 }
 
 // crashForTest abandons the queue as a crash would: buffered records are

@@ -117,9 +117,7 @@ type Queues struct {
 	ids   map[uint64]*idq
 	total int64
 
-	w        *os.File
-	wbuf     []byte
-	wflushed int64 // bytes of the current segment already in the file
+	w segmentWriter // on the current segment; w.f is also its read handle (mseg.f)
 
 	scratch     []byte
 	win         []byte // read window of DequeueN and compaction, BufferBytes+len(scratch)
@@ -141,7 +139,7 @@ func OpenQueues(dir string, opts Options) (*Queues, error) {
 		opts:    opts,
 		log:     opts.Logger,
 		ids:     make(map[uint64]*idq),
-		wbuf:    make([]byte, 0, opts.BufferBytes),
+		w:       newSegmentWriter(dir, queuesExt, magicQueues, opts),
 		scratch: make([]byte, 512),
 	}
 	seqs, err := listSegments(dir, queuesExt)
@@ -149,32 +147,15 @@ func OpenQueues(dir string, opts Options) (*Queues, error) {
 		return nil, err
 	}
 	for i, seq := range seqs {
-		path := m.segPath(seq)
-		f, err := os.Open(path)
+		f, size, base, err := openSegment(dir, queuesExt, magicQueues, seq, i == len(seqs)-1, &m.recovery)
 		if err != nil {
-			m.closeFiles()
-			return nil, fmt.Errorf("diskq: open segment: %w", err)
-		}
-		st, err := f.Stat()
-		var base uint64
-		if err == nil {
-			base, err = readSegHeader(f, path, magicQueues, seq)
-		}
-		if err != nil {
-			f.Close()
-			if i == len(seqs)-1 && errors.Is(err, io.ErrUnexpectedEOF) {
-				m.recovery.Dirty = true
-				m.recovery.CutSegment, m.recovery.CutBytes = seq, st.Size()
-				if err := os.Remove(path); err != nil {
-					m.closeFiles()
-					return nil, fmt.Errorf("diskq: remove torn segment: %w", err)
-				}
-				continue
-			}
 			m.closeFiles()
 			return nil, err
 		}
-		m.segs = append(m.segs, &mseg{seq: seq, base: base, size: st.Size(), f: f})
+		if f == nil {
+			continue // torn segment removed
+		}
+		m.segs = append(m.segs, &mseg{seq: seq, base: base, size: size, f: f})
 	}
 	loaded, err := m.loadIndex()
 	if err != nil {
@@ -203,14 +184,12 @@ func OpenQueues(dir string, opts Options) (*Queues, error) {
 		}
 	} else {
 		cur := m.cur()
-		w, err := os.OpenFile(m.segPath(cur.seq), os.O_RDWR, 0)
-		if err != nil {
+		if err := m.w.open(cur.seq, cur.size); err != nil {
 			m.closeFiles()
-			return nil, fmt.Errorf("diskq: open writer: %w", err)
+			return nil, err
 		}
 		cur.f.Close()
-		cur.f = w // the writer doubles as the read handle
-		m.w, m.wflushed = w, cur.size
+		cur.f = m.w.f // the writer doubles as the read handle
 	}
 	// From here on the index on disk is stale: remove it so that a crash
 	// leads to a rebuild instead of a wrong index.
@@ -219,7 +198,7 @@ func OpenQueues(dir string, opts Options) (*Queues, error) {
 		return nil, fmt.Errorf("diskq: open queues: %w", err)
 	}
 	if opts.Sync {
-		if err := syncDir(dir); err != nil {
+		if err := syncDir(dir, opts.fsyncFile); err != nil {
 			m.closeFiles()
 			return nil, err
 		}
@@ -238,12 +217,10 @@ func (m *Queues) segPath(seq uint64) string { return filepath.Join(m.dir, segNam
 func (m *Queues) cur() *mseg { return m.segs[len(m.segs)-1] }
 
 func (m *Queues) newSegment(seq, base uint64) error {
-	f, err := createSegment(m.dir, queuesExt, magicQueues, seq, base)
-	if err != nil {
+	if err := m.w.start(seq, base); err != nil {
 		return err
 	}
-	m.segs = append(m.segs, &mseg{seq: seq, base: base, size: segHeaderSize, f: f})
-	m.w, m.wflushed = f, segHeaderSize
+	m.segs = append(m.segs, &mseg{seq: seq, base: base, size: segHeaderSize, f: m.w.f})
 	return nil
 }
 
@@ -264,56 +241,22 @@ func (m *Queues) segFor(pos uint64) *mseg {
 func (m *Queues) rebuild() error {
 	m.recovery.Dirty, m.recovery.Rebuilt = true, true
 	for i, s := range m.segs {
-		end, err := m.scanSegment(s)
-		if err != nil {
-			return err
-		}
+		end := scanRecords(s.f, segHeaderSize, s.size, mRecHeader, m.opts.BufferBytes, func(off int64, hdr []byte) {
+			m.idqFor(binary.LittleEndian.Uint64(hdr)).push(s.base + uint64(off))
+			s.total++
+			s.live++
+			m.total++
+		})
 		if end == s.size {
 			continue
 		}
-		if i != len(m.segs)-1 {
-			return fmt.Errorf("diskq: segment %s: invalid record at offset %d: %w", m.segPath(s.seq), end, ErrCorrupt)
+		if err := cutTornTail(m.segPath(s.seq), s.seq, end, s.size, i == len(m.segs)-1, &m.recovery); err != nil {
+			return err
 		}
-		if err := os.Truncate(m.segPath(s.seq), end); err != nil {
-			return fmt.Errorf("diskq: cut torn tail: %w", err)
-		}
-		m.recovery.CutSegment, m.recovery.CutOffset, m.recovery.CutBytes = s.seq, end, s.size-end
 		s.size = end
 	}
 	m.recovery.Records = m.total
 	return nil
-}
-
-func (m *Queues) scanSegment(s *mseg) (end int64, err error) {
-	br := bufio.NewReaderSize(io.NewSectionReader(s.f, segHeaderSize, s.size-segHeaderSize), m.opts.BufferBytes)
-	end = segHeaderSize
-	var hdr [mRecHeader]byte
-	var data []byte
-	for {
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			return end, nil
-		}
-		id := binary.LittleEndian.Uint64(hdr[:8])
-		l := binary.LittleEndian.Uint32(hdr[8:12])
-		if l > MaxRecordBytes {
-			return end, nil
-		}
-		if cap(data) < int(l) {
-			data = make([]byte, l)
-		}
-		data = data[:l]
-		if _, err := io.ReadFull(br, data); err != nil {
-			return end, nil
-		}
-		if crcOf(hdr[:12], data) != binary.LittleEndian.Uint32(hdr[12:]) {
-			return end, nil
-		}
-		m.idqFor(id).push(s.base + uint64(end))
-		s.total++
-		s.live++
-		m.total++
-		end += mRecHeader + int64(l)
-	}
 }
 
 func (m *Queues) idqFor(id uint64) *idq {
@@ -348,33 +291,18 @@ func (m *Queues) Enqueue(id uint64, rec []byte) error {
 // position; it updates the segment counts but not the index.
 func (m *Queues) appendLocked(id uint64, rec []byte) (uint64, error) {
 	sz := int64(mRecHeader + len(rec))
-	if c := m.cur(); c.size > segHeaderSize && c.size+sz > m.opts.SegmentBytes {
+	if m.w.full(m.cur().size, sz) {
 		if err := m.rollLocked(); err != nil {
 			return 0, err
 		}
 	}
 	var hdr [mRecHeader]byte
 	binary.LittleEndian.PutUint64(hdr[:8], id)
-	binary.LittleEndian.PutUint32(hdr[8:12], uint32(len(rec)))
-	binary.LittleEndian.PutUint32(hdr[12:], crcOf(hdr[:12], rec))
-	if len(m.wbuf)+int(sz) > cap(m.wbuf) {
-		if err := m.flushLocked(); err != nil {
-			return 0, err
-		}
-	}
+	frameRecord(hdr[:], rec)
 	c := m.cur()
 	pos := c.base + uint64(c.size)
-	if int(sz) > cap(m.wbuf) {
-		if _, err := m.w.WriteAt(hdr[:], m.wflushed); err != nil {
-			return 0, fmt.Errorf("diskq: enqueue: %w", err)
-		}
-		if _, err := m.w.WriteAt(rec, m.wflushed+mRecHeader); err != nil {
-			return 0, fmt.Errorf("diskq: enqueue: %w", err)
-		}
-		m.wflushed += sz
-	} else {
-		m.wbuf = append(m.wbuf, hdr[:]...)
-		m.wbuf = append(m.wbuf, rec...)
+	if err := m.w.append(hdr[:], rec, "enqueue"); err != nil {
+		return 0, err
 	}
 	c.size += sz
 	c.total++
@@ -382,30 +310,15 @@ func (m *Queues) appendLocked(id uint64, rec []byte) (uint64, error) {
 	return pos, nil
 }
 
-func (m *Queues) flushLocked() error {
-	if len(m.wbuf) == 0 {
-		return nil
-	}
-	if _, err := m.w.WriteAt(m.wbuf, m.wflushed); err != nil {
-		return fmt.Errorf("diskq: flush: %w", err)
-	}
-	m.wflushed += int64(len(m.wbuf))
-	m.wbuf = m.wbuf[:0]
-	return nil
-}
-
+// rollLocked seals the current segment, deletes it if it holds no live
+// record, and starts the next one.
 func (m *Queues) rollLocked() error {
-	if err := m.flushLocked(); err != nil {
+	if err := m.w.sync("roll"); err != nil {
 		return err
-	}
-	if m.opts.Sync {
-		if err := m.w.Sync(); err != nil {
-			return fmt.Errorf("diskq: roll: %w", err)
-		}
 	}
 	c := m.cur()
 	// The writer handle stays open as the read handle of the segment.
-	m.w = nil
+	m.w.f = nil
 	if c.live == 0 {
 		m.segs = m.segs[:len(m.segs)-1]
 		if err := m.deleteSegment(c); err != nil {
@@ -422,9 +335,10 @@ func (m *Queues) readLocked(id, pos uint64, dst []byte) ([]byte, error) {
 		return nil, fmt.Errorf("diskq: queue %d: position %d in no segment: %w", id, pos, ErrCorrupt)
 	}
 	off := int64(pos - s.base)
-	if s == m.cur() && off >= m.wflushed {
-		b := m.wbuf[off-m.wflushed:]
-		return m.parseRecord(s, off, id, b, dst, true)
+	if s == m.cur() {
+		if b, ok := m.w.buffered(off); ok {
+			return m.parseRecord(s, off, id, b, dst, true)
+		}
 	}
 	n := min(int64(len(m.scratch)), s.size-off)
 	got, err := s.f.ReadAt(m.scratch[:n], off)
@@ -546,13 +460,15 @@ func (m *Queues) readN(id uint64, n int, consume bool) ([][]byte, error) {
 			return nil, fmt.Errorf("diskq: queue %d: position %d in no segment: %w", id, p, ErrCorrupt)
 		}
 		off := int64(p - s.base)
-		if s == m.cur() && off >= m.wflushed {
-			var err error
-			if buf, err = m.parseRecord(s, off, id, m.wbuf[off-m.wflushed:], buf, true); err != nil {
-				return nil, err
+		if s == m.cur() {
+			if b, ok := m.w.buffered(off); ok {
+				var err error
+				if buf, err = m.parseRecord(s, off, id, b, buf, true); err != nil {
+					return nil, err
+				}
+				ends = append(ends, len(buf))
+				continue
 			}
-			ends = append(ends, len(buf))
-			continue
 		}
 		if s != winSeg || off < winOff || off+mRecHeader > winOff+int64(winLen) {
 			// Read one span covering this record and the following ones
@@ -566,7 +482,7 @@ func (m *Queues) readN(id uint64, n int, consume bool) ([][]byte, error) {
 			}
 			limit := s.size
 			if s == m.cur() {
-				limit = m.wflushed
+				limit = m.w.flushed
 			}
 			end = min(end, limit)
 			if win == nil {
@@ -628,28 +544,15 @@ func (m *Queues) releaseLocked(pos []uint64) error {
 		}
 	}
 	if emptied {
-		kept := m.segs[:0]
-		var err error
-		for i, s := range m.segs {
-			if s.live == 0 && i != len(m.segs)-1 {
-				if e := m.deleteSegment(s); e != nil && err == nil {
-					err = e
-				}
-				continue
-			}
-			kept = append(kept, s)
-		}
-		clear(m.segs[len(kept):])
-		m.segs = kept
-		if err != nil {
+		cur := m.cur()
+		if err := m.deleteSegments(func(s *mseg) bool { return s.live == 0 && s != cur }); err != nil {
 			return err
 		}
 	}
 	if m.total == 0 && m.cur().size > segHeaderSize+int64(m.opts.BufferBytes) {
 		// Everything was consumed: start a fresh segment so that the dead
 		// current one is deleted.
-		m.wbuf = m.wbuf[:0] // only dead records
-		m.wflushed = m.cur().size
+		m.w.discard() // only dead records
 		return m.rollLocked()
 	}
 	return m.maybeCompactLocked()
@@ -664,6 +567,25 @@ func (m *Queues) deleteSegment(s *mseg) error {
 		return fmt.Errorf("diskq: delete segment: %w", err)
 	}
 	return nil
+}
+
+// deleteSegments deletes the segments for which dead is true and drops them
+// from m.segs. It tries them all and returns the first error.
+func (m *Queues) deleteSegments(dead func(*mseg) bool) error {
+	kept := m.segs[:0]
+	var err error
+	for _, s := range m.segs {
+		if dead(s) {
+			if e := m.deleteSegment(s); e != nil && err == nil {
+				err = e
+			}
+			continue
+		}
+		kept = append(kept, s)
+	}
+	clear(m.segs[len(kept):])
+	m.segs = kept
+	return err
 }
 
 // deadBytes estimates the bytes of dead records in the closed segments, and
@@ -782,20 +704,7 @@ func (m *Queues) compactLocked() error {
 		}
 		m.ids[id] = nq
 	}
-	kept := m.segs[:0]
-	var err error
-	for _, s := range m.segs {
-		if isVictim[s] {
-			if e := m.deleteSegment(s); e != nil && err == nil {
-				err = e
-			}
-			continue
-		}
-		kept = append(kept, s)
-	}
-	clear(m.segs[len(kept):])
-	m.segs = kept
-	return err
+	return m.deleteSegments(func(s *mseg) bool { return isVictim[s] })
 }
 
 // Count returns the number of records in queue id.
@@ -884,19 +793,7 @@ func (m *Queues) Sync() error {
 	if m.closed {
 		return ErrClosed
 	}
-	return m.syncLocked()
-}
-
-func (m *Queues) syncLocked() error {
-	if err := m.flushLocked(); err != nil {
-		return err
-	}
-	if m.opts.Sync {
-		if err := m.w.Sync(); err != nil {
-			return fmt.Errorf("diskq: sync: %w", err)
-		}
-	}
-	return nil
+	return m.w.sync("sync")
 }
 
 // Close flushes the segments, persists the index so that OpenQueues
@@ -908,7 +805,7 @@ func (m *Queues) Close() error {
 		return ErrClosed
 	}
 	m.closed = true
-	err := m.syncLocked()
+	err := m.w.sync("sync")
 	if err == nil {
 		err = m.writeIndex()
 	}
@@ -923,7 +820,7 @@ func (m *Queues) closeFiles() {
 			s.f = nil
 		}
 	}
-	m.w = nil
+	m.w.f = nil // closed above, as the current segment's f
 }
 
 // crashForTest abandons the queues as a crash would.
@@ -966,7 +863,7 @@ func (m *Queues) writeIndex() error {
 		b = append(b, q.buf[q.r:]...)
 	}
 	b = binary.LittleEndian.AppendUint32(b, crcOf(b))
-	return writeFileAtomic(m.dir, queuesIndexName, b, m.opts.Sync)
+	return writeFileAtomic(m.dir, queuesIndexName, b, m.opts.syncer())
 }
 
 // loadIndex restores the index written by Close. It reports false if there
@@ -1062,7 +959,7 @@ func (m *Queues) Snapshot(fn func(id uint64, rec []byte) error) error {
 	if m.closed {
 		return ErrClosed
 	}
-	if err := m.flushLocked(); err != nil {
+	if err := m.w.flush(); err != nil {
 		return err
 	}
 	type ent struct{ pos, id uint64 }
