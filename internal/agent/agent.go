@@ -110,10 +110,12 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	}
 	a.log = slog.New(slog.NewJSONHandler(a.logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if os.Getenv("GOMEMLIMIT") == "" {
-		// Keep the Go heap near what the crawl needs: the workbench budget
-		// plus a fixed allowance for buffers, caches and filters. A soft
-		// limit: the GC works harder near it, it never fails an allocation.
-		debug.SetMemoryLimit(cfg.WorkbenchSize + 192<<20 + int64(cfg.URLCacheBytes))
+		// Keep the Go heap near what the crawl needs: the workbench budget,
+		// the URL cache, the idle keep-alive connections (their 32 KiB read
+		// buffers and more, ~48 KiB each) plus a fixed allowance for
+		// buffers and filters. A soft limit: the GC works harder near it,
+		// it never fails an allocation.
+		debug.SetMemoryLimit(cfg.WorkbenchSize + 192<<20 + int64(cfg.URLCacheBytes) + int64(cfg.MaxIdleConns)*48<<10)
 	}
 
 	state := filepath.Join(cfg.Dir, "state")
@@ -437,20 +439,29 @@ func (a *Agent) closeAll() error {
 	if a.store != nil {
 		// The two digest filters (tens of MiB each, not synced: see
 		// digestfile.go) are written while the WARC writer drains and syncs
-		// its last file. (Close does not touch the payload digests, and no
-		// record is written any more.)
+		// its last file; no record is written any more. They are saved only
+		// from a crawl that opened: after a failed Open the files of the
+		// last stop stay as they are.
 		var payloadErr, textErr, storeErr error
 		var saves sync.WaitGroup
-		saves.Go(func() {
-			payloadErr = saveDigestFilter(filepath.Join(state, "payload-digests"), a.store.SaveDigests)
-		})
-		if a.digests != nil {
-			saves.Go(func() {
-				textErr = saveDigestFilter(filepath.Join(state, "text-digests"), a.digests.writeTo)
-			})
-		}
 		saves.Go(func() { storeErr = a.store.Close() })
+		if a.opened {
+			saves.Go(func() {
+				payloadErr = saveDigestFilter(filepath.Join(state, "payload-digests"), a.store.SaveDigests)
+			})
+			if a.digests != nil {
+				saves.Go(func() {
+					textErr = saveDigestFilter(filepath.Join(state, "text-digests"), a.digests.writeTo)
+				})
+			}
+		}
 		saves.Wait()
+		if storeErr != nil && a.opened && payloadErr == nil {
+			// The last records may not have reached the WARC files: a
+			// filter holding their digests would make their next captures
+			// revisits of nothing. Start the next run without one.
+			payloadErr = os.Remove(filepath.Join(state, "payload-digests"))
+		}
 		if payloadErr != nil {
 			errs = append(errs, fmt.Errorf("agent: save payload digests: %w", payloadErr))
 		}
@@ -506,23 +517,37 @@ func loadFile(path string, read func(io.Reader) error) error {
 
 // writeFileAtomic writes a file through a temporary, fsynced, renamed.
 func writeFileAtomic(path string, write func(io.Writer) error) error {
+	return writeFile(path, true, write)
+}
+
+// writeFile writes a file through a temporary file renamed over it, so a
+// reader sees the old content or the new, never a mix; with sync the
+// temporary is fsynced before the rename. On error the temporary is
+// removed.
+func writeFile(path string, sync bool, write func(io.Writer) error) error {
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
 		return err
 	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
+	bw := bufio.NewWriterSize(f, 1<<20)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+	if err == nil && sync {
+		err = f.Sync()
 	}
-	if err := f.Close(); err != nil {
-		return err
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return os.Rename(tmp, path)
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
 }
 
 // dnsStage adapts the fetch resolver to the frontier: names that cannot

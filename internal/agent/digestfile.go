@@ -2,7 +2,6 @@ package agent
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -26,38 +25,27 @@ import (
 //	"PDIGEST1"   magic, 8 bytes
 //	filter       the filter's own serialisation (bits-and-blooms WriteTo)
 //	CRC-32C      of the filter bytes (Castagnoli), 4 bytes, little endian
+//
+// A file without the magic is the format before it (the bare filter, written
+// with fsync): it is read as such.
 
 // digestFileMagic starts every digest filter file.
 const digestFileMagic = "PDIGEST1"
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// saveDigestFilter writes a digest filter file at path through a temporary
-// file renamed over it (no fsync, see above).
+// saveDigestFilter writes a digest filter file at path (no fsync, see
+// above).
 func saveDigestFilter(path string, write func(io.Writer) error) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
+	return writeFile(path, false, func(w io.Writer) error {
+		if _, err := io.WriteString(w, digestFileMagic); err != nil {
+			return err
+		}
+		crc := crc32.New(crcTable)
+		if err := write(io.MultiWriter(w, crc)); err != nil {
+			return err
+		}
+		_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
 		return err
-	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	crc := crc32.New(castagnoli)
-	_, _ = bw.WriteString(digestFileMagic)
-	err = write(io.MultiWriter(bw, crc))
-	if err == nil {
-		_, err = bw.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
+	})
 }
 
 // errDigestFile marks a digest filter file that is not whole.
@@ -65,36 +53,79 @@ var errDigestFile = errors.New("damaged digest filter file")
 
 // loadDigestFilter reads the digest filter file at path with read. A
 // missing file is no error (a new crawl); a damaged one is logged and
-// skipped, leaving the filter empty. Other failures are returned.
+// skipped, leaving the filter empty. Other failures are returned. The file
+// is streamed twice (checksum, then filter) rather than held in memory.
 func loadDigestFilter(path string, read func(io.Reader) error, log *slog.Logger) error {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	body, err := checkDigestFile(data)
+	defer f.Close()
+	framed, err := checkDigestFile(f)
 	if err != nil {
+		if !errors.Is(err, errDigestFile) {
+			return fmt.Errorf("%s: %w", path, err)
+		}
 		log.Warn("digest filter not loaded: payloads and texts seen before the stop may be stored again",
 			"file", path, "err", err)
 		return nil
 	}
-	if err := read(bytes.NewReader(body)); err != nil {
+	var body io.Reader = bufio.NewReaderSize(f, 1<<20)
+	if framed {
+		if _, err := f.Seek(int64(len(digestFileMagic)), io.SeekStart); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	} else if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := read(body); err != nil {
+		if !framed {
+			log.Warn("digest filter not loaded: payloads and texts seen before the stop may be stored again",
+				"file", path, "err", err)
+			return nil
+		}
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }
 
-// checkDigestFile returns the filter bytes of a digest filter file, or
-// an error wrapping errDigestFile.
-func checkDigestFile(data []byte) ([]byte, error) {
-	if len(data) < len(digestFileMagic)+4 || string(data[:len(digestFileMagic)]) != digestFileMagic {
-		return nil, fmt.Errorf("%w: no %q header", errDigestFile, digestFileMagic)
+// checkDigestFile reads f to its end and reports whether it is a framed
+// digest filter file whose checksum holds (true) or a file of the format
+// before it (false, no magic). A framed file that does not check is an
+// error wrapping errDigestFile.
+func checkDigestFile(f *os.File) (framed bool, err error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
 	}
-	body := data[len(digestFileMagic) : len(data)-4]
-	if want, got := binary.LittleEndian.Uint32(data[len(data)-4:]), crc32.Checksum(body, castagnoli); want != got {
-		return nil, fmt.Errorf("%w: checksum %08x, want %08x", errDigestFile, got, want)
+	r := bufio.NewReaderSize(f, 1<<20)
+	magic, err := r.Peek(len(digestFileMagic))
+	if err != nil || string(magic) != digestFileMagic {
+		if fi.Size() == 0 {
+			return false, fmt.Errorf("%w: empty", errDigestFile)
+		}
+		return false, nil
 	}
-	return body, nil
+	n := fi.Size() - int64(len(digestFileMagic)) - 4
+	if n < 0 {
+		return false, fmt.Errorf("%w: %d bytes", errDigestFile, fi.Size())
+	}
+	if _, err := r.Discard(len(digestFileMagic)); err != nil {
+		return false, err
+	}
+	crc := crc32.New(crcTable)
+	if _, err := io.CopyN(crc, r, n); err != nil {
+		return false, fmt.Errorf("%w: %v", errDigestFile, err)
+	}
+	var sum [4]byte
+	if _, err := io.ReadFull(r, sum[:]); err != nil {
+		return false, fmt.Errorf("%w: %v", errDigestFile, err)
+	}
+	if want, got := binary.LittleEndian.Uint32(sum[:]), crc.Sum32(); want != got {
+		return false, fmt.Errorf("%w: checksum %08x, want %08x", errDigestFile, got, want)
+	}
+	return true, nil
 }

@@ -33,12 +33,19 @@ func TestDigestFilterFile(t *testing.T) {
 		}, false, true},
 		{"truncated", func(p string) error { return os.Truncate(p, 1000) }, false, true},
 		{"empty", func(p string) error { return os.Truncate(p, 0) }, false, true},
-		{"old format without header", func(p string) error {
+		{"format before the header", func(p string) error {
 			var buf bytes.Buffer
 			if err := saved.writeTo(&buf); err != nil {
 				return err
 			}
 			return os.WriteFile(p, buf.Bytes(), 0o644)
+		}, true, false},
+		{"format before the header, cut", func(p string) error {
+			var buf bytes.Buffer
+			if err := saved.writeTo(&buf); err != nil {
+				return err
+			}
+			return os.WriteFile(p, buf.Bytes()[:1000], 0o644)
 		}, false, true},
 	}
 	for _, c := range cases {

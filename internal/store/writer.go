@@ -67,7 +67,7 @@ type Options struct {
 	// block of its gzip member. Building the Huffman tables of a compressed
 	// block costs a few microseconds whatever the block's size, which small
 	// records (requests, redirects, error pages) do not repay: in a crawl of
-	// 20 KiB pages this saves about 7 % of the crawler's CPU for files 3 %
+	// 20 KiB pages this saves about 6 % of the crawler's CPU for files 3 %
 	// larger (BENCHMARKS.md). 0 selects DefaultStoreBelow; a negative value
 	// compresses every record.
 	StoreBelow int
@@ -465,8 +465,9 @@ func (w *Writer) compress(r *recordSpec) (*bytes.Buffer, int64) {
 	buf.Reset()
 	hp := w.hdrPool.Get().(*[]byte)
 	hdr := r.appendHeader((*hp)[:0])
+	n := int64(len(hdr) + r.blockLen() + len(recordEnd))
 	pool := &w.gzPool
-	if len(hdr)+r.blockLen()+len(recordEnd) < w.opts.StoreBelow {
+	if n < int64(w.opts.StoreBelow) {
 		pool = &w.storePool
 	}
 	gz := pool.Get().(*gzip.Writer)
@@ -479,7 +480,6 @@ func (w *Writer) compress(r *recordSpec) (*bytes.Buffer, int64) {
 	_ = gz.Close()
 	gz.Reset(nil)
 	pool.Put(gz)
-	n := int64(len(hdr) + r.blockLen() + len(recordEnd))
 	if cap(hdr) <= 64<<10 {
 		*hp = hdr
 		w.hdrPool.Put(hp)
@@ -741,10 +741,14 @@ func (w *Writer) Stats() Stats {
 
 // SaveDigests writes the Bloom filter of payload digests, so that a crawl
 // resumed later keeps writing revisit records for payloads stored before.
+// It must not run while Write calls do (the filter is read without the
+// writer's lock, so that it can run beside Close); it may run before,
+// during or after Close.
 func (w *Writer) SaveDigests(out io.Writer) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if _, err := w.bloom.WriteTo(out); err != nil {
+	f := w.bloom
+	w.mu.Unlock()
+	if _, err := f.WriteTo(out); err != nil {
 		return fmt.Errorf("store: save digests: %w", err)
 	}
 	return nil
