@@ -25,3 +25,22 @@ func TestEqualFold(t *testing.T) {
 		}
 	}
 }
+
+func TestEqualFoldAny(t *testing.T) {
+	cases := []struct {
+		a, b string
+		want bool
+	}{
+		{"", "", true},
+		{"HREF", "href", true},
+		{"href", "HrEf", true},
+		{"href", "hre", false},
+		{"\xc9", "\xe9", false}, // no folding beyond ASCII
+		{"@", "`", false},
+	}
+	for _, c := range cases {
+		if got := EqualFoldAny([]byte(c.a), []byte(c.b)); got != c.want {
+			t.Errorf("EqualFoldAny(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}

@@ -295,7 +295,7 @@ func isDirective(s string) bool {
 	return false
 }
 
-func isSep(r rune) bool {
+func isSep(r byte) bool {
 	return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\f'
 }
 
@@ -319,14 +319,14 @@ func hasToken(v []byte, tok string) bool {
 // no more fields. Unlike bytes.FieldsFunc it does not allocate.
 func nextField(v []byte) (f, rest []byte) {
 	i := 0
-	for i < len(v) && isSep(rune(v[i])) {
+	for i < len(v) && isSep(v[i]) {
 		i++
 	}
 	if i == len(v) {
 		return nil, nil
 	}
 	j := i + 1
-	for j < len(v) && !isSep(rune(v[j])) {
+	for j < len(v) && !isSep(v[j]) {
 		j++
 	}
 	return v[i:j], v[j:]

@@ -26,9 +26,11 @@
 //     by the attribute-value rules. The tokenizer keeps only the first of
 //     duplicate attributes, so attr returns the first match.
 //
-// Allocation: none, except for a named character reference that is not in
-// the small table of common ones (knownRef); its expansion is then asked of
-// html.UnescapeString (appendRefSlow), which keeps the result exact.
+// Allocation: none in the common case. A named character reference that is
+// not in the small table of common ones (knownRef) has its expansion asked
+// of html.UnescapeString (appendRefSlow), which keeps the result exact; a
+// tag name longer than nameArr and decoded attribute values beyond vArr
+// are allocated.
 package parse
 
 import (
@@ -390,34 +392,12 @@ func (s *scanner) keySeen(key []byte, before int) bool {
 	b := s.b
 	for p := s.attrs; p < before; {
 		ks, ke, _, _, next := nextAttr(b, p)
-		if equalASCIIFold(b[ks:ke], key) {
+		if ascii.EqualFoldAny(b[ks:ke], key) { // as the Tokenizer compares keys
 			return true
 		}
 		p = next
 	}
 	return false
-}
-
-// equalASCIIFold reports whether a and b are equal once ASCII upper-case
-// letters are lower-cased, as the Tokenizer compares attribute keys
-// (bytes.EqualFold would also fold non-ASCII).
-func equalASCIIFold(a, b []byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if lowerASCII(a[i]) != lowerASCII(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func lowerASCII(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
 }
 
 // value decodes the raw attribute value v as Tokenizer.TagAttr does: NULs

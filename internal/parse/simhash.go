@@ -9,6 +9,12 @@ import (
 // a window of them).
 const ShingleWords = 2
 
+// wordRotate is the rotation of a word's hash before each byte is xored
+// in: 7, not 8, so that bytes 8 apart do not cancel in words longer than 8
+// bytes (a byte of ASCII text has its top bit clear, so nothing overlaps
+// in words of 9 bytes or less).
+const wordRotate = 7
+
 // voteBatch is the number of shingle hashes collected before they vote. It
 // must stay below 256: a batch is counted in byte lanes (see countVotes).
 const voteBatch = 128
@@ -19,8 +25,8 @@ const voteBatch = 128
 // tokenizer pass as the digest. Words are what the digest's normalisation
 // leaves between white space, digits and tags (text of script and style is
 // not seen), with ASCII letters lower-cased. A word's hash packs its bytes
-// into a 64-bit word, rotating by a byte before each (a word longer than 8
-// bytes xors its later bytes onto its first ones); a shingle's hash combines its words' hashes and is
+// into a 64-bit word, rotating it by wordRotate bits before each (so a
+// word's bytes only fold onto each other 64 bytes apart); a shingle's hash combines its words' hashes and is
 // mixed by one 128-bit multiplication (the high and low halves
 // of (a^k1)·(b^k2) xored, wyhash's "mum"), then votes +1 or -1 on each of the 64
 // bits; the fingerprint has a bit set where the votes are positive. Pages
@@ -61,7 +67,7 @@ func (s *simhasher) text(t []byte) {
 
 // addByte adds the (lower-cased) byte l to the current word.
 func (s *simhasher) addByte(l byte) {
-	s.wh = bits.RotateLeft64(s.wh, 8) ^ uint64(l)
+	s.wh = bits.RotateLeft64(s.wh, wordRotate) ^ uint64(l)
 	s.inWord = true
 }
 

@@ -177,3 +177,19 @@ func BenchmarkSimHash(b *testing.B) {
 		s.sum()
 	}
 }
+
+// TestSimHashLongWords checks that a word's bytes do not cancel or commute
+// in blocks of 8: words longer than 8 bytes that differ only by the order
+// of their 8-byte halves are different features.
+func TestSimHashLongWords(t *testing.T) {
+	a, _ := simOf(t, "<p>abcdefghijklmnop tail</p>")
+	b, _ := simOf(t, "<p>ijklmnopabcdefgh tail</p>")
+	if a == b {
+		t.Error("swapping the 8-byte halves of a 16-byte word left the fingerprint unchanged")
+	}
+	c, _ := simOf(t, "<p>abcdefghabcdefgh tail</p>")
+	d, _ := simOf(t, "<p>zyxwvutszyxwvuts tail</p>")
+	if c == d {
+		t.Error("two words each made of one 8-byte block twice got the same fingerprint")
+	}
+}

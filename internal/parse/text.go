@@ -68,7 +68,7 @@ func feedText(d *digester, s *simhasher, t []byte) {
 				if l == 0 {
 					break
 				}
-				wh = bits.RotateLeft64(wh, 8) ^ uint64(l)
+				wh = bits.RotateLeft64(wh, wordRotate) ^ uint64(l)
 				buf[n] = c
 				n++
 			}
