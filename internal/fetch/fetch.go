@@ -33,8 +33,9 @@ const (
 	// flight plus MaxIdleConns. A polite crawl revisits a host only after
 	// its delay while it talks to many others, so the pool must hold about
 	// as many connections as requests made within one host delay for a
-	// connection to be reused: the agent sizes it to its fetchers (a new
-	// loopback connection costs ~8 % of a crawl's CPU, BENCHMARKS.md).
+	// connection to be reused: the agent's --max-idle-conns defaults to
+	// 2048 (a new loopback connection cost ~8 % of a crawl's CPU,
+	// BENCHMARKS.md).
 	DefaultMaxIdleConns   = 32
 	DefaultAcceptEncoding = "gzip, deflate, br"
 	DefaultAccept         = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
