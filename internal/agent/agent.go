@@ -530,11 +530,7 @@ func writeFile(path string, sync bool, write func(io.Writer) error) error {
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	err = write(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
+	err = write(f)
 	if err == nil && sync {
 		err = f.Sync()
 	}

@@ -35,16 +35,19 @@ const digestFileMagic = "PDIGEST1"
 // saveDigestFilter writes a digest filter file at path (no fsync, see
 // above).
 func saveDigestFilter(path string, write func(io.Writer) error) error {
-	return writeFile(path, false, func(w io.Writer) error {
-		if _, err := io.WriteString(w, digestFileMagic); err != nil {
+	return writeFile(path, false, func(f io.Writer) error {
+		w := bufio.NewWriterSize(f, 1<<20)
+		if _, err := w.WriteString(digestFileMagic); err != nil {
 			return err
 		}
 		crc := crc32.New(crcTable)
 		if err := write(io.MultiWriter(w, crc)); err != nil {
 			return err
 		}
-		_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
-		return err
+		if _, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32())); err != nil {
+			return err
+		}
+		return w.Flush()
 	})
 }
 
