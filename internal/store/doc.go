@@ -40,7 +40,10 @@
 //     "store: write FILE: ...", from the Write calls it affects, from every
 //     later Write and from Close; the failed file keeps its ".open" suffix.
 //   - Files are fsynced (and the directory after the rename) on rotation
-//     and Close.
+//     and Close, and in the background each time the open file has grown
+//     by Options.SyncEvery (64 MiB): at most one such sync runs, the
+//     appender does not wait for it, and its error is sticky like a write
+//     error's.
 //
 // # Digests
 //

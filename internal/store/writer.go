@@ -33,6 +33,9 @@ const (
 	// DefaultStoreBelow is the record size under which a record is stored
 	// rather than compressed (Options.StoreBelow).
 	DefaultStoreBelow = 1024
+	// DefaultSyncEvery is how many bytes a file grows by between two of
+	// its background syncs (Options.SyncEvery).
+	DefaultSyncEvery = 64 << 20
 )
 
 // ErrClosed is returned by Write after Close.
@@ -51,6 +54,15 @@ type Options struct {
 	// many compressed bytes (default 1 GiB). The request and response of one
 	// exchange always go to the same file.
 	MaxFileBytes int64
+	// SyncEvery starts a background fsync of the open file each time it
+	// has grown by this many bytes since the last one started (default
+	// 64 MiB; negative: sync only at rotation and Close). The appender
+	// does not wait for it, so the operating system writes the file back
+	// while the crawl goes on, and the sync at rotation or Close finds
+	// little left to write: a stop does not wait for a whole file's write
+	// back (0.45 s for 550 MB here), and a crash loses at most about this
+	// much of what the page cache held.
+	SyncEvery int64
 	// Software names the crawler in the warcinfo record, e.g. "Petrel/0.1".
 	Software string
 	// Operator is an optional contact for the warcinfo record.
@@ -174,12 +186,17 @@ type job struct {
 }
 
 // openFile is the file currently appended to.
+//
+// Invariant: at most one background sync of f runs at a time; syncing is
+// non-nil while it runs and receives its result once.
 type openFile struct {
-	name string // final base name
-	path string // path while open (with ".open")
-	f    fileHandle
-	bw   *bufio.Writer
-	size int64
+	name     string // final base name
+	path     string // path while open (with ".open")
+	f        fileHandle
+	bw       *bufio.Writer
+	size     int64
+	syncedAt int64      // size when the last background sync started
+	syncing  chan error // the running background sync's result, or nil
 }
 
 // Writer writes exchanges to rotating WARC/1.1 files, one gzip member per
@@ -247,6 +264,9 @@ func open(opts Options, create func(string) (fileHandle, error)) (*Writer, error
 	}
 	if opts.StoreBelow == 0 {
 		opts.StoreBelow = DefaultStoreBelow
+	}
+	if opts.SyncEvery == 0 {
+		opts.SyncEvery = DefaultSyncEvery
 	}
 	if opts.DigestsExpected == 0 {
 		opts.DigestsExpected = DefaultDigestsExpected
@@ -556,6 +576,8 @@ func (w *Writer) appendLoop() {
 		case len(w.ordered) == 0 || len(pending) >= maxBatchJobs || batchBytes >= maxBatchBytes:
 			if err = w.cur.bw.Flush(); err != nil {
 				err = fmt.Errorf("store: write %s: %w", w.cur.name, err)
+			} else {
+				err = w.cur.backgroundSync(w.opts.SyncEvery)
 			}
 		default:
 			continue
@@ -669,12 +691,52 @@ func (w *Writer) newFile() error {
 	return nil
 }
 
+// backgroundSync collects the result of a finished background sync and
+// starts the next one when the file has grown by every bytes since the last
+// started (every < 0: never). It is called after a flush, by the appender
+// only; it returns the error of a finished sync.
+func (c *openFile) backgroundSync(every int64) error {
+	if c.syncing != nil {
+		select {
+		case err := <-c.syncing:
+			c.syncing = nil
+			if err != nil {
+				return fmt.Errorf("store: sync %s: %w", c.name, err)
+			}
+		default:
+			return nil // still running: the next flush looks again
+		}
+	}
+	if every < 0 || c.size-c.syncedAt < every {
+		return nil
+	}
+	c.syncedAt = c.size
+	done := make(chan error, 1)
+	c.syncing = done
+	f := c.f
+	go func() { done <- f.Sync() }()
+	return nil
+}
+
+// waitSync waits for a running background sync and returns its error.
+func (c *openFile) waitSync() error {
+	if c.syncing == nil {
+		return nil
+	}
+	err := <-c.syncing
+	c.syncing = nil
+	return err
+}
+
 // finishFile flushes, syncs, closes and renames the current file. After a
 // write error the file keeps its ".open" suffix: it is incomplete.
 func (w *Writer) finishFile() error {
 	c := w.cur
 	w.cur = nil
 	err := c.bw.Flush()
+	if serr := c.waitSync(); err == nil {
+		err = serr
+	}
 	if err == nil {
 		err = c.f.Sync()
 	}

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -43,8 +44,7 @@ func sha1B32(s string) string {
 	return sha1Digest(sum[:])
 }
 
-// readFile reads every record of a WARC file with gowarc, failing the test
-// on any validation finding except those listed in allow (by record index).
+// readRecord is a record as readWARC read it.
 type readRecord struct {
 	typ        gowarc.RecordType
 	header     *gowarc.WarcFields
@@ -53,6 +53,8 @@ type readRecord struct {
 	validation []error
 }
 
+// readWARC reads every record of a WARC file with gowarc (syntax and spec
+// findings are kept in the records' validation, not fatal).
 func readWARC(t *testing.T, path string) []readRecord {
 	t.Helper()
 	r, err := gowarc.NewWarcFileReader(path, 0,
@@ -712,6 +714,97 @@ func TestStoreBelow(t *testing.T) {
 			}
 			if seen != 2 {
 				t.Fatalf("%d request/response records, want 2", seen)
+			}
+		})
+	}
+}
+
+// syncFile is an os.File whose Sync is counted, slowed and optionally
+// failed, to watch the background syncs.
+type syncFile struct {
+	*os.File
+	syncs   *atomic.Int32 // Sync calls
+	running *atomic.Int32 // Sync calls running now
+	maxRun  *atomic.Int32 // most Sync calls seen running at once
+	fail    error
+}
+
+func (f syncFile) Sync() error {
+	n := f.running.Add(1)
+	defer f.running.Add(-1)
+	for {
+		m := f.maxRun.Load()
+		if n <= m || f.maxRun.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	f.syncs.Add(1)
+	time.Sleep(2 * time.Millisecond)
+	if f.fail != nil {
+		return f.fail
+	}
+	return f.File.Sync()
+}
+
+func TestBackgroundSync(t *testing.T) {
+	errSync := errors.New("sync failed")
+	for _, tc := range []struct {
+		name      string
+		syncEvery int64
+		fail      error
+		wantSyncs func(n int32) bool // Sync calls over the whole run
+	}{
+		{"every 16 KiB", 16 << 10, nil, func(n int32) bool { return n >= 3 }},
+		{"never in the background", -1, nil, func(n int32) bool { return n == 1 }}, // the one at Close
+		{"failing", 16 << 10, errSync, func(n int32) bool { return n >= 1 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := testOptions(t)
+			opts.SyncEvery = tc.syncEvery
+			opts.QueueLength = 1 // a flush after every exchange
+			var syncs, running, maxRun atomic.Int32
+			w, err := open(opts, func(path string) (fileHandle, error) {
+				f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+				if err != nil {
+					return nil, err
+				}
+				return syncFile{File: f, syncs: &syncs, running: &running, maxRun: &maxRun, fail: tc.fail}, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := strings.Repeat("x", 4<<10)
+			var writeErr error
+			for i := range 64 {
+				uri := fmt.Sprintf("http://example.test/%d", i)
+				// A distinct payload each time (no revisits).
+				if _, err := w.Write(&Exchange{TargetURI: uri, Request: request(uri), Response: response("200 OK", "", uri+body)}); err != nil {
+					writeErr = err
+					break
+				}
+			}
+			closeErr := w.Close()
+			if got := syncs.Load(); !tc.wantSyncs(got) {
+				t.Errorf("%d Sync calls", got)
+			}
+			if m := maxRun.Load(); m > 1 {
+				t.Errorf("%d syncs ran at once; want at most 1", m)
+			}
+			if tc.fail == nil {
+				if writeErr != nil || closeErr != nil {
+					t.Fatalf("Write = %v, Close = %v", writeErr, closeErr)
+				}
+				files, _ := filepath.Glob(filepath.Join(opts.Dir, "*.warc.gz"))
+				if len(files) != 1 {
+					t.Fatalf("files %v; want one", files)
+				}
+				if recs := readWARC(t, files[0]); len(recs) != 1+2*64 {
+					t.Errorf("%d records; want %d", len(recs), 1+2*64)
+				}
+				return
+			}
+			if !errors.Is(closeErr, errSync) || !strings.Contains(closeErr.Error(), "store: ") {
+				t.Errorf("Close = %v; want the sync error with context", closeErr)
 			}
 		})
 	}
