@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -38,6 +39,61 @@ func TestFeedTextMatchesSeparateFeeds(t *testing.T) {
 	h2, n2 := s2.sum()
 	if h1 != h2 || n1 != n2 {
 		t.Errorf("SimHash %x/%d vs %x/%d", h1, n1, h2, n2)
+	}
+}
+
+// TestFeedTextRandom holds the fused loop to the byte-at-a-time feeds on
+// random texts: every byte class (white space, digits, control characters,
+// NUL, upper case, UTF-8), words longer than 8 and 16 bytes, texts longer
+// than a chunk, words going on from one piece to the next, and pieces
+// whose array goes on with bytes that must not be read as text.
+func TestFeedTextRandom(t *testing.T) {
+	base, _ := urlx.Parse("http://a.test/")
+	alphabet := []byte("abcXYZ \t\n\r\f\x00\x01\x0b\x1f09é€!<&;-_")
+	rng := rand.New(rand.NewPCG(7, 11))
+	for iter := range 3000 {
+		var d1, d2 digester
+		var s1, s2 simhasher
+		d1.init(base)
+		d2.init(base)
+		s1.init()
+		s2.init()
+		for range 1 + rng.IntN(5) {
+			n := rng.IntN(40)
+			if iter%50 == 0 {
+				n = 1000 + rng.IntN(2000) // several chunks
+			}
+			text := make([]byte, n, n+rng.IntN(12))
+			for i := range text {
+				if rng.IntN(3) == 0 {
+					text[i] = alphabet[rng.IntN(len(alphabet))]
+				} else {
+					text[i] = byte('a' + rng.IntN(26)) // long words too
+				}
+			}
+			// Bytes past the piece's end, in its array: word bytes the
+			// loop must not take as text.
+			for i := len(text); i < cap(text); i++ {
+				text[:cap(text)][i] = 'q'
+			}
+			d1.text(text)
+			s1.text(text)
+			feedText(&d2, &s2, text)
+			if rng.IntN(2) == 0 { // a tag ends the word; otherwise it goes on in the next piece
+				d1.tag(false, []byte("b"), nil)
+				d2.tag(false, []byte("b"), nil)
+				s1.endWord()
+				s2.endWord()
+			}
+		}
+		if d1.sum() != d2.sum() {
+			t.Fatalf("iteration %d: digest differs between the fused and the separate feeds", iter)
+		}
+		h1, n1 := s1.sum()
+		h2, n2 := s2.sum()
+		if h1 != h2 || n1 != n2 {
+			t.Fatalf("iteration %d: SimHash %x/%d vs %x/%d", iter, h1, n1, h2, n2)
+		}
 	}
 }
 
