@@ -320,9 +320,9 @@ func (f *Frontier) at(t time.Time) int64 { return int64(t.Sub(f.base)) }
 // ErrClosed is returned by Enqueue after the sieve failed or was closed.
 var ErrClosed = errors.New("frontier: closed")
 
-// Enqueue offers a URL to the crawl: it is refused if its key is over
-// budget or the URL cache has seen it recently, and otherwise goes to the
-// sieve with its Meta. Safe for concurrent use.
+// Enqueue offers a URL to the crawl: it is refused if the URL cache has seen
+// it recently or its key is over budget, and otherwise goes to the sieve
+// with its Meta. Safe for concurrent use.
 func (f *Frontier) Enqueue(u urlx.URL, m Meta) error {
 	f.stats.Enqueued.Add(1)
 	// The key (meta, then the URL) is built in a pooled buffer: the sieve
@@ -334,17 +334,20 @@ func (f *Frontier) Enqueue(u urlx.URL, m Meta) error {
 	defer f.keyBufs.Put(bp)
 	key := u.AppendString(m.encode((*bp)[:0]))
 	*bp = key
-	sa := schemeAuthorityOf(key[MetaLen:])
-	if f.cfg.MaxURLsPerKey > 0 && f.counts.get(sa) >= f.cfg.MaxURLsPerKey {
-		f.stats.OverBudget.Add(1)
-		return nil
-	}
+	// The URL cache answers most links (those of a site's navigation, seen
+	// on every page), so it is asked before the per-key count, whose
+	// lookup takes a lock and a map probe.
 	if f.cfg.Cache != nil && f.cfg.Hash != nil {
 		f.stats.CacheLookups.Add(1)
 		if f.cfg.Cache.Seen(f.cfg.Hash(key[MetaLen:])) {
 			f.stats.CacheHits.Add(1)
 			return nil
 		}
+	}
+	sa := schemeAuthorityOf(key[MetaLen:])
+	if f.cfg.MaxURLsPerKey > 0 && f.counts.get(sa) >= f.cfg.MaxURLsPerKey {
+		f.stats.OverBudget.Add(1)
+		return nil
 	}
 	if p := f.sieveErr.Load(); p != nil {
 		return *p

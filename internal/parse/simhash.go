@@ -103,24 +103,38 @@ func (s *simhasher) vote(a, b uint64) {
 }
 
 // countVotes counts the batched shingles' bits into ones. The counting
-// runs in byte lanes held in registers: lane k holds, in byte j, how many
-// shingles of the batch have bit 8j+k set (at most voteBatch < 256), so a
-// shingle costs eight shift-and-adds instead of a branch per bit.
+// runs in lanes held in registers, in two stages. Up to 15 shingles are
+// counted in nibble lanes: nibble j of lane k counts the shingles with bit
+// 4j+k set, so a shingle costs four shift-and-adds. The nibble lanes are
+// then added into byte lanes (byte j of lane k counts bit 8j+k; at most
+// voteBatch < 256 shingles), and the byte lanes into ones at the end.
 func (s *simhasher) countVotes() {
-	const m = 0x0101010101010101
-	var l0, l1, l2, l3, l4, l5, l6, l7 uint64
-	for _, h := range s.batch[:s.nb] {
-		l0 += h & m
-		l1 += h >> 1 & m
-		l2 += h >> 2 & m
-		l3 += h >> 3 & m
-		l4 += h >> 4 & m
-		l5 += h >> 5 & m
-		l6 += h >> 6 & m
-		l7 += h >> 7 & m
+	const (
+		nib = 0x1111111111111111 // the low bit of every nibble
+		lo4 = 0x0f0f0f0f0f0f0f0f // the low nibble of every byte
+	)
+	var b0, b1, b2, b3, b4, b5, b6, b7 uint64
+	for batch := s.batch[:s.nb]; len(batch) > 0; {
+		var n0, n1, n2, n3 uint64
+		for _, h := range batch[:min(15, len(batch))] {
+			n0 += h & nib
+			n1 += h >> 1 & nib
+			n2 += h >> 2 & nib
+			n3 += h >> 3 & nib
+		}
+		batch = batch[min(15, len(batch)):]
+		// Nibble 2i of lane k counts bit 8i+k, nibble 2i+1 bit 8i+4+k.
+		b0 += n0 & lo4
+		b4 += n0 >> 4 & lo4
+		b1 += n1 & lo4
+		b5 += n1 >> 4 & lo4
+		b2 += n2 & lo4
+		b6 += n2 >> 4 & lo4
+		b3 += n3 & lo4
+		b7 += n3 >> 4 & lo4
 	}
 	s.nb = 0
-	for k, l := range [8]uint64{l0, l1, l2, l3, l4, l5, l6, l7} {
+	for k, l := range [8]uint64{b0, b1, b2, b3, b4, b5, b6, b7} {
 		for j := 0; j < 8; j++ {
 			s.ones[8*j+k] += int32(l >> (8 * uint(j)) & 0xff)
 		}

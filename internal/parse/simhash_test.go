@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/netip"
@@ -191,5 +192,31 @@ func TestSimHashLongWords(t *testing.T) {
 	d, _ := simOf(t, "<p>zyxwvutszyxwvuts tail</p>")
 	if c == d {
 		t.Error("two words each made of one 8-byte block twice got the same fingerprint")
+	}
+}
+
+// TestCountVotes holds the lane counting to a count bit by bit, for
+// batches of every size up to voteBatch.
+func TestCountVotes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for n := 0; n <= voteBatch; n++ {
+		var s simhasher
+		s.init()
+		var want [64]int32
+		for i := range n {
+			h := rng.Uint64()
+			if i%7 == 0 {
+				h = ^uint64(0) // every lane at its fullest
+			}
+			s.batch[i] = h
+			for b := range 64 {
+				want[b] += int32(h >> b & 1)
+			}
+		}
+		s.nb = n
+		s.countVotes()
+		if s.ones != want || s.nb != 0 {
+			t.Fatalf("batch of %d: ones %v, want %v", n, s.ones, want)
+		}
 	}
 }
