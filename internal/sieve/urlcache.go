@@ -12,11 +12,13 @@ const urlCacheWays = 4
 // within a set; it allocates nothing after NewURLCache. It may forget a hash
 // (a false "not seen", harmless: the sieve still deduplicates) but reports a
 // hash as seen only if that same 64-bit hash was added.
+//
+// It keeps no counters of its own: the frontier counts lookups and hits
+// in the crawl's statistics, and two more atomic additions per link,
+// on counters every parser shares, cost more than the table lookup.
 type URLCache struct {
-	slots   []atomic.Uint64
-	mask    uint64 // sets-1
-	lookups atomic.Uint64
-	hits    atomic.Uint64
+	slots []atomic.Uint64
+	mask  uint64 // sets-1
 }
 
 // NewURLCache returns a cache using about bytes bytes of memory (8 per
@@ -33,14 +35,12 @@ func NewURLCache(bytes int) *URLCache {
 // it. It is safe for concurrent use; concurrent Seen calls on the same set
 // may each miss, or lose an insertion, which only costs a sieve lookup.
 func (c *URLCache) Seen(hash uint64) bool {
-	c.lookups.Add(1)
 	if hash == 0 {
 		hash = 1 // 0 marks an empty slot
 	}
 	set := c.slots[(hash&c.mask)*urlCacheWays:][:urlCacheWays]
 	for i := range set {
 		if set[i].Load() == hash {
-			c.hits.Add(1)
 			return true
 		}
 	}
@@ -49,11 +49,6 @@ func (c *URLCache) Seen(hash uint64) bool {
 	}
 	set[0].Store(hash)
 	return false
-}
-
-// Stats returns the number of Seen calls and how many of them were hits.
-func (c *URLCache) Stats() (lookups, hits uint64) {
-	return c.lookups.Load(), c.hits.Load()
 }
 
 // Bytes returns the memory held by the cache's table.
