@@ -44,9 +44,10 @@ func TestFeedTextMatchesSeparateFeeds(t *testing.T) {
 
 // TestFeedTextRandom holds the fused loop to the byte-at-a-time feeds on
 // random texts: every byte class (white space, digits, control characters,
-// NUL, upper case, UTF-8), words longer than 8 and 16 bytes, texts longer
-// than a chunk, words going on from one piece to the next, and pieces
-// whose array goes on with bytes that must not be read as text.
+// NUL, upper case, UTF-8), words longer than 8 and 16 bytes, short pieces
+// and long ones (the two paths of feedText), texts longer than a chunk,
+// words going on from one piece to the next, and pieces whose array goes
+// on with bytes that must not be read as text.
 func TestFeedTextRandom(t *testing.T) {
 	base, _ := urlx.Parse("http://a.test/")
 	alphabet := []byte("abcXYZ \t\n\r\f\x00\x01\x0b\x1f09é€!<&;-_")
@@ -59,7 +60,10 @@ func TestFeedTextRandom(t *testing.T) {
 		s1.init()
 		s2.init()
 		for range 1 + rng.IntN(5) {
-			n := rng.IntN(40)
+			n := rng.IntN(40) // the byte-at-a-time path
+			if rng.IntN(3) == 0 {
+				n = rng.IntN(300) // either path
+			}
 			if iter%50 == 0 {
 				n = 1000 + rng.IntN(2000) // several chunks
 			}
