@@ -16,33 +16,51 @@ func (a *Agent) traps() filter.Traps {
 	}
 }
 
-// offer applies the scope and the trap rules, counting each refusal by
-// reason, then enqueues u with its meta.
+// offer enqueues u with its meta if admit lets it through.
 func (a *Agent) offer(u urlx.URL, m frontier.Meta) {
-	if !a.scope.Allows(u) {
-		a.stats.OutOfScope.Add(1)
-		return
-	}
-	switch cut := a.traps().Check(u, int(m.Depth), int(m.Redirects)); cut {
-	case filter.Keep:
-	case filter.CutLength:
-		a.stats.CutLength.Add(1)
-		return
-	case filter.CutRedirects:
-		a.stats.CutRedirects.Add(1)
-		a.log.Info("redirect chain cut", "url", u.String(), "redirects", m.Redirects)
-		return
-	case filter.CutDepth:
-		a.stats.CutDepth.Add(1)
-		return
-	case filter.CutRepeatedSegment:
-		a.stats.CutRepeatedSegment.Add(1)
-		return
-	default:
-		a.stats.Filtered.Add(1)
+	if !a.admit(u, m) {
 		return
 	}
 	if err := a.frontier.Enqueue(u, m); err != nil {
 		a.log.Error("enqueue", "url", u.String(), "err", err)
 	}
+}
+
+// offerLinks enqueues the links of a page that admit lets through, together
+// (frontier.EnqueueAll). It reorders links in place.
+func (a *Agent) offerLinks(links []urlx.URL, m frontier.Meta) {
+	kept := links[:0]
+	for _, u := range links {
+		if a.admit(u, m) {
+			kept = append(kept, u)
+		}
+	}
+	if err := a.frontier.EnqueueAll(kept, m); err != nil {
+		a.log.Error("enqueue", "links", len(kept), "err", err)
+	}
+}
+
+// admit applies the scope and the trap rules to u, counting each refusal
+// by reason.
+func (a *Agent) admit(u urlx.URL, m frontier.Meta) bool {
+	if !a.scope.Allows(u) {
+		a.stats.OutOfScope.Add(1)
+		return false
+	}
+	switch cut := a.traps().Check(u, int(m.Depth), int(m.Redirects)); cut {
+	case filter.Keep:
+		return true
+	case filter.CutLength:
+		a.stats.CutLength.Add(1)
+	case filter.CutRedirects:
+		a.stats.CutRedirects.Add(1)
+		a.log.Info("redirect chain cut", "url", u.String(), "redirects", m.Redirects)
+	case filter.CutDepth:
+		a.stats.CutDepth.Add(1)
+	case filter.CutRepeatedSegment:
+		a.stats.CutRepeatedSegment.Add(1)
+	default:
+		a.stats.Filtered.Add(1)
+	}
+	return false
 }

@@ -107,9 +107,7 @@ func (a *Agent) parseHTML(base urlx.URL, resp *fetch.Response, linkMeta frontier
 			a.log.Info("near duplicate", "url", resp.URL, "distance", d)
 		}
 	}
-	for _, u := range res.Links {
-		a.offer(u, linkMeta)
-	}
+	a.offerLinks(res.Links, linkMeta)
 }
 
 // DefaultNearDupDistance is the default --near-dup-distance: the largest

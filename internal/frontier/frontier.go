@@ -47,6 +47,10 @@ type Virtualizer interface {
 // URLCache is the approximate cache of recently enqueued URL fingerprints.
 type URLCache interface {
 	Seen(hash uint64) bool
+	// Touch reads the part of the cache that hash maps to, changing
+	// nothing: a Seen of hash soon after finds it in the processor's
+	// cache (see EnqueueAll).
+	Touch(hash uint64)
 }
 
 // Resolver turns a host name into addresses (the DNS stage).
@@ -237,6 +241,7 @@ type Frontier struct {
 	captured  [][]byte
 
 	keyBufs sync.Pool // *[]byte buffers for Enqueue's keys
+	batches sync.Pool // *enqueueBatch buffers for EnqueueAll
 
 	parsingMu sync.Mutex
 	parsing   map[*Task]int // tasks fetched, not yet parsed (Acquire/Release)
@@ -324,7 +329,6 @@ var ErrClosed = errors.New("frontier: closed")
 // it recently or its key is over budget, and otherwise goes to the sieve
 // with its Meta. Safe for concurrent use.
 func (f *Frontier) Enqueue(u urlx.URL, m Meta) error {
-	f.stats.Enqueued.Add(1)
 	// The key (meta, then the URL) is built in a pooled buffer: the sieve
 	// copies what it keeps.
 	bp, _ := f.keyBufs.Get().(*[]byte)
@@ -334,12 +338,74 @@ func (f *Frontier) Enqueue(u urlx.URL, m Meta) error {
 	defer f.keyBufs.Put(bp)
 	key := u.AppendString(m.encode((*bp)[:0]))
 	*bp = key
+	var hash uint64
+	if f.cfg.Cache != nil && f.cfg.Hash != nil {
+		hash = f.cfg.Hash(key[MetaLen:])
+	}
+	return f.enqueueKey(key, hash)
+}
+
+// enqueueBatch holds the keys of an EnqueueAll call: key i is
+// keys[ends[i-1]:ends[i]] (ends[-1] being 0), its URL's hash hashes[i].
+type enqueueBatch struct {
+	keys   []byte
+	ends   []int
+	hashes []uint64
+}
+
+// EnqueueAll offers each URL of us with m, as Enqueue does, in order, and
+// returns the first error. The URL cache's sets of all of them are read
+// first, together: a page's links hash to sets all over a table much
+// larger than the processor's caches, and reads issued together wait for
+// memory at the same time, where one Enqueue after another waits for each
+// in turn (in a crawl of 20 KiB pages with 30 links each, the cache lookups
+// were 3.5 % of the crawler's CPU time, nearly all of it waiting).
+func (f *Frontier) EnqueueAll(us []urlx.URL, m Meta) error {
+	if f.cfg.Cache == nil || f.cfg.Hash == nil || len(us) < 2 {
+		for _, u := range us {
+			if err := f.Enqueue(u, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	b, _ := f.batches.Get().(*enqueueBatch)
+	if b == nil {
+		b = new(enqueueBatch)
+	}
+	defer f.batches.Put(b)
+	b.keys, b.ends, b.hashes = b.keys[:0], b.ends[:0], b.hashes[:0]
+	for _, u := range us {
+		start := len(b.keys)
+		b.keys = u.AppendString(m.encode(b.keys))
+		b.ends = append(b.ends, len(b.keys))
+		b.hashes = append(b.hashes, f.cfg.Hash(b.keys[start+MetaLen:]))
+	}
+	// A loop of reads alone, so that the processor has them all in flight
+	// at once.
+	for _, h := range b.hashes {
+		f.cfg.Cache.Touch(h)
+	}
+	start := 0
+	for i, end := range b.ends {
+		if err := f.enqueueKey(b.keys[start:end:end], b.hashes[i]); err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
+}
+
+// enqueueKey is Enqueue after the key (meta, then the URL) is built; hash
+// is the URL's hash when the frontier has a URL cache.
+func (f *Frontier) enqueueKey(key []byte, hash uint64) error {
+	f.stats.Enqueued.Add(1)
 	// The URL cache answers most links (those of a site's navigation, seen
 	// on every page), so it is asked before the per-key count, whose
 	// lookup takes a lock and a map probe.
 	if f.cfg.Cache != nil && f.cfg.Hash != nil {
 		f.stats.CacheLookups.Add(1)
-		if f.cfg.Cache.Seen(f.cfg.Hash(key[MetaLen:])) {
+		if f.cfg.Cache.Seen(hash) {
 			f.stats.CacheHits.Add(1)
 			return nil
 		}

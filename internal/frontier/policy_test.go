@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/petrel-crawler/petrel/internal/sieve"
 	"github.com/petrel-crawler/petrel/internal/urlx"
 )
 
@@ -465,5 +467,50 @@ func TestCloseSavesEverything(t *testing.T) {
 	}
 	if n := h.f.cfg.Ready.Len(); n != 30 {
 		t.Fatalf("%d URLs in the ready queue after Close, want all 30", n)
+	}
+}
+
+// TestEnqueueAll checks that EnqueueAll decides as Enqueue one URL at a
+// time does: repeats caught by the URL cache, the per-key budget, one fetch
+// per URL.
+func TestEnqueueAll(t *testing.T) {
+	var urls []urlx.URL
+	for i := range 60 {
+		u, err := urlx.Parse(fmt.Sprintf("http://%s/%d", hostName(i%2), i%25)) // 25 distinct paths per host, repeats
+		if err != nil {
+			t.Fatal(err)
+		}
+		urls = append(urls, u)
+	}
+	var got [2][]string
+	var counts [2][4]int64
+	for mode := range 2 {
+		h := newHarness(t, Config{Resolver: addrs(2, 1), MaxURLsPerKey: 10,
+			Cache: sieve.NewURLCache(1 << 12), Hash: sieve.Hash})
+		if mode == 0 {
+			for _, u := range urls {
+				if err := h.f.Enqueue(u, Meta{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		} else if err := h.f.EnqueueAll(urls, Meta{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.run(4, nil); err != nil {
+			t.Fatal(err)
+		}
+		got[mode] = h.pages()
+		slices.Sort(got[mode])
+		st := h.stats
+		counts[mode] = [4]int64{st.Enqueued.Load(), st.CacheHits.Load(), st.OverBudget.Load(), st.SieveEnqueued.Load()}
+	}
+	if !slices.Equal(got[0], got[1]) {
+		t.Errorf("pages fetched: Enqueue %v, EnqueueAll %v", got[0], got[1])
+	}
+	if counts[0] != counts[1] {
+		t.Errorf("enqueued, cache hits, over budget, sieved: Enqueue %v, EnqueueAll %v", counts[0], counts[1])
+	}
+	if len(got[1]) != 20 || counts[1][0] != 60 || counts[1][1] == 0 {
+		t.Errorf("%d pages (want 10 per host), counts %v", len(got[1]), counts[1])
 	}
 }
