@@ -27,7 +27,8 @@ func (a *Agent) offer(u urlx.URL, m frontier.Meta) {
 }
 
 // offerLinks enqueues the links of a page that admit lets through, together
-// (frontier.EnqueueAll). It reorders links in place.
+// (frontier.EnqueueAll). It filters links in place: their slice holds
+// other URLs afterwards.
 func (a *Agent) offerLinks(links []urlx.URL, m frontier.Meta) {
 	kept := links[:0]
 	for _, u := range links {

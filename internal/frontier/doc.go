@@ -4,7 +4,7 @@
 // goes through four states: unknown, waiting (in the sieve), ready (out of
 // the sieve, in the ready queue or a visit state), visited.
 //
-//	Enqueue: per-key budget → URL cache → sieve ──flush──► ready queue (disk FIFO)
+//	Enqueue(All): URL cache → per-key budget → sieve ──flush──► ready queue (disk FIFO)
 //	scheduler: ready queue → visit state (per politeness key) → DNS → workbench entry (per IP)
 //	scheduler ──Task──► fetchers ──Outcome──► scheduler (release with new times)
 //

@@ -19,6 +19,7 @@ import (
 // Sieve is the exactly-once filter under the frontier (the seed's
 // AbstractSieve): Enqueue offers a key, Flush pours every new key enqueued
 // so far into the receiver (the frontier), Close flushes and ends it.
+// Enqueue copies what it keeps of key: the frontier reuses its buffers.
 type Sieve interface {
 	Enqueue(key []byte) (flushed bool, err error)
 	Flush() error
@@ -345,6 +346,9 @@ func (f *Frontier) Enqueue(u urlx.URL, m Meta) error {
 	return f.enqueueKey(key, hash)
 }
 
+// maxPooledBatch bounds the key bytes of an enqueueBatch kept for reuse.
+const maxPooledBatch = 256 << 10
+
 // enqueueBatch holds the keys of an EnqueueAll call: key i is
 // keys[ends[i-1]:ends[i]] (ends[-1] being 0), its URL's hash hashes[i].
 type enqueueBatch struct {
@@ -373,7 +377,11 @@ func (f *Frontier) EnqueueAll(us []urlx.URL, m Meta) error {
 	if b == nil {
 		b = new(enqueueBatch)
 	}
-	defer f.batches.Put(b)
+	defer func() {
+		if cap(b.keys) <= maxPooledBatch {
+			f.batches.Put(b) // a page of thousands of links does not stay
+		}
+	}()
 	b.keys, b.ends, b.hashes = b.keys[:0], b.ends[:0], b.hashes[:0]
 	for _, u := range us {
 		start := len(b.keys)

@@ -493,8 +493,13 @@ func TestEnqueueAll(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-		} else if err := h.f.EnqueueAll(urls, Meta{}); err != nil {
-			t.Fatal(err)
+		} else {
+			// In two calls: the second reuses the first's pooled buffers.
+			for _, part := range [][]urlx.URL{urls[:37], urls[37:]} {
+				if err := h.f.EnqueueAll(part, Meta{}); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
 		if err := h.run(4, nil); err != nil {
 			t.Fatal(err)

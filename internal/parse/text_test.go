@@ -45,7 +45,7 @@ func TestFeedTextMatchesSeparateFeeds(t *testing.T) {
 // TestFeedTextRandom holds the fused loop to the byte-at-a-time feeds on
 // random texts: every byte class (white space, digits, control characters,
 // NUL, upper case, UTF-8), words longer than 8 and 16 bytes, short pieces
-// and long ones (the two paths of feedText), texts longer than a chunk,
+// and long ones, texts longer than a chunk,
 // words going on from one piece to the next, and pieces whose array goes
 // on with bytes that must not be read as text.
 func TestFeedTextRandom(t *testing.T) {
@@ -60,9 +60,9 @@ func TestFeedTextRandom(t *testing.T) {
 		s1.init()
 		s2.init()
 		for range 1 + rng.IntN(5) {
-			n := rng.IntN(40) // the byte-at-a-time path
+			n := rng.IntN(40)
 			if rng.IntN(3) == 0 {
-				n = rng.IntN(300) // either path
+				n = rng.IntN(300)
 			}
 			if iter%50 == 0 {
 				n = 1000 + rng.IntN(2000) // several chunks

@@ -79,6 +79,6 @@
 //
 // URLCache is the seed's urlCache: a fixed-size set-associative table of
 // recent hashes, consulted by the frontier before the sieve so that the many
-// repeats of navigation links never reach it. It allocates nothing per entry
-// and counts its lookups and hits for the statistics.
+// repeats of navigation links never reach it. It allocates nothing per entry;
+// the frontier counts its lookups and hits.
 package sieve

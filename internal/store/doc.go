@@ -41,9 +41,11 @@
 //     later Write and from Close; the failed file keeps its ".open" suffix.
 //   - Files are fsynced (and the directory after the rename) on rotation
 //     and Close, and in the background each time the open file has grown
-//     by Options.SyncEvery (64 MiB): at most one such sync runs, the
-//     appender does not wait for it, and its error is sticky like a write
-//     error's.
+//     by Options.SyncEvery (64 MiB): at most one such sync runs, and the
+//     appender waits for it only at rotation and Close. A failed sync is
+//     sticky like a write error, wrapped as "store: sync FILE: ...": the
+//     records it covered were already reported stored, so every later
+//     Write and Close return it and the file keeps its ".open" suffix.
 //
 // # Digests
 //

@@ -56,12 +56,14 @@ type Options struct {
 	MaxFileBytes int64
 	// SyncEvery starts a background fsync of the open file each time it
 	// has grown by this many bytes since the last one started (default
-	// 64 MiB; negative: sync only at rotation and Close). The appender
-	// does not wait for it, so the operating system writes the file back
+	// 64 MiB; negative: sync only at rotation and Close); while one runs,
+	// no other starts. The appender does not wait for it (but for the sync
+	// at rotation and Close), so the operating system writes the file back
 	// while the crawl goes on, and the sync at rotation or Close finds
 	// little left to write: a stop does not wait for a whole file's write
-	// back (0.45 s for 550 MB here), and a crash loses at most about this
-	// much of what the page cache held.
+	// back (0.45 s for 550 MB here), and a crash loses about this much of
+	// what the page cache held, plus what was written while the last sync
+	// ran. A failed background sync is sticky, as a write error is.
 	SyncEvery int64
 	// Software names the crawler in the warcinfo record, e.g. "Petrel/0.1".
 	Software string
@@ -138,7 +140,8 @@ type Stats struct {
 }
 
 // fileHandle is what the writer needs from an open file; a test hook can
-// substitute a failing one.
+// substitute a failing one. Sync may run while Write does (the background
+// sync), as it may on an *os.File.
 type fileHandle interface {
 	io.Writer
 	Sync() error
@@ -576,8 +579,12 @@ func (w *Writer) appendLoop() {
 		case len(w.ordered) == 0 || len(pending) >= maxBatchJobs || batchBytes >= maxBatchBytes:
 			if err = w.cur.bw.Flush(); err != nil {
 				err = fmt.Errorf("store: write %s: %w", w.cur.name, err)
-			} else {
-				err = w.cur.backgroundSync(w.opts.SyncEvery)
+			} else if serr := w.cur.backgroundSync(w.opts.SyncEvery); serr != nil {
+				// The sync covered records of earlier batches, already
+				// reported stored; this batch's reached the file. The
+				// error is sticky: later Writes and Close return it, and
+				// the file keeps its ".open" suffix.
+				w.setErr(serr)
 			}
 		default:
 			continue
@@ -729,22 +736,28 @@ func (c *openFile) waitSync() error {
 }
 
 // finishFile flushes, syncs, closes and renames the current file. After a
-// write error the file keeps its ".open" suffix: it is incomplete.
+// write or sync error the file keeps its ".open" suffix: it is incomplete,
+// or not known to be on disk.
 func (w *Writer) finishFile() error {
 	c := w.cur
 	w.cur = nil
 	err := c.bw.Flush()
-	if serr := c.waitSync(); err == nil {
-		err = serr
+	if err != nil {
+		err = fmt.Errorf("store: write %s: %w", c.name, err)
+	}
+	if serr := c.waitSync(); err == nil && serr != nil {
+		err = fmt.Errorf("store: sync %s: %w", c.name, serr)
 	}
 	if err == nil {
-		err = c.f.Sync()
+		if serr := c.f.Sync(); serr != nil {
+			err = fmt.Errorf("store: sync %s: %w", c.name, serr)
+		}
 	}
-	if cerr := c.f.Close(); err == nil {
-		err = cerr
+	if cerr := c.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("store: write %s: %w", c.name, cerr)
 	}
 	if err != nil {
-		return fmt.Errorf("store: write %s: %w", c.name, err)
+		return err
 	}
 	if w.loadErr() != nil {
 		return nil

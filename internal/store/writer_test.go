@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -719,92 +721,136 @@ func TestStoreBelow(t *testing.T) {
 	}
 }
 
-// syncFile is an os.File whose Sync is counted, slowed and optionally
-// failed, to watch the background syncs.
+// syncFile is an os.File whose Sync is counted, optionally slowed, and
+// optionally failed the first time, to watch the background syncs.
 type syncFile struct {
 	*os.File
-	syncs   *atomic.Int32 // Sync calls
-	running *atomic.Int32 // Sync calls running now
-	maxRun  *atomic.Int32 // most Sync calls seen running at once
-	fail    error
+	c *syncCounts
+}
+
+type syncCounts struct {
+	syncs     atomic.Int32 // Sync calls
+	running   atomic.Int32 // Sync calls running now
+	maxRun    atomic.Int32 // most Sync calls seen running at once
+	slow      time.Duration
+	failFirst error // returned by the first Sync
 }
 
 func (f syncFile) Sync() error {
-	n := f.running.Add(1)
-	defer f.running.Add(-1)
-	for {
-		m := f.maxRun.Load()
-		if n <= m || f.maxRun.CompareAndSwap(m, n) {
-			break
-		}
+	c := f.c
+	n := c.running.Add(1)
+	defer c.running.Add(-1)
+	for m := c.maxRun.Load(); n > m && !c.maxRun.CompareAndSwap(m, n); m = c.maxRun.Load() {
 	}
-	f.syncs.Add(1)
-	time.Sleep(2 * time.Millisecond)
-	if f.fail != nil {
-		return f.fail
+	time.Sleep(c.slow)
+	if c.syncs.Add(1) == 1 && c.failFirst != nil {
+		return c.failFirst
 	}
 	return f.File.Sync()
 }
 
+// waitIdle waits until no Sync runs (bounded: 5 s).
+func (c *syncCounts) waitIdle(t *testing.T) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); c.running.Load() != 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a Sync still runs after 5 s")
+		}
+	}
+}
+
 func TestBackgroundSync(t *testing.T) {
 	errSync := errors.New("sync failed")
+	// Incompressible bodies, so the file grows by about 4 KiB an exchange.
+	rng := rand.New(rand.NewPCG(1, 2))
+	body := make([]byte, 4<<10)
+	for i := range body {
+		body[i] = byte(rng.Uint32())
+	}
+	const exchanges = 64
 	for _, tc := range []struct {
 		name      string
 		syncEvery int64
-		fail      error
-		wantSyncs func(n int32) bool // Sync calls over the whole run
+		c         *syncCounts
+		waitIdle  bool // let each background sync end before the next Write
 	}{
-		{"every 16 KiB", 16 << 10, nil, func(n int32) bool { return n >= 3 }},
-		{"never in the background", -1, nil, func(n int32) bool { return n == 1 }}, // the one at Close
-		{"failing", 16 << 10, errSync, func(n int32) bool { return n >= 1 }},
+		{"every 16 KiB", 16 << 10, &syncCounts{}, true},
+		{"never in the background", -1, &syncCounts{}, true},
+		{"one at a time", 16 << 10, &syncCounts{slow: 2 * time.Millisecond}, false},
+		{"failing", 16 << 10, &syncCounts{failFirst: errSync}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := testOptions(t)
 			opts.SyncEvery = tc.syncEvery
 			opts.QueueLength = 1 // a flush after every exchange
-			var syncs, running, maxRun atomic.Int32
 			w, err := open(opts, func(path string) (fileHandle, error) {
 				f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 				if err != nil {
 					return nil, err
 				}
-				return syncFile{File: f, syncs: &syncs, running: &running, maxRun: &maxRun, fail: tc.fail}, nil
+				return syncFile{File: f, c: tc.c}, nil
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			body := strings.Repeat("x", 4<<10)
-			var writeErr error
-			for i := range 64 {
+			var writeErrs []error
+			for i := range exchanges {
 				uri := fmt.Sprintf("http://example.test/%d", i)
-				// A distinct payload each time (no revisits).
-				if _, err := w.Write(&Exchange{TargetURI: uri, Request: request(uri), Response: response("200 OK", "", uri+body)}); err != nil {
-					writeErr = err
-					break
+				resp := append([]byte("HTTP/1.1 200 OK\r\n\r\n"+uri), body...)
+				_, err := w.Write(&Exchange{TargetURI: uri, Request: request(uri), Response: resp})
+				writeErrs = append(writeErrs, err)
+				if tc.waitIdle {
+					tc.c.waitIdle(t)
 				}
 			}
 			closeErr := w.Close()
-			if got := syncs.Load(); !tc.wantSyncs(got) {
-				t.Errorf("%d Sync calls", got)
-			}
-			if m := maxRun.Load(); m > 1 {
+			syncs := tc.c.syncs.Load()
+			if m := tc.c.maxRun.Load(); m > 1 {
 				t.Errorf("%d syncs ran at once; want at most 1", m)
 			}
-			if tc.fail == nil {
-				if writeErr != nil || closeErr != nil {
-					t.Fatalf("Write = %v, Close = %v", writeErr, closeErr)
+			open, _ := filepath.Glob(filepath.Join(opts.Dir, "*.warc.gz.open"))
+			done, _ := filepath.Glob(filepath.Join(opts.Dir, "*.warc.gz"))
+			if tc.c.failFirst != nil {
+				// The first background sync fails: a Write after it gets
+				// the error, every Write after that too, and Close.
+				first := slices.IndexFunc(writeErrs, func(err error) bool { return err != nil })
+				if first < 0 || !errors.Is(writeErrs[first], errSync) || !strings.HasPrefix(writeErrs[first].Error(), "store: sync ") {
+					t.Fatalf("Write errors %v; want the sync error, wrapped as store: sync", writeErrs)
 				}
-				files, _ := filepath.Glob(filepath.Join(opts.Dir, "*.warc.gz"))
-				if len(files) != 1 {
-					t.Fatalf("files %v; want one", files)
+				for i := first; i < len(writeErrs); i++ {
+					if !errors.Is(writeErrs[i], errSync) {
+						t.Errorf("Write %d after the failed sync = %v; want the sticky error", i, writeErrs[i])
+					}
 				}
-				if recs := readWARC(t, files[0]); len(recs) != 1+2*64 {
-					t.Errorf("%d records; want %d", len(recs), 1+2*64)
+				if !errors.Is(closeErr, errSync) {
+					t.Errorf("Close = %v; want the sync error", closeErr)
+				}
+				if len(open) != 1 || len(done) != 0 {
+					t.Errorf("files %v, %v; want the file left .open", open, done)
 				}
 				return
 			}
-			if !errors.Is(closeErr, errSync) || !strings.Contains(closeErr.Error(), "store: ") {
-				t.Errorf("Close = %v; want the sync error with context", closeErr)
+			for i, err := range writeErrs {
+				if err != nil {
+					t.Fatalf("Write %d: %v", i, err)
+				}
+			}
+			if closeErr != nil {
+				t.Fatal(closeErr)
+			}
+			switch {
+			case tc.syncEvery < 0 && syncs != 1:
+				t.Errorf("%d Sync calls; want 1 (at Close)", syncs)
+			case tc.syncEvery > 0 && tc.waitIdle && syncs < exchanges*4/16-2:
+				t.Errorf("%d Sync calls; want one per 16 KiB written", syncs)
+			case tc.syncEvery > 0 && syncs < 2:
+				t.Errorf("%d Sync calls; want a background one and Close's", syncs)
+			}
+			if len(done) != 1 || len(open) != 0 {
+				t.Fatalf("files %v, %v; want one closed file", done, open)
+			}
+			if recs := readWARC(t, done[0]); len(recs) != 1+2*exchanges {
+				t.Errorf("%d records; want %d", len(recs), 1+2*exchanges)
 			}
 		})
 	}
