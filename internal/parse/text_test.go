@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -8,57 +9,78 @@ import (
 	"github.com/petrel-crawler/petrel/internal/urlx"
 )
 
+// twinFeeds feeds the same text to the byte-at-a-time feeds (d1, s1) and
+// to the fused loop (d2, s2), to compare what they make of it.
+type twinFeeds struct {
+	d1, d2 digester
+	s1, s2 simhasher
+}
+
+func newTwinFeeds() *twinFeeds {
+	base, _ := urlx.Parse("http://a.test/")
+	f := new(twinFeeds)
+	f.d1.init(base)
+	f.d2.init(base)
+	f.s1.init()
+	f.s2.init()
+	return f
+}
+
+func (f *twinFeeds) text(tx []byte) {
+	f.d1.text(tx)
+	f.s1.text(tx)
+	feedText(&f.d2, &f.s2, tx)
+}
+
+// tag feeds a start tag, which ends the current word.
+func (f *twinFeeds) tag(name string) {
+	f.d1.tag(false, []byte(name), nil)
+	f.d2.tag(false, []byte(name), nil)
+	f.s1.endWord()
+	f.s2.endWord()
+}
+
+// differ ends both feeds and says how they differ ("" when they agree).
+func (f *twinFeeds) differ() string {
+	if f.d1.sum() != f.d2.sum() {
+		return "digest differs between the fused and the separate feeds"
+	}
+	h1, n1 := f.s1.sum()
+	h2, n2 := f.s2.sum()
+	if h1 != h2 || n1 != n2 {
+		return fmt.Sprintf("SimHash %x/%d vs %x/%d", h1, n1, h2, n2)
+	}
+	return ""
+}
+
 // TestFeedTextMatchesSeparateFeeds checks that the fused text loop gives
 // the digest and the SimHash exactly what the two separate feeds give.
 func TestFeedTextMatchesSeparateFeeds(t *testing.T) {
-	base, _ := urlx.Parse("http://a.test/")
-	texts := [][]byte{
-		[]byte("Hello World 2026, the   QUICK brown\tfox\n"),
-		[]byte("a\x00b 12ab34 ÉTÉ été"),
-		[]byte("   "), []byte("x"), []byte("Ends in a word"), []byte(" and continues"),
+	f := newTwinFeeds()
+	for _, tx := range []string{
+		"Hello World 2026, the   QUICK brown\tfox\n",
+		"a\x00b 12ab34 ÉTÉ été",
+		"   ", "x", "Ends in a word", " and continues",
+	} {
+		f.text([]byte(tx))
+		f.tag("p")
 	}
-	var d1, d2 digester
-	var s1, s2 simhasher
-	d1.init(base)
-	d2.init(base)
-	s1.init()
-	s2.init()
-	for _, tx := range texts {
-		d1.text(tx)
-		s1.text(tx)
-		feedText(&d2, &s2, tx)
-		d1.tag(false, []byte("p"), nil)
-		d2.tag(false, []byte("p"), nil)
-		s1.endWord()
-		s2.endWord()
-	}
-	if d1.sum() != d2.sum() {
-		t.Error("digest differs between the fused and the separate feeds")
-	}
-	h1, n1 := s1.sum()
-	h2, n2 := s2.sum()
-	if h1 != h2 || n1 != n2 {
-		t.Errorf("SimHash %x/%d vs %x/%d", h1, n1, h2, n2)
+	if d := f.differ(); d != "" {
+		t.Error(d)
 	}
 }
 
 // TestFeedTextRandom holds the fused loop to the byte-at-a-time feeds on
 // random texts: every byte class (white space, digits, control characters,
 // NUL, upper case, UTF-8), words longer than 8 and 16 bytes, short pieces
-// and long ones, texts longer than a chunk,
-// words going on from one piece to the next, and pieces whose array goes
-// on with bytes that must not be read as text.
+// and long ones, texts longer than a chunk, words going on from one piece
+// to the next, and pieces whose array goes on with bytes that must not be
+// read as text.
 func TestFeedTextRandom(t *testing.T) {
-	base, _ := urlx.Parse("http://a.test/")
 	alphabet := []byte("abcXYZ \t\n\r\f\x00\x01\x0b\x1f09é€!<&;-_")
 	rng := rand.New(rand.NewPCG(7, 11))
 	for iter := range 3000 {
-		var d1, d2 digester
-		var s1, s2 simhasher
-		d1.init(base)
-		d2.init(base)
-		s1.init()
-		s2.init()
+		f := newTwinFeeds()
 		for range 1 + rng.IntN(5) {
 			n := rng.IntN(40)
 			if rng.IntN(3) == 0 {
@@ -80,23 +102,13 @@ func TestFeedTextRandom(t *testing.T) {
 			for i := len(text); i < cap(text); i++ {
 				text[:cap(text)][i] = 'q'
 			}
-			d1.text(text)
-			s1.text(text)
-			feedText(&d2, &s2, text)
+			f.text(text)
 			if rng.IntN(2) == 0 { // a tag ends the word; otherwise it goes on in the next piece
-				d1.tag(false, []byte("b"), nil)
-				d2.tag(false, []byte("b"), nil)
-				s1.endWord()
-				s2.endWord()
+				f.tag("b")
 			}
 		}
-		if d1.sum() != d2.sum() {
-			t.Fatalf("iteration %d: digest differs between the fused and the separate feeds", iter)
-		}
-		h1, n1 := s1.sum()
-		h2, n2 := s2.sum()
-		if h1 != h2 || n1 != n2 {
-			t.Fatalf("iteration %d: SimHash %x/%d vs %x/%d", iter, h1, n1, h2, n2)
+		if d := f.differ(); d != "" {
+			t.Fatalf("iteration %d: %s", iter, d)
 		}
 	}
 }
