@@ -35,10 +35,8 @@ func NewURLCache(bytes int) *URLCache {
 // it. It is safe for concurrent use; concurrent Seen calls on the same set
 // may each miss, or lose an insertion, which only costs a sieve lookup.
 func (c *URLCache) Seen(hash uint64) bool {
-	if hash == 0 {
-		hash = 1 // 0 marks an empty slot
-	}
-	set := c.slots[(hash&c.mask)*urlCacheWays:][:urlCacheWays]
+	hash, first := c.locate(hash)
+	set := c.slots[first:][:urlCacheWays]
 	for i := range set {
 		if set[i].Load() == hash {
 			return true
@@ -55,10 +53,17 @@ func (c *URLCache) Seen(hash uint64) bool {
 // hash soon after finds the set in the processor's cache. Touching the sets
 // of many hashes one after the other lets their reads from memory overlap.
 func (c *URLCache) Touch(hash uint64) {
+	_, first := c.locate(hash)
+	c.slots[first].Load()
+}
+
+// locate returns hash as the table holds it (0 marks an empty slot, so a
+// hash of 0 is kept as 1) and the index of the first slot of its set.
+func (c *URLCache) locate(hash uint64) (uint64, uint64) {
 	if hash == 0 {
 		hash = 1
 	}
-	c.slots[(hash&c.mask)*urlCacheWays].Load()
+	return hash, (hash & c.mask) * urlCacheWays
 }
 
 // Bytes returns the memory held by the cache's table.
