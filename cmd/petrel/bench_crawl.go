@@ -62,6 +62,7 @@ func benchCrawlCmd() *cobra.Command {
 	fs.DurationVar(&o.LimitDuration, "limit-duration", 0, "wrk duration (default 10s)")
 	fs.IntVar(&o.LimitAddrs, "limit-addrs", 0, "concurrent wrk processes (default 2)")
 	fs.IntVar(&o.LimitConns, "limit-conns", 0, "wrk connections per address (default 32)")
+	fs.IntVar(&o.Repeat, "repeat", 1, "run every crawler this many times, in rounds; report each one's median run")
 	fs.StringVar(&o.Plot, "plot", "", "draw pages/s over time to this SVG file")
 	fs.StringVar(&jsonPath, "json", "", "JSON output file (default stdout)")
 	return cmd

@@ -349,6 +349,34 @@ func TestNamespace(t *testing.T) {
 }
 
 // TestRunTiny runs the whole harness on a tiny web: Petrel and Colly.
+func TestMedianRuns(t *testing.T) {
+	run := func(c string, pps float64) RunResult { return RunResult{Crawler: c, PagesPerSec: pps} }
+	skipped := RunResult{Crawler: "wget", Skipped: "no wget"}
+	for _, tc := range []struct {
+		name string
+		all  []RunResult
+		want []RunResult
+	}{
+		{"one round", []RunResult{run("petrel", 5), run("colly", 1)}, []RunResult{run("petrel", 5), run("colly", 1)}},
+		{"three rounds", []RunResult{run("petrel", 5), run("colly", 1), run("petrel", 4), run("colly", 3), run("petrel", 6), run("colly", 2)},
+			[]RunResult{run("petrel", 5), run("colly", 2)}},
+		{"two rounds: the lower middle", []RunResult{run("petrel", 5), run("petrel", 4)}, []RunResult{run("petrel", 4)}},
+		{"skipped runs do not count", []RunResult{run("petrel", 5), skipped, run("petrel", 3), run("wget", 2), run("petrel", 4), skipped},
+			[]RunResult{run("petrel", 4), run("wget", 2)}},
+		{"always skipped", []RunResult{run("petrel", 5), skipped, skipped}, []RunResult{run("petrel", 5), skipped}},
+	} {
+		got := medianRuns(tc.all)
+		if len(got) != len(tc.want) {
+			t.Fatalf("%s: %d runs, want %d", tc.name, len(got), len(tc.want))
+		}
+		for i := range got {
+			if got[i].Crawler != tc.want[i].Crawler || got[i].PagesPerSec != tc.want[i].PagesPerSec || got[i].Skipped != tc.want[i].Skipped {
+				t.Errorf("%s: run %d = %s %v, want %s %v", tc.name, i, got[i].Crawler, got[i].PagesPerSec, tc.want[i].Crawler, tc.want[i].PagesPerSec)
+			}
+		}
+	}
+}
+
 func TestRunTiny(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds petrel and the Colly crawler and runs two crawls")
@@ -371,7 +399,7 @@ func TestRunTiny(t *testing.T) {
 		Hosts: 8, HostsPerIP: 4, PagesPerHost: 6, LinksPerPage: 8, PageBytes: 2048,
 		Port: -1, HostDelay: 20 * time.Millisecond, IPDelay: 5 * time.Millisecond,
 		Peers: []string{PeerPetrel, PeerColly}, TimeBound: 30 * time.Second, Progress: 200 * time.Millisecond,
-		Plot: plot,
+		Plot: plot, Repeat: 2,
 	}
 	o.FirstIP = netip.MustParseAddr("127.206.0.1")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -385,6 +413,21 @@ func TestRunTiny(t *testing.T) {
 	}
 	if len(rep.Runs) != 2 || rep.Runs[0].Crawler != PeerPetrel || rep.Runs[1].Crawler != PeerColly {
 		t.Fatalf("runs: %+v", rep.Runs)
+	}
+	// Two rounds: petrel, colly, petrel, colly; the median of two is the
+	// slower run.
+	if len(rep.Repeats) != 4 || rep.Repeats[0].Crawler != PeerPetrel || rep.Repeats[1].Crawler != PeerColly ||
+		rep.Repeats[2].Crawler != PeerPetrel || rep.Repeats[3].Crawler != PeerColly {
+		t.Fatalf("repeats: %+v", rep.Repeats)
+	}
+	if want := min(rep.Repeats[0].PagesPerSec, rep.Repeats[2].PagesPerSec); rep.Runs[0].PagesPerSec != want {
+		t.Errorf("petrel's median run: %v pages/s, want %v", rep.Runs[0].PagesPerSec, want)
+	}
+	if p := rep.Runs[0]; p.SelfReportedS <= 0 || p.ElapsedS < p.SelfReportedS {
+		t.Errorf("petrel: elapsed %v s (exec to exit) against its own %v s", p.ElapsedS, p.SelfReportedS)
+	}
+	if !strings.Contains(table.String(), "every run") {
+		t.Errorf("table lists no runs:\n%s", table.String())
 	}
 	for _, r := range rep.Runs {
 		if r.Skipped != "" || r.Error != "" {

@@ -27,7 +27,7 @@
 //     their rates.
 //
 // For every crawler the harness reports pages/s (the crawler's own count
-// over its own elapsed time), CPU-seconds per 1,000 pages and peak RSS (from
+// over the wall time of its process, exec to exit), CPU-seconds per 1,000 pages and peak RSS (from
 // the rusage that wait4 returns, which includes the waited-for descendants,
 // so wget behind unshare is covered), bytes written, the CPU the web used
 // meanwhile, and ratios to Petrel. In the politeness-bound mode it also

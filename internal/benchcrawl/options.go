@@ -82,6 +82,11 @@ type Options struct {
 	SkipVerifyWARC bool
 	// WebStartTimeout bounds the synthetic web's start-up (default 3m).
 	WebStartTimeout time.Duration
+	// Repeat runs every crawler this many times (default 1), in rounds
+	// (Petrel, Colly, wget, then again), so that a drift of the machine's
+	// speed touches each alike; the report's table and ratios use each
+	// crawler's median run by pages/s, and every run is listed.
+	Repeat int
 	// Plot, if set, is the path of an SVG file drawing pages/s over time.
 	Plot string
 	// Log receives progress messages (default: slog.Default()).
@@ -129,6 +134,9 @@ func (o Options) withDefaults() (Options, error) {
 	defD(&o.WebStartTimeout, 3*time.Minute, 3*time.Minute)
 	if o.LimitAddrs <= 0 {
 		o.LimitAddrs = 2
+	}
+	if o.Repeat <= 0 {
+		o.Repeat = 1
 	}
 	if o.LimitConns <= 0 {
 		o.LimitConns = 32

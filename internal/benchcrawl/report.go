@@ -23,8 +23,12 @@ type Report struct {
 	IPDelay   string `json:"ip_delay"`
 	MaxURLs   int64  `json:"max_urls"`
 	TimeBound string `json:"time_bound"`
-	// Runs holds one entry per crawler, Petrel first.
+	// Runs holds one entry per crawler, Petrel first: its run of median
+	// pages/s when Options.Repeat > 1.
 	Runs []RunResult `json:"runs"`
+	// Repeats lists every run, in the order they ran, without their
+	// series (Options.Repeat > 1 only).
+	Repeats []RunResult `json:"repeats,omitempty"`
 	// Limit is the wrk measurement (nil when not run).
 	Limit *Limit `json:"limit,omitempty"`
 	// AllowedRate is the rate the delays allow on this web (pages/s; see
@@ -54,7 +58,8 @@ type Web struct {
 }
 
 // RunResult holds one crawler's figures. Rates use the crawler's own page
-// count (responses received, robots.txt excluded) over its own elapsed time.
+// count (responses received, robots.txt excluded) over the wall time of its
+// process, from exec to exit.
 type RunResult struct {
 	Crawler string `json:"crawler"`
 	// Skipped, when set, says why the crawler did not run; no figure is valid.
@@ -67,11 +72,15 @@ type RunResult struct {
 	Pages        int64   `json:"pages"`
 	PagesChecked int64   `json:"pages_checked"`
 	Robots       int64   `json:"robots_fetched"`
-	ElapsedS     float64 `json:"elapsed_s"`
-	PagesPerSec  float64 `json:"pages_per_s"`
-	CPUSeconds   float64 `json:"cpu_s"`
-	CPUPer1000   float64 `json:"cpu_s_per_1000_pages"`
-	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+	ElapsedS     float64 `json:"elapsed_s"` // exec to exit
+	// SelfReportedS is the crawler's own figure for its duration (Petrel:
+	// its summary line, from the start of the crawl to the end of its stop;
+	// Colly: its final JSON line), 0 when it gave none.
+	SelfReportedS float64 `json:"self_reported_s,omitempty"`
+	PagesPerSec   float64 `json:"pages_per_s"`
+	CPUSeconds    float64 `json:"cpu_s"`
+	CPUPer1000    float64 `json:"cpu_s_per_1000_pages"`
+	PeakRSSBytes  int64   `json:"peak_rss_bytes"`
 	// AllocsPerPage and AllocBytesPerPage come from Petrel's stats.json
 	// (RuntimeMallocs, RuntimeTotalAlloc); 0 for the peers.
 	AllocsPerPage     float64 `json:"allocs_per_page,omitempty"`
@@ -192,6 +201,18 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("benchcrawl: table: %w", err)
+	}
+	if len(rep.Repeats) > 0 {
+		fmt.Fprintln(w, "each crawler's median run by pages/s; every run (pages/s, CPU s/1k pages), in the order they ran:")
+		for _, r := range rep.Runs {
+			var runs []string
+			for _, x := range rep.Repeats {
+				if x.Crawler == r.Crawler && x.Skipped == "" {
+					runs = append(runs, fmt.Sprintf("%.1f/%.3f", x.PagesPerSec, x.CPUPer1000))
+				}
+			}
+			fmt.Fprintf(w, "  %s: %s\n", r.Crawler, strings.Join(runs, ", "))
+		}
 	}
 	if rep.Limit != nil {
 		fmt.Fprintf(w, "limit (wrk): %.0f pages/s; Petrel reaches %.1f%% of it\n", rep.Limit.PagesPerSec, 100*rep.Limit.PetrelShare)

@@ -1,6 +1,7 @@
 package benchcrawl
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -94,24 +96,38 @@ func run(ctx context.Context, o Options) (*Report, error) {
 		{PeerColly, runColly},
 		{PeerWget, runWget},
 	}
-	for _, r := range runners {
-		if !o.has(r.peer) {
-			continue
+	var all []RunResult
+	for round := range o.Repeat {
+		for _, r := range runners {
+			if !o.has(r.peer) {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("benchcrawl: %w", err)
+			}
+			dir := filepath.Join(work, r.peer)
+			if o.Repeat > 1 {
+				dir = fmt.Sprintf("%s-%d", dir, round+1)
+			}
+			o.Log.Info("benchcrawl: crawling", "crawler", r.peer, "round", round+1, "bound", o.TimeBound)
+			before, _ := procCPU(web.pid)
+			res := r.fn(ctx, o, web, dir)
+			after, _ := procCPU(web.pid)
+			res.WebCPUSeconds = (after - before).Seconds()
+			res.finish()
+			if r.peer == PeerPetrel && res.Skipped == "" && res.Error != "" && res.Pages == 0 {
+				return nil, fmt.Errorf("benchcrawl: petrel failed: %s", res.Error)
+			}
+			o.Log.Info("benchcrawl: done", "crawler", r.peer, "pages", res.Pages, "pages_per_s", res.PagesPerSec, "skipped", res.Skipped)
+			all = append(all, res)
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("benchcrawl: %w", err)
+	}
+	rep.Runs = medianRuns(all)
+	if o.Repeat > 1 {
+		for _, r := range all {
+			r.Series = nil
+			rep.Repeats = append(rep.Repeats, r)
 		}
-		o.Log.Info("benchcrawl: crawling", "crawler", r.peer, "bound", o.TimeBound)
-		before, _ := procCPU(web.pid)
-		res := r.fn(ctx, o, web, filepath.Join(work, r.peer))
-		after, _ := procCPU(web.pid)
-		res.WebCPUSeconds = (after - before).Seconds()
-		res.finish()
-		if r.peer == PeerPetrel && res.Skipped == "" && res.Error != "" && res.Pages == 0 {
-			return nil, fmt.Errorf("benchcrawl: petrel failed: %s", res.Error)
-		}
-		o.Log.Info("benchcrawl: done", "crawler", r.peer, "pages", res.Pages, "pages_per_s", res.PagesPerSec, "skipped", res.Skipped)
-		rep.Runs = append(rep.Runs, res)
 	}
 	if o.has(PeerLimit) {
 		o.Log.Info("benchcrawl: measuring the web's limit with wrk")
@@ -145,6 +161,32 @@ func run(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep.ratios()
 	return rep, nil
+}
+
+// medianRuns returns, for each crawler in the order of its first run, its
+// run of median pages/s (the lower of the two middle ones for an even
+// count); a skipped run counts only when every run of its crawler was.
+func medianRuns(all []RunResult) []RunResult {
+	var order []string
+	by := map[string][]RunResult{}
+	for _, r := range all {
+		if _, ok := by[r.Crawler]; !ok {
+			order = append(order, r.Crawler)
+		}
+		by[r.Crawler] = append(by[r.Crawler], r)
+	}
+	out := make([]RunResult, 0, len(order))
+	for _, c := range order {
+		runs := by[c]
+		ran := slices.DeleteFunc(slices.Clone(runs), func(r RunResult) bool { return r.Skipped != "" })
+		if len(ran) == 0 {
+			out = append(out, runs[0])
+			continue
+		}
+		slices.SortStableFunc(ran, func(a, b RunResult) int { return cmp.Compare(a.PagesPerSec, b.PagesPerSec) })
+		out = append(out, ran[(len(ran)-1)/2])
+	}
+	return out
 }
 
 // webProc is the running synthetic web.
@@ -251,9 +293,9 @@ func runPetrel(ctx context.Context, o Options, web *webProc, dir string) RunResu
 	})
 	res.fromProc(pr)
 	if d := time.Duration(elapsed.Load()); d > 0 {
-		res.ElapsedS = d.Seconds()
+		res.SelfReportedS = d.Seconds()
 	} else {
-		res.Notes = append(res.Notes, "no summary line: elapsed is the process's wall time")
+		res.Notes = append(res.Notes, "no summary line")
 	}
 	st, err := readStats(filepath.Join(dir, "state", "stats.json"))
 	if err != nil {
@@ -345,9 +387,7 @@ func runColly(ctx context.Context, o Options, web *webProc, dir string) RunResul
 	}
 	if found {
 		res.Pages, res.BytesReceived = cr.Pages, cr.Bytes
-		if cr.ElapsedS > 0 {
-			res.ElapsedS = cr.ElapsedS
-		}
+		res.SelfReportedS = cr.ElapsedS
 		if cr.Errors > 0 {
 			res.Notes = append(res.Notes, fmt.Sprintf("%d fetches failed at the network level", cr.Errors))
 		}
