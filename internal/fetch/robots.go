@@ -102,7 +102,9 @@ func ParseRobots(body []byte, productToken string) *Robots {
 			}
 			cur.rules = append(cur.rules, newRule(key == "allow", val))
 		case "crawl-delay", "crawldelay", "crawl delay":
-			inAgents = false
+			// Crawl-delay is not one of RFC 9309's group records: like any
+			// other record it neither starts nor ends a group (section
+			// 2.2.4), so user-agent lines around it still share one group.
 			if cur == nil {
 				continue
 			}
@@ -172,7 +174,7 @@ func newRule(allow bool, val string) robotsRule {
 	if anchored {
 		val = val[:len(val)-1]
 	}
-	p := normalizePath(val)
+	p := normalize(val, true)
 	// Collapse runs of '*': they match the same as one.
 	for strings.Contains(p, "**") {
 		p = strings.ReplaceAll(p, "**", "*")
@@ -273,16 +275,24 @@ func matchPattern(pattern string, anchored bool, path string) bool {
 
 const upperhex = "0123456789ABCDEF"
 
-// normalizePath puts a path (or pattern) into the canonical form used for
-// matching (RFC 9309 section 2.2.2): percent-encoded unreserved characters
-// are decoded, other escapes get upper-case hex, and octets that may not
-// appear in a URI (non-ASCII, controls, space and a few others) are
+// normalizePath puts a path into the canonical form used for matching
+// (RFC 9309 section 2.2.2): percent-encoded unreserved characters are
+// decoded, other escapes get upper-case hex, and octets that may not appear
+// in a URI (non-ASCII, controls, space and a few others) are
 // percent-encoded. In the query, escapes of ':', '/', '@' and '?' are
 // decoded too. A '%' not starting a valid escape is encoded as "%25".
-func normalizePath(s string) string {
+// '*' and '$' are encoded as "%2A" and "%24", the form a pattern gives
+// its literal ones.
+func normalizePath(s string) string { return normalize(s, false) }
+
+// normalize is [normalizePath] for a path, or for a pattern if pattern is
+// set: then '*' stays the wildcard and only a '$' (the anchoring one is
+// already cut) is encoded, so "%2A" and "%24" in a pattern match the literal
+// characters (RFC 9309 figure 6).
+func normalize(s string, pattern bool) string {
 	clean := true
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '%' || needsEscape(c) {
+		if c := s[i]; c == '%' || needsEscape(c) || c == '$' || c == '*' && !pattern {
 			clean = false
 			break
 		}
@@ -313,7 +323,7 @@ func normalizePath(s string) string {
 			} else {
 				b.WriteString("%25")
 			}
-		case needsEscape(c):
+		case needsEscape(c) || c == '$' || c == '*' && !pattern:
 			b.WriteByte('%')
 			b.WriteByte(upperhex[c>>4])
 			b.WriteByte(upperhex[c&15])

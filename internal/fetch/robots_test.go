@@ -43,6 +43,15 @@ func checkRobots(t *testing.T, body string, cases []robotsCase) {
 	}
 }
 
+func checkRobotsOn(t *testing.T, r *Robots, cases []robotsCase) {
+	t.Helper()
+	for _, c := range cases {
+		if got := r.Allowed(c.path); got != c.want {
+			t.Errorf("path %q: Allowed = %v, want %v", c.path, got, c.want)
+		}
+	}
+}
+
 func TestRobotsRFC9309Example(t *testing.T) {
 	checkRobots(t, rfc9309Example, []robotsCase{
 		{"foobot", "/example/page.html", true},
@@ -141,6 +150,29 @@ func TestRobotsPercentEncoding(t *testing.T) {
 			t.Errorf("rule %q should match %q", c.rule, c.path)
 		}
 	}
+	// RFC 9309 figure 6: percent-encoded '*' and '$' in a pattern are the
+	// literal characters, not a wildcard or an anchor.
+	literal := ParseRobots([]byte("User-agent: *\nDisallow: /path/file-with-a-%2A.html\nDisallow: /path/foo-%24\n"), "petrel")
+	for path, want := range map[string]bool{
+		"/path/file-with-a-*.html":   false,
+		"/path/file-with-a-%2A.html": false,
+		"/path/file-with-a-%2a.html": false,
+		"/path/file-with-a-x.html":   true, // %2A is no wildcard
+		"/path/foo-$":                false,
+		"/path/foo-%24":              false,
+		"/path/foo-$/more":           false, // %24 is no anchor
+		"/path/foo-":                 true,
+	} {
+		if got := literal.Allowed(path); got != want {
+			t.Errorf("figure 6 rules, path %q: Allowed = %v, want %v", path, got, want)
+		}
+	}
+	// A '$' inside a pattern is a literal too; only the last one anchors.
+	mid := ParseRobots([]byte("User-agent: *\nDisallow: /a$b\nDisallow: /c$d$\n"), "petrel")
+	checkRobotsOn(t, mid, []robotsCase{
+		{"", "/a$b", false}, {"", "/a$bc", false}, {"", "/ab", true},
+		{"", "/c$d", false}, {"", "/c%24d", false}, {"", "/c$de", true},
+	})
 	// Reserved characters stay distinct in the path.
 	r := ParseRobots([]byte("User-agent: *\nDisallow: /a%2Fb\n"), "petrel")
 	if !r.Allowed("/a/b") {
@@ -177,6 +209,20 @@ func TestRobotsGroupsAndRecords(t *testing.T) {
 	}
 	if got := ParseRobots([]byte("User-agent: *\nCrawl-delay: soon\n"), "x").CrawlDelay(); got != 0 {
 		t.Errorf("bad Crawl-delay parsed as %v", got)
+	}
+	// RFC 9309 section 2.2.4: a record other than user-agent, allow and
+	// disallow (here Crawl-delay) between two user-agent lines does not end
+	// the group; both agents get its rules.
+	split := "User-agent: foobot\nCrawl-delay: 5\nUser-agent: barbot\nDisallow: /\n"
+	checkRobots(t, split, []robotsCase{
+		{"foobot", "/x", false},
+		{"barbot", "/x", false},
+		{"otherbot", "/x", true},
+	})
+	for _, agent := range []string{"foobot", "barbot"} {
+		if got := ParseRobots([]byte(split), agent).CrawlDelay(); got != 5*time.Second {
+			t.Errorf("%s CrawlDelay = %v, want 5s", agent, got)
+		}
 	}
 	want := []string{"https://s.test/sitemap.xml", "https://s.test/other.xml"}
 	if got := r.Sitemaps(); strings.Join(got, " ") != strings.Join(want, " ") {
