@@ -40,11 +40,25 @@ func webConfig(c testweb.Config, firstIP string) (testweb.Config, error) {
 func testwebCmd() *cobra.Command {
 	var c testweb.Config
 	var firstIP, dir string
+	var lz lazyFlags
 	cmd := &cobra.Command{
 		Use:   "testweb",
 		Short: "Serve the deterministic synthetic web on loopback (writes hosts and seeds files)",
-		Args:  cobra.NoArgs,
+		Long: `Serve the deterministic synthetic web on loopback.
+
+By default every page is generated at start and held in RAM, and a hosts file
+names every host. With --lazy the web is generated: every page is rendered on
+request from (seed, host, path) in constant memory, so --web-hosts 1000000
+--web-pages 1000 (10^9 URLs) costs no more RAM than a small web; its names are
+served by its own DNS server on loopback (the file "dns" in --out holds its
+address, for petrel crawl --system-dns --dns-server ADDR).`,
+		Example: `  petrel testweb --out /tmp/web
+  petrel testweb --lazy --web-hosts 1000000 --web-pages 1000 --out /tmp/web`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if lz.on {
+				return runLazyWeb(cmd, c, firstIP, dir, lz)
+			}
 			cfg, err := webConfig(c, firstIP)
 			if err != nil {
 				return err
@@ -66,7 +80,62 @@ func testwebCmd() *cobra.Command {
 	}
 	bindWebFlags(cmd, &c, &firstIP)
 	cmd.Flags().StringVar(&dir, "out", ".", "directory for the hosts and seeds files")
+	fs := cmd.Flags()
+	fs.BoolVar(&lz.on, "lazy", false, "serve the generated web (pages rendered on request, names from its DNS server)")
+	fs.IntVar(&lz.addrs, "web-ips", 4096, "with --lazy: loopback addresses the hosts share (skewed)")
+	fs.StringVar(&lz.dns, "web-dns", "", `with --lazy: DNS server address (default: the first address, port 0 = any); "off" for none`)
+	fs.BoolVar(&lz.logHits, "web-log", false, "with --lazy: keep a request log in RAM (off: counts only)")
+	fs.IntVar(&lz.seeds, "web-seeds", 100, "with --lazy: home pages written to the seeds file")
 	return cmd
+}
+
+// lazyFlags are the settings of "petrel testweb --lazy".
+type lazyFlags struct {
+	on      bool
+	addrs   int
+	dns     string
+	logHits bool
+	seeds   int
+}
+
+// runLazyWeb serves the generated web until the command's context ends,
+// then prints its counts.
+func runLazyWeb(cmd *cobra.Command, c testweb.Config, firstIP, dir string, lz lazyFlags) error {
+	gc := testweb.GenConfig{Hosts: c.Hosts, PagesPerHost: c.PagesPerHost, LinksPerPage: c.LinksPerPage,
+		PageBytes: c.PageBytes, Addrs: lz.addrs, Seed: c.Seed, Port: c.Port}
+	if cmd.Flags().Changed("web-first-ip") {
+		a, err := netip.ParseAddr(firstIP)
+		if err != nil || !a.Is4() || !a.IsLoopback() {
+			return flagError{fmt.Errorf("--web-first-ip %q: want a 127.x.y.z address", firstIP)}
+		}
+		gc.FirstIP = a
+	}
+	g, err := testweb.NewGen(gc)
+	if err != nil {
+		return flagError{err}
+	}
+	opts := testweb.GenServeOptions{LogHits: lz.logHits, DNS: lz.dns}
+	switch lz.dns {
+	case "off":
+		opts.DNS = ""
+	case "":
+		opts.DNS = g.Config().FirstIP.String() + ":0"
+	}
+	w, err := testweb.StartGen(cmd.Context(), g.Config(), opts)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	seeds, dnsPath, err := w.WriteFiles(dir, lz.seeds)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "testweb: %s; DNS %s (address in %s), seeds %s; Ctrl-C stops\n", w, w.DNSAddr(), dnsPath, seeds)
+	<-cmd.Context().Done()
+	ct := w.Counts()
+	fmt.Fprintf(os.Stderr, "testweb: served %d requests: %d pages, %d robots.txt, %d not found, %d misdirected, %d body bytes; %d DNS answers\n",
+		ct.Requests, ct.Pages, ct.Robots, ct.NotFound, ct.Misdirected, ct.Bytes, ct.DNSQueries)
+	return nil
 }
 
 func demoCmd() *cobra.Command {

@@ -106,6 +106,9 @@ type ResolverOptions struct {
 	// Server, when set ("IP:port"), is the DNS server the system path
 	// asks (over UDP, falling back to TCP) instead of the machine's
 	// resolv.conf servers: --dns-server, and the tests' DNS on loopback.
+	// A Server on a loopback address is also asked for special-use names
+	// (it is the synthetic web's own name server or a test's); special-use
+	// names never reach any other server.
 	Server string
 }
 
@@ -116,6 +119,7 @@ type ResolverOptions struct {
 type Resolver struct {
 	hosts   map[string][]netip.Addr
 	system  bool
+	local   bool // Server is on loopback: special-use names may be asked of it
 	ttl     time.Duration
 	negTTL  time.Duration
 	timeout time.Duration
@@ -165,6 +169,9 @@ func NewResolver(opts ResolverOptions) *Resolver {
 	sys := &net.Resolver{}
 	if opts.Server != "" {
 		server := opts.Server
+		if ap, err := netip.ParseAddrPort(server); err == nil && ap.Addr().IsLoopback() {
+			r.local = true
+		}
 		sys = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, network, server)
@@ -177,8 +184,8 @@ func NewResolver(opts ResolverOptions) *Resolver {
 }
 
 // Lookup returns the addresses of host. IP literals (bracketed or not) return
-// themselves. Special-use names resolve only through the hosts map, failing
-// at once with [ErrSpecialUseName] otherwise. Other names not in the hosts map
+// themselves. Special-use names resolve only through the hosts map or a
+// loopback Server, failing at once with [ErrSpecialUseName] otherwise. Other names not in the hosts map
 // go to the system resolver when enabled, else fail with [ErrNoSuchHost].
 // System answers, positive and "not found", are cached.
 //
@@ -195,7 +202,7 @@ func (r *Resolver) Lookup(ctx context.Context, host string) ([]netip.Addr, error
 	if addrs, ok := r.hosts[h]; ok && len(addrs) > 0 {
 		return addrs, nil
 	}
-	if IsSpecialUseName(h) {
+	if IsSpecialUseName(h) && !(r.local && r.system) {
 		return nil, fmt.Errorf("fetch: lookup %s: %w", h, ErrSpecialUseName)
 	}
 	if !r.system {

@@ -31,6 +31,17 @@
 // its own listener. Hostile hosts are never linked from the normal web, and
 // [Web.Expected] only covers the normal web.
 //
+// # Generated web
+//
+// [StartGen] serves a web of another kind, for benchmarks at scale: a [Gen]
+// computes every host name, address, URL, robots.txt and page from (seed,
+// host, page) on request, holding nothing per host or page, so 10⁶ hosts
+// of 10³ pages each cost no more memory than ten. Its hosts share a fixed
+// set of loopback addresses (skewed: a few hold tens of thousands of
+// hosts), all on one port, and its names are answered by its own DNS
+// server on loopback ([DNSServer]) instead of a hosts file; the request
+// log is optional and counts are always kept. [Gen] documents the shape.
+//
 // Invariants: serving does no heavy per-request work (page bodies are
 // pre-generated or assembled from pre-generated paragraphs; bombs are built
 // once, lazily); every response of the normal web carries Content-Length;
