@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/filter"
 	"github.com/petrel-crawler/petrel/internal/frontier"
+	"github.com/petrel-crawler/petrel/internal/metrics"
 	"github.com/petrel-crawler/petrel/internal/sieve"
 	"github.com/petrel-crawler/petrel/internal/stats"
 	"github.com/petrel-crawler/petrel/internal/store"
@@ -52,6 +54,8 @@ type Agent struct {
 	store    *store.Writer
 	scope    *filter.Scope
 	digests  *textDigests
+	metrics  *metrics.Metrics
+	warc     atomic.Pointer[store.Writer] // the store, kept after closeAll for the metrics
 
 	progress   io.Writer
 	cpSeq      int
@@ -163,6 +167,12 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: open virtualizer: %w", err)
 	}
+	a.metrics = metrics.New(metrics.Sources{
+		Stats:   a.stats,
+		Version: Version,
+		Workers: func() (int, int) { return a.cfg.Fetchers, a.cfg.Parsers },
+		WARC:    a.warcFigures,
+	})
 	assign, _ := frontier.ParseAssign(cfg.Assign)
 	guard := fetch.Guard{AllowPrivate: cfg.AllowPrivate}
 	resolver := fetch.NewResolver(fetch.ResolverOptions{Hosts: hosts, System: cfg.SystemDNS,
@@ -187,7 +197,7 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		Cache:          sieve.NewURLCache(cfg.URLCacheBytes),
 		Hash:           sieve.Hash,
 		Ready:          a.ready,
-		Resolver:       dnsStage{resolver},
+		Resolver:       dnsStage{r: resolver, m: a.metrics},
 		Guard:          guard.Check,
 		Stats:          a.stats,
 		Logger:         a.log,
@@ -224,6 +234,7 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: open WARC store: %w", err)
 	}
+	a.warc.Store(a.store)
 	a.digests = newTextDigests()
 	// The digest filters of a crawl that stopped cleanly come back, so that
 	// duplicates of pages stored before the stop are still recognised.
@@ -307,6 +318,21 @@ func (a *Agent) lockDir() error {
 
 // Stats returns the crawl's counters.
 func (a *Agent) Stats() *stats.Crawl { return a.stats }
+
+// Metrics returns the crawl's Prometheus registry; its Handler serves
+// /metrics. Other parts add their collectors with its Register.
+func (a *Agent) Metrics() *metrics.Metrics { return a.metrics }
+
+// warcFigures reads the WARC writer's record and byte counts (zero before
+// it opens and after it closes).
+func (a *Agent) warcFigures() (records, bytes int64) {
+	w := a.warc.Load()
+	if w == nil {
+		return 0, 0
+	}
+	st := w.Stats()
+	return st.Records, st.CompressedBytes
+}
 
 // Run crawls until nothing is left, a limit is reached, or ctx is cancelled
 // (a clean stop), then saves the state and closes everything. It returns nil
@@ -547,11 +573,17 @@ func writeFile(path string, sync bool, write func(io.Writer) error) error {
 }
 
 // dnsStage adapts the fetch resolver to the frontier: names that cannot
-// resolve by retrying are marked permanent.
-type dnsStage struct{ r *fetch.Resolver }
+// resolve by retrying are marked permanent; each lookup's duration is
+// observed.
+type dnsStage struct {
+	r *fetch.Resolver
+	m *metrics.Metrics
+}
 
 func (d dnsStage) Lookup(ctx context.Context, host string) ([]netip.Addr, error) {
+	start := time.Now()
 	addrs, err := d.r.Lookup(ctx, host)
+	d.m.ObserveDNS(time.Since(start))
 	if err != nil && (errors.Is(err, fetch.ErrNoSuchHost) || errors.Is(err, fetch.ErrSpecialUseName)) {
 		return nil, permanentErr{err}
 	}

@@ -34,6 +34,7 @@ func (a *Agent) handle(r *fetched) {
 		st.CountContentType(resp.Header.Get("Content-Type"))
 	}
 	st.BytesReceived.Add(int64(len(resp.RawResponse)))
+	a.metrics.ObserveFetch(resp.End.Sub(resp.Start), len(resp.RawResponse))
 	if resp.Truncated != "" {
 		st.Truncated.Add(1)
 	}

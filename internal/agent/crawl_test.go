@@ -1,0 +1,70 @@
+package agent
+
+import (
+	"context"
+	"io"
+	"net/netip"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/testweb"
+)
+
+// testCrawl is one in-process crawl of a small synthetic web.
+type testCrawl struct {
+	web *testweb.Web
+	cfg Config
+	a   *Agent
+}
+
+// newTestCrawl starts a synthetic web of hosts×pages on addresses from
+// firstIP and opens an agent on it with fast delays; edit changes the
+// configuration before Open.
+func newTestCrawl(t *testing.T, firstIP string, hosts, pages int, edit func(*Config)) *testCrawl {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := testweb.Start(ctx, testweb.Config{Hosts: hosts, HostsPerIP: 2, PagesPerHost: pages, Seed: 3,
+		FirstIP: netip.MustParseAddr(firstIP)})
+	if err != nil {
+		t.Fatalf("testweb: %v", err)
+	}
+	t.Cleanup(func() { w.Close() })
+	dir := t.TempDir()
+	hostsFile, seeds, err := w.WriteFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Defaults()
+	cfg.Dir = filepath.Join(dir, "crawl")
+	cfg.HostsFile, cfg.SeedsFile = hostsFile, seeds
+	cfg.AllowPrivate, cfg.SystemDNS = true, false
+	cfg.HostDelay, cfg.IPDelay = Duration{5 * time.Millisecond}, Duration{2 * time.Millisecond}
+	cfg.Fetchers, cfg.Parsers = 16, 2
+	cfg.RetryDelay = Duration{50 * time.Millisecond}
+	cfg.FetchTimeout = Duration{10 * time.Second}
+	cfg.CheckpointEvery = Duration{}
+	cfg.WorkbenchSize, cfg.URLCacheBytes, cfg.SieveBuffer = 16<<20, 1<<20, 1<<12
+	if edit != nil {
+		edit(&cfg)
+	}
+	a, err := Open(cfg, io.Discard)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return &testCrawl{web: w, cfg: cfg, a: a}
+}
+
+// run crawls to the end (or fails the test after a minute).
+func (c *testCrawl) run(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.a.Run(ctx); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the crawl did not finish within a minute")
+	}
+}
