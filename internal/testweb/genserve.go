@@ -55,9 +55,7 @@ type GenWeb struct {
 
 	requests, pages, robots, notFound, misdirected, bytes atomic.Int64
 
-	mu      sync.Mutex
-	hits    []Hit
-	dropped int64
+	log hitLog
 
 	closeOnce sync.Once
 	done      chan struct{}
@@ -75,6 +73,7 @@ func StartGen(ctx context.Context, cfg GenConfig, opts GenServeOptions) (*GenWeb
 		opts.MaxHits = 1_000_000
 	}
 	w := &GenWeb{opts: opts, done: make(chan struct{})}
+	w.log.max = opts.MaxHits
 	w.pool.New = func() any { return new(bytes.Buffer) }
 	port, err := w.bind(g)
 	if err != nil {
@@ -167,7 +166,7 @@ func (w *GenWeb) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	status := w.serve(rw, r, name)
 	w.requests.Add(1)
 	if w.opts.LogHits {
-		w.record(Hit{Host: name, IP: localAddr(r), Path: r.RequestURI, Status: status, UserAgent: r.UserAgent(), Start: start})
+		w.log.record(Hit{Host: name, IP: localAddr(r), Path: r.RequestURI, Status: status, UserAgent: r.UserAgent(), Start: start})
 	}
 }
 
@@ -219,23 +218,8 @@ func localAddr(r *http.Request) netip.Addr {
 	return netip.Addr{}
 }
 
-func (w *GenWeb) record(h Hit) {
-	w.mu.Lock()
-	h.End = time.Now()
-	if len(w.hits) < w.opts.MaxHits {
-		w.hits = append(w.hits, h)
-	} else {
-		w.dropped++
-	}
-	w.mu.Unlock()
-}
-
 // Hits returns a copy of the request log (empty unless LogHits is set).
-func (w *GenWeb) Hits() []Hit {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]Hit(nil), w.hits...)
-}
+func (w *GenWeb) Hits() []Hit { return w.log.all() }
 
 // Counts returns the counters so far.
 func (w *GenWeb) Counts() GenCounts {

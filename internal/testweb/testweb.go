@@ -82,9 +82,8 @@ type Web struct {
 	raws    []*rawServer
 	wg      sync.WaitGroup
 
-	mu      sync.Mutex
-	hits    []Hit
-	dropped int64
+	mu  sync.Mutex // guards lns, servers, raws
+	log hitLog
 
 	closeOnce sync.Once
 	closeErr  error
@@ -147,6 +146,7 @@ func Start(ctx context.Context, cfg Config) (*Web, error) {
 		byName:  make(map[string]*site),
 		done:    make(chan struct{}),
 	}
+	w.log.max = cfg.MaxHits
 	if err := w.build(); err != nil {
 		w.Close()
 		return nil, err
@@ -303,20 +303,7 @@ func writeBody(rw http.ResponseWriter, status int, ctype string, body []byte) {
 }
 
 // record appends h to the hit log, or counts it as dropped.
-//
-// record stamps h.End itself, under the lock, so that the log is in End
-// order (a time taken before the lock could let two handlers finishing
-// together log in the opposite order of their ends).
-func (w *Web) record(h Hit) {
-	w.mu.Lock()
-	h.End = time.Now()
-	if len(w.hits) < w.cfg.MaxHits {
-		w.hits = append(w.hits, h)
-	} else {
-		w.dropped++
-	}
-	w.mu.Unlock()
-}
+func (w *Web) record(h Hit) { w.log.record(h) }
 
 func (w *Web) logf(format string, args ...any) {
 	if w.cfg.Logf != nil {
@@ -391,26 +378,13 @@ func (w *Web) Disallowed() []string { return append([]string(nil), w.disallw...)
 
 // Hits returns a copy of the request log in arrival order, robots.txt
 // requests included.
-func (w *Web) Hits() []Hit {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]Hit(nil), w.hits...)
-}
+func (w *Web) Hits() []Hit { return w.log.all() }
 
 // DroppedHits returns how many hits were not logged because the log was full.
-func (w *Web) DroppedHits() int64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.dropped
-}
+func (w *Web) DroppedHits() int64 { return w.log.droppedHits() }
 
 // ResetHits empties the request log and the dropped count.
-func (w *Web) ResetHits() {
-	w.mu.Lock()
-	w.hits = nil
-	w.dropped = 0
-	w.mu.Unlock()
-}
+func (w *Web) ResetHits() { w.log.reset() }
 
 // Addrs returns every address the web listens on.
 func (w *Web) Addrs() []netip.Addr { return append([]netip.Addr(nil), w.addrs...) }

@@ -355,6 +355,11 @@ func TestHitLogCapAndFiles(t *testing.T) {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
+	// A hit is recorded after its response is flushed: wait (bounded) for
+	// the last one.
+	for deadline := time.Now().Add(2 * time.Second); len(w.Hits())+int(w.DroppedHits()) < 5 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	if n := len(w.Hits()); n != 3 {
 		t.Errorf("%d hits kept, want 3", n)
 	}
