@@ -56,6 +56,8 @@ func bindCrawlFlags(fs *pflag.FlagSet, cfg *agent.Config) {
 	fs.Int64Var(&cfg.WARCMaxBytes, "warc-max-bytes", cfg.WARCMaxBytes, "WARC files rotate after this many bytes")
 	fs.IntVar(&cfg.WARCGzipLevel, "warc-gzip-level", cfg.WARCGzipLevel, "gzip level of WARC records, 1 (fastest) to 9; 6 makes files 9% smaller for a third more compression CPU")
 	fs.IntVar(&cfg.WARCStoreBelow, "warc-store-below", cfg.WARCStoreBelow, "records shorter than this many bytes are stored uncompressed in their gzip member (0: compress every record)")
+	fs.StringVar(&cfg.Operator, "operator", cfg.Operator, "who runs the crawl and how to reach them (name, e-mail or URL), recorded in every WARC file's warcinfo")
+	fs.BoolVar(&cfg.CDXJ, "cdxj", cfg.CDXJ, "write a CDXJ index beside each WARC file, and indexes/index.cdxj at the end")
 	fs.DurationVar(&cfg.Progress.Duration, "progress", cfg.Progress.Duration, "interval of the progress line on stderr (0 = none)")
 	fs.BoolVar(&cfg.Fresh, "fresh", cfg.Fresh, "refuse to start on a non-empty crawl directory")
 	fs.DurationVar(&cfg.CheckpointEvery.Duration, "checkpoint-every", cfg.CheckpointEvery.Duration, "interval of crash checkpoints (also taken at the start, and on SIGUSR1)")

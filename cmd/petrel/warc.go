@@ -3,32 +3,43 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/petrel-crawler/petrel/internal/store"
 )
 
+// usageError is a command-line mistake (exit 2). A URL the archive does
+// not hold is not one: it exits 1 with its one-line message.
+func usageError(format string, a ...any) error {
+	return flagError{fmt.Errorf(format, a...)}
+}
+
 func warcCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "warc", Short: "Inspect WARC files"}
-	cmd.AddCommand(&cobra.Command{
-		Use:   "ls FILE...",
-		Short: "List the records of WARC files",
+	cmd := &cobra.Command{Use: "warc", Short: "Inspect, index and package WARC files"}
+	var lsJSON bool
+	ls := &cobra.Command{
+		Use:   "ls [--json] FILE|DIR...",
+		Short: "List the records of WARC files (a directory: its *.warc.gz files)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, p := range args {
-				if err := store.ListRecords(p, cmd.OutOrStdout()); err != nil {
-					return err
-				}
-			}
-			return nil
+			return store.ListRecords(args, cmd.OutOrStdout(), lsJSON)
 		},
-	}, &cobra.Command{
-		Use:   "check FILE...",
+	}
+	ls.Flags().BoolVar(&lsJSON, "json", false, "one JSON object per record instead of the table")
+	cmd.AddCommand(ls, &cobra.Command{
+		Use:   "check FILE|DIR...",
 		Short: "Read WARC files through and validate every digest",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, p := range args {
+			files, err := store.WARCFiles(args)
+			if err != nil {
+				return err
+			}
+			for _, p := range files {
 				n, err := store.CheckFile(p)
 				if err != nil {
 					return fmt.Errorf("%s: %w", p, err)
@@ -38,17 +49,145 @@ func warcCmd() *cobra.Command {
 			return nil
 		},
 	}, &cobra.Command{
-		Use:   "cdxj FILE...",
-		Short: "Write a CDXJ index of WARC files to stdout",
+		Use:   "cdxj FILE|DIR...",
+		Short: "Write one CDXJ index of WARC files to stdout, sorted as a whole (LC_ALL=C order)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, p := range args {
-				if err := store.WriteCDXJ(p, os.Stdout); err != nil {
+			return store.WriteCDXJ(args, cmd.OutOrStdout())
+		},
+	}, &cobra.Command{
+		Use:   "index CRAWL-DIR...",
+		Short: "Write each crawl directory's merged, sorted index, indexes/index.cdxj (and any missing per-file index)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, d := range args {
+				n, err := store.IndexCrawl(d)
+				if err != nil {
 					return err
 				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: %d captures indexed\n", store.MergedIndex(d), n)
 			}
 			return nil
 		},
-	})
+	}, catCmd())
 	return cmd
+}
+
+func catCmd() *cobra.Command {
+	var body bool
+	var date, dir string
+	cmd := &cobra.Command{
+		Use:   "cat [--body] [--date D] URL [--dir DIR | FILE...]\n  petrel warc cat [--body] FILE:OFFSET",
+		Short: "Print a stored record, or with --body its payload decoded",
+		Long: `Print the WARC record of a URL's capture (the latest, or the one closest to
+--date), or with --body the payload decoded: chunking and Content-Encoding
+undone, a revisit resolved to the record it refers to. The capture is looked
+up in DIR's indexes/index.cdxj when there is one, else in its WARC files, or
+in the FILEs given. FILE:OFFSET prints the record at that offset (the offset
+of "petrel warc ls" and of the index).`,
+		Example: `  petrel warc cat --dir crawl http://example.test/
+  petrel warc cat --body --date 20240102 http://example.test/ --dir crawl
+  petrel warc cat crawl/warc/petrel-20240102030405-00000.warc.gz:1234`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var when time.Time
+			if date != "" {
+				t, err := store.ParseCaptureDate(date)
+				if err != nil {
+					return usageError("--date: %v", err)
+				}
+				when = t
+			}
+			c, arch, err := locate(args, dir, when)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if !body {
+				rec, err := store.ReadRecord(c.Path, c.Offset)
+				if err != nil {
+					return err
+				}
+				_, err = out.Write(rec)
+				return err
+			}
+			p, err := arch.ReadPayload(c.Path, c.Offset)
+			if err != nil {
+				return err
+			}
+			if p.Truncated != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "petrel: a truncated capture (WARC-Truncated: %s): the payload is incomplete\n", p.Truncated)
+			}
+			if p.Err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "petrel: %v\n", p.Err)
+			}
+			_, err = out.Write(p.Body)
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&body, "body", false, "print the payload, decoded, instead of the record")
+	cmd.Flags().StringVar(&date, "date", "", "the capture closest to this date: YYYYMMDD[hhmmss] or RFC 3339 (default: the latest)")
+	cmd.Flags().StringVar(&dir, "dir", "", "crawl directory (or directory of WARC files) to look in")
+	return cmd
+}
+
+// locate finds the record "petrel warc cat" prints.
+func locate(args []string, dir string, when time.Time) (store.Capture, store.Archive, error) {
+	first := args[0]
+	if len(args) == 1 && dir == "" {
+		if i := strings.LastIndexByte(first, ':'); i > 0 && !strings.Contains(first, "://") {
+			off, err := strconv.ParseInt(first[i+1:], 10, 64)
+			if err != nil || off < 0 {
+				return store.Capture{}, store.Archive{}, usageError("%q: want FILE:OFFSET with a byte offset", first)
+			}
+			path := first[:i]
+			if _, err := os.Stat(path); err != nil {
+				return store.Capture{}, store.Archive{}, usageError("%v", err)
+			}
+			arch, err := store.OpenArchive(dirOf(path))
+			if err != nil {
+				arch = store.Archive{Files: []string{path}}
+			}
+			return store.Capture{Path: path, Offset: off}, arch, nil
+		}
+	}
+	var arch store.Archive
+	switch {
+	case dir != "" && len(args) > 1:
+		return store.Capture{}, arch, usageError("give --dir or WARC files, not both")
+	case dir != "":
+		a, err := store.OpenArchive(dir)
+		if err != nil {
+			return store.Capture{}, arch, usageError("--dir: %v", err)
+		}
+		arch = a
+	case len(args) > 1:
+		files, err := store.WARCFiles(args[1:])
+		if err != nil {
+			return store.Capture{}, arch, usageError("%v", err)
+		}
+		arch = store.Archive{Files: files}
+	default:
+		return store.Capture{}, arch, usageError("give --dir DIR or WARC files to look for %s in", first)
+	}
+	c, err := arch.FindCapture(first, when)
+	return c, arch, err
+}
+
+// dirOf returns the crawl directory a WARC file sits in (DIR for
+// DIR/warc/FILE), or the file's own directory.
+func dirOf(path string) string {
+	d := strings.TrimSuffix(path, "/")
+	if i := strings.LastIndexByte(d, '/'); i >= 0 {
+		d = d[:i]
+	} else {
+		d = "."
+	}
+	if strings.HasSuffix(d, "/warc") {
+		return strings.TrimSuffix(d, "/warc")
+	}
+	if d == "warc" {
+		return "."
+	}
+	return d
 }

@@ -230,6 +230,11 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		GzipLevel:    cfg.WARCGzipLevel,
 		StoreBelow:   storeBelow(cfg.WARCStoreBelow),
 		Software:     "Petrel/" + Version,
+		Operator:     cfg.Operator,
+		IsPartOf:     crawlName(cfg.Dir),
+		Robots:       "obey",
+		UserAgent:    cfg.UserAgent,
+		Index:        cfg.CDXJ,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agent: open WARC store: %w", err)
@@ -256,6 +261,15 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	a.log.Info("crawl opened", "dir", cfg.Dir, "seeds", len(seeds), "ready", a.ready.Len())
 	a.opened = true
 	return a, nil
+}
+
+// crawlName is the name of the crawl in its WARC files: the base name of
+// its directory.
+func crawlName(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return filepath.Base(dir)
 }
 
 // readSeeds gathers the seeds from the file and the arguments; a malformed
@@ -498,6 +512,11 @@ func (a *Agent) closeAll() error {
 			errs = append(errs, storeErr)
 		}
 		a.stats.WARCBytes.Add(a.store.Stats().CompressedBytes)
+		if a.opened && storeErr == nil && a.cfg.CDXJ {
+			if _, err := store.IndexCrawl(a.cfg.Dir); err != nil {
+				errs = append(errs, fmt.Errorf("agent: merged index: %w", err))
+			}
+		}
 	}
 	if a.fetcher != nil {
 		a.fetcher.CloseIdle()

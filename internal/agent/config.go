@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -89,9 +90,15 @@ type Config struct {
 	WARCGzipLevel int      `toml:"warc-gzip-level"`
 	// WARCStoreBelow: records shorter than this many bytes are stored, not
 	// compressed, in their gzip member (0: every record is compressed).
-	WARCStoreBelow int      `toml:"warc-store-below"`
-	Progress       Duration `toml:"progress"`
-	StopGrace      Duration `toml:"stop-grace"`
+	WARCStoreBelow int `toml:"warc-store-below"`
+	// Operator names who runs the crawl and how to reach them, for the
+	// warcinfo record of every WARC file.
+	Operator string `toml:"operator"`
+	// CDXJ writes a CDXJ index beside each WARC file and, at the end, the
+	// merged indexes/index.cdxj.
+	CDXJ      bool     `toml:"cdxj"`
+	Progress  Duration `toml:"progress"`
+	StopGrace Duration `toml:"stop-grace"`
 	// CheckpointEvery is the interval of crash checkpoints (0: only the
 	// one at the start and those asked for with SIGUSR1).
 	CheckpointEvery Duration `toml:"checkpoint-every"`
@@ -133,6 +140,7 @@ func Defaults() Config {
 		WARCMaxBytes:    1 << 30,
 		WARCGzipLevel:   1,
 		WARCStoreBelow:  store.DefaultStoreBelow,
+		CDXJ:            true,
 		Progress:        Duration{2 * time.Second},
 		StopGrace:       Duration{10 * time.Second},
 		CheckpointEvery: Duration{10 * time.Minute},
@@ -223,6 +231,9 @@ func (c *Config) Validate() error {
 		if _, err := netip.ParseAddrPort(c.DNSServer); err != nil {
 			bad("--dns-server %q: want IP:port", c.DNSServer)
 		}
+	}
+	if strings.ContainsAny(c.Operator, "\r\n") {
+		bad("--operator must be one line")
 	}
 	if c.UserAgent == "" {
 		bad("--user-agent must not be empty")

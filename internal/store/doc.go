@@ -58,17 +58,35 @@
 //
 // # Revisits
 //
-// Payload digests of 2xx responses with a non-empty payload go into a
+// Payload digests of whole 2xx responses with a non-empty payload go into a
 // Bloom filter sized by Options.DigestsExpected and
-// Options.DigestsFalsePositive. When a digest tests positive the response
-// is written as a revisit record (profile identical-payload-digest) whose
-// block is the HTTP header only. A false positive would lose a unique
-// page, hence the default rate of 1e-9; with the default 10 million
-// digests the filter takes about 54 MB. The URI, date and record ID of the
-// first capture of the most recent Options.RevisitRefs digests (default
-// 65536, about 10 MB) are kept for WARC-Refers-To, WARC-Refers-To-Target-URI
-// and WARC-Refers-To-Date; older revisits omit these optional fields. The
-// filter lives in memory only: a resumed crawl starts with an empty one.
+// Options.DigestsFalsePositive (a false positive would lose a unique page,
+// hence the default rate of 1e-9). The URI, date and record ID of the first
+// capture of the most recent Options.RevisitRefs digests (default 65536,
+// about 10 MB) are kept. A response is written as a revisit record (profile
+// identical-payload-digest, the block the HTTP header only) when its digest
+// tests positive and its first capture is remembered: every revisit carries
+// WARC-Refers-To, WARC-Refers-To-Target-URI and WARC-Refers-To-Date, which
+// replay tools resolve it by. A duplicate whose first capture was
+// forgotten is stored in full and becomes the capture later duplicates
+// refer to.
+//
+// A truncated capture (Exchange.Truncated set: connection reset, body
+// shorter than its Content-Length, timeout, size cap) is always a response
+// record with WARC-Truncated, however often the same cut transfer is
+// retried, and its digest never enters the filter: no revisit refers to a
+// truncated capture.
+//
+// # Indexes
+//
+// With Options.Index the writer keeps the CDXJ lines of the open file
+// (memory bounded by Options.IndexBudget, then sorted runs on disk) and
+// writes them, sorted, to NAME.cdxj beside NAME.warc.gz when the file is
+// closed. IndexCrawl merges the per-file indexes of a crawl directory into
+// indexes/index.cdxj, rebuilding from the WARC file any that is missing or
+// older than its file (a file repaired after a crash). Every index is
+// sorted by the bytes of its lines and written as warcio's cdx-index
+// writes it (see index.go).
 //
 // # Compression level
 //
@@ -92,8 +110,9 @@
 //
 // # Reading
 //
-// ListRecords, CheckFile and WriteCDXJ read files with
+// ListRecords, CheckFile, WriteCDXJ and IndexCrawl read files with
 // github.com/nlnwa/gowarc/v3, never with this package's writer code, and
-// back the "petrel warc ls", "petrel warc check" and "petrel warc cdxj"
-// commands.
+// back "petrel warc ls", "check", "cdxj" and "index". Archive finds the
+// captures of a URL (through indexes/index.cdxj, or the files themselves)
+// and ReadRecord and Archive.ReadPayload print one, for "petrel warc cat".
 package store

@@ -74,7 +74,7 @@ func FuzzCheckFile(f *testing.F) {
 			t.Fatal(err)
 		}
 		_, checkErr := CheckFile(path)
-		lsErr := ListRecords(path, io.Discard)
+		lsErr := ListRecords([]string{path}, io.Discard, false)
 		if checkErr == nil && lsErr != nil {
 			t.Errorf("CheckFile accepted the file, ListRecords failed: %v", lsErr)
 		}

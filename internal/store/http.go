@@ -15,7 +15,7 @@ type httpResponse struct {
 	body    []byte // bytes after the blank line, as transferred
 	status  int    // status code, 0 if the status line is unreadable
 	chunked bool   // Transfer-Encoding lists "chunked"
-	mime    string // Content-Type without parameters, lower case
+	mime    string // Content-Type without parameters, case kept (as warcio indexes it)
 }
 
 // parseResponse splits raw at the end of its header block. A response cut
@@ -54,7 +54,7 @@ func parseResponse(raw []byte) httpResponse {
 			if semi := bytes.IndexByte(value, ';'); semi >= 0 {
 				value = value[:semi]
 			}
-			r.mime = string(bytes.ToLower(bytes.TrimSpace(value)))
+			r.mime = string(bytes.TrimSpace(value))
 		}
 	}
 	return r

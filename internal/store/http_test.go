@@ -21,7 +21,7 @@ func TestParseResponse(t *testing.T) {
 		{"chunked mixed case", "HTTP/1.1 201 Created\r\ntransfer-ENCODING: gzip, Chunked\r\n\r\n0\r\n\r\n",
 			201, true, "", "HTTP/1.1 201 Created\r\ntransfer-ENCODING: gzip, Chunked\r\n\r\n", "0\r\n\r\n"},
 		{"bare LF", "HTTP/1.0 404 Not Found\nContent-Type: TEXT/Plain\n\nnope",
-			404, false, "text/plain", "HTTP/1.0 404 Not Found\nContent-Type: TEXT/Plain\n\n", "nope"},
+			404, false, "TEXT/Plain", "HTTP/1.0 404 Not Found\nContent-Type: TEXT/Plain\n\n", "nope"},
 		{"cut in headers", "HTTP/1.1 200 OK\r\nContent-Ty", 200, false, "", "HTTP/1.1 200 OK\r\nContent-Ty", ""},
 		{"empty", "", 0, false, "", "", ""},
 		{"garbage status", "HTTP/1.1 2x0 OK\r\n\r\nbody", 0, false, "", "HTTP/1.1 2x0 OK\r\n\r\n", "body"},

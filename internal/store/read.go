@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,11 +19,69 @@ import (
 // the de-chunked payload digest of a chunked response.
 const maxCheckPayload = 256 << 20
 
-// ListRecords reads the WARC file at path with gowarc and prints one line
-// per record to w: type, target URI (or "-"), WARC-Date, Content-Length,
-// payload digest (or "-"), and the record's offset in the file, separated
-// by single spaces. It backs "petrel warc ls FILE".
-func ListRecords(path string, w io.Writer) error {
+// RecordInfo describes one record for "petrel warc ls".
+type RecordInfo struct {
+	File          string `json:"file"`
+	Offset        int64  `json:"offset"`
+	Type          string `json:"type"`
+	Status        int    `json:"status,omitempty"` // HTTP status of a response or revisit
+	Date          string `json:"date"`
+	URL           string `json:"url,omitempty"`
+	ContentLength int64  `json:"content_length"` // of the record's block
+	PayloadDigest string `json:"payload_digest,omitempty"`
+	Truncated     string `json:"truncated,omitempty"`
+}
+
+// lsHeader is the first line of ListRecords's table.
+const lsHeader = "OFFSET     TYPE     STATUS DATE                        LENGTH     PAYLOAD-DIGEST                        URL"
+
+// ListRecords reads the WARC files named by paths (files, or directories as
+// WARCFiles expands them) with gowarc and prints one line per record to w:
+// a header line, then offset, type, HTTP status (or "-"), WARC-Date,
+// Content-Length, payload digest (or "-") and target URI (or "-"); with
+// more than one file, each file's records follow a "# FILE" line. With
+// asJSON it prints one RecordInfo object per line instead, and no header.
+// It backs "petrel warc ls".
+func ListRecords(paths []string, w io.Writer, asJSON bool) error {
+	files, err := WARCFiles(paths)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	if !asJSON {
+		fmt.Fprintln(bw, lsHeader)
+	}
+	for _, p := range files {
+		if !asJSON && len(files) > 1 {
+			fmt.Fprintf(bw, "# %s\n", p)
+		}
+		err := eachRecord(p, func(ri RecordInfo) error {
+			if asJSON {
+				return enc.Encode(ri)
+			}
+			status := "-"
+			if ri.Status > 0 {
+				status = strconv.Itoa(ri.Status)
+			}
+			_, err := fmt.Fprintf(bw, "%-10d %-8s %-6s %-27s %-10d %-37s %s\n", ri.Offset, ri.Type, status,
+				ri.Date, ri.ContentLength, dash(ri.PayloadDigest), dash(ri.URL))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("store: ls: %w", err)
+	}
+	return nil
+}
+
+// eachRecord calls fn with the description of every record of the WARC file
+// at path, in file order.
+func eachRecord(path string, fn func(RecordInfo) error) error {
 	r, err := gowarc.NewWarcFileReader(path, 0,
 		gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore),
 		gowarc.WithSpecViolationPolicy(gowarc.ErrIgnore),
@@ -33,26 +90,38 @@ func ListRecords(path string, w io.Writer) error {
 		return fmt.Errorf("store: ls %s: %w", path, err)
 	}
 	defer r.Close()
-	bw := bufio.NewWriter(w)
+	file := filepath.Base(path)
 	for {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("store: ls %s: offset %d: %w", path, rec.Offset, err)
 		}
-		h := rec.WarcRecord.WarcHeader()
-		length, _ := rec.WarcRecord.ContentLength()
-		fmt.Fprintf(bw, "%s %s %s %d %s %d\n", rec.WarcRecord.Type(),
-			dash(h.Get(gowarc.WarcTargetURI)), h.Get(gowarc.WarcDate), length,
-			dash(h.Get(gowarc.WarcPayloadDigest)), rec.Offset)
+		wr := rec.WarcRecord
+		h := wr.WarcHeader()
+		length, _ := wr.ContentLength()
+		ri := RecordInfo{
+			File:          file,
+			Offset:        rec.Offset,
+			Type:          wr.Type().String(),
+			Date:          h.Get(gowarc.WarcDate),
+			URL:           h.Get(gowarc.WarcTargetURI),
+			ContentLength: length,
+			PayloadDigest: h.Get(gowarc.WarcPayloadDigest),
+			Truncated:     h.Get(gowarc.WarcTruncated),
+		}
+		if t := wr.Type(); t == gowarc.Response || t == gowarc.Revisit {
+			if blk, ok := wr.Block().(gowarc.ProtocolHeaderBlock); ok {
+				ri.Status = parseResponse(blk.ProtocolHeaderBytes()).status
+			}
+		}
 		_ = rec.Close()
+		if err := fn(ri); err != nil {
+			return err
+		}
 	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("store: ls %s: %w", path, err)
-	}
-	return nil
 }
 
 func dash(s string) string {
@@ -145,21 +214,10 @@ func checkDechunked(blk gowarc.HttpResponseBlock, want string) error {
 	return nil
 }
 
-// cdxjLine is one CDXJ index entry before sorting.
-type cdxjLine struct {
-	key, stamp string
-	json       []byte
-}
-
-// WriteCDXJ reads the WARC file at path with gowarc and writes a CDXJ index
-// of its response and revisit records to w, sorted by SURT key and
-// timestamp, in the form pywb reads:
-//
-//	com,example)/a?b=c 20240102030405 {"url":"...","mime":"text/html","status":"200","digest":"BASE32","length":"1234","offset":"0","filename":"petrel-....warc.gz"}
-//
-// The index of one file is built in memory (about 200 bytes per record).
-// It backs "petrel warc cdxj".
-func WriteCDXJ(path string, w io.Writer) error {
+// indexRecords reads the WARC file at path with gowarc and calls add with
+// the CDXJ line (without a line break) of each response and revisit record,
+// in file order.
+func indexRecords(path string, add func([]byte) error) error {
 	r, err := gowarc.NewWarcFileReader(path, 0,
 		gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore),
 		gowarc.WithSpecViolationPolicy(gowarc.ErrIgnore),
@@ -168,88 +226,57 @@ func WriteCDXJ(path string, w io.Writer) error {
 		return fmt.Errorf("store: cdxj %s: %w", path, err)
 	}
 	defer r.Close()
-	filename := strings.TrimSuffix(filepath.Base(path), ".open")
-	var lines []cdxjLine
+	filename := strings.TrimSuffix(filepath.Base(path), openSuffix)
 	for {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("store: cdxj %s: offset %d: %w", path, rec.Offset, err)
 		}
-		line, ok := cdxjEntry(rec, filename)
+		e, ok := recordEntry(rec, filename)
 		_ = rec.Close()
 		if ok {
-			lines = append(lines, line)
+			if err := add(e.line()); err != nil {
+				return err
+			}
 		}
 	}
-	slices.SortStableFunc(lines, func(a, b cdxjLine) int {
-		if c := strings.Compare(a.key, b.key); c != 0 {
-			return c
-		}
-		return strings.Compare(a.stamp, b.stamp)
-	})
-	bw := bufio.NewWriter(w)
-	for _, l := range lines {
-		bw.WriteString(l.key)
-		bw.WriteByte(' ')
-		bw.WriteString(l.stamp)
-		bw.WriteByte(' ')
-		bw.Write(l.json)
-		bw.WriteByte('\n')
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("store: cdxj %s: %w", path, err)
-	}
-	return nil
 }
 
-// cdxjEntry builds the index entry of a response or revisit record.
-func cdxjEntry(rec gowarc.Record, filename string) (cdxjLine, bool) {
+// recordEntry builds the index entry of a response or revisit record.
+func recordEntry(rec gowarc.Record, filename string) (indexEntry, bool) {
 	wr := rec.WarcRecord
 	typ := wr.Type()
 	if typ != gowarc.Response && typ != gowarc.Revisit {
-		return cdxjLine{}, false
+		return indexEntry{}, false
 	}
 	h := wr.WarcHeader()
 	uri := h.Get(gowarc.WarcTargetURI)
 	date, err := time.Parse(time.RFC3339Nano, h.Get(gowarc.WarcDate))
 	if uri == "" || err != nil {
-		return cdxjLine{}, false
+		return indexEntry{}, false
 	}
-	mime, status := "", ""
+	e := indexEntry{
+		uri:      uri,
+		date:     date,
+		digest:   strings.TrimPrefix(h.Get(gowarc.WarcPayloadDigest), "sha1:"),
+		length:   rec.Size,
+		offset:   rec.Offset,
+		filename: filename,
+	}
 	if typ == gowarc.Revisit {
-		mime = "warc/revisit"
+		e.mime = "warc/revisit"
 	}
 	// Parse the HTTP header ourselves: gowarc keeps a revisit block's
 	// header unparsed.
 	if blk, ok := wr.Block().(gowarc.ProtocolHeaderBlock); ok {
 		resp := parseResponse(blk.ProtocolHeaderBytes())
-		if resp.status > 0 {
-			status = strconv.Itoa(resp.status)
-		}
+		e.status = resp.status
 		if typ == gowarc.Response {
-			mime = resp.mime
+			e.mime = resp.mime
 		}
 	}
-	fields := struct {
-		URL      string `json:"url"`
-		Mime     string `json:"mime,omitempty"`
-		Status   string `json:"status,omitempty"`
-		Digest   string `json:"digest,omitempty"`
-		Length   string `json:"length"`
-		Offset   string `json:"offset"`
-		Filename string `json:"filename"`
-	}{
-		URL:      uri,
-		Mime:     mime,
-		Status:   status,
-		Digest:   strings.TrimPrefix(h.Get(gowarc.WarcPayloadDigest), "sha1:"),
-		Length:   strconv.FormatInt(rec.Size, 10),
-		Offset:   strconv.FormatInt(rec.Offset, 10),
-		Filename: filename,
-	}
-	js, _ := json.Marshal(fields) // plain strings cannot fail
-	return cdxjLine{key: SURT(uri), stamp: date.UTC().Format("20060102150405"), json: js}, true
+	return e, true
 }

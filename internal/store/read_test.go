@@ -46,31 +46,56 @@ func writeSample(t *testing.T) (string, []Result) {
 func TestListRecords(t *testing.T) {
 	path, res := writeSample(t)
 	var out bytes.Buffer
-	if err := ListRecords(path, &out); err != nil {
+	if err := ListRecords([]string{path}, &out, false); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 7 {
-		t.Fatalf("%d lines; want 7:\n%s", len(lines), out.String())
+	if len(lines) != 8 {
+		t.Fatalf("%d lines; want a header and 7 records:\n%s", len(lines), out.String())
 	}
-	wantPrefix := []string{
-		"warcinfo - ",
-		"request http://www.example.test/b?z=1&a=2 2024-01-02T03:04:05.000000Z ",
-		"response http://www.example.test/b?z=1&a=2 2024-01-02T03:04:05.000000Z ",
-		"request http://example.test/a 2024-01-02T03:04:06.000000Z ",
-		"response http://example.test/a 2024-01-02T03:04:06.000000Z ",
-		"request http://example.test/c ",
-		"revisit http://example.test/c 2024-01-02T03:04:07.000000Z ",
+	if lines[0] != lsHeader {
+		t.Errorf("header %q; want %q", lines[0], lsHeader)
 	}
-	for i, p := range wantPrefix {
-		if !strings.HasPrefix(lines[i], p) {
-			t.Errorf("line %d = %q; want prefix %q", i, lines[i], p)
+	want := [][]string{ // type, status, date, URI
+		{"warcinfo", "-", "", "-"},
+		{"request", "-", "2024-01-02T03:04:05.000000Z", "http://www.example.test/b?z=1&a=2"},
+		{"response", "200", "2024-01-02T03:04:05.000000Z", "http://www.example.test/b?z=1&a=2"},
+		{"request", "-", "2024-01-02T03:04:06.000000Z", "http://example.test/a"},
+		{"response", "404", "2024-01-02T03:04:06.000000Z", "http://example.test/a"},
+		{"request", "-", "2024-01-02T03:04:07.000000Z", "http://example.test/c"},
+		{"revisit", "200", "2024-01-02T03:04:07.000000Z", "http://example.test/c"},
+	}
+	for i, w := range want {
+		f := strings.Fields(lines[i+1])
+		if len(f) != 7 || f[1] != w[0] || f[2] != w[1] || (w[2] != "" && f[3] != w[2]) || f[6] != w[3] {
+			t.Errorf("line %d = %q; want type %s status %s date %s URI %s", i+1, lines[i+1], w[0], w[1], w[2], w[3])
 		}
 	}
-	if f := strings.Fields(lines[2]); f[4] != res[0].PayloadDigest || f[5] != itoa(res[0].Offset) {
-		t.Errorf("response line %q; want digest %s offset %d", lines[2], res[0].PayloadDigest, res[0].Offset)
+	if f := strings.Fields(lines[3]); f[5] != res[0].PayloadDigest || f[0] != itoa(res[0].Offset) {
+		t.Errorf("response line %q; want digest %s offset %d", lines[3], res[0].PayloadDigest, res[0].Offset)
 	}
-	if err := ListRecords(filepath.Join(t.TempDir(), "missing.warc.gz"), &out); err == nil {
+
+	out.Reset()
+	if err := ListRecords([]string{filepath.Dir(path)}, &out, true); err != nil {
+		t.Fatal(err)
+	}
+	var infos []RecordInfo
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var ri RecordInfo
+		if err := json.Unmarshal([]byte(l), &ri); err != nil {
+			t.Fatalf("--json line %q: %v", l, err)
+		}
+		infos = append(infos, ri)
+	}
+	if len(infos) != 7 || infos[2] != (RecordInfo{File: res[0].File, Offset: res[0].Offset, Type: "response", Status: 200,
+		Date: "2024-01-02T03:04:05.000000Z", URL: "http://www.example.test/b?z=1&a=2", ContentLength: infos[2].ContentLength,
+		PayloadDigest: res[0].PayloadDigest}) || infos[4].Status != 404 || infos[6].Type != "revisit" {
+		t.Errorf("--json records %+v", infos)
+	}
+	if !strings.Contains(out.String(), `"url":"http://www.example.test/b?z=1&a=2"`) {
+		t.Errorf("--json escapes URLs: %s", out.String())
+	}
+	if err := ListRecords([]string{filepath.Join(t.TempDir(), "missing.warc.gz")}, &out, false); err == nil {
 		t.Error("ListRecords on a missing file succeeded")
 	}
 }
@@ -83,7 +108,7 @@ func itoa(n int64) string {
 func TestWriteCDXJ(t *testing.T) {
 	path, res := writeSample(t)
 	var out bytes.Buffer
-	if err := WriteCDXJ(path, &out); err != nil {
+	if err := WriteCDXJ([]string{path}, &out); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")

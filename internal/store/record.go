@@ -7,6 +7,7 @@ import (
 	"encoding/base32"
 	"encoding/hex"
 	"hash"
+	"net"
 	"strconv"
 	"time"
 )
@@ -97,8 +98,9 @@ func warcDate(t time.Time) string {
 }
 
 // warcinfoBlock returns the application/warc-fields block of a warcinfo
-// record.
-func warcinfoBlock(software, operator, hostname string) []byte {
+// record: the fields Heritrix writes and archives expect, each only when
+// known.
+func warcinfoBlock(o *Options, hostname, ip string) []byte {
 	var b bytes.Buffer
 	add := func(k, v string) {
 		if v == "" {
@@ -109,10 +111,30 @@ func warcinfoBlock(software, operator, hostname string) []byte {
 		b.WriteString(v)
 		b.WriteString("\r\n")
 	}
-	add("software", software)
+	add("software", o.Software)
 	add("format", "WARC File Format 1.1")
 	add("conformsTo", conformsTo)
 	add("hostname", hostname)
-	add("operator", operator)
+	add("ip", ip)
+	add("operator", o.Operator)
+	add("isPartOf", o.IsPartOf)
+	add("description", o.Description)
+	add("robots", o.Robots)
+	add("http-header-user-agent", o.UserAgent)
 	return b.Bytes()
+}
+
+// localIP returns the first non-loopback unicast address of this machine,
+// or "" (the warcinfo record's "ip" field, as Heritrix writes it).
+func localIP() string {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return ""
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.IsGlobalUnicast() {
+			return n.IP.String()
+		}
+	}
+	return ""
 }

@@ -67,8 +67,20 @@ type Options struct {
 	SyncEvery int64
 	// Software names the crawler in the warcinfo record, e.g. "Petrel/0.1".
 	Software string
-	// Operator is an optional contact for the warcinfo record.
+	// Operator is an optional contact for the warcinfo record (a person
+	// or organisation, and how to reach them).
 	Operator string
+	// IsPartOf names the crawl in the warcinfo record.
+	IsPartOf string
+	// Description is an optional free-text description of the crawl for
+	// the warcinfo record.
+	Description string
+	// Robots is the robots.txt policy named in the warcinfo record
+	// ("obey", "ignore"; "" omits the field).
+	Robots string
+	// UserAgent is the User-Agent header the crawler sends, recorded in the
+	// warcinfo record as http-header-user-agent.
+	UserAgent string
 	// Compressors is the number of parallel gzip workers (default
 	// runtime.GOMAXPROCS(0)).
 	Compressors int
@@ -96,6 +108,15 @@ type Options struct {
 	// and record ID of their first capture, for WARC-Refers-To* fields
 	// (default 65536; oldest forgotten first).
 	RevisitRefs int
+	// Index writes a CDXJ index beside each WARC file: NAME.cdxj for
+	// NAME.warc.gz, sorted as "petrel warc cdxj" sorts (see index.go),
+	// written when the WARC file is closed, before it loses its ".open"
+	// suffix. Lines wait in memory up to IndexBudget bytes, then in sorted
+	// runs on disk.
+	Index bool
+	// IndexBudget bounds the memory of an open file's index lines
+	// (default 8 MiB).
+	IndexBudget int
 	// QueueLength bounds the exchanges in flight between Write and the
 	// file (default 4*Compressors). Write blocks when the queue is full.
 	QueueLength int
@@ -182,6 +203,7 @@ type job struct {
 	members    [2]*bytes.Buffer // gzip members
 	rawLen     int64
 	revisit    bool
+	index      []byte        // the response's CDXJ line up to its length (Options.Index)
 	compressed chan struct{} // one token when members are ready
 	done       chan struct{} // one token when res/err are final
 	res        Result
@@ -198,8 +220,9 @@ type openFile struct {
 	f        fileHandle
 	bw       *bufio.Writer
 	size     int64
-	syncedAt int64      // size when the last background sync started
-	syncing  chan error // the running background sync's result, or nil
+	syncedAt int64       // size when the last background sync started
+	syncing  chan error  // the running background sync's result, or nil
+	index    *lineSorter // the file's CDXJ lines (Options.Index), or nil
 }
 
 // Writer writes exchanges to rotating WARC/1.1 files, one gzip member per
@@ -207,6 +230,7 @@ type openFile struct {
 type Writer struct {
 	opts     Options
 	hostname string
+	ip       string // an address of this machine for the warcinfo record, or ""
 	log      *slog.Logger
 	create   func(path string) (fileHandle, error)
 
@@ -280,6 +304,9 @@ func open(opts Options, create func(string) (fileHandle, error)) (*Writer, error
 	if opts.RevisitRefs <= 0 {
 		opts.RevisitRefs = DefaultRevisitRefs
 	}
+	if opts.IndexBudget <= 0 {
+		opts.IndexBudget = 8 << 20
+	}
 	if opts.QueueLength <= 0 {
 		opts.QueueLength = 4 * opts.Compressors
 	}
@@ -296,6 +323,7 @@ func open(opts Options, create func(string) (fileHandle, error)) (*Writer, error
 	w := &Writer{
 		opts:       opts,
 		hostname:   host,
+		ip:         localIP(),
 		log:        opts.Logger,
 		create:     create,
 		bloom:      bloom.NewWithEstimates(opts.DigestsExpected, opts.DigestsFalsePositive),
@@ -368,7 +396,9 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 	h.Sum(payloadSum[:0])
 	payloadDigest := sha1Digest(payloadSum[:])
 	reqDigest := digestOf(h, ex.Request)
-	eligible := resp.status >= 200 && resp.status < 300 && payloadLen > 0
+	// A truncated capture is not the payload: its digest neither makes it a
+	// revisit nor enters the filter, so no later capture refers to it.
+	eligible := resp.status >= 200 && resp.status < 300 && payloadLen > 0 && ex.Truncated == ""
 
 	reqID, respID := newRecordID(), newRecordID()
 	common := func(typ, id, other string) []field {
@@ -404,12 +434,13 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 		return Result{}, err
 	}
 	var ref digestRef
-	var haveRef bool
 	if eligible {
 		if w.bloom.TestAndAdd(payloadSum[:]) {
-			j.revisit = true
-			ref, haveRef = w.refs.m[payloadSum]
-		} else {
+			ref, j.revisit = w.refs.m[payloadSum]
+		}
+		if !j.revisit {
+			// New, or seen so long ago that its first capture is
+			// forgotten: stored in full, and the capture others refer to.
 			w.refs.put(payloadSum, digestRef{uri: ex.TargetURI, date: dateStr, id: respID})
 		}
 	}
@@ -417,14 +448,10 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 	if j.revisit {
 		blockDigest := digestOf(h, resp.header)
 		rsp.fields = append(common("revisit", respID, reqID),
-			field{"WARC-Profile", profileIdentical})
-		if haveRef {
-			rsp.fields = append(rsp.fields,
-				field{"WARC-Refers-To", ref.id},
-				field{"WARC-Refers-To-Target-URI", ref.uri},
-				field{"WARC-Refers-To-Date", ref.date})
-		}
-		rsp.fields = append(rsp.fields,
+			field{"WARC-Profile", profileIdentical},
+			field{"WARC-Refers-To", ref.id},
+			field{"WARC-Refers-To-Target-URI", ref.uri},
+			field{"WARC-Refers-To-Date", ref.date},
 			field{"WARC-Block-Digest", blockDigest},
 			field{"WARC-Payload-Digest", payloadDigest},
 			field{"Content-Type", ctResponse})
@@ -442,6 +469,14 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 		rsp.fields = append(rsp.fields, field{"Content-Type", ctResponse})
 		rsp.block1, rsp.block2 = ex.Response, nil
 		j.res.BlockDigest = blockDigest
+	}
+	if w.opts.Index {
+		e := indexEntry{uri: ex.TargetURI, date: date, mime: resp.mime, status: resp.status,
+			digest: strings.TrimPrefix(payloadDigest, "sha1:")}
+		if j.revisit {
+			e.mime = "warc/revisit"
+		}
+		j.index = e.cdxjPrefix(j.index[:0])
 	}
 	w.ordered <- j
 	w.work <- j
@@ -632,6 +667,11 @@ func (w *Writer) appendJob(j *job) (int64, error) {
 			j.res.File, j.res.Offset, j.res.Length = c.name, off, int64(n)
 		}
 	}
+	if c.index != nil {
+		if err := c.index.add(cdxjSuffix(bytes.Clone(j.index), j.res.Length, j.res.Offset, c.name)); err != nil {
+			return total, err
+		}
+	}
 	w.records.Add(int64(len(j.members)))
 	if j.revisit {
 		w.revisits.Add(1)
@@ -669,10 +709,13 @@ func (w *Writer) newFile() error {
 		return fmt.Errorf("store: create %s: no free file name", name)
 	}
 	c := &openFile{name: name, path: path, f: f, bw: bufio.NewWriterSize(f, bufioSize)}
+	if w.opts.Index {
+		c.index = newLineSorter(w.opts.Dir, w.opts.IndexBudget)
+	}
 	w.cur = c
 	w.files.Add(1)
 
-	block := warcinfoBlock(w.opts.Software, w.opts.Operator, w.hostname)
+	block := warcinfoBlock(&w.opts, w.hostname, w.ip)
 	info := recordSpec{
 		fields: []field{
 			{"WARC-Type", "warcinfo"},
@@ -757,10 +800,20 @@ func (w *Writer) finishFile() error {
 		err = fmt.Errorf("store: write %s: %w", c.name, cerr)
 	}
 	if err != nil {
+		c.closeIndex()
 		return err
 	}
 	if w.loadErr() != nil {
+		c.closeIndex()
 		return nil
+	}
+	if c.index != nil {
+		idx := fileIndexName(filepath.Join(w.opts.Dir, c.name))
+		err := writeFile(idx, func(f io.Writer) error { _, err := c.index.writeTo(f); return err })
+		c.index = nil
+		if err != nil {
+			return fmt.Errorf("store: index %s: %w", c.name, err)
+		}
 	}
 	final := filepath.Join(w.opts.Dir, c.name)
 	if err := os.Rename(c.path, final); err != nil {
@@ -771,6 +824,42 @@ func (w *Writer) finishFile() error {
 	}
 	w.log.Debug("store: closed WARC file", "file", c.name, "bytes", c.size)
 	return nil
+}
+
+// closeIndex drops the index lines of a file that failed.
+func (c *openFile) closeIndex() {
+	if c.index != nil {
+		c.index.close()
+		c.index = nil
+	}
+}
+
+// writeFile writes path through a temporary file, fsynced and renamed over
+// it.
+func writeFile(path string, write func(io.Writer) error) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 256<<10)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
 }
 
 // syncDir makes a rename in dir durable.

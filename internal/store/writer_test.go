@@ -28,6 +28,9 @@ func testOptions(t testing.TB) Options {
 		Dir:             filepath.Join(t.TempDir(), "warc"),
 		Software:        "Petrel/test",
 		Operator:        "ops@example.org",
+		IsPartOf:        "test-crawl",
+		Robots:          "obey",
+		UserAgent:       "Petrel/test (+http://example.test/bot)",
 		DigestsExpected: 10_000,
 		Logger:          slog.New(slog.DiscardHandler),
 	}
@@ -178,7 +181,7 @@ func TestRoundTrip(t *testing.T) {
 	if info.typ != gowarc.Warcinfo || len(info.validation) != 0 {
 		t.Fatalf("first record %v, validation %v", info.typ, info.validation)
 	}
-	for _, want := range []string{"software: Petrel/test\r\n", "format: WARC File Format 1.1\r\n", "conformsTo: http://iipc.github.io/", "operator: ops@example.org\r\n", "hostname: "} {
+	for _, want := range []string{"software: Petrel/test\r\n", "format: WARC File Format 1.1\r\n", "conformsTo: http://iipc.github.io/", "operator: ops@example.org\r\n", "hostname: ", "isPartOf: test-crawl\r\n", "robots: obey\r\n", "http-header-user-agent: Petrel/test (+http://example.test/bot)\r\n"} {
 		if !bytes.Contains(info.block, []byte(want)) {
 			t.Errorf("warcinfo block %q lacks %q", info.block, want)
 		}
@@ -854,4 +857,97 @@ func TestBackgroundSync(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTruncatedNeverRevisit: a capture cut short is stored in full with
+// WARC-Truncated however often it is retried, never as a revisit, and its
+// digest does not enter the filter, so the first whole capture is a
+// response and only later ones are revisits, of it.
+func TestTruncatedNeverRevisit(t *testing.T) {
+	opts := testOptions(t)
+	w, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	whole := strings.Repeat("<p>reset soon</p>\n", 100)
+	cut := response("200 OK", "Content-Length: 1048576\r\n", whole[:900])
+	full := response("200 OK", fmt.Sprintf("Content-Length: %d\r\n", len(whole)), whole)
+	steps := []struct {
+		ex      Exchange
+		revisit bool
+	}{
+		{Exchange{TargetURI: "http://r.test/", Date: d, Request: request("/"), Response: cut, Truncated: "disconnect"}, false},
+		{Exchange{TargetURI: "http://r.test/", Date: d.Add(time.Second), Request: request("/"), Response: cut, Truncated: "disconnect"}, false},
+		{Exchange{TargetURI: "http://r.test/", Date: d.Add(2 * time.Second), Request: request("/"), Response: cut, Truncated: "time"}, false},
+		{Exchange{TargetURI: "http://r.test/", Date: d.Add(3 * time.Second), Request: request("/"), Response: full}, false},
+		{Exchange{TargetURI: "http://s.test/", Date: d.Add(4 * time.Second), Request: request("/"), Response: full}, true},
+		// A capture cut where an earlier whole one ended is still cut.
+		{Exchange{TargetURI: "http://t.test/", Date: d.Add(5 * time.Second), Request: request("/"), Response: full, Truncated: "length"}, false},
+	}
+	var exs []*Exchange
+	var revisits []bool
+	for i := range steps {
+		exs, revisits = append(exs, &steps[i].ex), append(revisits, steps[i].revisit)
+	}
+	recs := writeSteps(t, w, opts.Dir, exs, revisits)
+	for i, s := range steps {
+		r := recs[2+2*i]
+		if got := r.header.Get(gowarc.WarcTruncated); got != s.ex.Truncated {
+			t.Errorf("step %d: WARC-Truncated %q; want %q", i, got, s.ex.Truncated)
+		}
+		if s.ex.Truncated != "" && r.typ != gowarc.Response {
+			t.Errorf("step %d: a truncated capture stored as %v", i, r.typ)
+		}
+	}
+	rv := recs[2+2*4].header
+	if rv.Get(gowarc.WarcRefersToTargetURI) != "http://r.test/" || rv.Get(gowarc.WarcRefersToDate) != "2024-01-01T00:00:03.000000Z" ||
+		rv.Get(gowarc.WarcRefersTo) != recs[2+2*3].header.Get(gowarc.WarcRecordID) {
+		t.Errorf("revisit refers to %s %s %s; want the whole capture of http://r.test/ at 00:00:03", rv.Get(gowarc.WarcRefersTo),
+			rv.Get(gowarc.WarcRefersToTargetURI), rv.Get(gowarc.WarcRefersToDate))
+	}
+}
+
+// TestRevisitNeedsItsOriginal: once the first capture of a payload is
+// forgotten (beyond RevisitRefs), a duplicate is stored in full rather than
+// as a revisit without WARC-Refers-To-Target-URI and -Date, and becomes
+// the capture later duplicates refer to.
+func TestRevisitNeedsItsOriginal(t *testing.T) {
+	opts := testOptions(t)
+	opts.RevisitRefs = 1
+	w, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := func(u, body string) *Exchange {
+		return &Exchange{TargetURI: u, Request: request("/"), Response: response("200 OK", "", body)}
+	}
+	recs := writeSteps(t, w, opts.Dir, []*Exchange{
+		page("http://a.test/", "A"),
+		page("http://b.test/", "B"), // pushes A's first capture out
+		page("http://c.test/", "A"), // A again, original forgotten: in full
+		page("http://d.test/", "A"), // refers to c.test
+	}, []bool{false, false, false, true})
+	if got := recs[8].header.Get(gowarc.WarcRefersToTargetURI); got != "http://c.test/" {
+		t.Errorf("revisit refers to %q; want http://c.test/", got)
+	}
+}
+
+// writeSteps writes exs, checks which were revisits, closes w and reads
+// its one file back.
+func writeSteps(t *testing.T, w *Writer, dir string, exs []*Exchange, revisit []bool) []readRecord {
+	t.Helper()
+	for i, ex := range exs {
+		res, err := w.Write(ex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Revisit != revisit[i] {
+			t.Errorf("step %d (%s): Revisit = %v; want %v", i, ex.TargetURI, res.Revisit, revisit[i])
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return readWARC(t, warcFiles(t, dir)[0])
 }

@@ -1,0 +1,477 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"container/heap"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// A CDXJ index line is
+//
+//	SURT-KEY 14-DIGIT-TIMESTAMP {"url":…,"mime":…,"status":…,"digest":…,"length":…,"offset":…,"filename":…}
+//
+// with the fields in that order, "mime", "status" and "digest" omitted when
+// unknown, and the JSON written as JavaScript's JSON.stringify writes it
+// (no HTML escaping), so that an index equals warcio's cdx-index byte for
+// byte. An index is sorted by the bytes of its lines (LC_ALL=C sort order),
+// which is also the order of key, then timestamp, since a space sorts
+// before every character of a key.
+
+// indexEntry is what a CDXJ line says about one response or revisit
+// record.
+type indexEntry struct {
+	uri      string
+	date     time.Time
+	mime     string // "" when unknown; "warc/revisit" for revisits
+	status   int    // 0 when unknown
+	digest   string // payload digest without "sha1:", or ""
+	length   int64  // of the record as stored (its gzip member)
+	offset   int64
+	filename string // base name of the WARC file
+}
+
+// cdxjPrefix returns the part of e's line before its length, offset and
+// filename, which only the appender knows.
+func (e *indexEntry) cdxjPrefix(b []byte) []byte {
+	b = append(b, SURT(e.uri)...)
+	b = append(b, ' ')
+	b = e.date.UTC().AppendFormat(b, "20060102150405")
+	b = append(b, ` {"url":`...)
+	b = appendJSString(b, e.uri)
+	if e.mime != "" {
+		b = append(b, `,"mime":`...)
+		b = appendJSString(b, e.mime)
+	}
+	if e.status > 0 {
+		b = append(b, `,"status":"`...)
+		b = strconv.AppendInt(b, int64(e.status), 10)
+		b = append(b, '"')
+	}
+	if e.digest != "" {
+		b = append(b, `,"digest":`...)
+		b = appendJSString(b, e.digest)
+	}
+	return b
+}
+
+// cdxjSuffix completes a line begun by cdxjPrefix.
+func cdxjSuffix(b []byte, length, offset int64, filename string) []byte {
+	b = append(b, `,"length":"`...)
+	b = strconv.AppendInt(b, length, 10)
+	b = append(b, `","offset":"`...)
+	b = strconv.AppendInt(b, offset, 10)
+	b = append(b, `","filename":`...)
+	b = appendJSString(b, filename)
+	return append(b, '}')
+}
+
+// line returns e's whole CDXJ line, without a line break.
+func (e *indexEntry) line() []byte {
+	return cdxjSuffix(e.cdxjPrefix(make([]byte, 0, 256)), e.length, e.offset, e.filename)
+}
+
+// appendJSString appends s as JSON.stringify quotes a string: '"' and '\'
+// escaped, control characters as \b \t \n \f \r or \u00xx, everything else
+// (HTML characters, U+2028, U+2029) as is. Invalid UTF-8 becomes U+FFFD,
+// as a JavaScript reader decoding the file would make it.
+func appendJSString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = utf8.AppendRune(b, utf8.RuneError)
+			} else {
+				b = append(b, s[i:i+size]...)
+			}
+			i += size
+			continue
+		}
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c == '\b':
+			b = append(b, `\b`...)
+		case c == '\t':
+			b = append(b, `\t`...)
+		case c == '\n':
+			b = append(b, `\n`...)
+		case c == '\f':
+			b = append(b, `\f`...)
+		case c == '\r':
+			b = append(b, `\r`...)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+		default:
+			b = append(b, c)
+		}
+		i++
+	}
+	return append(b, '"')
+}
+
+// lineSorter sorts CDXJ lines by their bytes within a memory budget: lines
+// are held in memory up to budget bytes, then written as a sorted run to a
+// temporary file in dir; WriteTo merges the runs. The zero value is not
+// usable; see newLineSorter.
+type lineSorter struct {
+	dir    string
+	budget int
+	lines  [][]byte
+	held   int
+	runs   []*os.File
+}
+
+// defaultSortBudget is the memory a lineSorter holds lines in before it
+// spills a run to disk.
+const defaultSortBudget = 16 << 20
+
+func newLineSorter(dir string, budget int) *lineSorter {
+	if budget <= 0 {
+		budget = defaultSortBudget
+	}
+	return &lineSorter{dir: dir, budget: budget}
+}
+
+// add takes line (without a line break); the sorter keeps it.
+func (s *lineSorter) add(line []byte) error {
+	s.lines = append(s.lines, line)
+	s.held += len(line) + 24
+	if s.held >= s.budget {
+		return s.spill()
+	}
+	return nil
+}
+
+func (s *lineSorter) sortHeld() {
+	slices.SortStableFunc(s.lines, bytes.Compare)
+}
+
+// spill writes the held lines as a sorted run.
+func (s *lineSorter) spill() error {
+	if len(s.lines) == 0 {
+		return nil
+	}
+	f, err := os.CreateTemp(s.dir, ".cdxj-run-*")
+	if err != nil {
+		return fmt.Errorf("store: index: %w", err)
+	}
+	os.Remove(f.Name()) // the open descriptor keeps it until closed
+	s.runs = append(s.runs, f)
+	s.sortHeld()
+	bw := bufio.NewWriterSize(f, 256<<10)
+	for _, l := range s.lines {
+		bw.Write(l)
+		bw.WriteByte('\n')
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("store: index: %w", err)
+	}
+	clear(s.lines)
+	s.lines, s.held = s.lines[:0], 0
+	return nil
+}
+
+// writeTo writes every line added, sorted, one per line, and releases the
+// sorter's memory and files.
+func (s *lineSorter) writeTo(w io.Writer) (n int64, err error) {
+	defer s.close()
+	if len(s.runs) == 0 {
+		s.sortHeld()
+		bw := bufio.NewWriterSize(w, 256<<10)
+		for _, l := range s.lines {
+			bw.Write(l)
+			bw.WriteByte('\n')
+			n++
+		}
+		return n, bw.Flush()
+	}
+	if err := s.spill(); err != nil {
+		return 0, err
+	}
+	readers := make([]io.Reader, len(s.runs))
+	for i, f := range s.runs {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return 0, fmt.Errorf("store: index: %w", err)
+		}
+		readers[i] = f
+	}
+	return mergeSorted(readers, w)
+}
+
+// close releases the sorter's runs.
+func (s *lineSorter) close() {
+	for _, f := range s.runs {
+		f.Close()
+	}
+	s.runs, s.lines, s.held = nil, nil, 0
+}
+
+// mergeSorted merges inputs, each sorted by the bytes of its lines, into w
+// (a k-way merge holding one line per input). Blank lines are dropped. It
+// returns the number of lines written.
+func mergeSorted(inputs []io.Reader, w io.Writer) (int64, error) {
+	h := make(mergeHeap, 0, len(inputs))
+	for _, in := range inputs {
+		c := &mergeCursor{r: bufio.NewReaderSize(in, 64<<10)}
+		if ok, err := c.next(); err != nil {
+			return 0, err
+		} else if ok {
+			h = append(h, c)
+		}
+	}
+	heap.Init(&h)
+	bw := bufio.NewWriterSize(w, 256<<10)
+	var n int64
+	for len(h) > 0 {
+		c := h[0]
+		bw.Write(c.line)
+		bw.WriteByte('\n')
+		n++
+		ok, err := c.next()
+		if err != nil {
+			return n, err
+		}
+		if ok {
+			heap.Fix(&h, 0)
+		} else {
+			heap.Pop(&h)
+		}
+	}
+	return n, bw.Flush()
+}
+
+type mergeCursor struct {
+	r    *bufio.Reader
+	line []byte
+}
+
+// next reads the cursor's next non-blank line.
+func (c *mergeCursor) next() (bool, error) {
+	for {
+		l, err := c.r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long := append([]byte(nil), l...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				l, err = c.r.ReadSlice('\n')
+				long = append(long, l...)
+			}
+			l = long
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return false, fmt.Errorf("store: index: %w", err)
+		}
+		line := bytes.TrimRight(l, "\r\n")
+		if len(line) > 0 {
+			c.line = append(c.line[:0], line...)
+			return true, nil
+		}
+		if err != nil {
+			return false, nil
+		}
+	}
+}
+
+type mergeHeap []*mergeCursor
+
+func (h mergeHeap) Len() int           { return len(h) }
+func (h mergeHeap) Less(i, j int) bool { return bytes.Compare(h[i].line, h[j].line) < 0 }
+func (h mergeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *mergeHeap) Push(x any)        { *h = append(*h, x.(*mergeCursor)) }
+func (h *mergeHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return c
+}
+
+// WARCFiles expands paths into WARC files: a directory stands for the
+// *.warc.gz and *.warc files directly inside it (files still being
+// written, *.open, are left out), sorted by name; a file stands for
+// itself. A path that does not exist is an error.
+func WARCFiles(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		if !fi.IsDir() {
+			out = append(out, p)
+			continue
+		}
+		ents, err := os.ReadDir(p)
+		if err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		for _, e := range ents {
+			if n := e.Name(); !e.IsDir() && IsWARCName(n) {
+				out = append(out, filepath.Join(p, n))
+			}
+		}
+	}
+	return out, nil
+}
+
+// IsWARCName reports whether a file name is that of a finished WARC file.
+func IsWARCName(name string) bool {
+	return strings.HasSuffix(name, ".warc.gz") || strings.HasSuffix(name, ".warc")
+}
+
+// fileIndexName returns the name of the CDXJ index kept beside a WARC file:
+// NAME.cdxj for NAME.warc.gz or NAME.warc.
+func fileIndexName(warcPath string) string {
+	p := strings.TrimSuffix(warcPath, openSuffix)
+	p = strings.TrimSuffix(strings.TrimSuffix(p, ".gz"), ".warc")
+	return p + ".cdxj"
+}
+
+// WriteCDXJ writes one CDXJ index of the WARC files named by paths (files,
+// or directories as WARCFiles expands them) to w, sorted as a whole by the
+// bytes of its lines (LC_ALL=C order), as pywb and the WACZ format need.
+// Each file is read with gowarc; memory stays within a bound however many
+// records there are (runs spill to temporary files in os.TempDir()). It
+// backs "petrel warc cdxj".
+func WriteCDXJ(paths []string, w io.Writer) error {
+	files, err := WARCFiles(paths)
+	if err != nil {
+		return err
+	}
+	s := newLineSorter(os.TempDir(), defaultSortBudget)
+	defer s.close()
+	for _, p := range files {
+		if err := indexRecords(p, s.add); err != nil {
+			return err
+		}
+	}
+	if _, err := s.writeTo(w); err != nil {
+		return fmt.Errorf("store: cdxj: %w", err)
+	}
+	return nil
+}
+
+// cdxjFields are the JSON fields of a CDXJ line.
+type cdxjFields struct {
+	URL      string `json:"url"`
+	Mime     string `json:"mime"`
+	Status   string `json:"status"`
+	Digest   string `json:"digest"`
+	Length   string `json:"length"`
+	Offset   string `json:"offset"`
+	Filename string `json:"filename"`
+}
+
+func parseCDXJFields(js []byte) (cdxjFields, error) {
+	var f cdxjFields
+	err := json.Unmarshal(js, &f)
+	return f, err
+}
+
+// IndexFile writes the CDXJ index of the WARC file at path beside it
+// (NAME.cdxj), as the writer does when it closes a file.
+func IndexFile(path string) error {
+	s := newLineSorter(filepath.Dir(path), defaultSortBudget)
+	defer s.close()
+	if err := indexRecords(path, s.add); err != nil {
+		return err
+	}
+	err := writeFile(fileIndexName(path), func(w io.Writer) error { _, err := s.writeTo(w); return err })
+	if err != nil {
+		return fmt.Errorf("store: index %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+// MergedIndex is the path of a crawl directory's merged index.
+func MergedIndex(crawlDir string) string {
+	return filepath.Join(crawlDir, "indexes", "index.cdxj")
+}
+
+// IndexCrawl brings the CDXJ indexes of the crawl directory dir up to date:
+// every finished WARC file in dir/warc whose NAME.cdxj is missing or older
+// than the file gets one (from the file itself), then indexes/index.cdxj is
+// written (through a temporary file, renamed) as the merge of all of them,
+// sorted by the bytes of its lines. It returns the number of lines. It
+// backs "petrel warc index" and runs at the end of a crawl.
+func IndexCrawl(dir string) (int64, error) {
+	warcDir := filepath.Join(dir, "warc")
+	files, err := WARCFiles([]string{warcDir})
+	if err != nil {
+		return 0, err
+	}
+	var inputs []io.Reader
+	defer func() {
+		for _, in := range inputs {
+			in.(*os.File).Close()
+		}
+	}()
+	for _, p := range files {
+		idx := fileIndexName(p)
+		if !indexCurrent(p, idx) {
+			if err := IndexFile(p); err != nil {
+				return 0, err
+			}
+		}
+		f, err := os.Open(idx)
+		if err != nil {
+			return 0, fmt.Errorf("store: %w", err)
+		}
+		inputs = append(inputs, f)
+	}
+	out := MergedIndex(dir)
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return 0, fmt.Errorf("store: %w", err)
+	}
+	var n int64
+	err = writeFile(out, func(w io.Writer) error {
+		var err error
+		n, err = mergeSorted(inputs, w)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: index %s: %w", out, err)
+	}
+	return n, nil
+}
+
+// indexCurrent reports whether idx exists and is not older than the WARC
+// file it indexes.
+func indexCurrent(warcPath, idx string) bool {
+	wi, err := os.Stat(warcPath)
+	if err != nil {
+		return false
+	}
+	ii, err := os.Stat(idx)
+	return err == nil && !ii.ModTime().Before(wi.ModTime())
+}
+
+// WarcioPath returns the warcio command used to check indexes: the
+// PETREL_WARCIO environment variable, "warcio" on the PATH, or the copy
+// .ci/run installs under /opt/petrel-tools; "" when there is none.
+func WarcioPath() string {
+	if p := os.Getenv("PETREL_WARCIO"); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath("warcio"); err == nil {
+		return p
+	}
+	const opt = "/opt/petrel-tools/node_modules/.bin/warcio"
+	if _, err := os.Stat(opt); err == nil {
+		return opt
+	}
+	return ""
+}
