@@ -1,0 +1,143 @@
+package cluster
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/klauspost/compress/s2"
+)
+
+// Kind says what a batch's records are and where the receiver puts them.
+type Kind uint8
+
+const (
+	// KindURLs: URLs (each its frontier key: meta, then the URL) for the
+	// receiver's sieve; the receiver owns their politeness-key group.
+	KindURLs Kind = 1
+	// KindReady: URLs out of the sender's sieve for the receiver's ready
+	// queue; the receiver owns the IP address their host resolved to.
+	KindReady Kind = 2
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindURLs:
+		return "urls"
+	case KindReady:
+		return "ready"
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// BatchID names a batch across the cluster: the sending agent, the
+// sender's incarnation (one more at every start of its process) and a
+// sequence number within it. A receiver applies each id at most once.
+type BatchID struct {
+	Sender      string
+	Incarnation uint64
+	Seq         uint64
+}
+
+func (id BatchID) String() string { return fmt.Sprintf("%s/%d/%d", id.Sender, id.Incarnation, id.Seq) }
+
+// Batch is a group of records from one agent to another.
+type Batch struct {
+	ID      BatchID
+	Kind    Kind
+	Epoch   uint64 // the sender's view epoch when it routed the records
+	Records [][]byte
+}
+
+// The wire form of a batch (also its form in the outbox and the inbox):
+//
+//	"PTB1"  magic
+//	kind    1 byte
+//	uvarint len(sender), sender
+//	uvarint incarnation, uvarint seq, uvarint epoch
+//	uvarint count of records
+//	S2 block of: per record uvarint(len), bytes
+//
+// The whole is carried inside the exchange's mutually authenticated TLS;
+// the batch itself carries no key material.
+const batchMagic = "PTB1"
+
+// MaxBatchBytes bounds a batch's encoded and decoded size.
+const MaxBatchBytes = 8 << 20
+
+var errBadBatch = errors.New("cluster: malformed batch")
+
+// Encode appends b's wire form to dst; scratch is reused for the
+// uncompressed records (may be nil) and returned for the next call.
+func (b *Batch) Encode(dst, scratch []byte) (out, scratchOut []byte) {
+	raw := scratch[:0]
+	for _, r := range b.Records {
+		raw = binary.AppendUvarint(raw, uint64(len(r)))
+		raw = append(raw, r...)
+	}
+	dst = append(dst, batchMagic...)
+	dst = append(dst, byte(b.Kind))
+	dst = binary.AppendUvarint(dst, uint64(len(b.ID.Sender)))
+	dst = append(dst, b.ID.Sender...)
+	dst = binary.AppendUvarint(dst, b.ID.Incarnation)
+	dst = binary.AppendUvarint(dst, b.ID.Seq)
+	dst = binary.AppendUvarint(dst, b.Epoch)
+	dst = binary.AppendUvarint(dst, uint64(len(b.Records)))
+	n := len(dst)
+	dst = append(dst, make([]byte, s2.MaxEncodedLen(len(raw)))...)
+	enc := s2.Encode(dst[n:], raw)
+	return dst[:n+len(enc)], raw
+}
+
+// DecodeBatch parses a wire form. Records alias an internal buffer, not
+// wire.
+func DecodeBatch(wire []byte) (*Batch, error) {
+	if len(wire) > MaxBatchBytes || len(wire) < len(batchMagic)+1 || string(wire[:4]) != batchMagic {
+		return nil, errBadBatch
+	}
+	b := &Batch{Kind: Kind(wire[4])}
+	p := wire[5:]
+	next := func() uint64 {
+		v, k := binary.Uvarint(p)
+		if k <= 0 {
+			p = nil
+			return 0
+		}
+		p = p[k:]
+		return v
+	}
+	sl := next()
+	if p == nil || sl > uint64(len(p)) || sl > 255 {
+		return nil, errBadBatch
+	}
+	b.ID.Sender = string(p[:sl])
+	p = p[sl:]
+	b.ID.Incarnation = next()
+	b.ID.Seq = next()
+	b.Epoch = next()
+	count := next()
+	if p == nil || b.ID.Sender == "" {
+		return nil, errBadBatch
+	}
+	dl, err := s2.DecodedLen(p)
+	if err != nil || dl > MaxBatchBytes || count > uint64(dl) {
+		return nil, errBadBatch
+	}
+	raw, err := s2.Decode(nil, p)
+	if err != nil {
+		return nil, errBadBatch
+	}
+	b.Records = make([][]byte, 0, count)
+	for len(raw) > 0 {
+		l, k := binary.Uvarint(raw)
+		if k <= 0 || l > uint64(len(raw)-k) {
+			return nil, errBadBatch
+		}
+		b.Records = append(b.Records, raw[k:k+int(l):k+int(l)])
+		raw = raw[k+int(l):]
+	}
+	if uint64(len(b.Records)) != count {
+		return nil, errBadBatch
+	}
+	return b, nil
+}

@@ -1,0 +1,140 @@
+package cluster
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// batcher gathers routed records per destination and kind, and turns them
+// into batches in the outbox when a buffer holds BatchURLs records or its
+// oldest record is BatchDelay old. Records are copied; a buffer holds at
+// most BatchURLs records or MaxBatchBytes/2 bytes, and at most one buffer
+// per destination and kind fills while others are written, so memory is
+// bounded by destinations × kinds × that.
+type batcher struct {
+	n *Node
+
+	mu      sync.Mutex
+	bufs    map[bufKey]*outBuf
+	writing atomic.Int64      // batches being written to the outbox
+	seqs    map[string]uint64 // last sequence number per destination (under mu)
+	routed  atomic.Uint64     // records ever routed (for the idle check)
+	closing atomic.Bool       // the agent is stopping: write over the outbox limit
+}
+
+type bufKey struct {
+	dest string
+	kind Kind
+}
+
+type outBuf struct {
+	recs  [][]byte
+	bytes int
+	since time.Time
+}
+
+func newBatcher(n *Node) *batcher {
+	return &batcher{n: n, bufs: map[bufKey]*outBuf{}, seqs: map[string]uint64{}}
+}
+
+// add routes one record; it may write a batch (and then wait while the
+// destination's outbox is full).
+func (b *batcher) add(ctx context.Context, dest string, kind Kind, rec []byte) error {
+	b.routed.Add(1)
+	k := bufKey{dest, kind}
+	b.mu.Lock()
+	buf := b.bufs[k]
+	if buf == nil {
+		buf = &outBuf{since: time.Now()}
+		b.bufs[k] = buf
+	}
+	buf.recs = append(buf.recs, append([]byte(nil), rec...))
+	buf.bytes += len(rec) + 2
+	var full *outBuf
+	if len(buf.recs) >= b.n.cfg.BatchURLs || buf.bytes >= MaxBatchBytes/2 {
+		full = buf
+		delete(b.bufs, k)
+		b.writing.Add(1)
+	}
+	b.mu.Unlock()
+	if full == nil {
+		return nil
+	}
+	defer b.writing.Add(-1)
+	return b.write(ctx, k, full)
+}
+
+// flushOld writes the buffers older than BatchDelay (all with force).
+func (b *batcher) flushOld(ctx context.Context, force bool) error {
+	now := time.Now()
+	type item struct {
+		k   bufKey
+		buf *outBuf
+	}
+	var due []item
+	b.mu.Lock()
+	for k, buf := range b.bufs {
+		if force || now.Sub(buf.since) >= b.n.cfg.BatchDelay {
+			due = append(due, item{k, buf})
+			delete(b.bufs, k)
+			b.writing.Add(1)
+		}
+	}
+	b.mu.Unlock()
+	var first error
+	for _, it := range due {
+		if err := b.write(ctx, it.k, it.buf); err != nil && first == nil {
+			first = err
+		}
+		b.writing.Add(-1)
+	}
+	return first
+}
+
+// write encodes a buffer as a batch and stores it in the outbox.
+func (b *batcher) write(ctx context.Context, k bufKey, buf *outBuf) error {
+	n := b.n
+	// Sequence numbers count per destination, so that each receiver sees
+	// 1, 2, 3… from each incarnation and keeps a watermark (idSet).
+	b.mu.Lock()
+	b.seqs[k.dest]++
+	seq := b.seqs[k.dest]
+	b.mu.Unlock()
+	bt := &Batch{
+		ID:      BatchID{Sender: n.cfg.Name, Incarnation: n.incarnation, Seq: seq},
+		Kind:    k.kind,
+		Epoch:   n.viewEpoch(),
+		Records: buf.recs,
+	}
+	wire, _ := bt.Encode(nil, nil)
+	if err := n.outbox.Put(ctx, k.dest, bt.ID, wire, !b.closing.Load()); err != nil {
+		n.log.Error("cluster: outbox", "dest", k.dest, "records", len(buf.recs), "err", err)
+		return err
+	}
+	n.activity.Add(1)
+	n.counts.sentBatches.Add(1)
+	n.counts.sentURLs.Add(uint64(len(buf.recs)))
+	return nil
+}
+
+// empty reports whether no record waits in a buffer or is being written.
+func (b *batcher) empty() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.bufs) == 0 && b.writing.Load() == 0
+}
+
+func (b *batcher) loop(ctx context.Context) {
+	t := time.NewTicker(max(b.n.cfg.BatchDelay/2, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			b.flushOld(ctx, false)
+		}
+	}
+}

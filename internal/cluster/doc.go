@@ -1,0 +1,49 @@
+// Package cluster makes one crawl run on many agents, as BUbiNG's agents
+// do: identical peers, no central server. It holds an agent's part of the
+// cluster: membership and failure detection (memberlist, SWIM gossip,
+// encrypted with a key derived from the crawl's shared key and labelled
+// with the crawl's name), the ownership view (weighted rendezvous hashing
+// over an explicit, versioned list of agents), the exchange of URLs
+// between agents (HTTP/2 over mutually authenticated TLS whose identity
+// is derived from the same key), the durable outbox and inbox under it,
+// and distributed termination detection.
+//
+// One responsibility per file:
+//
+//	key.go         the crawl key: keygen (mode 0600), HKDF derivations
+//	tls.go         the exchange's TLS identity, derived from the key
+//	view.go        View: the versioned ownership view
+//	hrw.go         View.Owner: weighted rendezvous hashing
+//	member.go      memberlist: gossip, node metadata, member states
+//	batch.go       Batch and its wire form (S2-compressed records)
+//	batcher.go     routed records → batches per destination (count, time)
+//	outbox.go      the sender's durable, bounded outbox
+//	sender.go      delivering the outbox (window, backoff)
+//	exchange.go    the exchange's HTTP/2 endpoints and client
+//	inbox.go       the receiver's durable log (group commit, trim)
+//	idset.go       batch ids seen (watermark per stream)
+//	applier.go     inbox → host, in order, replayable after a crash
+//	termination.go the end of the crawl, detected by waves
+//	status.go      Status (petrel cluster status)
+//	node.go        Node: the parts together; joining; forming the view
+//
+// Invariants:
+//
+//   - Ownership is a pure function of (view, group): two agents holding
+//     views of one epoch agree on every owner. A view changes only as a
+//     whole, under a new epoch; memberlist's suspicion never changes it.
+//   - A record handed to Route is either in a batch buffer, in the outbox
+//     (durable) or acknowledged by its receiver; an acknowledgement is sent
+//     only after the batch is fsynced in the receiver's inbox. The outbox
+//     and the inbox are never rolled back; a resent batch is recognised
+//     by its id (sender, incarnation, sequence) and applied once.
+//   - Every store is bounded: a batch (MaxBatchBytes), a batch buffer
+//     (BatchURLs), the outbox per destination (OutboxBytes: Route waits),
+//     the inbox (InboxBytes: the exchange answers 503 and senders wait),
+//     the batches in flight per destination (Window).
+//   - Gossip carries liveness and a small metadata record only; URLs, the
+//     view and settings travel over the exchange.
+//   - Nothing is decided over before every member of the view is alive
+//     and idle, with empty outboxes and applied inboxes, in two
+//     consecutive waves with unchanged counters (termination.go).
+package cluster

@@ -1,0 +1,268 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// testHost is an agent's frontier reduced to what the node sees: it
+// records the applied records and is idle when told so.
+type testHost struct {
+	mu      sync.Mutex
+	records map[string]int
+	busy    atomic.Bool
+	stops   atomic.Int32
+}
+
+func newTestHost() *testHost { return &testHost{records: map[string]int{}} }
+
+func (h *testHost) Apply(b *Batch) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range b.Records {
+		h.records[string(r)]++
+	}
+	return nil
+}
+func (h *testHost) Idle() bool         { return !h.busy.Load() }
+func (h *testHost) Stop(string)        { h.stops.Add(1) }
+func (h *testHost) Progress() Progress { return Progress{} }
+
+func (h *testHost) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.records)
+}
+
+// freeAddr returns a loopback address whose port and port+1 are free for
+// TCP and UDP.
+func freeAddr(t testing.TB) netip.AddrPort {
+	t.Helper()
+	for i := 0; i < 50; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		ok := true
+		for _, q := range []int{p, p + 1} {
+			a := fmt.Sprintf("127.0.0.1:%d", q)
+			if tl, err := net.Listen("tcp", a); err != nil {
+				ok = false
+			} else {
+				tl.Close()
+			}
+			if ul, err := net.ListenPacket("udp", a); err != nil {
+				ok = false
+			} else {
+				ul.Close()
+			}
+		}
+		if ok && p < 65000 {
+			return netip.MustParseAddrPort(fmt.Sprintf("127.0.0.1:%d", p))
+		}
+	}
+	t.Fatal("no free port pair")
+	return netip.AddrPort{}
+}
+
+var testKey = func() Key {
+	var k Key
+	copy(k[:], "petrel test key, 32 bytes long!!")
+	return k
+}()
+
+func startNode(t *testing.T, name string, key Key, join []string, wait int, host Host, settings [][2]string) (*Node, error) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	cfg := Config{Name: name, Bind: freeAddr(t), Join: join, Key: key, Wait: wait,
+		Dir: dir, FinishedPath: filepath.Join(dir, "FINISHED"), Timing: Timing{Probe: 100 * time.Millisecond},
+		Settings: settings, BatchDelay: 5 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	return Start(cfg, host)
+}
+
+func mustNode(t *testing.T, name string, join []string, wait int, host Host) *Node {
+	t.Helper()
+	n, err := startNode(t, name, testKey, join, wait, host, [][2]string{{"assign", "authority"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func waitReady(t *testing.T, ns ...*Node) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, n := range ns {
+		if _, err := n.WaitReady(ctx); err != nil {
+			t.Fatalf("%s: %v", n.Name(), err)
+		}
+	}
+}
+
+func TestExchangeDeliversAndTerminates(t *testing.T) {
+	ha, hb := newTestHost(), newTestHost()
+	ha.busy.Store(true)
+	a := mustNode(t, "a", nil, 2, ha)
+	b := mustNode(t, "b", []string{a.cfg.Bind.String()}, 2, hb)
+	waitReady(t, a, b)
+	if a.View().String() != "epoch 1: a, b" || b.View().String() != a.View().String() {
+		t.Fatalf("views: %s / %s", a.View(), b.View())
+	}
+	const n = 50_000
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += 4 {
+				if err := a.Route("b", KindURLs, fmt.Appendf(nil, "http://h%d.test/p%d", i%97, i)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	ha.busy.Store(false)
+	for _, nd := range []*Node{a, b} {
+		select {
+		case <-nd.Finished():
+		case <-time.After(15 * time.Second):
+			t.Fatalf("%s: crawl not declared finished; status %+v", nd.Name(), nd.Status())
+		}
+	}
+	if got := hb.count(); got != n {
+		t.Fatalf("b applied %d distinct records, want %d", got, n)
+	}
+	hb.mu.Lock()
+	for r, c := range hb.records {
+		if c != 1 {
+			t.Fatalf("%s applied %d times", r, c)
+		}
+	}
+	hb.mu.Unlock()
+	for _, nd := range []*Node{a, b} {
+		if _, err := os.Stat(nd.cfg.FinishedPath); err != nil {
+			t.Errorf("%s: %v", nd.Name(), err)
+		}
+		if err := nd.Close(time.Second); err != nil {
+			t.Error(err)
+		}
+	}
+	// A start on a finished crawl says so.
+	if _, err := Start(a.cfg, ha); err != ErrFinished {
+		t.Errorf("start after the end: %v, want ErrFinished", err)
+	}
+}
+
+func TestTerminationWaitsForBusyAndAbsent(t *testing.T) {
+	ha, hb := newTestHost(), newTestHost()
+	hb.busy.Store(true)
+	a := mustNode(t, "a", nil, 2, ha)
+	b := mustNode(t, "b", []string{a.cfg.Bind.String()}, 2, hb)
+	waitReady(t, a, b)
+	select {
+	case <-a.Finished():
+		t.Fatal("finished while b is busy")
+	case <-time.After(500 * time.Millisecond):
+	}
+	// b dies (no leave): its work keeps the crawl open.
+	b.members.ml.Shutdown()
+	b.server.Close()
+	hb.busy.Store(false)
+	select {
+	case <-a.Finished():
+		t.Fatal("finished while b is absent")
+	case <-time.After(700 * time.Millisecond):
+	}
+	b.closeParts()
+	a.Close(100 * time.Millisecond)
+}
+
+func TestWrongKeyAndSettingsRefused(t *testing.T) {
+	a := mustNode(t, "a", nil, 1, newTestHost())
+	defer a.Close(100 * time.Millisecond)
+	waitReady(t, a)
+	var other Key
+	copy(other[:], "another key, also 32 bytes long!")
+	if n, err := startNode(t, "x", other, []string{a.cfg.Bind.String()}, 1, newTestHost(), nil); err == nil {
+		n.Close(0)
+		t.Fatal("an agent with another key joined")
+	}
+	n, err := startNode(t, "y", testKey, []string{a.cfg.Bind.String()}, 2, newTestHost(), [][2]string{{"assign", "host"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close(0)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = n.WaitReady(ctx)
+	if err == nil || !contains(err.Error(), `setting assign: the crawl has "authority", the joining agent "host"`) {
+		t.Fatalf("different settings: %v", err)
+	}
+}
+
+func contains(s, sub string) bool {
+	return len(s) >= len(sub) && (s == sub || len(sub) == 0 || indexOf(s, sub) >= 0)
+}
+
+func indexOf(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestForgedAndReplayedBatches(t *testing.T) {
+	hb := newTestHost()
+	b := mustNode(t, "b", nil, 1, hb)
+	defer b.Close(100 * time.Millisecond)
+	waitReady(t, b)
+	addr := b.cfg.ExchangeAddr()
+	bt := &Batch{ID: BatchID{Sender: "a", Incarnation: 1, Seq: 1}, Kind: KindURLs, Records: [][]byte{[]byte("http://x.test/")}}
+	wire, _ := bt.Encode(nil, nil)
+
+	var other Key
+	copy(other[:], "another key, also 32 bytes long!")
+	forger, _ := NewClient(other)
+	if err := forger.SendBatch(context.Background(), addr, wire); err == nil {
+		t.Fatal("a batch from a client with another key was accepted")
+	}
+	// No client certificate at all: a plain TLS client is refused too.
+	if err := plainTLSPost(addr, wire); err == nil {
+		t.Fatal("a batch with no key was accepted")
+	}
+	c, _ := NewClient(testKey)
+	for i := 0; i < 3; i++ { // the first delivery and two replays
+		if err := c.SendBatch(context.Background(), addr, wire); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.SendBatch(context.Background(), addr, []byte("PTB1garbage")); err == nil {
+		t.Fatal("a malformed batch was accepted")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for hb.count() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	s := b.Status()
+	if s.AppliedBatches != 1 || s.Duplicates != 2 || s.Refused != 1 {
+		t.Fatalf("applied %d, duplicates %d, refused %d; want 1, 2, 1", s.AppliedBatches, s.Duplicates, s.Refused)
+	}
+}

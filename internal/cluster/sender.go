@@ -1,0 +1,136 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// The senders deliver the outbox: one goroutine per destination holding
+// batches, with at most Window batches in flight to it. A batch leaves the
+// outbox only when its receiver answered 200 (durable there). A 503 (inbox
+// full, receiver stopping) or a network error waits and tries again, with
+// a backoff capped at a few seconds: a slow or absent owner slows its
+// senders, and nothing is dropped.
+
+func (n *Node) senderLoop(ctx context.Context) {
+	running := map[string]bool{}
+	var mu sync.Mutex
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		for _, d := range n.outbox.Dests() {
+			mu.Lock()
+			if !running[d] {
+				running[d] = true
+				n.wg.Add(1)
+				go func(dest string) {
+					defer n.wg.Done()
+					n.sendTo(ctx, dest)
+					mu.Lock()
+					delete(running, dest)
+					mu.Unlock()
+				}(d)
+			}
+			mu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-n.outbox.Changed():
+		case <-t.C:
+		}
+	}
+}
+
+// sendTo delivers dest's batches until none is left.
+func (n *Node) sendTo(ctx context.Context, dest string) {
+	var mu sync.Mutex
+	inFlight := map[BatchID]bool{}
+	done := make(chan error, n.cfg.Window)
+	backoff := 10 * time.Millisecond
+	for ctx.Err() == nil {
+		mu.Lock()
+		free := n.cfg.Window - len(inFlight)
+		mu.Unlock()
+		var batch []OutEntry
+		if free > 0 {
+			batch = n.outbox.Pending(dest, free, func(id BatchID) bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return inFlight[id]
+			})
+		}
+		mu.Lock()
+		idle := len(batch) == 0 && len(inFlight) == 0
+		mu.Unlock()
+		if idle {
+			return
+		}
+		addr := n.exchangeOf(dest)
+		if addr == "" {
+			batch = nil // not a live member now: wait for it
+		}
+		for _, e := range batch {
+			mu.Lock()
+			inFlight[e.ID] = true
+			mu.Unlock()
+			go func(e OutEntry) {
+				err := n.sendOne(ctx, addr, e)
+				mu.Lock()
+				delete(inFlight, e.ID)
+				mu.Unlock()
+				if err != nil {
+					n.counts.sendErrors.Add(1)
+					var se *StatusError
+					if !errors.As(err, &se) || se.Code != 503 {
+						n.log.Warn("cluster: send", "dest", dest, "batch", e.ID.String(), "err", err)
+					}
+				}
+				done <- err
+			}(e)
+		}
+		wait := backoff
+		if len(batch) > 0 {
+			wait = time.Hour
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case err := <-done:
+			if err == nil {
+				backoff = 10 * time.Millisecond
+				continue
+			}
+			select { // the receiver is failing: do not spin
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 3*time.Second)
+		case <-time.After(wait):
+			backoff = min(2*backoff, 3*time.Second)
+		}
+	}
+}
+
+func (n *Node) sendOne(ctx context.Context, addr string, e OutEntry) error {
+	wire, err := n.outbox.Read(e)
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := n.client.SendBatch(cctx, addr, wire); err != nil {
+		var se *StatusError
+		if errors.As(err, &se) && se.Code == 503 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(min(max(se.RetryAfter, 50*time.Millisecond), time.Second)):
+			}
+		}
+		return err
+	}
+	return n.outbox.Ack(e)
+}

@@ -1,0 +1,86 @@
+package cluster
+
+import "time"
+
+// Status is an agent's state as /v1/status reports it (petrel cluster
+// status, termination detection).
+type Status struct {
+	Name        string    `json:"name"`
+	Exchange    string    `json:"exchange"`
+	Incarnation uint64    `json:"incarnation"`
+	ViewEpoch   uint64    `json:"view_epoch"`
+	Time        time.Time `json:"time"`
+
+	Idle     bool   `json:"idle"`
+	Activity uint64 `json:"activity"` // batches made or applied by this process
+	Finished bool   `json:"finished"`
+
+	Progress
+
+	OutboxBatches  int    `json:"outbox_batches"`
+	OutboxBytes    int64  `json:"outbox_bytes"`
+	InboxBytes     int64  `json:"inbox_bytes"`
+	InboxUnapplied int64  `json:"inbox_unapplied_bytes"`
+	SentBatches    uint64 `json:"sent_batches"`
+	SentURLs       uint64 `json:"sent_urls"`
+	AppliedBatches uint64 `json:"received_batches"`
+	AppliedURLs    uint64 `json:"received_urls"`
+	Refused        uint64 `json:"refused_batches"`
+	Duplicates     uint64 `json:"duplicate_batches"`
+	InboxFull      uint64 `json:"inbox_full"`
+	SendErrors     uint64 `json:"send_errors"`
+
+	View    *View    `json:"view,omitempty"`
+	Members []Member `json:"members,omitempty"`
+}
+
+// Status returns the agent's state. Idle is taken so that work moving
+// between the host and the node while it is read cannot be missed: the
+// node's counters are read before and after the host's Idle, and must not
+// have moved.
+func (n *Node) Status() *Status {
+	routed, act := n.batch.routed.Load(), n.activity.Load()
+	nodeIdle := n.nodeIdle()
+	hostIdle := n.host.Idle()
+	idle := nodeIdle && hostIdle && n.nodeIdle() &&
+		routed == n.batch.routed.Load() && act == n.activity.Load()
+	ob, obytes := n.outbox.Len()
+	durable := n.inbox.Durable()
+	s := &Status{
+		Name: n.cfg.Name, Exchange: n.cfg.ExchangeAddr(), Incarnation: n.incarnation,
+		ViewEpoch: n.viewEpoch(), Time: time.Now().UTC(),
+		Idle: idle, Activity: act,
+		Progress:       n.host.Progress(),
+		OutboxBatches:  ob,
+		OutboxBytes:    obytes,
+		InboxBytes:     n.inbox.Size(),
+		InboxUnapplied: durable - n.appliedAt.Load(),
+		SentBatches:    n.counts.sentBatches.Load(),
+		SentURLs:       n.counts.sentURLs.Load(),
+		AppliedBatches: n.counts.appliedBatches.Load(),
+		AppliedURLs:    n.counts.appliedURLs.Load(),
+		Refused:        n.counts.refusedBatches.Load(),
+		Duplicates:     n.counts.duplicateBatches.Load(),
+		InboxFull:      n.counts.inboxFull.Load(),
+		SendErrors:     n.counts.sendErrors.Load(),
+		View:           n.View(),
+		Members:        n.members.members(),
+	}
+	select {
+	case <-n.finished:
+		s.Finished = true
+	default:
+	}
+	return s
+}
+
+func (n *Node) nodeIdle() bool {
+	ob, _ := n.outbox.Len()
+	return ob == 0 && n.batch.empty() && n.appliedAt.Load() >= n.inbox.Durable()
+}
+
+// Counts returns the exchange's totals for the agent's progress line and
+// summary: URLs sent and received.
+func (n *Node) Counts() (sent, received uint64) {
+	return n.counts.sentURLs.Load(), n.counts.appliedURLs.Load()
+}

@@ -1,0 +1,90 @@
+package cluster
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// View is an explicit, versioned ownership view: the agents that own
+// politeness-key groups and IP addresses, with the epoch that names this
+// version. Two agents holding views of the same epoch hold the same view.
+// A View is immutable once built with NewView; share it by pointer.
+type View struct {
+	Epoch  uint64      `json:"epoch"`
+	Agents []ViewAgent `json:"agents"` // sorted by name, names distinct
+
+	uniform bool     // every weight is the same
+	seeds   []uint64 // xxhash of each agent's name, in Agents' order
+}
+
+// ViewAgent is one owner of a view.
+type ViewAgent struct {
+	Name   string `json:"name"`
+	Weight uint32 `json:"weight"` // share of keys relative to the others (≥ 1)
+}
+
+// NewView builds the view of epoch over agents (copied and sorted by name).
+// A zero weight counts as 1. Names must be non-empty and distinct.
+func NewView(epoch uint64, agents []ViewAgent) (*View, error) {
+	as := slices.Clone(agents)
+	slices.SortFunc(as, func(a, b ViewAgent) int { return strings.Compare(a.Name, b.Name) })
+	v := &View{Epoch: epoch, Agents: as, uniform: true}
+	for i := range as {
+		if as[i].Name == "" {
+			return nil, errors.New("cluster: view: an agent has no name")
+		}
+		if i > 0 && as[i].Name == as[i-1].Name {
+			return nil, fmt.Errorf("cluster: view: agent %q twice", as[i].Name)
+		}
+		if as[i].Weight == 0 {
+			as[i].Weight = 1
+		}
+		v.seeds = append(v.seeds, xxhash.Sum64String(as[i].Name))
+		if as[i].Weight != as[0].Weight {
+			v.uniform = false
+		}
+	}
+	return v, nil
+}
+
+// Has reports whether name owns keys in v.
+func (v *View) Has(name string) bool {
+	_, ok := slices.BinarySearchFunc(v.Agents, name, func(a ViewAgent, n string) int { return strings.Compare(a.Name, n) })
+	return ok
+}
+
+// Names returns the agents' names, sorted.
+func (v *View) Names() []string {
+	out := make([]string, len(v.Agents))
+	for i, a := range v.Agents {
+		out[i] = a.Name
+	}
+	return out
+}
+
+// MarshalJSON and UnmarshalJSON keep the derived fields in step.
+func (v *View) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Epoch  uint64      `json:"epoch"`
+		Agents []ViewAgent `json:"agents"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	nv, err := NewView(w.Epoch, w.Agents)
+	if err != nil {
+		return err
+	}
+	*v = *nv
+	return nil
+}
+
+// String is "epoch 3: a, b, c".
+func (v *View) String() string {
+	return fmt.Sprintf("epoch %d: %s", v.Epoch, strings.Join(v.Names(), ", "))
+}
