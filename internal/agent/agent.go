@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -123,6 +124,9 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	}
 
 	state := filepath.Join(cfg.Dir, "state")
+	if err := checkStateFormat(state); err != nil {
+		return nil, err
+	}
 	running := filepath.Join(state, "RUNNING")
 	if _, err := os.Stat(running); err == nil {
 		// The directory lock is ours and the marker is there: the last
@@ -255,8 +259,8 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	for _, s := range seeds {
 		a.scope.AddSeed(s)
 	}
-	for _, s := range seeds {
-		a.offer(s, frontier.Meta{})
+	for i, s := range seeds {
+		a.offer(s, frontier.Meta{Seed: uint32(min(i+1, math.MaxUint32))})
 	}
 	a.log.Info("crawl opened", "dir", cfg.Dir, "seeds", len(seeds), "ready", a.ready.Len())
 	a.opened = true

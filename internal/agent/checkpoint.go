@@ -13,7 +13,8 @@ package agent
 // It is written as cp-N.tmp, every file fsynced, renamed to cp-N, and named
 // in state/CHECKPOINT (replaced atomically). Two checkpoints are kept, so a
 // corrupted newest one falls back to the previous. The todo file format:
-// "PTODO1\n", then per record uvarint(len) bytes, then a trailer of
+// "PTODO2\n", then per record uvarint(len) bytes (a frontier record: Meta
+// version 1, then URL), then a trailer of
 // uvarint(count) and the CRC-32C (4 bytes, little endian) of everything
 // before the trailer; a file whose trailer does not match is corrupt.
 //
@@ -42,7 +43,7 @@ import (
 )
 
 const (
-	todoMagic       = "PTODO1\n"
+	todoMagic       = "PTODO2\n"
 	keepCheckpoints = 2
 )
 
@@ -318,6 +319,9 @@ func loadCheckpoint(dir string) (*loadedCheckpoint, error) {
 // parseTodo checks and splits a todo file.
 func parseTodo(b []byte) ([][]byte, error) {
 	if !strings.HasPrefix(string(b), todoMagic) {
+		if strings.HasPrefix(string(b), "PTODO1\n") {
+			return nil, errors.New("written by an earlier Petrel (unversioned per-URL metadata), which this version does not read")
+		}
 		return nil, errors.New("bad magic")
 	}
 	var recs [][]byte

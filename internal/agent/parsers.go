@@ -9,6 +9,7 @@ import (
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/parse"
+	"github.com/petrel-crawler/petrel/internal/sieve"
 	"github.com/petrel-crawler/petrel/internal/store"
 	"github.com/petrel-crawler/petrel/internal/urlx"
 )
@@ -62,16 +63,17 @@ func (a *Agent) handle(r *fetched) {
 	if err != nil {
 		return
 	}
+	via := sieve.Hash([]byte(resp.URL))
 	switch {
 	case resp.Status >= 300 && resp.Status < 400:
 		if loc := resp.Header.Get("Location"); loc != "" {
 			if u, err := base.Resolve(loc); err == nil {
 				st.Redirects.Add(1)
-				a.offer(u, t.Meta.Redirected())
+				a.offer(u, t.Meta.Redirect(via))
 			}
 		}
 	case resp.Status >= 200 && resp.Status < 300:
-		a.parseHTML(base, resp, t.Meta.Next())
+		a.parseHTML(base, resp, t.Meta.Link(via))
 	}
 }
 

@@ -167,7 +167,7 @@ func (s *scheduler) snapshotTodo(todo func([]byte) error) error {
 		if t.Robots {
 			return nil
 		}
-		buf = t.Meta.encode(buf[:0])
+		buf = t.Meta.Append(buf[:0])
 		buf = append(append(buf, t.SchemeAuthority...), t.PathQuery...)
 		return todo(buf)
 	}

@@ -90,7 +90,9 @@ type Config struct {
 	Virtualizer Virtualizer
 	Resolver    Resolver
 	// Guard returns an error when an address must not be dialled.
-	Guard  func(netip.Addr) error
+	Guard func(netip.Addr) error
+	// Router says which agent owns each URL and address (nil: Local).
+	Router Router
 	Stats  *stats.Crawl
 	Logger *slog.Logger
 }
@@ -132,47 +134,12 @@ func (c *Config) setDefaults() {
 	if c.Stats == nil {
 		c.Stats = new(stats.Crawl)
 	}
+	if c.Router == nil {
+		c.Router = Local{}
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-}
-
-// Meta travels with a URL from Enqueue to its Task: how it was found. It is
-// stored as a fixed MetaLen-byte prefix of the URL's key in the sieve, the
-// ready queue and the visit-state queues; the sieve hashes the key without
-// it, so the first occurrence of a URL decides its Meta.
-type Meta struct {
-	Depth     uint16 // links followed from a seed (saturating)
-	Redirects uint8  // redirects followed in the chain that led here (saturating)
-}
-
-// MetaLen is the length of an encoded Meta.
-const MetaLen = 3
-
-func (m Meta) encode(b []byte) []byte {
-	return append(b, byte(m.Depth>>8), byte(m.Depth), m.Redirects)
-}
-
-func decodeMeta(b []byte) Meta {
-	return Meta{Depth: uint16(b[0])<<8 | uint16(b[1]), Redirects: b[2]}
-}
-
-// Next returns the Meta of a URL found on a page with Meta m.
-func (m Meta) Next() Meta {
-	if m.Depth < 0xffff {
-		m.Depth++
-	}
-	m.Redirects = 0
-	return m
-}
-
-// Redirected returns the Meta of a redirect target of a URL with Meta m:
-// the same depth, one more redirect.
-func (m Meta) Redirected() Meta {
-	if m.Redirects < 0xff {
-		m.Redirects++
-	}
-	return m
 }
 
 // Task is one request for a fetcher: a URL, the address to dial, and
@@ -337,7 +304,7 @@ func (f *Frontier) Enqueue(u urlx.URL, m Meta) error {
 		bp = new([]byte)
 	}
 	defer f.keyBufs.Put(bp)
-	key := u.AppendString(m.encode((*bp)[:0]))
+	key := u.AppendString(m.Append((*bp)[:0]))
 	*bp = key
 	var hash uint64
 	if f.cfg.Cache != nil && f.cfg.Hash != nil {
@@ -385,7 +352,7 @@ func (f *Frontier) EnqueueAll(us []urlx.URL, m Meta) error {
 	b.keys, b.ends, b.hashes = b.keys[:0], b.ends[:0], b.hashes[:0]
 	for _, u := range us {
 		start := len(b.keys)
-		b.keys = u.AppendString(m.encode(b.keys))
+		b.keys = u.AppendString(m.Append(b.keys))
 		b.ends = append(b.ends, len(b.keys))
 		b.hashes = append(b.hashes, f.cfg.Hash(b.keys[start+MetaLen:]))
 	}
@@ -418,6 +385,18 @@ func (f *Frontier) enqueueKey(key []byte, hash uint64) error {
 			return nil
 		}
 	}
+	if to := f.cfg.Router.OwnerOf(key[MetaLen:]); to != Self {
+		if err := f.cfg.Router.Forward(to, key); err != nil {
+			return fmt.Errorf("frontier: forward to %q: %w", to, err)
+		}
+		return nil
+	}
+	return f.admitOwned(key)
+}
+
+// admitOwned offers a record this agent owns to the per-key budget and the
+// sieve.
+func (f *Frontier) admitOwned(key []byte) error {
 	sa := schemeAuthorityOf(key[MetaLen:])
 	if f.cfg.MaxURLsPerKey > 0 && f.counts.get(sa) >= f.cfg.MaxURLsPerKey {
 		f.stats.OverBudget.Add(1)
@@ -452,8 +431,9 @@ func (r *Receiver) PrepareToAppend() error { return nil }
 func (r *Receiver) Append(hash uint64, key []byte) error {
 	f := r.f
 	f.stats.SieveNew.Add(1)
-	if len(key) < MetaLen {
-		return fmt.Errorf("frontier: sieve key of %d bytes has no meta", len(key))
+	if len(key) < MetaLen || key[0] != MetaVersion {
+		_, err := DecodeMeta(key)
+		return fmt.Errorf("frontier: sieve key: %w", err)
 	}
 	sa := schemeAuthorityOf(key[MetaLen:])
 	if f.cfg.MaxURLsPerKey > 0 && f.counts.add(sa) > f.cfg.MaxURLsPerKey {

@@ -49,6 +49,7 @@ type scheduler struct {
 	lastFlush int64
 
 	popBuf []byte
+	recBuf []byte // a queue record being built (place)
 }
 
 type dnsResult struct {
@@ -388,10 +389,12 @@ func (s *scheduler) place(rec []byte, force bool) bool {
 		return true
 	}
 	// The record is meta+suffix: move the meta next to the suffix.
-	r := rec[prefixLen:]
+	var r []byte
 	if prefixLen < MetaLen {
-		r = append(append(make([]byte, 0, MetaLen+len(url)-prefixLen), rec[:MetaLen]...), url[prefixLen:]...)
+		r = append(append(s.recBuf[:0], rec[:MetaLen]...), url[prefixLen:]...)
+		s.recBuf = r
 	} else {
+		r = rec[prefixLen:]
 		copy(r, rec[:MetaLen])
 	}
 	if err := s.add(v, r); err != nil {
@@ -622,7 +625,7 @@ func (s *scheduler) next(now int64) *Task {
 			}
 			s.dispatched++
 			t.PathQuery, t.Attempt = pq, attempt
-			t.Meta = decodeMeta([]byte(rec[:MetaLen]))
+			t.Meta = decodeMeta(rec[:MetaLen])
 		}
 		v.inFlight++
 		e.inFlight++
@@ -711,7 +714,7 @@ func (s *scheduler) putBack(v *visitState, rec string, attempt int) {
 // record rebuilds the queue record (meta+suffix) of a task of v.
 func (t *Task) record() string {
 	suffix := (t.SchemeAuthority + t.PathQuery)[len(t.vs.prefix):]
-	return string(t.Meta.encode(make([]byte, 0, MetaLen+len(suffix)))) + suffix
+	return string(t.Meta.Append(make([]byte, 0, MetaLen+len(suffix)))) + suffix
 }
 
 // release takes a task back from a fetcher and computes the next allowed
@@ -940,6 +943,12 @@ func (s *scheduler) resolved(r dnsResult) {
 			s.wb.offer(v)
 		}
 		return
+	}
+	if to := f.cfg.Router.AddrOwner(r.addr); to != Self {
+		// See Router: no hand-off of a host to another agent yet.
+		if s.err == nil {
+			s.err = fmt.Errorf("frontier: %s resolved to %s, which agent %q fetches from; handing a host to another agent is not supported", h.name, r.addr, to)
+		}
 	}
 	h.addr, h.resolved = r.addr, true
 	waiters := h.waiters
