@@ -33,26 +33,39 @@ func benchPage() []byte {
 	return []byte(b.String())
 }
 
-func BenchmarkHTML(b *testing.B) {
+func BenchmarkHTML(b *testing.B) { benchmarkHTML(b, Options{}) }
+
+// BenchmarkHTMLEmbeds is BenchmarkHTML with requisites extracted (the page
+// has a style sheet link and a <style> block).
+func BenchmarkHTMLEmbeds(b *testing.B) { benchmarkHTML(b, Options{Embeds: true}) }
+
+func benchmarkHTML(b *testing.B, opts Options) {
 	page := benchPage()
 	base, err := urlx.Parse("http://www.example.com/catalogue/list/17.html")
 	if err != nil {
 		b.Fatal(err)
 	}
 	h := http.Header{"Content-Type": {"text/html; charset=utf-8"}}
-	r := HTML(base, h, page, Options{})
-	b.Logf("page %d bytes, %d links", len(page), len(r.Links))
+	r := HTML(base, h, page, opts)
+	b.Logf("page %d bytes, %d links, %d requisites", len(page), len(r.Links), len(r.Embeds))
 	b.SetBytes(int64(len(page)))
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = HTML(base, h, page, Options{})
+		_ = HTML(base, h, page, opts)
 	}
 }
 
 // BenchmarkHTMLSynthetic parses a page of the synthetic web the crawl
 // benchmarks use (testdata/synthetic-page.html, saved from `petrel testweb`):
 // random syllable words, so no text pattern repeats.
-func BenchmarkHTMLSynthetic(b *testing.B) {
+func BenchmarkHTMLSynthetic(b *testing.B) { benchmarkHTMLSynthetic(b, Options{}) }
+
+// BenchmarkHTMLSyntheticEmbeds is BenchmarkHTMLSynthetic with requisites
+// extracted: the synthetic web's pages have none, so it should cost the
+// same.
+func BenchmarkHTMLSyntheticEmbeds(b *testing.B) { benchmarkHTMLSynthetic(b, Options{Embeds: true}) }
+
+func benchmarkHTMLSynthetic(b *testing.B, opts Options) {
 	page, err := os.ReadFile("testdata/synthetic-page.html")
 	if err != nil {
 		b.Fatal(err)
@@ -62,7 +75,7 @@ func BenchmarkHTMLSynthetic(b *testing.B) {
 	b.SetBytes(int64(len(page)))
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = HTML(base, h, page, Options{})
+		_ = HTML(base, h, page, opts)
 	}
 }
 

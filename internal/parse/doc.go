@@ -1,7 +1,9 @@
 // Package parse extracts what the crawler needs from an HTML page in one
 // pass of an allocation-free tokenizer (scan.go) that splits the page exactly
 // as golang.org/x/net/html's Tokenizer does (no tree is built): the links to
-// follow, the robots directives, and BUbiNG's duplicate-content digest.
+// follow, the page requisites, the title, the robots directives, and
+// BUbiNG's duplicate-content digest; and the requisites of a style sheet
+// (CSS, with the small CSS tokenizer of css.go).
 //
 // Character encoding. The page is decoded to UTF-8 for extraction only (the
 // stored body stays as received). The encoding is determined as the HTML
@@ -11,8 +13,9 @@
 // windows-1252). Links are then resolved as UTF-8: unlike a browser, a
 // non-ASCII query in a Shift-JIS page is percent-encoded as UTF-8.
 //
-// Links. Followed: href of a and area, src of frame and iframe, and the URL
-// of <meta http-equiv=refresh>. The first <base href> replaces the base URL
+// Links. Followed: href of a and area, src of frame and iframe, href of a
+// <link> whose rel is canonical, alternate, next, prev, prefetch or
+// prerender, and the URL of <meta http-equiv=refresh>. The first <base href> replaces the base URL
 // for the links after it, even when it points to another host. Links are
 // resolved and normalised by package urlx, kept in document order without
 // duplicates, and capped at Options.MaxLinks (the excess is counted in
@@ -22,6 +25,23 @@
 // counted as bad. When the page says nofollow (a robots or petrel meta tag,
 // or an X-Robots-Tag header, plain or scoped to "petrel" or "robots"),
 // no link is returned.
+//
+// Requisites (Options.Embeds; Heritrix's embeds). What a browser fetches
+// to render the page: src and srcset of img and source, src and poster of
+// video, src of audio, track, script and embed, data of object, src of
+// input type=image, background of body, href of a <link> whose rel is
+// stylesheet, icon, apple-touch-icon, preload, modulepreload or manifest,
+// data-src and data-srcset (lazy loading) of any element, and the url()
+// values and @import rules of style attributes and <style> blocks.
+// srcset follows the HTML standard's candidate rules (invalid candidates
+// are dropped, as a browser drops them). Requisites are resolved like
+// links, kept in Result.Embeds in document order without duplicates (a URL
+// may be both a link and a requisite), capped like links, and kept when
+// the page says nofollow (they are part of the page, not links from it).
+// A page without requisites costs what it cost without Options.Embeds.
+//
+// Title. Result.Title is the text of the first <title>, white space
+// stripped and collapsed as document.title does, at most MaxTitle bytes.
 //
 // Digest. Result.TextDigest is a 128-bit content digest for near-duplicate
 // detection, as in BUbiNG: two xxhash64 digests (different seeds) over the

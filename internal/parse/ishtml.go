@@ -27,3 +27,20 @@ func IsHTML(header http.Header, body []byte) bool {
 	}
 	return strings.HasPrefix(sniffed, "text/")
 }
+
+// IsCSS reports whether a response is a style sheet: its Content-Type is
+// text/css, or it has none and its URL's path ends in ".css".
+func IsCSS(header http.Header, path string) bool {
+	ct := header.Get("Content-Type")
+	if strings.TrimSpace(ct) == "" {
+		if i := strings.IndexByte(path, '?'); i >= 0 {
+			path = path[:i]
+		}
+		return strings.HasSuffix(strings.ToLower(path), ".css")
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		mt = strings.ToLower(strings.TrimSpace(strings.SplitN(ct, ";", 2)[0]))
+	}
+	return mt == "text/css"
+}

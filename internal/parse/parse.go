@@ -16,20 +16,29 @@ import (
 // positive.
 const DefaultMaxLinks = 5000
 
+// MaxTitle is the longest Result.Title kept, in bytes; a longer title is
+// cut at a character boundary.
+const MaxTitle = 1024
+
 // Options controls link extraction.
 type Options struct {
-	MaxLinks int // outdegree cap (default 5000 when 0); links beyond it are counted, not returned
+	MaxLinks int  // outdegree cap (default 5000 when 0); links beyond it are counted, not returned; requisites have a cap of their own of the same size
+	Embeds   bool // also extract the page's requisites into Result.Embeds
 }
 
 // Result is what one pass over an HTML page yields.
 type Result struct {
 	Links         []urlx.URL // absolute, normalised, in document order, deduplicated within the page; rel=nofollow links and javascript:/mailto:/data:/tel: etc. excluded; empty when NoFollow
+	Embeds        []urlx.URL // page requisites (Options.Embeds): absolute, normalised, in document order, deduplicated among themselves; kept when NoFollow
+	Title         string     // text of the first <title>, white space stripped and collapsed, at most MaxTitle bytes
 	NoFollow      bool       // <meta name=robots|petrel content=nofollow|none> or X-Robots-Tag header
 	NoIndex       bool       // same, noindex|none
 	Charset       string     // the charset used to decode, e.g. "utf-8", "windows-1252", "shift_jis"
 	LinksDropped  int        // beyond MaxLinks
 	NoFollowLinks int        // rel=nofollow links skipped
 	BadLinks      int        // hrefs that did not parse / non-http(s)
+	EmbedsDropped int        // requisites beyond the cap
+	BadEmbeds     int        // requisite URLs that did not parse / non-http(s) (data: images among them)
 	TextDigest    [16]byte   // BUbiNG-style content digest, see below
 	SimHash       uint64     // 64-bit SimHash of the page text's word shingles (near-duplicate detection; see Hamming)
 	Shingles      int        // shingles behind SimHash (few shingles make an unreliable fingerprint)
@@ -47,10 +56,23 @@ type extractor struct {
 	base     urlx.URL // current base: the page URL, or the first <base href>
 	baseSet  bool     // a <base href> has been seen
 	maxLinks int
-	seen     map[urlx.URL]struct{}
+	embeds   bool // Options.Embeds
+	titled   bool // the first <title> has been read
+	links    urlList
+	reqs     urlList
+	titleN   int            // bytes of titleArr used
+	titleArr [MaxTitle]byte // the title's text so far, white space collapsed
 	res      Result
 	dig      digester
 	sim      simhasher
+}
+
+// urlList is the links (or requisites) of a page: in order, without
+// duplicates, within a cap.
+type urlList struct {
+	urls    []urlx.URL
+	seen    map[urlx.URL]struct{} // the urls, once there are many
+	dropped int                   // beyond the cap
 }
 
 // HTML extracts, in one pass of a tokenizer that splits the page as
@@ -71,7 +93,7 @@ func HTML(base urlx.URL, header http.Header, body []byte, opts Options) Result {
 // begin readies x for a pass over body and returns the text to walk: body
 // converted to UTF-8.
 func (x *extractor) begin(base urlx.URL, header http.Header, body []byte, opts Options) []byte {
-	x.base, x.maxLinks = base, opts.MaxLinks
+	x.base, x.maxLinks, x.embeds = base, opts.MaxLinks, opts.Embeds
 	if x.maxLinks <= 0 {
 		x.maxLinks = DefaultMaxLinks
 	}
@@ -89,8 +111,13 @@ func (x *extractor) begin(base urlx.URL, header http.Header, body []byte, opts O
 func (x *extractor) finish() Result {
 	x.res.TextDigest = x.dig.sum()
 	x.res.SimHash, x.res.Shingles = x.sim.sum()
+	x.res.Links, x.res.LinksDropped = x.links.urls, x.links.dropped
+	x.res.Embeds, x.res.EmbedsDropped = x.reqs.urls, x.reqs.dropped
 	if x.res.NoFollow {
 		x.res.Links = nil
+	}
+	if x.titleN > 0 {
+		x.res.Title = titleString(x.titleArr[:x.titleN])
 	}
 	return x.res
 }
@@ -137,26 +164,46 @@ func (x *extractor) run(text []byte) {
 	var s scanner
 	s.init(text)
 	skipText := false // inside <script> or <style>
+	after := afterOther
 	for {
-		switch s.next() {
+		k := s.next()
+		prev := after
+		after = afterOther
+		switch k {
 		case tokEOF:
 			return
 		case tokText:
-			if skipText {
-				continue
+			if prev == afterStyle && x.embeds {
+				x.styleSheet(s.textRaw())
 			}
-			for t, ok := s.textPiece(); ok; t, ok = s.textPiece() {
-				feedText(&x.dig, &x.sim, t)
+			switch {
+			case prev == afterTitle && !x.titled:
+				x.titled = true
+				for t, ok := s.textPiece(); ok; t, ok = s.textPiece() {
+					x.titleText(t)
+					if !skipText {
+						feedText(&x.dig, &x.sim, t)
+					}
+				}
+			case !skipText:
+				for t, ok := s.textPiece(); ok; t, ok = s.textPiece() {
+					feedText(&x.dig, &x.sim, t)
+				}
 			}
 		case tokStartTag:
 			name := s.tagName()
 			src := x.startTag(&s, name)
+			if x.embeds && (s.mayEmbed || isEmbedTag(name)) || isLinkTag(name) {
+				ea := s.embedAttrs()
+				x.requisites(name, &ea)
+			}
 			x.dig.tag(false, name, src)
 			x.sim.endWord()
 			switch string(name) {
 			case "script", "style":
 				skipText = skipText || !s.selfClosing()
 			}
+			after = afterTag(name)
 		case tokEndTag:
 			x.dig.tag(true, s.tagName(), nil)
 			x.sim.endWord()
@@ -218,47 +265,64 @@ func (x *extractor) meta(nameAttr, equiv, content []byte) {
 	}
 }
 
-// link resolves ref against the current base and records it.
+// link resolves ref against the current base and records it as a link.
 func (x *extractor) link(ref []byte) {
 	u, err := x.base.Resolve(string(ref))
 	if err != nil {
 		x.res.BadLinks++
 		return
 	}
-	if x.has(u) {
+	x.links.add(u, x.maxLinks)
+}
+
+// embed resolves ref against the current base and records it as a
+// requisite.
+func (x *extractor) embed(ref []byte) {
+	u, err := x.base.Resolve(string(ref))
+	if err != nil {
+		x.res.BadEmbeds++
 		return
 	}
-	if len(x.res.Links) >= x.maxLinks {
-		x.res.LinksDropped++
+	x.reqs.add(u, x.maxLinks)
+}
+
+// add appends u unless it is there already or the list holds max URLs
+// (then it counts it as dropped).
+func (l *urlList) add(u urlx.URL, max int) {
+	if l.has(u) {
 		return
 	}
-	if x.res.Links == nil {
+	if len(l.urls) >= max {
+		l.dropped++
+		return
+	}
+	if l.urls == nil {
 		// Most pages have tens of links: one allocation instead of a
 		// doubling from one.
-		x.res.Links = make([]urlx.URL, 0, min(initialLinks, x.maxLinks))
+		l.urls = make([]urlx.URL, 0, min(initialLinks, max))
 	}
-	x.res.Links = append(x.res.Links, u)
-	if x.seen != nil {
-		x.seen[u] = struct{}{}
+	l.urls = append(l.urls, u)
+	if l.seen != nil {
+		l.seen[u] = struct{}{}
 	}
 }
 
-// has reports whether u is already among the kept links.
-func (x *extractor) has(u urlx.URL) bool {
-	if x.seen != nil {
-		_, ok := x.seen[u]
+// has reports whether u is already in the list.
+func (l *urlList) has(u urlx.URL) bool {
+	if l.seen != nil {
+		_, ok := l.seen[u]
 		return ok
 	}
-	for i := range x.res.Links {
+	for i := range l.urls {
 		// The path and query first: links of a page mostly share the rest.
-		if l := &x.res.Links[i]; l.PathQuery == u.PathQuery && *l == u {
+		if v := &l.urls[i]; v.PathQuery == u.PathQuery && *v == u {
 			return true
 		}
 	}
-	if len(x.res.Links) >= dedupMapThreshold {
-		x.seen = make(map[urlx.URL]struct{}, 2*len(x.res.Links))
-		for _, l := range x.res.Links {
-			x.seen[l] = struct{}{}
+	if len(l.urls) >= dedupMapThreshold {
+		l.seen = make(map[urlx.URL]struct{}, 2*len(l.urls))
+		for _, v := range l.urls {
+			l.seen[v] = struct{}{}
 		}
 	}
 	return false

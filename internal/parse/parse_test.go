@@ -367,3 +367,65 @@ func TestBOM(t *testing.T) {
 		t.Errorf("UTF-8 BOM: charset %q, %d links", r.Charset, len(r.Links))
 	}
 }
+
+// TestRequisites checks every form of page requisite, and that they are
+// kept apart from the links and only given when asked for.
+func TestRequisites(t *testing.T) {
+	page := `<html><head><title>R</title>
+<link rel=stylesheet href=/css/site.css><link rel=icon href=/favicon.ico><link rel=apple-touch-icon href=/touch.png>
+<link rel=preload href=/font.woff2 as=font><link rel=modulepreload href=/mod.js><link rel=manifest href=/app.webmanifest>
+<link rel=canonical href=/canonical><link rel=alternate href=/de/>
+<script src=/app.js></script><style>@import "/css/more.css"; h1{background:url(img/h1.png)}</style></head>
+<body background=/bg.gif><img src=/img/a.png srcset="/img/a2.png 2x, /img/a3.png 3x">
+<picture><source srcset="/img/b.webp 1x" type=image/webp><img src=/img/b.png></picture>
+<video src=/v.mp4 poster=/poster.jpg><source src=/v.webm><track src=/sub.vtt></video><audio src=/a.mp3></audio>
+<object data=/o.svg></object><embed src=/e.swf><input type=image src=/button.png>
+<div style="background-image:url('/img/div.png')"></div><img data-src=/img/lazy.png data-srcset="/img/lazy2.png 2x">
+<a href=/page.html>page</a><iframe src=/frame.html></iframe><img src=/img/a.png></body></html>`
+	base := mustURL(t, "http://www.example.com/index.html")
+	r := HTML(base, http.Header{}, []byte(page), Options{Embeds: true})
+	var want []string
+	for _, p := range []string{"/css/site.css", "/favicon.ico", "/touch.png", "/font.woff2", "/mod.js", "/app.webmanifest",
+		"/app.js", "/css/more.css", "/img/h1.png", "/bg.gif", "/img/a.png", "/img/a2.png", "/img/a3.png", "/img/b.webp", "/img/b.png",
+		"/v.mp4", "/poster.jpg", "/v.webm", "/sub.vtt", "/a.mp3", "/o.svg", "/e.swf", "/button.png", "/img/div.png",
+		"/img/lazy.png", "/img/lazy2.png"} {
+		want = append(want, "http://www.example.com"+p)
+	}
+	if got := linkStrings(r.Embeds); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("embeds\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	links := []string{"http://www.example.com/canonical", "http://www.example.com/de/", "http://www.example.com/page.html", "http://www.example.com/frame.html"}
+	if got := linkStrings(r.Links); strings.Join(got, " ") != strings.Join(links, " ") {
+		t.Errorf("links %q, want %q", got, links)
+	}
+	if r.Title != "R" {
+		t.Errorf("title %q", r.Title)
+	}
+	off := HTML(base, http.Header{}, []byte(page), Options{})
+	if len(off.Embeds) != 0 || strings.Join(linkStrings(off.Links), " ") != strings.Join(links, " ") {
+		t.Errorf("without Embeds: embeds %q links %q", linkStrings(off.Embeds), linkStrings(off.Links))
+	}
+	// nofollow drops the links, not the requisites; the cap applies to each
+	// (dropped counts occurrences: /img/a.png twice).
+	nf := HTML(base, http.Header{"X-Robots-Tag": {"nofollow"}}, []byte(page), Options{Embeds: true, MaxLinks: 3})
+	if len(nf.Links) != 0 || len(nf.Embeds) != 3 || nf.EmbedsDropped != len(want)-3+1 {
+		t.Errorf("nofollow, cap 3: links %d embeds %d dropped %d", len(nf.Links), len(nf.Embeds), nf.EmbedsDropped)
+	}
+}
+
+func TestTitle(t *testing.T) {
+	base := mustURL(t, "http://www.example.com/")
+	long := strings.Repeat("é", MaxTitle) // two bytes each: cut at a character boundary
+	for page, want := range map[string]string{
+		"<title>\r\n  Hello,\t&amp;  world \n</title>": "Hello, & world",
+		"<title></title><title>second</title>":         "second",
+		"<p>no title</p>":                              "",
+		"<title>a</title><title>b</title>":             "a",
+		"<title>" + long + "</title>":                  long[:MaxTitle],
+		"<TITLE>cut at the end":                        "cut at the end",
+	} {
+		if got := HTML(base, http.Header{}, []byte(page), Options{}).Title; got != want {
+			t.Errorf("%.40q: title %.40q, want %.40q", page, got, want)
+		}
+	}
+}

@@ -26,14 +26,24 @@ func (x *extractor) runTokenizer(text []byte) {
 	z := html.NewTokenizer(bytes.NewReader(text))
 	skipText := false // inside <script> or <style>
 	var nameBuf [16]byte
+	after := afterOther
 	for {
 		tt := z.Next()
+		prev := after
+		after = afterOther
 		switch tt {
 		case html.ErrorToken:
 			return // io.EOF: the reader cannot fail otherwise
 		case html.TextToken:
+			t := z.Text()
+			if prev == afterStyle && x.embeds {
+				x.styleSheet(t)
+			}
+			if prev == afterTitle && !x.titled {
+				x.titled = true
+				x.titleText(t)
+			}
 			if !skipText {
-				t := z.Text()
 				feedText(&x.dig, &x.sim, t)
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
@@ -47,6 +57,7 @@ func (x *extractor) runTokenizer(text []byte) {
 					skipText = true
 				}
 			}
+			after = afterTag(name)
 		case html.EndTagToken:
 			x.dig.tag(true, tagName(z, &nameBuf), nil)
 			x.sim.endWord()
@@ -84,9 +95,49 @@ func tagName(z *html.Tokenizer, buf *[16]byte) []byte {
 	return buf[:n]
 }
 
+// tokenAttrs replays the attributes of a start tag, read once from the
+// Tokenizer, as TagAttr gives them.
+type tokenAttrs struct {
+	kv [][2][]byte
+	i  int
+}
+
+// TagAttr is html.Tokenizer.TagAttr over the recorded attributes.
+func (a *tokenAttrs) TagAttr() (k, v []byte, more bool) {
+	if a.i == len(a.kv) {
+		return nil, nil, false
+	}
+	kv := a.kv[a.i]
+	a.i++
+	return kv[0], kv[1], a.i < len(a.kv)
+}
+
 // startTagTokenizer handles the attributes of a start tag and returns the src
 // attribute of a frame or iframe (for the digest).
-func (x *extractor) startTagTokenizer(z *html.Tokenizer, name []byte) (src []byte) {
+func (x *extractor) startTagTokenizer(tz *html.Tokenizer, name []byte) (src []byte) {
+	var all tokenAttrs
+	for more := true; more; {
+		k, v, m := tz.TagAttr()
+		more = m
+		if k != nil || v != nil {
+			all.kv = append(all.kv, [2][]byte{k, v})
+		}
+	}
+	src = x.startTagLinks(&all, name)
+	if x.embeds || string(name) == "link" {
+		var e embedAttrs
+		for _, kv := range all.kv {
+			if k := embedAttrKey(kv[0]); k >= 0 {
+				e.set(k, kv[1])
+			}
+		}
+		x.requisites(name, &e)
+	}
+	return src
+}
+
+// startTagLinks handles the links, base and meta of a start tag.
+func (x *extractor) startTagLinks(z *tokenAttrs, name []byte) (src []byte) {
 	switch string(name) {
 	case "a", "area":
 		var href []byte

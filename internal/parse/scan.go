@@ -67,10 +67,14 @@ type scanner struct {
 	// The current token. A text token's raw text ends at end; a tag ends
 	// at end, just past its '>'.
 	end     int
-	name    int      // start of the tag's name
-	nameEnd int      // end of the tag's name
-	attrs   int      // position of the tag's first attribute, or of its '>'
-	nameArr [32]byte // holds the name tagName returns, when short
+	name    int // start of the tag's name
+	nameEnd int // end of the tag's name
+	attrs   int // position of the tag's first attribute, or of its '>'
+
+	// mayEmbed: a key of the tag may be style, data-src or data-srcset
+	// (mayBeEmbedAttr).
+	mayEmbed bool
+	nameArr  [32]byte // holds the name tagName returns, when short
 
 	// Text decoding state of the current text token.
 	refs   bool     // decode character references (not raw text)
@@ -222,8 +226,11 @@ func (s *scanner) tag(p int, end bool) tokenKind {
 	}
 	q := skipSpace(b, ne)
 	attrs := q
+	mayEmbed := false
 	for q < len(b) && b[q] != '>' {
-		_, _, _, _, q = nextAttr(b, q)
+		var ks, ke int
+		ks, ke, _, _, q = nextAttr(b, q)
+		mayEmbed = mayEmbed || mayBeEmbedAttr(ke-ks, b[ks])
 	}
 	if q == len(b) {
 		s.pos = len(b) // the Tokenizer's ErrorToken
@@ -231,6 +238,7 @@ func (s *scanner) tag(p int, end bool) tokenKind {
 	}
 	s.pos, s.end = q+1, q+1
 	s.name, s.nameEnd, s.attrs = ns, ne, attrs
+	s.mayEmbed = mayEmbed
 	if end {
 		return tokEndTag
 	}
@@ -359,6 +367,30 @@ func (s *scanner) attr(key string) ([]byte, bool) {
 		p = next
 	}
 	return nil, false
+}
+
+// embedAttrs returns, from one walk of the current start tag, the first
+// value of each attribute that requisites reads. (Returned, not filled in
+// through a pointer: values in vArr stored through one would move the
+// scanner to the heap.)
+func (s *scanner) embedAttrs() (e embedAttrs) {
+	b := s.b
+	for p := s.attrs; b[p] != '>'; {
+		ks, ke, vs, ve, next := nextAttr(b, p)
+		if k := embedAttrKey(b[ks:ke]); k >= 0 && e.has&(1<<k) == 0 {
+			e.has |= 1 << k
+			e.v[k] = s.value(b[vs:ve])
+		}
+		p = next
+	}
+	return e
+}
+
+// textRaw returns the current text token as it is in the page, before
+// textPiece converts anything: newlines and NULs unconverted, references
+// undecoded. Call it before textPiece.
+func (s *scanner) textRaw() []byte {
+	return s.b[s.tp:s.end]
 }
 
 // selfClosing reports whether the current start tag is self-closing as the

@@ -260,6 +260,26 @@ var scanCases = []string{
 	`<p <p =x "y" 'z'>text</p <p>`,
 	`<a href="/q1"rel="nofollow">x</a><a href='/q2'rel='x'>`,
 	`<div><span>word1 word2</span><em>word3</em>, 4 words</div>`,
+	// Page requisites and titles.
+	`<title> A  &amp;\r\n title </title><title>second</title>`,
+	`<title></title><title>second</title>`,
+	`<title>cut`,
+	`<TITLE>T</TITLE ><img src=/i1 srcset="/i2 1x, /i3 2x" SRC=/no data-src=/i4>`,
+	`<picture><source srcset="/p1.webp 100w,/p2.webp 200w" type=image/webp><source src=/p3><img src=/p4></picture>`,
+	`<video src=/v1 poster="/v2.jpg"><track src=/v3.vtt><source src=/v4.mp4></video><audio src=/a1>`,
+	`<script src=/s1.js></script><script src="/s2.js" type=module>x("<img src=/no>")</script>`,
+	`<link rel=stylesheet href=/c1.css><link rel="shortcut icon" href=/c2.ico><link rel=apple-touch-icon href=/c3>`,
+	`<link rel=preload href=/c4 as=font><link rel=modulepreload href=/c5><link rel=manifest href=/c6><link REL=StyleSheet href=/c7>`,
+	`<link rel=canonical href=/l1><link rel="alternate" hreflang=de href=/l2><link rel=next href=/l3><link rel=dns-prefetch href=//cdn.x/><link href=/l4>`,
+	`<object data=/o1.swf></object><embed src=/o2><input type=IMAGE src=/o3><input type=text src=/no><body background=/o4>`,
+	`<div style="background: url( '/y1.png' ) no-repeat; border-image: URL(/y2.png)" data-srcset="/y3 1x, /y4 bad" data-src=/y5>`,
+	`<style>@import "/st1.css"; @import url(/st2.css) screen; a{background:url(st3.png)} /* url(/no) */ p:after{content:"url(/no)"}</style>`,
+	"<style>b{background:url(/st4\\.png)}\r\nc{x:url('/st5\\\r\n.png')}\x00d{y:url(/st6\x00)}</style>",
+	`<style/>a{background:url(/st7)}<style></style><style>`,
+	`<base href=/b/ style="background:url(x.png)"><img src=y.png style=background:url(z.png)>`,
+	`<img src="data:image/png;base64,AAAA" srcset="data:image/gif;base64,R0 1x"><img src="  "><img src>`,
+	`<img srcset="/i5.png 1x 2x, /i6.png 100w 2x, /i7.png 50h, /i8.png 100w 50h, /i9.png,, /i10.png (x, y) 1x, /i11.png 0w">`,
+	`<a href=/al style=background:url(/ae)><iframe src=/if style="x:url(/ie)">`,
 }
 
 // testBase is the page URL of the differential tests.
@@ -269,17 +289,20 @@ const testBase = "http://www.example.com/dir/page.html"
 func checkAgrees(t *testing.T, base urlx.URL, body []byte) {
 	t.Helper()
 	h := http.Header{"Content-Type": {"text/html; charset=utf-8"}}
-	got := HTML(base, h, body, Options{MaxLinks: 50})
-	want := htmlReference(base, h, body, Options{MaxLinks: 50})
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("page %q:\nscanner   %s\nreference %s", body, dumpResult(got), dumpResult(want))
+	for _, embeds := range []bool{false, true} {
+		opts := Options{MaxLinks: 50, Embeds: embeds}
+		got := HTML(base, h, body, opts)
+		want := htmlReference(base, h, body, opts)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("page %q, embeds %v:\nscanner   %s\nreference %s", body, embeds, dumpResult(got), dumpResult(want))
+		}
 	}
 }
 
 func dumpResult(r Result) string {
-	return fmt.Sprintf("links %q nofollow %v noindex %v charset %s dropped %d nfl %d bad %d digest %x simhash %x shingles %d",
-		linkStrings(r.Links), r.NoFollow, r.NoIndex, r.Charset, r.LinksDropped, r.NoFollowLinks, r.BadLinks,
-		r.TextDigest, r.SimHash, r.Shingles)
+	return fmt.Sprintf("links %q embeds %q title %q nofollow %v noindex %v charset %s dropped %d/%d nfl %d bad %d/%d digest %x simhash %x shingles %d",
+		linkStrings(r.Links), linkStrings(r.Embeds), r.Title, r.NoFollow, r.NoIndex, r.Charset, r.LinksDropped, r.EmbedsDropped,
+		r.NoFollowLinks, r.BadLinks, r.BadEmbeds, r.TextDigest, r.SimHash, r.Shingles)
 }
 
 func TestScanAgrees(t *testing.T) {
@@ -301,6 +324,8 @@ func TestScanAgreesOnPrefixes(t *testing.T) {
 		`<script><!-- if(a<b){x("</scr"+"ipt>")} <script>s</script> --></script><style>p{}</style></head>` +
 		"<body>\r\n<!-- c --><p class='x'>One &copy; two&#x41;\x00</p><a href=\"/a?b=1&amp;c\" rel=x>l</a>" +
 		`<iframe src="/f">i</iframe><textarea>&lt;a&gt;</textarea><?pi?></x ><br/><a href=/end/>` +
+		`<img src=/i srcset="/j 1x, /k 2x" style="background:url('/l')"><link rel=stylesheet href=/m>` +
+		`<style>@import "/n"; a{b:url(/o)}</style>` +
 		`<plaintext>rest &amp; <a href=/no>`)
 	for i := range len(page) + 1 {
 		checkAgrees(t, base, page[:i])
