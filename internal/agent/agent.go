@@ -443,6 +443,7 @@ func (a *Agent) progressLoop(ctx context.Context) {
 		case now := <-t.C:
 			cur := a.stats.Snapshot()
 			fmt.Fprintln(a.progress, stats.Line(cur, prev, now.Sub(last)))
+			a.writeProgressFile(cur, now)
 			prev, last = cur, now
 		}
 	}

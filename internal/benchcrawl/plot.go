@@ -106,16 +106,7 @@ func writePlot(w io.Writer, title string, series []plotSeries, lines []hLine) er
 	// Series.
 	for i, s := range series {
 		c := plotColors[i%len(plotColors)]
-		if len(s.pts) > 0 {
-			fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="2" points="`, c)
-			for j, p := range s.pts {
-				if j > 0 {
-					b.WriteByte(' ')
-				}
-				fmt.Fprintf(b, "%.1f,%.1f", x(p[0]), y(p[1]))
-			}
-			b.WriteString("\"/>\n")
-		}
+		Polyline(b, c, 2, s.pts, x, y)
 		avg := 0.0
 		for _, p := range s.pts {
 			avg += p[1]
@@ -132,6 +123,22 @@ func writePlot(w io.Writer, title string, series []plotSeries, lines []hLine) er
 		return fmt.Errorf("benchcrawl: plot: %w", err)
 	}
 	return nil
+}
+
+// Polyline draws the points pts (scaled by x and y) as an SVG polyline of
+// the given colour and width; nothing for no points.
+func Polyline(w io.Writer, color string, width float64, pts [][2]float64, x, y func(float64) float64) {
+	if len(pts) == 0 {
+		return
+	}
+	fmt.Fprintf(w, `<polyline fill="none" stroke="%s" stroke-width="%g" points="`, color, width)
+	for j, p := range pts {
+		if j > 0 {
+			io.WriteString(w, " ")
+		}
+		fmt.Fprintf(w, "%.1f,%.1f", x(p[0]), y(p[1]))
+	}
+	io.WriteString(w, "\"/>\n")
 }
 
 // fmtTick formats an axis value compactly.

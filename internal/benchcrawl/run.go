@@ -34,22 +34,7 @@ func Run(ctx context.Context, opts Options, jsonOut, tableOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if jsonOut != nil {
-		if err := rep.WriteJSON(jsonOut); err != nil {
-			return err
-		}
-	}
-	if tableOut != nil {
-		if err := rep.WriteTable(tableOut); err != nil {
-			return err
-		}
-	}
-	if o.Plot != "" {
-		if err := writePlotFile(o.Plot, rep); err != nil {
-			return err
-		}
-	}
-	return nil
+	return WriteReport(rep, jsonOut, tableOut, o.Plot, func(path string) error { return writePlotFile(path, rep) })
 }
 
 // run does the work of Run and returns the report.
