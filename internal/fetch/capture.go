@@ -70,12 +70,24 @@ func (c *captureConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Write records p before writing it: once the bytes are on the wire the
+// server may answer and the fetch end (disarming the capture) before this
+// goroutine runs again, and the request record would lose them. What the
+// connection did not take is cut off again.
 func (c *captureConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	cp := c.cap
+	start := 0
+	if cp != nil {
+		start = len(cp.req)
+		cp.req, _ = appendBounded(cp.req, p, cp.reqMax)
+	}
+	c.mu.Unlock()
 	n, err := c.Conn.Write(p)
-	if n > 0 {
+	if n < len(p) && cp != nil {
 		c.mu.Lock()
-		if cp := c.cap; cp != nil {
-			cp.req, _ = appendBounded(cp.req, p[:n], cp.reqMax)
+		if c.cap == cp && len(cp.req) > start+n {
+			cp.req = cp.req[:start+n]
 		}
 		c.mu.Unlock()
 	}

@@ -90,7 +90,10 @@ func TestSURT(t *testing.T) {
 		{"http://example.com", "com,example)/"},
 		{"http://example.com:80/x", "com,example)/x"},
 		{"http://sub.example.co.uk:8080/p#frag", "uk,co,example,sub:8080)/p"},
-		{"http://user:pw@127.0.0.1:8081/a", "127.0.0.1:8081)/a"},
+		{"http://user:pw@127.0.0.1:8081/a", "1,0,0,127:8081)/a"},
+		{"http://[::1]:8081/a", "[::1]:8081)/a"},
+		{"http://www2.example.com/", "com,example)/"},
+		{"http://wwwexample.com/", "com,wwwexample)/"},
 		{"https://example.com:443/", "com,example)/"},
 		{"not a url", "not a url"},
 	}

@@ -93,7 +93,7 @@ func eachRecord(path string, fn func(RecordInfo) error) error {
 	file := filepath.Base(path)
 	for {
 		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
+		if err == io.EOF { // gowarc wraps io.EOF in errors about a record: only a bare one ends the file
 			return nil
 		}
 		if err != nil {
@@ -149,7 +149,7 @@ func CheckFile(path string) (records int, err error) {
 	defer r.Close()
 	for {
 		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
+		if err == io.EOF { // gowarc wraps io.EOF in errors about a record: only a bare one ends the file
 			return records, nil
 		}
 		if err != nil {
@@ -229,7 +229,7 @@ func indexRecords(path string, add func([]byte) error) error {
 	filename := strings.TrimSuffix(filepath.Base(path), openSuffix)
 	for {
 		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
+		if err == io.EOF { // gowarc wraps io.EOF in errors about a record: only a bare one ends the file
 			return nil
 		}
 		if err != nil {
