@@ -30,7 +30,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(crawlCmd(), demoCmd(), testwebCmd(), benchCmd(), warcCmd(), versionCmd())
+	root.AddCommand(crawlCmd(), configCmd(), demoCmd(), testwebCmd(), benchCmd(), warcCmd(), versionCmd())
 	var cpuProfile, memProfile string
 	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
 	root.PersistentFlags().StringVar(&memProfile, "memprofile", "", "write an allocation profile to this file at exit")

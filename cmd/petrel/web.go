@@ -169,14 +169,15 @@ func demoCmd() *cobra.Command {
 			}
 			ac := agent.Defaults()
 			ac.Dir = filepath.Join(dir)
-			ac.HostsFile, ac.SeedsFile = hosts, seeds
-			ac.AllowPrivate = true
-			ac.SystemDNS = false
-			ac.HostDelay.Duration = 100 * time.Millisecond
-			ac.IPDelay.Duration = 20 * time.Millisecond
-			ac.RetryDelay.Duration = 200 * time.Millisecond
-			ac.FetchTimeout.Duration = 5 * time.Second
-			ac.Progress.Duration = time.Second
+			ac.Fetch.HostsFile, ac.SeedsFile = hosts, seeds
+			ac.Fetch.AllowPrivate = true
+			ac.Fetch.SystemDNS = false
+			ac.Frontier.HostDelay = 100 * time.Millisecond
+			ac.Frontier.IPDelay = 20 * time.Millisecond
+			ac.Frontier.RetryDelay = 200 * time.Millisecond
+			ac.Fetch.Timeout = 5 * time.Second
+			ac.Progress = time.Second
+			setMemoryLimit(&ac)
 			fmt.Fprintf(os.Stderr, "demo: synthetic web of %d hosts on %d loopback addresses; crawling into %s\n",
 				len(w.Hosts()), len(w.Addrs()), dir)
 			a, err := agent.Open(ac, os.Stderr)

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -78,15 +77,15 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		return nil, err
 	}
 	hosts := map[string][]netip.Addr{}
-	if cfg.HostsFile != "" {
-		f, err := os.Open(cfg.HostsFile)
+	if cfg.Fetch.HostsFile != "" {
+		f, err := os.Open(cfg.Fetch.HostsFile)
 		if err != nil {
 			return nil, usageErr("--hosts: %v", err)
 		}
 		hosts, err = fetch.ParseHostsFile(f)
 		f.Close()
 		if err != nil {
-			return nil, usageErr("--hosts %s: %v", cfg.HostsFile, err)
+			return nil, usageErr("--hosts %s: %v", cfg.Fetch.HostsFile, err)
 		}
 	}
 	if cfg.Fresh {
@@ -114,14 +113,6 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		return nil, usageErr("crawl directory: %v", err)
 	}
 	a.log = slog.New(slog.NewJSONHandler(a.logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	if os.Getenv("GOMEMLIMIT") == "" {
-		// Keep the Go heap near what the crawl needs: the workbench budget,
-		// the URL cache, the idle keep-alive connections (their 32 KiB read
-		// buffers and more, ~48 KiB each) plus a fixed allowance for
-		// buffers and filters. A soft limit: the GC works harder near it,
-		// it never fails an allocation.
-		debug.SetMemoryLimit(cfg.WorkbenchSize + 192<<20 + int64(cfg.URLCacheBytes) + int64(cfg.MaxIdleConns)*48<<10)
-	}
 
 	state := filepath.Join(cfg.Dir, "state")
 	if err := checkStateFormat(state); err != nil {
@@ -177,34 +168,19 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		Workers: func() (int, int) { return a.cfg.Fetchers, a.cfg.Parsers },
 		WARC:    a.warcFigures,
 	})
-	assign, _ := frontier.ParseAssign(cfg.Assign)
-	guard := fetch.Guard{AllowPrivate: cfg.AllowPrivate}
-	resolver := fetch.NewResolver(fetch.ResolverOptions{Hosts: hosts, System: cfg.SystemDNS,
-		Server: cfg.DNSServer, Timeout: cfg.DNSTimeout.Duration})
+	guard := fetch.Guard{AllowPrivate: cfg.Fetch.AllowPrivate}
+	resolver := fetch.NewResolver(fetch.ResolverOptions{Hosts: hosts, System: cfg.Fetch.SystemDNS,
+		Server: cfg.Fetch.DNSServer, Timeout: cfg.Fetch.DNSTimeout})
 	a.frontier = frontier.New(frontier.Config{
-		HostDelay:      cfg.HostDelay.Duration,
-		IPDelay:        cfg.IPDelay.Duration,
-		MaxDelay:       cfg.MaxDelay.Duration,
-		DelayFactor:    cfg.DelayFactor,
-		CrawlDelayCap:  cfg.CrawlDelayCap.Duration,
-		ParallelPerKey: cfg.ParallelPerKey,
-		ParallelPerIP:  cfg.ParallelPerIP,
-		MaxURLs:        cfg.MaxURLs,
-		MaxURLsPerKey:  cfg.MaxURLsPerHost,
-		MaxRetries:     cfg.MaxRetries,
-		RetryDelay:     cfg.RetryDelay.Duration,
-		RobotsExpiry:   cfg.RobotsExpiry.Duration,
-		WorkbenchBytes: cfg.WorkbenchSize,
-		FrontSize:      cfg.FrontSize,
-		Assign:         assign,
-		Virtualizer:    a.virtual,
-		Cache:          sieve.NewURLCache(cfg.URLCacheBytes),
-		Hash:           sieve.Hash,
-		Ready:          a.ready,
-		Resolver:       dnsStage{r: resolver, m: a.metrics},
-		Guard:          guard.Check,
-		Stats:          a.stats,
-		Logger:         a.log,
+		Settings:    cfg.Frontier,
+		Virtualizer: a.virtual,
+		Cache:       sieve.NewURLCache(cfg.Sieve.URLCacheBytes),
+		Hash:        sieve.Hash,
+		Ready:       a.ready,
+		Resolver:    dnsStage{r: resolver, m: a.metrics},
+		Guard:       guard.Check,
+		Stats:       a.stats,
+		Logger:      a.log,
 	})
 	if err := loadFile(filepath.Join(state, "counts"), a.frontier.LoadCounts); err != nil {
 		return nil, fmt.Errorf("agent: load per-key counts: %w", err)
@@ -214,32 +190,24 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	if a.crash = newCrashPoint(); a.crash != nil {
 		recv = &crashingReceiver{NewFlowReceiver: recv, c: a.crash}
 	}
-	a.sieve, err = sieve.Open(filepath.Join(state, "sieve"), recv, sieve.Options{BufferKeys: cfg.SieveBuffer, Logger: a.log, KeyPrefix: frontier.MetaLen})
+	a.sieve, err = sieve.Open(filepath.Join(state, "sieve"), recv, sieve.Options{BufferKeys: cfg.Sieve.BufferKeys, Logger: a.log, KeyPrefix: frontier.MetaLen})
 	if err != nil {
 		return nil, fmt.Errorf("agent: open sieve: %w", err)
 	}
 	a.frontier.SetSieve(a.sieve)
 
-	idle := fitIdleConns(cfg.MaxIdleConns, cfg.Fetchers, descriptorLimit(), a.log)
+	idle := fitIdleConns(cfg.Fetch.MaxIdleConns, cfg.Fetchers, descriptorLimit(), a.log)
 	a.fetcher = fetch.New(fetch.Options{
 		UserAgent:    cfg.UserAgent,
-		Timeout:      cfg.FetchTimeout.Duration,
-		MaxBody:      cfg.MaxBody,
+		Timeout:      cfg.Fetch.Timeout,
+		MaxBody:      cfg.Fetch.MaxBody,
 		Guard:        guard,
 		MaxIdleConns: idle,
 	})
-	a.store, err = store.Open(store.Options{
-		Dir:          filepath.Join(cfg.Dir, "warc"),
-		MaxFileBytes: cfg.WARCMaxBytes,
-		GzipLevel:    cfg.WARCGzipLevel,
-		StoreBelow:   storeBelow(cfg.WARCStoreBelow),
-		Software:     "Petrel/" + Version,
-		Operator:     cfg.Operator,
-		IsPartOf:     crawlName(cfg.Dir),
-		Robots:       "obey",
-		UserAgent:    cfg.UserAgent,
-		Index:        cfg.CDXJ,
-	})
+	sopts := cfg.Store.Options()
+	sopts.Dir, sopts.Software = filepath.Join(cfg.Dir, "warc"), "Petrel/"+Version
+	sopts.Operator, sopts.IsPartOf, sopts.Robots, sopts.UserAgent = cfg.Operator, crawlName(cfg.Dir), "obey", cfg.UserAgent
+	a.store, err = store.Open(sopts)
 	if err != nil {
 		return nil, fmt.Errorf("agent: open WARC store: %w", err)
 	}
@@ -254,8 +222,7 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		return nil, fmt.Errorf("agent: load payload digests: %w", err)
 	}
 
-	kind, _ := filter.ParseScopeKind(cfg.Scope)
-	a.scope = filter.NewScope(kind)
+	a.scope = filter.NewScope(cfg.Filter.Scope)
 	for _, s := range seeds {
 		a.scope.AddSeed(s)
 	}
@@ -312,7 +279,7 @@ func readSeeds(cfg Config) ([]urlx.URL, error) {
 			return nil, usageErr("--seeds %s: %v", cfg.SeedsFile, err)
 		}
 	}
-	for _, s := range cfg.Seeds {
+	for _, s := range cfg.SeedURLs {
 		if err := add("argument", s); err != nil {
 			return nil, err
 		}
@@ -365,7 +332,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	go func() {
 		select {
 		case <-ctx.Done():
-			grace := time.NewTimer(a.cfg.StopGrace.Duration)
+			grace := time.NewTimer(a.cfg.StopGrace)
 			defer grace.Stop()
 			select {
 			case <-grace.C:
@@ -405,7 +372,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	cpDone := make(chan struct{})
 	go func() {
 		defer close(cpDone)
-		a.checkpointLoop(cpCtx, a.cfg.CheckpointEvery.Duration)
+		a.checkpointLoop(cpCtx, a.cfg.CheckpointEvery)
 	}()
 	runErr := a.frontier.Run(ctx)
 	stopCheckpoints()
@@ -429,11 +396,11 @@ func (a *Agent) Run(ctx context.Context) error {
 }
 
 func (a *Agent) progressLoop(ctx context.Context) {
-	if a.progress == nil || a.cfg.Progress.Duration <= 0 {
+	if a.progress == nil || a.cfg.Progress <= 0 {
 		<-ctx.Done()
 		return
 	}
-	t := time.NewTicker(a.cfg.Progress.Duration)
+	t := time.NewTicker(a.cfg.Progress)
 	defer t.Stop()
 	prev, last := a.stats.Snapshot(), time.Now()
 	for {
@@ -447,15 +414,6 @@ func (a *Agent) progressLoop(ctx context.Context) {
 			prev, last = cur, now
 		}
 	}
-}
-
-// storeBelow maps --warc-store-below (0: compress every record) to
-// store.Options.StoreBelow (negative: compress every record).
-func storeBelow(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
 }
 
 // closeAll saves the state and closes every part that was opened, in
@@ -517,7 +475,7 @@ func (a *Agent) closeAll() error {
 			errs = append(errs, storeErr)
 		}
 		a.stats.WARCBytes.Add(a.store.Stats().CompressedBytes)
-		if a.opened && storeErr == nil && a.cfg.CDXJ {
+		if a.opened && storeErr == nil && a.cfg.Store.Index {
 			if _, err := store.IndexCrawl(a.cfg.Dir); err != nil {
 				errs = append(errs, fmt.Errorf("agent: merged index: %w", err))
 			}

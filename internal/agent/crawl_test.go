@@ -38,14 +38,14 @@ func newTestCrawl(t *testing.T, firstIP string, hosts, pages int, edit func(*Con
 	}
 	cfg := Defaults()
 	cfg.Dir = filepath.Join(dir, "crawl")
-	cfg.HostsFile, cfg.SeedsFile = hostsFile, seeds
-	cfg.AllowPrivate, cfg.SystemDNS = true, false
-	cfg.HostDelay, cfg.IPDelay = Duration{5 * time.Millisecond}, Duration{2 * time.Millisecond}
+	cfg.Fetch.HostsFile, cfg.SeedsFile = hostsFile, seeds
+	cfg.Fetch.AllowPrivate, cfg.Fetch.SystemDNS = true, false
+	cfg.Frontier.HostDelay, cfg.Frontier.IPDelay = 5*time.Millisecond, 2*time.Millisecond
 	cfg.Fetchers, cfg.Parsers = 16, 2
-	cfg.RetryDelay = Duration{50 * time.Millisecond}
-	cfg.FetchTimeout = Duration{10 * time.Second}
-	cfg.CheckpointEvery = Duration{}
-	cfg.WorkbenchSize, cfg.URLCacheBytes, cfg.SieveBuffer = 16<<20, 1<<20, 1<<12
+	cfg.Frontier.RetryDelay = 50 * time.Millisecond
+	cfg.Fetch.Timeout = 10 * time.Second
+	cfg.CheckpointEvery = 0
+	cfg.Frontier.WorkbenchBytes, cfg.Sieve.URLCacheBytes, cfg.Sieve.BufferKeys = 16<<20, 1<<20, 1<<12
 	if edit != nil {
 		edit(&cfg)
 	}

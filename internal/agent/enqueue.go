@@ -8,12 +8,7 @@ import (
 
 // traps returns the trap limits of the configuration.
 func (a *Agent) traps() filter.Traps {
-	return filter.Traps{
-		MaxLength:         a.cfg.MaxURLLength,
-		MaxRedirects:      a.cfg.MaxRedirects,
-		MaxDepth:          a.cfg.MaxDepth,
-		MaxSegmentRepeats: a.cfg.MaxSegRepeats,
-	}
+	return a.cfg.Filter.Traps
 }
 
 // offer enqueues u with its meta if admit lets it through.

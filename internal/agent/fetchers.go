@@ -121,7 +121,7 @@ func (a *Agent) fetchRobots(ctx context.Context, t *frontier.Task, results chan<
 	url := t.URL()
 	for hop := 0; ; hop++ {
 		resp, err := a.fetcher.Fetch(ctx, fetch.Request{URL: url, Addr: t.Addr, Robots: true})
-		if err != nil || hop >= a.cfg.MaxRedirects || resp.Status < 300 || resp.Status >= 400 {
+		if err != nil || hop >= a.cfg.Filter.Traps.MaxRedirects || resp.Status < 300 || resp.Status >= 400 {
 			return resp, err
 		}
 		next, ok := a.robotsHop(t, resp)
@@ -132,7 +132,7 @@ func (a *Agent) fetchRobots(ctx context.Context, t *frontier.Task, results chan<
 		a.frontier.Acquire(t)
 		results <- &fetched{task: t, resp: resp}
 		a.stats.RobotsRedirects.Add(1)
-		wait := max(a.cfg.HostDelay.Duration, a.cfg.IPDelay.Duration) - time.Since(end)
+		wait := max(a.cfg.Frontier.HostDelay, a.cfg.Frontier.IPDelay) - time.Since(end)
 		if wait > 0 {
 			timer := time.NewTimer(wait)
 			select {

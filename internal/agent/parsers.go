@@ -79,7 +79,7 @@ func (a *Agent) handle(r *fetched) {
 
 func (a *Agent) parseHTML(base urlx.URL, resp *fetch.Response, linkMeta frontier.Meta) {
 	st := a.stats
-	body, err := fetch.DecodeBody(resp, a.cfg.MaxBody)
+	body, err := fetch.DecodeBody(resp, a.cfg.Fetch.MaxBody)
 	if err != nil {
 		a.log.Info("decode body", "url", resp.URL, "err", err)
 	}

@@ -222,8 +222,8 @@ func openWithSink(opts Options, dir string, st *stats.Crawl, front int) (*fronti
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	f := frontier.New(frontier.Config{
-		HostDelay: opts.HostDelay, IPDelay: opts.IPDelay,
-		WorkbenchBytes: opts.WorkbenchBytes, FrontSize: front,
+		Settings: frontier.Settings{HostDelay: opts.HostDelay, IPDelay: opts.IPDelay,
+			WorkbenchBytes: opts.WorkbenchBytes, FrontSize: front},
 		Ready: ready, Virtualizer: virt, Resolver: resolver{opts.KeysPerIP},
 		Cache: sieve.NewURLCache(16 << 20), Hash: sieve.Hash,
 		Stats: st, Logger: quiet, DNSWorkers: 64,

@@ -59,27 +59,15 @@ type Resolver interface {
 	Lookup(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
-// Config holds the frontier's settings.
+// Config is what New needs: the crawl's settings, the frontier's own
+// tuning, and its collaborators.
 type Config struct {
-	HostDelay      time.Duration // gap from end of a response to the next request, per key
-	IPDelay        time.Duration // the same per IP address
-	MaxDelay       time.Duration // cap of any per-key delay (Crawl-delay, Retry-After, adaptive)
-	DelayFactor    float64       // adaptive politeness: next delay = factor × last fetch duration (0 = off)
-	CrawlDelayCap  time.Duration // robots.txt Crawl-delay honoured up to this
-	ParallelPerKey int           // requests in flight per visit state (default 1)
-	ParallelPerIP  int           // requests in flight per workbench entry (default 1)
-	MaxURLs        int64         // stop after dispatching this many page fetches (0 = no limit)
-	MaxURLsPerKey  int64         // per-key budget (BUbiNG's maxUrlsPerSchemeAuthority)
-	MaxRetries     int           // retries of a failed fetch (network error or 5xx)
-	RetryDelay     time.Duration // minimum wait before a retry
-	RobotsExpiry   time.Duration // robots.txt kept this long
-	MaxFailures    int           // consecutive failed URLs (retries exhausted) before a key is purged as broken
-	DNSRetries     int           // failed resolutions before a key is purged as broken
-	WorkbenchBytes int64         // RAM budget of visit-state queues; beyond it queues are virtualized
-	FrontSize      int           // initial required front: visit states kept active (default 256)
-	Assign         Assign        // queue-assignment policy (default: scheme+authority)
-	DNSWorkers     int           // concurrent resolutions
-	MinFlushGap    time.Duration // minimum time between two forced sieve flushes
+	Settings
+
+	MaxFailures int           // consecutive failed URLs (retries exhausted) before a key is purged as broken
+	DNSRetries  int           // failed resolutions before a key is purged as broken
+	DNSWorkers  int           // concurrent resolutions
+	MinFlushGap time.Duration // minimum time between two forced sieve flushes
 
 	Sieve Sieve
 	Cache URLCache

@@ -24,7 +24,7 @@ func addrs(n, perIP int) mapResolver {
 // first on every key, and the host and IP gaps hold.
 func TestExactlyOnceAndPolite(t *testing.T) {
 	const hosts, perHost = 12, 15
-	h := newHarness(t, Config{HostDelay: 3 * time.Millisecond, IPDelay: time.Millisecond, Resolver: addrs(hosts, 3)})
+	h := newHarness(t, Config{Settings: Settings{HostDelay: 3 * time.Millisecond, IPDelay: time.Millisecond}, Resolver: addrs(hosts, 3)})
 	for round := 0; round < 2; round++ {
 		for p := 0; p < perHost; p++ {
 			for i := 0; i < hosts; i++ {
@@ -74,7 +74,7 @@ func TestVirtualizerRoundTrip(t *testing.T) {
 	}
 	defer q.Close()
 	virt := &countingVirt{Queues: q}
-	h := newHarness(t, Config{WorkbenchBytes: 2048, Resolver: addrs(hosts, 1), Virtualizer: virt})
+	h := newHarness(t, Config{Settings: Settings{WorkbenchBytes: 2048}, Resolver: addrs(hosts, 1), Virtualizer: virt})
 	for p := 0; p < perHost; p++ {
 		for i := 0; i < hosts; i++ {
 			h.enqueue(fmt.Sprintf("http://%s/page/%06d", hostName(i), p))

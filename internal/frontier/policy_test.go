@@ -126,7 +126,7 @@ func TestFiftyFetchersOneHost(t *testing.T) {
 		t.Errorf("default policy: %d requests in flight at once, want exactly 1", p)
 	}
 	url, _ := ParseAssign("url")
-	if p := concurrency(t, Config{Assign: url, ParallelPerIP: 50}); p < 40 {
+	if p := concurrency(t, Config{Settings: Settings{Assign: url, ParallelPerIP: 50}}); p < 40 {
 		t.Errorf("--assign url --parallel-per-ip 50: at most %d requests in flight, want about 50", p)
 	}
 }
@@ -134,8 +134,7 @@ func TestFiftyFetchersOneHost(t *testing.T) {
 // TestAdaptiveDelay checks --delay-factor: after a fetch that took d, the
 // next request to the key waits factor×d (clamped to MaxDelay).
 func TestAdaptiveDelay(t *testing.T) {
-	h := newHarness(t, Config{HostDelay: time.Millisecond, DelayFactor: 4, MaxDelay: time.Second,
-		Resolver: mapResolver{"slow.test": netip.MustParseAddr("10.2.2.2")}})
+	h := newHarness(t, Config{Settings: Settings{HostDelay: time.Millisecond, DelayFactor: 4, MaxDelay: time.Second}, Resolver: mapResolver{"slow.test": netip.MustParseAddr("10.2.2.2")}})
 	for i := 0; i < 5; i++ {
 		h.enqueue(fmt.Sprintf("http://slow.test/p%d", i))
 	}
@@ -166,8 +165,7 @@ func TestAdaptiveDelay(t *testing.T) {
 // TestRetryAfterAndCrawlDelay checks that a 429/503 Retry-After and a
 // robots.txt Crawl-delay (capped) push the next request back.
 func TestRetryAfterAndCrawlDelay(t *testing.T) {
-	h := newHarness(t, Config{HostDelay: time.Millisecond, MaxDelay: time.Second, CrawlDelayCap: 30 * time.Millisecond,
-		MaxRetries: 1, Resolver: mapResolver{"busy.test": netip.MustParseAddr("10.3.3.3")}})
+	h := newHarness(t, Config{Settings: Settings{HostDelay: time.Millisecond, MaxDelay: time.Second, CrawlDelayCap: 30 * time.Millisecond, MaxRetries: 1}, Resolver: mapResolver{"busy.test": netip.MustParseAddr("10.3.3.3")}})
 	h.enqueue("http://busy.test/a")
 	h.enqueue("http://busy.test/b")
 	var calls atomic.Int32
@@ -207,7 +205,7 @@ func TestRetryAfterAndCrawlDelay(t *testing.T) {
 // purged after MaxFailures URLs, its URLs counted, the others crawled.
 func TestBrokenHostPurged(t *testing.T) {
 	res := mapResolver{"dead.test": netip.MustParseAddr("10.4.4.4"), "ok.test": netip.MustParseAddr("10.4.4.5")}
-	h := newHarness(t, Config{MaxRetries: 1, MaxFailures: 3, Resolver: res})
+	h := newHarness(t, Config{Settings: Settings{MaxRetries: 1}, MaxFailures: 3, Resolver: res})
 	for i := 0; i < 20; i++ {
 		h.enqueue(fmt.Sprintf("http://dead.test/%d", i))
 		h.enqueue(fmt.Sprintf("http://ok.test/%d", i))
@@ -253,7 +251,7 @@ func TestBrokenHostPurged(t *testing.T) {
 
 // TestPerKeyBudget checks --max-urls-per-host at enqueue.
 func TestPerKeyBudget(t *testing.T) {
-	h := newHarness(t, Config{MaxURLsPerKey: 10, Resolver: addrs(2, 1)})
+	h := newHarness(t, Config{Settings: Settings{MaxURLsPerKey: 10}, Resolver: addrs(2, 1)})
 	for i := 0; i < 100; i++ {
 		h.enqueue(fmt.Sprintf("http://%s/%d", hostName(0), i))
 	}
@@ -312,7 +310,7 @@ func TestRobotsAndAddressGuard(t *testing.T) {
 // TestMaxURLsAndMeta checks the fetch limit and that Meta travels from
 // Enqueue to the Task.
 func TestMaxURLsAndMeta(t *testing.T) {
-	h := newHarness(t, Config{MaxURLs: 7, Resolver: addrs(3, 1)})
+	h := newHarness(t, Config{Settings: Settings{MaxURLs: 7}, Resolver: addrs(3, 1)})
 	for i := 0; i < 30; i++ {
 		u, _ := urlx.Parse(fmt.Sprintf("http://%s/%d", hostName(i%3), i))
 		if err := h.f.Enqueue(u, Meta{Depth: uint16(i), Redirects: 2}); err != nil {
@@ -368,7 +366,7 @@ func TestIPPolicy(t *testing.T) {
 	ip, _ := ParseAssign("ip")
 	res := mapResolver{"a.test": netip.MustParseAddr("10.9.0.1"), "b.test": netip.MustParseAddr("10.9.0.1"),
 		"c.test": netip.MustParseAddr("10.9.0.2")}
-	h := newHarness(t, Config{Assign: ip, HostDelay: 5 * time.Millisecond, Resolver: res})
+	h := newHarness(t, Config{Settings: Settings{Assign: ip, HostDelay: 5 * time.Millisecond}, Resolver: res})
 	for i := 0; i < 10; i++ {
 		for _, host := range []string{"a.test", "b.test", "c.test", "gone.test"} {
 			h.enqueue(fmt.Sprintf("http://%s/%d", host, i))
@@ -404,7 +402,7 @@ func TestMultiHostKeyKeepsIPRule(t *testing.T) {
 	domain, _ := ParseAssign("domain")
 	res := mapResolver{"www.shop.test": netip.MustParseAddr("10.8.0.1"), "a.shop.test": netip.MustParseAddr("10.8.0.2"),
 		"other.test": netip.MustParseAddr("10.8.0.2")}
-	h := newHarness(t, Config{Assign: domain, HostDelay: time.Millisecond, IPDelay: 4 * time.Millisecond, Resolver: res})
+	h := newHarness(t, Config{Settings: Settings{Assign: domain, HostDelay: time.Millisecond, IPDelay: 4 * time.Millisecond}, Resolver: res})
 	for i := 0; i < 15; i++ {
 		for _, host := range []string{"www.shop.test", "a.shop.test", "other.test"} {
 			h.enqueue(fmt.Sprintf("http://%s/%d", host, i))
@@ -439,7 +437,7 @@ func (blockingResolver) Lookup(ctx context.Context, _ string) ([]netip.Addr, err
 // that Close puts every one of them back in the ready queue.
 func TestCloseSavesEverything(t *testing.T) {
 	ip, _ := ParseAssign("ip")
-	h := newHarness(t, Config{Assign: ip, Resolver: blockingResolver{}})
+	h := newHarness(t, Config{Settings: Settings{Assign: ip}, Resolver: blockingResolver{}})
 	for i := 0; i < 30; i++ {
 		h.enqueue(fmt.Sprintf("http://%s/%d", hostName(i%3), i))
 	}
@@ -485,8 +483,7 @@ func TestEnqueueAll(t *testing.T) {
 	var got [2][]string
 	var counts [2][4]int64
 	for mode := range 2 {
-		h := newHarness(t, Config{Resolver: addrs(2, 1), MaxURLsPerKey: 10,
-			Cache: sieve.NewURLCache(1 << 12), Hash: sieve.Hash})
+		h := newHarness(t, Config{Settings: Settings{MaxURLsPerKey: 10}, Resolver: addrs(2, 1), Cache: sieve.NewURLCache(1 << 12), Hash: sieve.Hash})
 		if mode == 0 {
 			for _, u := range urls {
 				if err := h.f.Enqueue(u, Meta{}); err != nil {

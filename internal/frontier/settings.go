@@ -1,0 +1,87 @@
+package frontier
+
+import (
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/settings"
+)
+
+// Settings are the frontier's settings of a crawl, declared in Table;
+// Config embeds them. A zero field takes the default New gives it.
+type Settings struct {
+	HostDelay      time.Duration // gap from end of a response to the next request, per key
+	IPDelay        time.Duration // the same per IP address
+	MaxDelay       time.Duration // cap of any per-key delay (Crawl-delay, Retry-After, adaptive)
+	DelayFactor    float64       // adaptive politeness: next delay = factor × last fetch duration (0 = off)
+	CrawlDelayCap  time.Duration // robots.txt Crawl-delay honoured up to this
+	ParallelPerKey int           // requests in flight per visit state (default 1)
+	ParallelPerIP  int           // requests in flight per workbench entry (default 1)
+	MaxURLs        int64         // stop after dispatching this many page fetches (0 = no limit)
+	MaxURLsPerKey  int64         // per-key budget (BUbiNG's maxUrlsPerSchemeAuthority)
+	MaxRetries     int           // retries of a failed fetch (network error or 5xx)
+	RetryDelay     time.Duration // minimum wait before a retry
+	RobotsExpiry   time.Duration // robots.txt kept this long
+	WorkbenchBytes int64         // RAM budget of visit-state queues; beyond it queues are virtualized
+	FrontSize      int           // initial required front: visit states kept active (default 256)
+	Assign         Assign        // queue-assignment policy (default: scheme+authority)
+}
+
+// Table declares the frontier's settings, bound to s.
+func (s *Settings) Table() settings.Table {
+	const keysFixed = "the politeness keys of queued URLs were computed with it"
+	return settings.Table{
+		settings.Duration(&s.HostDelay, "host-delay", 2*time.Second,
+			"minimum gap between the end of a response and the next request to the same politeness key").
+			In(settings.Politeness).AtLeast(time.Duration(0)).SetLive().ClusterWide(),
+		settings.Duration(&s.IPDelay, "ip-delay", time.Second,
+			"minimum gap between the end of a response and the next request to the same IP address").
+			In(settings.Politeness).AtLeast(time.Duration(0)).SetLive().ClusterWide(),
+		settings.Duration(&s.MaxDelay, "max-delay", 30*time.Second,
+			"cap of any per-key delay (adaptive, Retry-After)").
+			In(settings.Politeness).AtLeast(time.Millisecond).SetLive().ClusterWide(),
+		settings.Float(&s.DelayFactor, "delay-factor", 0,
+			"adaptive politeness: next delay = F × the last fetch's duration, within [host-delay, max-delay] (0 = off)").
+			In(settings.Politeness).Range(0.0, 1000.0).SetLive().ClusterWide(),
+		settings.Duration(&s.CrawlDelayCap, "crawl-delay-cap", 10*time.Second,
+			"robots.txt Crawl-delay is honoured up to this").
+			In(settings.Politeness).AtLeast(time.Millisecond).SetLive().ClusterWide(),
+		settings.Count(&s.ParallelPerKey, "parallel-per-key", 1, "requests in flight per politeness key").
+			In(settings.Politeness).Range(1, 1000).SetLive().ClusterWide(),
+		settings.Count(&s.ParallelPerIP, "parallel-per-ip", 1, "requests in flight per IP address").
+			In(settings.Politeness).Range(1, 1000).SetLive().ClusterWide(),
+		settings.Text(&s.Assign, "assign", "authority", []string{"authority", "host", "domain", "ip", "bucket:16", "url"},
+			"which URLs share a politeness key: authority, host, domain, ip, bucket:N or url").
+			WithUnit("POLICY").
+			WithDoc("which URLs share a politeness key: `authority` (scheme+host+port, as BUbiNG), `host`, `domain` (registered domain), `ip` (the resolved address), `bucket:N` (hash of the authority mod N), `url` (each URL its own key; only the IP rule limits the rate)").
+			In(settings.Politeness).SetFixed(keysFixed).ClusterWide(),
+		settings.Count(&s.FrontSize, "front-size", 256, "visit states kept active at first (grows when fetchers wait)").
+			WithDoc("visit states kept active at first; grows when fetchers wait (BUbiNG's required front)").
+			In(settings.Fetching).AtLeast(1).SetFixed("the front grows by itself when fetchers wait"),
+		settings.Count(&s.MaxURLs, "max-urls", 0, "fetch at most this many pages (0 = no limit)").
+			In(settings.Limits).AtLeast(int64(0)).SetLive(),
+		settings.Count(&s.MaxURLsPerKey, "max-urls-per-host", 100000, "URLs admitted per politeness key").
+			WithDoc("URLs admitted per politeness key (BUbiNG's maxUrlsPerSchemeAuthority)").
+			In(settings.Limits).AtLeast(int64(0)).SetLive().ClusterWide(),
+		settings.Count(&s.MaxRetries, "retries", 2, "retries of a connection failure or 5xx").
+			In(settings.Fetching).Range(0, 100).SetLive().ClusterWide(),
+		settings.Duration(&s.RetryDelay, "retry-delay", 2*time.Second, "minimum delay before a retry").
+			In(settings.Fetching).AtLeast(time.Duration(0)).SetLive().ClusterWide(),
+		settings.Duration(&s.RobotsExpiry, "robots-expiry", 24*time.Hour, "how long a robots.txt is kept").
+			In(settings.Fetching).AtLeast(time.Second).SetLive().ClusterWide(),
+		settings.Size(&s.WorkbenchBytes, "workbench-bytes", 512<<20, "RAM budget of the visit-state queues").
+			In(settings.Limits).AtLeast(int64(1024)).SetLive(),
+	}
+}
+
+// MarshalText returns the policy as --assign spells it.
+func (a Assign) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
+// UnmarshalText parses an --assign value (ParseAssign).
+func (a *Assign) UnmarshalText(b []byte) error {
+	v, err := ParseAssign(string(b))
+	if err != nil {
+		return err
+	}
+	*a = v
+	return nil
+}

@@ -1,0 +1,44 @@
+package store
+
+import "github.com/petrel-crawler/petrel/internal/settings"
+
+// Settings are the WARC store's settings of a crawl, declared in Table.
+type Settings struct {
+	MaxFileBytes int64 // WARC files rotate after this many bytes
+	GzipLevel    int   // 1 (fastest) to 9
+	// StoreBelow: records shorter than this many bytes are stored, not
+	// compressed, in their gzip member (0: every record is compressed).
+	StoreBelow int64
+	// Index writes a CDXJ index beside each WARC file and, at the end, the
+	// merged indexes/index.cdxj.
+	Index bool
+}
+
+// Table declares the store's settings, bound to s.
+func (s *Settings) Table() settings.Table {
+	const open = "the WARC writer is opened with it"
+	return settings.Table{
+		settings.Size(&s.MaxFileBytes, "warc-max-bytes", 1<<30, "WARC files rotate after this many bytes").
+			In(settings.Storage).AtLeast(int64(64 << 10)).SetFixed(open),
+		settings.Count(&s.GzipLevel, "warc-gzip-level", 1,
+			"gzip level of WARC records, 1 (fastest) to 9; 6 makes files 9% smaller for a third more compression CPU").
+			In(settings.Storage).Range(1, 9).SetFixed(open),
+		settings.Size(&s.StoreBelow, "warc-store-below", DefaultStoreBelow,
+			"records shorter than this are stored uncompressed in their gzip member (0: compress every record)").
+			WithDoc("records shorter than this are stored uncompressed in their gzip member: the Huffman tables of a compressed block cost more CPU than a request record saves; 0 compresses every record").
+			In(settings.Storage).Range(int64(0), int64(1<<20)).SetFixed(open),
+		settings.Bool(&s.Index, "cdxj", true, "write a CDXJ index beside each WARC file, and indexes/index.cdxj at the end").
+			WithDoc("write a CDXJ index beside each WARC file and the merged `indexes/index.cdxj` at the end (`--cdxj=false`: none)").
+			In(settings.Storage).SetFixed(open),
+	}
+}
+
+// Options returns the writer's options for these settings (the other
+// fields are left zero).
+func (s *Settings) Options() Options {
+	below := int(s.StoreBelow)
+	if below == 0 {
+		below = -1 // Options: negative compresses every record
+	}
+	return Options{MaxFileBytes: s.MaxFileBytes, GzipLevel: s.GzipLevel, StoreBelow: below, Index: s.Index}
+}
