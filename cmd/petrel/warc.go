@@ -3,13 +3,16 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/petrel-crawler/petrel/internal/agent"
 	"github.com/petrel-crawler/petrel/internal/store"
+	"github.com/petrel-crawler/petrel/internal/wacz"
 )
 
 // usageError is a command-line mistake (exit 2). A URL the archive does
@@ -31,11 +34,30 @@ func warcCmd() *cobra.Command {
 	}
 	ls.Flags().BoolVar(&lsJSON, "json", false, "one JSON object per record instead of the table")
 	cmd.AddCommand(ls, &cobra.Command{
-		Use:   "check FILE|DIR...",
-		Short: "Read WARC files through and validate every digest",
-		Args:  cobra.MinimumNArgs(1),
+		Use:   "check FILE|DIR|FILE.wacz...",
+		Short: "Read WARC files through and validate every digest; check WACZ packages",
+		Long: `Read WARC files through and validate every digest. A .wacz file is checked
+as a package: every resource's size and SHA-256, the digest file, stored
+(uncompressed) archive/ and indexes/ entries, and every index line against
+the record it points at (URL, payload digest, date, length).`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			files, err := store.WARCFiles(args)
+			var warcs []string
+			for _, p := range args {
+				if !strings.HasSuffix(p, ".wacz") {
+					warcs = append(warcs, p)
+					continue
+				}
+				r, err := wacz.Check(p)
+				if err != nil {
+					return fmt.Errorf("%s: %w", p, err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: %d resources and %d index lines ok\n", p, r.Resources, r.IndexLines)
+			}
+			if len(warcs) == 0 {
+				return nil
+			}
+			files, err := store.WARCFiles(warcs)
 			if err != nil {
 				return err
 			}
@@ -69,7 +91,46 @@ func warcCmd() *cobra.Command {
 			}
 			return nil
 		},
-	}, catCmd())
+	}, catCmd(), waczCmd())
+	return cmd
+}
+
+func waczCmd() *cobra.Command {
+	var out, title string
+	cmd := &cobra.Command{
+		Use:   "wacz CRAWL-DIR... -o FILE.wacz",
+		Short: "Package crawl directories as a WACZ 1.1.1 file (ReplayWeb.page opens it)",
+		Long: `Package one crawl directory (or several: the agents of a cluster) as a WACZ
+1.1.1 file: the WARC files stored in archive/, the merged index in indexes/
+(brought up to date first, as "petrel warc index" does), the seeds' pages in
+pages/pages.jsonl and every other HTML page in pages/extraPages.jsonl, with
+their titles, and datapackage.json with every file's size and SHA-256.`,
+		Example: `  petrel warc wacz crawl -o crawl.wacz
+  petrel warc check crawl.wacz`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usageError("-o FILE.wacz is required")
+			}
+			for _, d := range args {
+				if fi, err := os.Stat(filepath.Join(d, "warc")); err != nil || !fi.IsDir() {
+					return usageError("%s is not a crawl directory (no warc/)", d)
+				}
+			}
+			start := time.Now()
+			r, err := wacz.Write(out, args, wacz.Options{Title: title, Software: "Petrel/" + agent.Version})
+			if err != nil {
+				return err
+			}
+			secs := time.Since(start).Seconds()
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d WARC files (%.1f MiB), %d index lines, %d seed pages, %d other pages; %.1f MiB in %.2fs (%.0f MB/s)\n",
+				out, r.WARCFiles, float64(r.WARCBytes)/(1<<20), r.IndexLines, r.Pages, r.ExtraPages,
+				float64(r.Bytes)/(1<<20), secs, float64(r.Bytes)/1e6/max(secs, 1e-9))
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "the WACZ file to write")
+	cmd.Flags().StringVar(&title, "title", "", "title of the package (default: the first directory's name)")
 	return cmd
 }
 

@@ -46,6 +46,7 @@ type Agent struct {
 
 	lock     *os.File
 	logFile  *os.File
+	pages    *pageLog
 	ready    *diskq.Queue
 	virtual  *diskq.Queues
 	sieve    *sieve.DRUM
@@ -113,6 +114,9 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		return nil, usageErr("crawl directory: %v", err)
 	}
 	a.log = slog.New(slog.NewJSONHandler(a.logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if a.pages, err = openPageLog(filepath.Join(cfg.Dir, "logs", "pages.jsonl")); err != nil {
+		return nil, usageErr("crawl directory: %v", err)
+	}
 
 	state := filepath.Join(cfg.Dir, "state")
 	if err := checkStateFormat(state); err != nil {
@@ -502,6 +506,12 @@ func (a *Agent) closeAll() error {
 	}
 	if a.log != nil && len(errs) > 0 {
 		a.log.Error("close", "err", errors.Join(errs...))
+	}
+	if a.pages != nil {
+		if err := a.pages.close(); err != nil {
+			errs = append(errs, err)
+		}
+		a.pages = nil
 	}
 	if a.logFile != nil {
 		a.logFile.Close()

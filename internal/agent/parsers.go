@@ -2,6 +2,7 @@ package agent
 
 import (
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/bits-and-blooms/bloom/v3"
@@ -47,6 +48,7 @@ func (a *Agent) handle(r *fetched) {
 		Response:  resp.RawResponse,
 		Truncated: resp.Truncated,
 	})
+	stored := err == nil
 	if err != nil {
 		st.StoreErrors.Add(1)
 		a.log.Error("store", "url", resp.URL, "err", err)
@@ -73,11 +75,14 @@ func (a *Agent) handle(r *fetched) {
 			}
 		}
 	case resp.Status >= 200 && resp.Status < 300:
-		a.parseHTML(base, resp, t.Meta.Link(via))
+		a.parseHTML(base, resp, t.Meta.Link(via), stored, t.Meta.Depth == 0 && t.Meta.Embeds == 0)
 	}
 }
 
-func (a *Agent) parseHTML(base urlx.URL, resp *fetch.Response, linkMeta frontier.Meta) {
+// parseHTML parses a 2xx response that is an HTML page and follows its
+// links; a page stored whole goes into the page log (seed: it is a seed's
+// page).
+func (a *Agent) parseHTML(base urlx.URL, resp *fetch.Response, linkMeta frontier.Meta, stored, seed bool) {
 	st := a.stats
 	body, err := fetch.DecodeBody(resp, a.cfg.Fetch.MaxBody)
 	if err != nil {
@@ -88,6 +93,10 @@ func (a *Agent) parseHTML(base urlx.URL, resp *fetch.Response, linkMeta frontier
 	}
 	res := parse.HTML(base, resp.Header, body, parse.Options{MaxLinks: a.cfg.MaxLinks})
 	st.Parsed.Add(1)
+	if a.pages != nil && stored && resp.Truncated == "" {
+		mime, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
+		a.pages.add(pageLine{URL: resp.URL, Title: res.Title, Status: resp.Status, Mime: strings.TrimSpace(mime), Seed: seed}, resp.Start)
+	}
 	st.LinksFound.Add(int64(len(res.Links)))
 	st.LinksDropped.Add(int64(res.LinksDropped))
 	if res.NoFollow {

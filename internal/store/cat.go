@@ -207,21 +207,7 @@ func ReadRecord(path string, offset int64) ([]byte, error) {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	defer f.Close()
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("store: %s: %w", path, err)
-	}
-	br := bufio.NewReader(f)
-	magic, _ := br.Peek(2)
-	var r io.Reader = br
-	if bytes.Equal(magic, []byte{0x1f, 0x8b}) {
-		gz, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("store: %s: offset %d: %w", path, offset, err)
-		}
-		gz.Multistream(false)
-		r = gz
-	}
-	rec, err := readOneRecord(bufio.NewReader(r))
+	rec, err := ReadRecordAt(f, offset)
 	if err != nil {
 		return nil, fmt.Errorf("store: %s: offset %d: %w", path, offset, err)
 	}
@@ -361,4 +347,29 @@ func (a Archive) original(wh http.Header) (Capture, error) {
 		}
 	}
 	return Capture{}, fmt.Errorf("store: revisit of %s: the record it refers to is %w", uri, ErrNotArchived)
+}
+
+// ReadRecordAt is ReadRecord on a file already open (or a stored ZIP
+// entry): the record whose gzip member (or uncompressed record) starts at
+// offset in r.
+func ReadRecordAt(r io.ReaderAt, offset int64) ([]byte, error) {
+	br := bufio.NewReader(io.NewSectionReader(r, offset, 1<<62))
+	magic, _ := br.Peek(2)
+	var src io.Reader = br
+	if bytes.Equal(magic, []byte{0x1f, 0x8b}) {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, err
+		}
+		gz.Multistream(false)
+		src = gz
+	}
+	return readOneRecord(bufio.NewReader(src))
+}
+
+// RecordFields returns the WARC header fields of a record read by
+// ReadRecord or ReadRecordAt.
+func RecordFields(rec []byte) http.Header {
+	h, _ := splitRecord(rec)
+	return h
 }

@@ -210,7 +210,7 @@ func (s *lineSorter) writeTo(w io.Writer) (n int64, err error) {
 		}
 		readers[i] = f
 	}
-	return mergeSorted(readers, w)
+	return MergeSorted(readers, w)
 }
 
 // close releases the sorter's runs.
@@ -221,10 +221,10 @@ func (s *lineSorter) close() {
 	s.runs, s.lines, s.held = nil, nil, 0
 }
 
-// mergeSorted merges inputs, each sorted by the bytes of its lines, into w
+// MergeSorted merges inputs, each sorted by the bytes of its lines, into w
 // (a k-way merge holding one line per input). Blank lines are dropped. It
 // returns the number of lines written.
-func mergeSorted(inputs []io.Reader, w io.Writer) (int64, error) {
+func MergeSorted(inputs []io.Reader, w io.Writer) (int64, error) {
 	h := make(mergeHeap, 0, len(inputs))
 	for _, in := range inputs {
 		c := &mergeCursor{r: bufio.NewReaderSize(in, 64<<10)}
@@ -439,7 +439,7 @@ func IndexCrawl(dir string) (int64, error) {
 	var n int64
 	err = writeFile(out, func(w io.Writer) error {
 		var err error
-		n, err = mergeSorted(inputs, w)
+		n, err = MergeSorted(inputs, w)
 		return err
 	})
 	if err != nil {
