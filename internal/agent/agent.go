@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/petrel-crawler/petrel/internal/atomicfile"
 	"github.com/petrel-crawler/petrel/internal/diskq"
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/filter"
@@ -135,7 +136,7 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 			fmt.Fprintln(progress, "petrel: the last crawl in this directory did not stop cleanly:", report)
 		}
 	}
-	if err := writeFileAtomic(running, func(w io.Writer) error { _, err := fmt.Fprintln(w, os.Getpid()); return err }); err != nil {
+	if err := atomicfile.Write(running, atomicfile.Options{Sync: true}, func(w io.Writer) error { _, err := fmt.Fprintln(w, os.Getpid()); return err }); err != nil {
 		return nil, usageErr("crawl directory: %v", err)
 	}
 	if cps := listCheckpoints(filepath.Join(state, "checkpoints")); len(cps) > 0 {
@@ -429,7 +430,7 @@ func (a *Agent) closeAll() error {
 		if err := a.frontier.Close(); err != nil {
 			errs = append(errs, err)
 		}
-		if err := writeFileAtomic(filepath.Join(state, "counts"), a.frontier.SaveCounts); err != nil {
+		if err := atomicfile.Write(filepath.Join(state, "counts"), atomicfile.Options{Sync: true}, a.frontier.SaveCounts); err != nil {
 			errs = append(errs, fmt.Errorf("agent: save counts: %w", err))
 		}
 	}
@@ -499,7 +500,7 @@ func (a *Agent) closeAll() error {
 		runtime.ReadMemStats(&ms)
 		snap["RuntimeMallocs"] = int64(ms.Mallocs) // this process's, for benchmarks
 		snap["RuntimeTotalAlloc"] = int64(ms.TotalAlloc)
-		if err := writeFileAtomic(filepath.Join(state, "stats.json"), snap.WriteJSON); err != nil {
+		if err := atomicfile.Write(filepath.Join(state, "stats.json"), atomicfile.Options{Sync: true}, snap.WriteJSON); err != nil {
 			errs = append(errs, fmt.Errorf("agent: save stats: %w", err))
 		}
 		a.lock.Close()
@@ -531,37 +532,6 @@ func loadFile(path string, read func(io.Reader) error) error {
 	}
 	defer f.Close()
 	return read(bufio.NewReaderSize(f, 1<<20))
-}
-
-// writeFileAtomic writes a file through a temporary, fsynced, renamed.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	return writeFile(path, true, write)
-}
-
-// writeFile writes a file through a temporary file renamed over it, so a
-// reader sees the old content or the new, never a mix; with sync the
-// temporary is fsynced before the rename. On error the temporary is
-// removed.
-func writeFile(path string, sync bool, write func(io.Writer) error) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	err = write(f)
-	if err == nil && sync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }
 
 // dnsStage adapts the fetch resolver to the frontier: names that cannot

@@ -37,6 +37,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/petrel-crawler/petrel/internal/atomicfile"
 	"github.com/petrel-crawler/petrel/internal/diskq"
 	"github.com/petrel-crawler/petrel/internal/stats"
 	"github.com/petrel-crawler/petrel/internal/store"
@@ -91,7 +92,7 @@ func (s *checkpointSink) CheckpointSieve() error {
 	if err := s.a.sieve.Checkpoint(filepath.Join(s.dir, "sieve")); err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(s.dir, "counts"), s.a.frontier.SaveCounts)
+	return atomicfile.Write(filepath.Join(s.dir, "counts"), atomicfile.Options{Sync: true}, s.a.frontier.SaveCounts)
 }
 
 // checkpointsDir is where checkpoints live.
@@ -141,28 +142,28 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(tmp, "ready.pos"), func(w io.Writer) error { _, err := w.Write(pos); return err }); err != nil {
+	if err := atomicfile.Write(filepath.Join(tmp, "ready.pos"), atomicfile.Options{Sync: true}, func(w io.Writer) error { _, err := w.Write(pos); return err }); err != nil {
 		return fmt.Errorf("agent: checkpoint: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(tmp, "stats.json"), a.stats.Snapshot().WriteJSON); err != nil {
+	if err := atomicfile.Write(filepath.Join(tmp, "stats.json"), atomicfile.Options{Sync: true}, a.stats.Snapshot().WriteJSON); err != nil {
 		return fmt.Errorf("agent: checkpoint: %w", err)
 	}
 	m := manifest{Seq: seq, Time: time.Now().UTC(), Todo: info.Todo, PauseMS: float64(info.Pause) / 1e6,
 		Queued: a.stats.Queued.Load() + a.stats.Ready.Load(), WARCFiles: warcSizes(filepath.Join(a.cfg.Dir, "warc"))}
-	if err := writeFileAtomic(filepath.Join(tmp, "MANIFEST"), func(w io.Writer) error { return json.NewEncoder(w).Encode(m) }); err != nil {
+	if err := atomicfile.Write(filepath.Join(tmp, "MANIFEST"), atomicfile.Options{Sync: true}, func(w io.Writer) error { return json.NewEncoder(w).Encode(m) }); err != nil {
 		return fmt.Errorf("agent: checkpoint: %w", err)
 	}
-	if err := syncDir(tmp); err != nil {
+	if err := atomicfile.SyncDir(tmp); err != nil {
 		return err
 	}
 	a.crash.reach("checkpoint")
 	if err := os.Rename(tmp, final); err != nil {
 		return fmt.Errorf("agent: checkpoint: %w", err)
 	}
-	if err := syncDir(a.checkpointsDir()); err != nil {
+	if err := atomicfile.SyncDir(a.checkpointsDir()); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(a.cfg.Dir, "state", "CHECKPOINT"), func(w io.Writer) error {
+	if err := atomicfile.Write(filepath.Join(a.cfg.Dir, "state", "CHECKPOINT"), atomicfile.Options{Sync: true}, func(w io.Writer) error {
 		_, err := io.WriteString(w, filepath.Base(final)+"\n")
 		return err
 	}); err != nil {
@@ -258,18 +259,6 @@ func warcSizes(dir string) map[string]int64 {
 		}
 	}
 	return out
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("agent: fsync %s: %w", dir, err)
-	}
-	return nil
 }
 
 // loadedCheckpoint is a checkpoint read back for recovery.
@@ -399,7 +388,7 @@ func (a *Agent) recoverFromCrash(state string) (string, error) {
 	if err := q.Close(); err != nil {
 		return "", fmt.Errorf("agent: restore ready queue: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(state, "stats.json"), cp.snap.WriteJSON); err != nil {
+	if err := atomicfile.Write(filepath.Join(state, "stats.json"), atomicfile.Options{Sync: true}, cp.snap.WriteJSON); err != nil {
 		return "", err
 	}
 	again := store.CountResponsesAfter(filepath.Join(a.cfg.Dir, "warc"), cp.man.WARCFiles)
@@ -421,7 +410,7 @@ func copyTree(src, dst string) error {
 			return err
 		}
 	}
-	return syncDir(dst)
+	return atomicfile.SyncDir(dst)
 }
 
 // copyFile copies src to dst (not a hard link: the live files are rewritten
@@ -432,5 +421,5 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	defer in.Close()
-	return writeFileAtomic(dst, func(w io.Writer) error { _, err := io.Copy(w, in); return err })
+	return atomicfile.Write(dst, atomicfile.Options{Sync: true}, func(w io.Writer) error { _, err := io.Copy(w, in); return err })
 }

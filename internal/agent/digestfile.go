@@ -9,6 +9,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+
+	"github.com/petrel-crawler/petrel/internal/atomicfile"
 )
 
 // Digest filter files (state/payload-digests and state/text-digests) hold
@@ -35,7 +37,7 @@ const digestFileMagic = "PDIGEST1"
 // saveDigestFilter writes a digest filter file at path (no fsync, see
 // above).
 func saveDigestFilter(path string, write func(io.Writer) error) error {
-	return writeFile(path, false, func(f io.Writer) error {
+	return atomicfile.Write(path, atomicfile.Options{}, func(f io.Writer) error {
 		w := bufio.NewWriterSize(f, 1<<20)
 		if _, err := w.WriteString(digestFileMagic); err != nil {
 			return err

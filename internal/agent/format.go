@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/petrel-crawler/petrel/internal/atomicfile"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 )
 
@@ -38,7 +39,7 @@ func checkStateFormat(state string) error {
 				filepath.Dir(state))
 		}
 	}
-	if err := writeFileAtomic(path, func(w io.Writer) error { _, err := io.WriteString(w, stateFormat); return err }); err != nil {
+	if err := atomicfile.Write(path, atomicfile.Options{Sync: true}, func(w io.Writer) error { _, err := io.WriteString(w, stateFormat); return err }); err != nil {
 		return usageErr("crawl directory: %v", err)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"runtime/metrics"
 	"time"
 
+	"github.com/petrel-crawler/petrel/internal/atomicfile"
 	"github.com/petrel-crawler/petrel/internal/stats"
 )
 
@@ -59,7 +60,7 @@ func (a *Agent) writeProgressFile(cur stats.Snapshot, now time.Time) {
 		snap["SieveRAMBytes"] = st.RAMBytes
 	}
 	path := filepath.Join(a.cfg.Dir, "state", progressFile)
-	if err := writeFile(path, false, snap.WriteJSON); err != nil && a.log != nil {
+	if err := atomicfile.Write(path, atomicfile.Options{}, snap.WriteJSON); err != nil && a.log != nil {
 		a.log.Warn("progress file", "err", err)
 	}
 }

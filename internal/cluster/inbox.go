@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/petrel-crawler/petrel/internal/atomicfile"
 )
 
 // Inbox is the receiver's durable log of batches. The exchange
@@ -107,7 +109,7 @@ func OpenInbox(dir string, limit int64) (*Inbox, error) {
 	in.end = last + good
 	in.durable = in.end
 	in.trimmed = in.segs[0]
-	return in, syncDir(dir)
+	return in, atomicfile.SyncDir(dir)
 }
 
 func (in *Inbox) segPath(p int64) string {
@@ -248,7 +250,7 @@ func (in *Inbox) rollLocked() error {
 	}
 	in.f = f
 	in.segs = append(in.segs, in.end)
-	return syncDir(in.dir)
+	return atomicfile.SyncDir(in.dir)
 }
 
 // Durable returns the position up to which the log is durable.
@@ -359,7 +361,7 @@ func (in *Inbox) Trim(pos int64) error {
 		}
 	}
 	if len(drop) > 0 {
-		return syncDir(in.dir)
+		return atomicfile.SyncDir(in.dir)
 	}
 	return nil
 }
@@ -378,20 +380,6 @@ func (in *Inbox) Close() error {
 	}
 	err := in.f.Sync()
 	if cerr := in.f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// syncDir fsyncs a directory, so that the files created or removed in it
-// are durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
 		err = cerr
 	}
 	return err

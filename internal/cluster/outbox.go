@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/petrel-crawler/petrel/internal/atomicfile"
 )
 
 // Outbox is the sender's durable store of batches not yet acknowledged. A
@@ -182,26 +184,7 @@ func writeDurable(path string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return syncDir(filepath.Dir(path))
+	return atomicfile.WriteBytes(path, b, atomicfile.Options{Sync: true, SyncDir: true})
 }
 
 // Pending returns up to n of dest's batches in sending order, skipping

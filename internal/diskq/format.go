@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/petrel-crawler/petrel/internal/atomicfile"
 )
 
 // On-disk format shared by Queue and Queues. All integers are little endian.
@@ -319,15 +321,7 @@ func listSegments(dir, ext string) ([]uint64, error) {
 
 // syncDir fsyncs the directory dir with fsync.
 func syncDir(dir string, fsync func(*os.File) error) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("diskq: sync dir %s: %w", dir, err)
-	}
-	err = fsync(d)
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := atomicfile.SyncDirWith(dir, fsync); err != nil {
 		return fmt.Errorf("diskq: sync dir %s: %w", dir, err)
 	}
 	return nil
@@ -337,26 +331,8 @@ func syncDir(dir string, fsync func(*os.File) error) error {
 // rename, so a reader sees either the old or the new content, never a mix.
 // With fsync (nil: none) the file and then the directory are synced.
 func writeFileAtomic(dir, name string, data []byte, fsync func(*os.File) error) error {
-	tmp := filepath.Join(dir, name+".tmp")
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("diskq: write %s: %w", name, err)
-	}
-	_, err = f.Write(data)
-	if err == nil && fsync != nil {
-		err = fsync(f)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, name))
-	}
-	if err == nil && fsync != nil {
-		err = syncDir(dir, fsync)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
+	opts := atomicfile.Options{Sync: fsync != nil, SyncDir: fsync != nil, Fsync: fsync}
+	if err := atomicfile.WriteBytes(filepath.Join(dir, name), data, opts); err != nil {
 		return fmt.Errorf("diskq: write %s: %w", name, err)
 	}
 	return nil

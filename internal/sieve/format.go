@@ -44,6 +44,8 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+
+	"github.com/petrel-crawler/petrel/internal/atomicfile"
 )
 
 const (
@@ -165,7 +167,7 @@ func commitManifest(dir string, sync bool) (renamed bool, err error) {
 		return false, fmt.Errorf("sieve: commit manifest: %w", err)
 	}
 	if sync {
-		if err := syncDir(dir); err != nil {
+		if err := atomicfile.SyncDir(dir); err != nil {
 			return true, fmt.Errorf("sieve: commit manifest: %w", err)
 		}
 	}
@@ -182,18 +184,6 @@ func writeFileSync(path string, data []byte, sync bool) error {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
 		err = cerr
 	}
 	return err

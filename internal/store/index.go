@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/petrel-crawler/petrel/internal/atomicfile"
 )
 
 // A CDXJ index line is
@@ -389,7 +391,7 @@ func IndexFile(path string) error {
 	if err := indexRecords(path, s.add); err != nil {
 		return err
 	}
-	err := writeFile(fileIndexName(path), func(w io.Writer) error { _, err := s.writeTo(w); return err })
+	err := atomicfile.Write(fileIndexName(path), atomicfile.Options{Sync: true, Buffer: 256 << 10}, func(w io.Writer) error { _, err := s.writeTo(w); return err })
 	if err != nil {
 		return fmt.Errorf("store: index %s: %w", filepath.Base(path), err)
 	}
@@ -437,7 +439,7 @@ func IndexCrawl(dir string) (int64, error) {
 		return 0, fmt.Errorf("store: %w", err)
 	}
 	var n int64
-	err = writeFile(out, func(w io.Writer) error {
+	err = atomicfile.Write(out, atomicfile.Options{Sync: true, Buffer: 256 << 10}, func(w io.Writer) error {
 		var err error
 		n, err = MergeSorted(inputs, w)
 		return err

@@ -18,6 +18,8 @@ import (
 
 	"github.com/bits-and-blooms/bloom/v3"
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/petrel-crawler/petrel/internal/atomicfile"
 )
 
 // Defaults for Options.
@@ -809,7 +811,7 @@ func (w *Writer) finishFile() error {
 	}
 	if c.index != nil {
 		idx := fileIndexName(filepath.Join(w.opts.Dir, c.name))
-		err := writeFile(idx, func(f io.Writer) error { _, err := c.index.writeTo(f); return err })
+		err := atomicfile.Write(idx, atomicfile.Options{Sync: true, Buffer: 256 << 10}, func(f io.Writer) error { _, err := c.index.writeTo(f); return err })
 		c.index = nil
 		if err != nil {
 			return fmt.Errorf("store: index %s: %w", c.name, err)
@@ -819,7 +821,7 @@ func (w *Writer) finishFile() error {
 	if err := os.Rename(c.path, final); err != nil {
 		return fmt.Errorf("store: close %s: %w", c.name, err)
 	}
-	if err := syncDir(w.opts.Dir); err != nil {
+	if err := atomicfile.SyncDir(w.opts.Dir); err != nil {
 		return fmt.Errorf("store: close %s: %w", c.name, err)
 	}
 	w.log.Debug("store: closed WARC file", "file", c.name, "bytes", c.size)
@@ -832,47 +834,6 @@ func (c *openFile) closeIndex() {
 		c.index.close()
 		c.index = nil
 	}
-}
-
-// writeFile writes path through a temporary file, fsynced and renamed over
-// it.
-func writeFile(path string, write func(io.Writer) error) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriterSize(f, 256<<10)
-	err = write(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return err
-	}
-	return nil
 }
 
 // Close waits for queued records, then flushes, syncs, closes and renames
