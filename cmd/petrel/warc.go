@@ -97,6 +97,7 @@ the record it points at (URL, payload digest, date, length).`,
 
 func waczCmd() *cobra.Command {
 	var out, title string
+	var blocksAbove int64
 	cmd := &cobra.Command{
 		Use:   "wacz CRAWL-DIR... -o FILE.wacz",
 		Short: "Package crawl directories as a WACZ 1.1.1 file (ReplayWeb.page opens it)",
@@ -118,7 +119,8 @@ their titles, and datapackage.json with every file's size and SHA-256.`,
 				}
 			}
 			start := time.Now()
-			r, err := wacz.Write(out, args, wacz.Options{Title: title, Software: "Petrel/" + agent.Version})
+			r, err := wacz.Write(out, args, wacz.Options{Title: title, Software: "Petrel/" + agent.Version,
+				CompressIndexAbove: blocksAbove})
 			if err != nil {
 				return err
 			}
@@ -131,6 +133,8 @@ their titles, and datapackage.json with every file's size and SHA-256.`,
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the WACZ file to write")
 	cmd.Flags().StringVar(&title, "title", "", "title of the package (default: the first directory's name)")
+	cmd.Flags().Int64Var(&blocksAbove, "index-blocks-above", wacz.DefaultCompressIndexAbove,
+		"an index larger than this many bytes is packaged as index.cdx.gz blocks with index.idx (-1: always)")
 	return cmd
 }
 
