@@ -50,6 +50,7 @@ restarted to time its recovery. Prints a table on stderr, JSON on stdout with --
 	fs.IntVar(&o.Hosts, "web-hosts", 0, "hosts of the generated web (default 1000000)")
 	fs.IntVar(&o.PagesPerHost, "web-pages", 0, "mean pages per host (default 1000)")
 	fs.IntVar(&o.Addrs, "web-ips", 0, "loopback addresses of the web (default 4096)")
+	fs.IntVar(&o.LinksPerPage, "web-links", 0, "links per page (default 40)")
 	fs.Int64Var(&o.Seed, "web-seed", 0, "seed of the web")
 	fs.StringVar(&firstIP, "web-first-ip", "", "first loopback address (default 127.128.0.1)")
 	fs.IntVar(&o.Port, "web-port", 0, "port of the web (default 80; -1 = ephemeral)")

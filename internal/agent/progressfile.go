@@ -18,7 +18,8 @@ import (
 //	UnixNano            when it was written
 //	GoHeapBytes         bytes of live and unswept heap objects
 //	GoTotalBytes        all memory the Go runtime has mapped, less what it released
-//	SieveFlushNano      sum of the sieve's completed flush durations
+//	SieveFlushCount     the sieve's completed flushes
+//	SieveFlushNano      sum of their durations
 //	SieveFlushMaxNano   the longest one
 //	SieveLastFlushNano  the last one
 //	SieveStoredKeys     distinct hashes in the sieve's store
@@ -52,6 +53,7 @@ func (a *Agent) writeProgressFile(cur stats.Snapshot, now time.Time) {
 	snap["GoTotalBytes"] = val(1) - val(2)
 	if a.sieve != nil {
 		st := a.sieve.Stats()
+		snap["SieveFlushCount"] = int64(st.Flushes)
 		snap["SieveFlushNano"] = int64(st.TotalFlush)
 		snap["SieveFlushMaxNano"] = int64(st.MaxFlush)
 		snap["SieveLastFlushNano"] = int64(st.LastFlush)

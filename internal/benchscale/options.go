@@ -24,10 +24,10 @@ type Options struct {
 	Keep    bool
 
 	// The generated web (see testweb.GenConfig; zero: its defaults).
-	Hosts, PagesPerHost, Addrs int
-	Seed                       int64
-	FirstIP                    netip.Addr // default 127.128.0.1
-	Port                       int        // default 80; -1: an ephemeral port
+	Hosts, PagesPerHost, Addrs, LinksPerPage int
+	Seed                                     int64
+	FirstIP                                  netip.Addr // default 127.128.0.1
+	Port                                     int        // default 80; -1: an ephemeral port
 
 	// Politeness of the crawl (defaults 100ms and 5ms: small, so that
 	// politeness is not what bounds the rate).

@@ -96,6 +96,7 @@ type WebShape struct {
 	Hosts        int     `json:"hosts"`
 	PagesPerHost int     `json:"pages_per_host"`
 	Addrs        int     `json:"addresses"`
+	LinksPerPage int     `json:"links_per_page"`
 	URLMeanBytes float64 `json:"url_mean_bytes"`
 	URLP50Bytes  int     `json:"url_p50_bytes"`
 	URLP90Bytes  int     `json:"url_p90_bytes"`

@@ -119,7 +119,7 @@ func startWeb(ctx context.Context, o Options, dir string) (*web, error) {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"--web-hosts", o.Hosts}, {"--web-pages", o.PagesPerHost}, {"--web-ips", o.Addrs}} {
+	}{{"--web-hosts", o.Hosts}, {"--web-pages", o.PagesPerHost}, {"--web-ips", o.Addrs}, {"--web-links", o.LinksPerPage}} {
 		if f.v > 0 {
 			args = append(args, f.name, strconv.Itoa(f.v))
 		}
@@ -176,7 +176,8 @@ func run(ctx context.Context, o Options) (*Report, error) {
 	if err := os.RemoveAll(crawlDir); err != nil {
 		return nil, fmt.Errorf("benchscale: work directory: %w", err)
 	}
-	g, err := testweb.NewGen(testweb.GenConfig{Hosts: o.Hosts, PagesPerHost: o.PagesPerHost, Addrs: o.Addrs, Seed: o.Seed, Port: 80})
+	g, err := testweb.NewGen(testweb.GenConfig{Hosts: o.Hosts, PagesPerHost: o.PagesPerHost, Addrs: o.Addrs,
+		LinksPerPage: o.LinksPerPage, Seed: o.Seed, Port: 80})
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +186,7 @@ func run(ctx context.Context, o Options) (*Report, error) {
 	rep := &Report{
 		Date: time.Now().UTC().Format(time.RFC3339), Machine: benchcrawl.ThisMachine(), N: o.Known,
 		HostDelay: o.HostDelay.String(), IPDelay: o.IPDelay.String(),
-		Web: WebShape{Hosts: gc.Hosts, PagesPerHost: gc.PagesPerHost, Addrs: gc.Addrs,
+		Web: WebShape{Hosts: gc.Hosts, PagesPerHost: gc.PagesPerHost, Addrs: gc.Addrs, LinksPerPage: gc.LinksPerPage,
 			URLMeanBytes: ul.Mean, URLP50Bytes: ul.P50, URLP90Bytes: ul.P90},
 	}
 	if o.Port != 80 {

@@ -177,7 +177,7 @@ func (sm *Sample) fromProgress(m map[string]int64) {
 	sm.QueuedDisk = m["Virtualized"] + m["Ready"]
 	sm.Heap = m["GoHeapBytes"]
 	sm.VisitStates = m["VisitStates"]
-	sm.SieveFlushes = m["SieveFlushes"]
+	sm.SieveFlushes = m["SieveFlushCount"]
 	sm.SieveFlushS = sec("SieveFlushNano")
 	sm.SieveFlushMaxS = sec("SieveFlushMaxNano")
 	sm.SieveLastFlushS = sec("SieveLastFlushNano")
