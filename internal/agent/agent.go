@@ -63,7 +63,10 @@ type Agent struct {
 	cpSeq      int
 	cpRequests chan struct{}
 	crash      *crashPoint // fault injection for the crash tests (nil normally)
-	opened     bool        // Open succeeded: closing is a clean stop
+	// observe, when set (by tests), is told the URL and Meta of every
+	// response a parser handles.
+	observe func(url string, m frontier.Meta)
+	opened  bool // Open succeeded: closing is a clean stop
 }
 
 // Open prepares a crawl in cfg.Dir: it validates the settings, locks the

@@ -33,8 +33,10 @@ type Config struct {
 	UserAgent       string
 	Fetchers        int
 	Parsers         int
-	MaxLinks        int // links followed per page
-	NearDupBits     int // SimHash Hamming distance of a near-duplicate (-1 = no check)
+	MaxLinks        int  // links followed per page
+	MaxEmbedHops    int  // requisite hops after the last link hop (0: no requisites)
+	EmbedsOffScope  bool // requisites pass the scope
+	NearDupBits     int  // SimHash Hamming distance of a near-duplicate (-1 = no check)
 	Progress        time.Duration
 	StopGrace       time.Duration
 	CheckpointEvery time.Duration // interval of crash checkpoints (0: only at the start and on SIGUSR1)
@@ -100,6 +102,12 @@ func (c *Config) table() settings.Table {
 			MachineDefault("4 × CPUs").In(settings.Fetching).Range(1, 4096).SetLive(),
 		settings.Count(&c.MaxLinks, "max-links", 5000, "links followed per page (outdegree cap)").
 			In(settings.Limits).Range(0, 1<<20).SetLive().ClusterWide(),
+		settings.Count(&c.MaxEmbedHops, "max-embed-hops", 2,
+			"page requisites (images, style sheets, scripts, fonts) fetched up to this many hops after the last link hop (0 = none)").
+			In(settings.Limits).Range(0, 16).SetFixed("the parsers read it without synchronisation").ClusterWide(),
+		settings.Bool(&c.EmbedsOffScope, "embeds-off-scope", true,
+			"fetch the requisites of in-scope pages even off the scope (a CDN's assets)").
+			In(settings.Limits).SetFixed("the parsers read it without synchronisation").ClusterWide(),
 		settings.Count(&c.NearDupBits, "near-dup-distance", DefaultNearDupDistance,
 			"SimHash Hamming distance up to which a page is a near-duplicate of a recent page of its host (-1 = off)").
 			In(settings.Limits).Range(-1, 32).SetFixed("recent fingerprints were compared with it").ClusterWide(),

@@ -37,9 +37,11 @@ func (a *Agent) offerLinks(links []urlx.URL, m frontier.Meta) {
 }
 
 // admit applies the scope and the trap rules to u, counting each refusal
-// by reason.
+// by reason. A requisite (m.Embeds > 0) passes the scope when
+// --embeds-off-scope is set: a page's style sheets, scripts and images are
+// often on another host (a CDN), and the archive needs them.
 func (a *Agent) admit(u urlx.URL, m frontier.Meta) bool {
-	if !a.scope.Allows(u) {
+	if !(m.Embeds > 0 && a.cfg.EmbedsOffScope) && !a.scope.Allows(u) {
 		a.stats.OutOfScope.Add(1)
 		return false
 	}

@@ -28,6 +28,9 @@ func (a *Agent) parseLoop(results <-chan *fetched) {
 func (a *Agent) handle(r *fetched) {
 	resp, t := r.resp, r.task
 	st := a.stats
+	if a.observe != nil {
+		a.observe(resp.URL, t.Meta)
+	}
 	if t.Robots {
 		st.RobotsFetched.Add(1)
 	} else {
@@ -75,37 +78,53 @@ func (a *Agent) handle(r *fetched) {
 			}
 		}
 	case resp.Status >= 200 && resp.Status < 300:
-		a.parseHTML(base, resp, t.Meta.Link(via), stored, t.Meta.Depth == 0 && t.Meta.Embeds == 0)
+		a.parse(base, resp, t.Meta, via, stored)
 	}
 }
 
-// parseHTML parses a 2xx response that is an HTML page and follows its
-// links; a page stored whole goes into the page log (seed: it is a seed's
-// page).
-func (a *Agent) parseHTML(base urlx.URL, resp *fetch.Response, linkMeta frontier.Meta, stored, seed bool) {
+// parse extracts what a 2xx response leads to: the links and requisites
+// of an HTML page, the requisites of a style sheet. Requisites are
+// followed while they stay within --max-embed-hops of the last link hop;
+// a document reached through requisites (m.Embeds > 0) is not a page, so
+// its links are not followed and it is not in the page log. A page stored
+// whole goes into the page log (as a seed's page when m is a seed's).
+func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via uint64, stored bool) {
 	st := a.stats
+	embeds := int(m.Embeds) < a.cfg.MaxEmbedHops
+	if m.Embeds > 0 && !embeds {
+		return // nothing of it would be followed
+	}
 	body, err := fetch.DecodeBody(resp, a.cfg.Fetch.MaxBody)
 	if err != nil {
 		a.log.Info("decode body", "url", resp.URL, "err", err)
 	}
+	embedMeta := m.Next(frontier.HopEmbed, via)
+	if embeds && parse.IsCSS(resp.Header, base.Path()) {
+		res := parse.CSS(base, resp.Header, body, parse.Options{MaxLinks: a.cfg.MaxLinks})
+		st.StyleSheets.Add(1)
+		a.offerEmbeds(res, embedMeta)
+		return
+	}
 	if !parse.IsHTML(resp.Header, body) {
 		return
 	}
-	res := parse.HTML(base, resp.Header, body, parse.Options{MaxLinks: a.cfg.MaxLinks})
+	res := parse.HTML(base, resp.Header, body, parse.Options{MaxLinks: a.cfg.MaxLinks, Embeds: embeds})
 	st.Parsed.Add(1)
-	if a.pages != nil && stored && resp.Truncated == "" {
+	if a.pages != nil && stored && resp.Truncated == "" && m.Embeds == 0 {
 		mime, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
-		a.pages.add(pageLine{URL: resp.URL, Title: res.Title, Status: resp.Status, Mime: strings.TrimSpace(mime), Seed: seed}, resp.Start)
+		a.pages.add(pageLine{URL: resp.URL, Title: res.Title, Status: resp.Status, Mime: strings.TrimSpace(mime), Seed: m.Depth == 0}, resp.Start)
 	}
 	st.LinksFound.Add(int64(len(res.Links)))
 	st.LinksDropped.Add(int64(res.LinksDropped))
 	if res.NoFollow {
 		st.NoFollow.Add(1)
+		a.offerEmbeds(res, embedMeta) // requisites are part of the page, not links
 		return
 	}
 	if a.digests.seen(res.TextDigest) {
 		// Same normalised text on the same host: a duplicate, whose links
-		// are not followed (this also ends traps that only change counters).
+		// are not followed (this also ends traps that only change counters);
+		// its requisites are the original's.
 		st.TextDuplicates.Add(1)
 		return
 	}
@@ -119,7 +138,21 @@ func (a *Agent) parseHTML(base urlx.URL, resp *fetch.Response, linkMeta frontier
 			a.log.Info("near duplicate", "url", resp.URL, "distance", d)
 		}
 	}
-	a.offerLinks(res.Links, linkMeta)
+	a.offerEmbeds(res, embedMeta)
+	if m.Embeds > 0 {
+		st.EmbedLinksSkipped.Add(int64(len(res.Links)))
+		return
+	}
+	a.offerLinks(res.Links, m.Link(via))
+}
+
+// offerEmbeds enqueues the requisites of a parse result with Meta m.
+func (a *Agent) offerEmbeds(res parse.Result, m frontier.Meta) {
+	a.stats.EmbedsFound.Add(int64(len(res.Embeds)))
+	a.stats.EmbedsDropped.Add(int64(res.EmbedsDropped))
+	if len(res.Embeds) > 0 {
+		a.offerLinks(res.Embeds, m)
+	}
 }
 
 // DefaultNearDupDistance is the default --near-dup-distance: the largest

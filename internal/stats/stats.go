@@ -67,18 +67,22 @@ type Crawl struct {
 	ContentOther  atomic.Int64
 
 	// Parsing and storing.
-	Parsed          atomic.Int64 // HTML pages parsed for links
-	LinksFound      atomic.Int64 // links extracted (outdegree sum)
-	LinksDropped    atomic.Int64 // links beyond --max-links
-	NoFollow        atomic.Int64 // pages whose links were not followed (meta robots / X-Robots-Tag)
-	Duplicates      atomic.Int64 // payloads identical to one already stored (revisit records)
-	TextDuplicates  atomic.Int64 // pages whose normalised-text digest was seen on the host
-	NearDuplicates  atomic.Int64 // pages whose SimHash is within --near-dup-distance of a recent page of the host
-	RobotsRedirects atomic.Int64 // robots.txt redirect hops followed (same scheme+authority)
-	Stored          atomic.Int64 // response records written
-	WARCBytes       atomic.Int64 // compressed bytes written to WARC files
-	StoreErrors     atomic.Int64
-	Redirects       atomic.Int64
+	Parsed            atomic.Int64 // HTML pages parsed for links
+	LinksFound        atomic.Int64 // links extracted (outdegree sum)
+	LinksDropped      atomic.Int64 // links beyond --max-links
+	EmbedsFound       atomic.Int64 // page requisites extracted from pages and style sheets
+	EmbedsDropped     atomic.Int64 // requisites beyond --max-links (a cap of their own)
+	StyleSheets       atomic.Int64 // style sheets parsed for requisites
+	EmbedLinksSkipped atomic.Int64 // links of documents fetched as requisites, not followed
+	NoFollow          atomic.Int64 // pages whose links were not followed (meta robots / X-Robots-Tag)
+	Duplicates        atomic.Int64 // payloads identical to one already stored (revisit records)
+	TextDuplicates    atomic.Int64 // pages whose normalised-text digest was seen on the host
+	NearDuplicates    atomic.Int64 // pages whose SimHash is within --near-dup-distance of a recent page of the host
+	RobotsRedirects   atomic.Int64 // robots.txt redirect hops followed (same scheme+authority)
+	Stored            atomic.Int64 // response records written
+	WARCBytes         atomic.Int64 // compressed bytes written to WARC files
+	StoreErrors       atomic.Int64
+	Redirects         atomic.Int64
 }
 
 // Snapshot is a copy of every counter of a Crawl at one moment, keyed by

@@ -31,6 +31,17 @@
 // its own listener. Hostile hosts are never linked from the normal web, and
 // [Web.Expected] only covers the normal web.
 //
+// # Requisites site
+//
+// [StartRequisites] serves a small site whose pages use every form of page
+// requisite (images, srcset, media, scripts, style sheets that import style
+// sheets and name fonts and images relative to themselves, lazy-loading
+// attributes, inline styles, an HTML document embedded with <object>, a
+// CDN on another host), with [RequisitesWeb.Expected] the URLs and hop
+// paths a crawler fetches for a given transclusion budget, and
+// [RequisitesWeb.Pages] its pages and titles for a replay test. requisites.go
+// lays out the site.
+//
 // # Generated web
 //
 // [StartGen] serves a web of another kind, for benchmarks at scale: a [Gen]

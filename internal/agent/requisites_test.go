@@ -1,0 +1,131 @@
+package agent
+
+import (
+	"context"
+	"io"
+	"net/netip"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/filter"
+	"github.com/petrel-crawler/petrel/internal/frontier"
+	"github.com/petrel-crawler/petrel/internal/testweb"
+)
+
+// TestRequisites crawls the requisites site (every form of page requisite,
+// style sheets importing style sheets, a CDN off the scope, an HTML
+// document embedded with <object>, a redirected image, a robots-disallowed
+// one) and checks, from the server's request log, that every requisite the
+// settings allow is fetched exactly once and nothing else is, that each
+// URL's hop path is right, and that the politeness delay held between the
+// requests to each host, requisites included.
+func TestRequisites(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		hops     int
+		offScope bool
+		ip       string
+	}{
+		{"default", 2, true, "127.91.0.1"},
+		{"max-embed-hops=3", 3, true, "127.91.0.11"},
+		{"max-embed-hops=1", 1, true, "127.91.0.21"},
+		{"max-embed-hops=0", 0, true, "127.91.0.31"},
+		{"embeds-off-scope=false", 2, false, "127.91.0.41"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { crawlRequisites(t, tc.ip, tc.hops, tc.offScope) })
+	}
+}
+
+func crawlRequisites(t *testing.T, ip string, maxHops int, offScope bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := testweb.StartRequisites(ctx, netip.MustParseAddr(ip))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	dir := t.TempDir()
+	hostsFile, seeds, err := w.WriteFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hostDelay = 20 * time.Millisecond
+	cfg := Defaults()
+	cfg.Dir = filepath.Join(dir, "crawl")
+	cfg.Fetch.HostsFile, cfg.SeedsFile = hostsFile, seeds
+	cfg.Fetch.AllowPrivate, cfg.Fetch.SystemDNS = true, false
+	cfg.Frontier.HostDelay, cfg.Frontier.IPDelay = hostDelay, time.Millisecond
+	cfg.Fetchers, cfg.Parsers = 8, 2
+	cfg.Filter.Scope = filter.ScopeHost
+	cfg.MaxEmbedHops, cfg.EmbedsOffScope = maxHops, offScope
+	cfg.CheckpointEvery = 0
+	cfg.Frontier.WorkbenchBytes, cfg.Sieve.URLCacheBytes, cfg.Sieve.BufferKeys = 16<<20, 1<<20, 1<<12
+	a, err := Open(cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	hops := map[string]string{}
+	a.observe = func(url string, m frontier.Meta) {
+		mu.Lock()
+		hops[url] += m.Path.String() + ";"
+		mu.Unlock()
+	}
+	runCtx, stop := context.WithTimeout(context.Background(), time.Minute)
+	defer stop()
+	if err := a.Run(runCtx); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+
+	want := w.Expected(maxHops, offScope)
+	site, cdn := w.Origins()
+	fetched := map[string]int{}
+	byHost := map[string][]testweb.Hit{}
+	for _, h := range w.Hits() {
+		byHost[h.Host] = append(byHost[h.Host], h)
+		if h.Path == "/robots.txt" {
+			continue
+		}
+		o := site
+		if h.Host == "cdn.req.test" {
+			o = cdn
+		} else if h.Host != "www.req.test" {
+			o = "http://" + h.Host
+		}
+		fetched[o+h.Path]++
+	}
+	for u, path := range want {
+		if fetched[u] != 1 {
+			t.Errorf("%s (hops %q) fetched %d times, want 1", u, path, fetched[u])
+		}
+		if got := hops[u]; got != path+";" {
+			t.Errorf("%s: hop path %q, want %q", u, got, path)
+		}
+	}
+	for u, n := range fetched {
+		if _, ok := want[u]; !ok {
+			t.Errorf("%s fetched %d times, not expected", u, n)
+		}
+	}
+	if pages := len(w.Pages()); maxHops == 0 && len(want) != pages || maxHops > 0 && len(want) < 10*pages {
+		t.Fatalf("%d expected URLs for %d pages", len(want), pages)
+	}
+	for host, hs := range byHost {
+		sort.Slice(hs, func(i, j int) bool { return hs[i].Start.Before(hs[j].Start) })
+		for i := 1; i < len(hs); i++ {
+			if gap := hs[i].Start.Sub(hs[i-1].End); gap < hostDelay-5*time.Millisecond {
+				t.Errorf("%s: %s then %s only %v apart (host delay %v)", host, hs[i-1].Path, hs[i].Path, gap, hostDelay)
+			}
+		}
+	}
+	st := a.stats
+	if maxHops > 0 && st.EmbedsFound.Load() == 0 || maxHops > 1 && st.StyleSheets.Load() == 0 {
+		t.Errorf("EmbedsFound %d, StyleSheets %d", st.EmbedsFound.Load(), st.StyleSheets.Load())
+	}
+	if maxHops >= 2 && st.EmbedLinksSkipped.Load() != 1 {
+		t.Errorf("EmbedLinksSkipped %d, want 1 (the link of /embed/inner.html)", st.EmbedLinksSkipped.Load())
+	}
+}
