@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/atomicfile"
+	"github.com/petrel-crawler/petrel/internal/bloom"
 	"github.com/petrel-crawler/petrel/internal/diskq"
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/filter"
@@ -45,19 +46,22 @@ type Agent struct {
 	stats *stats.Crawl
 	log   *slog.Logger
 
-	lock     *os.File
-	logFile  *os.File
-	pages    *pageLog
-	ready    *diskq.Queue
-	virtual  *diskq.Queues
-	sieve    *sieve.DRUM
-	frontier *frontier.Frontier
-	fetcher  *fetch.Fetcher
-	store    *store.Writer
-	scope    *filter.Scope
-	digests  *textDigests
-	metrics  *metrics.Metrics
-	warc     atomic.Pointer[store.Writer] // the store, kept after closeAll for the metrics
+	lock    *os.File
+	logFile *os.File
+	pages   *pageLog
+	// filterLine is the summary line on the digest filters and the URL
+	// cache, set when the store closes.
+	filterLine string
+	ready      *diskq.Queue
+	virtual    *diskq.Queues
+	sieve      *sieve.DRUM
+	frontier   *frontier.Frontier
+	fetcher    *fetch.Fetcher
+	store      *store.Writer
+	scope      *filter.Scope
+	digests    *textDigests
+	metrics    *metrics.Metrics
+	warc       atomic.Pointer[store.Writer] // the store, kept after closeAll for the metrics
 
 	progress   io.Writer
 	cpSeq      int
@@ -182,7 +186,7 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	a.frontier = frontier.New(frontier.Config{
 		Settings:    cfg.Frontier,
 		Virtualizer: a.virtual,
-		Cache:       sieve.NewURLCache(cfg.Sieve.URLCacheBytes),
+		Cache:       sieve.NewURLCache(cfg.URLCacheBytes()),
 		Hash:        sieve.Hash,
 		Ready:       a.ready,
 		Resolver:    dnsStage{r: resolver, m: a.metrics},
@@ -240,6 +244,17 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	a.log.Info("crawl opened", "dir", cfg.Dir, "seeds", len(seeds), "ready", a.ready.Len())
 	a.opened = true
 	return a, nil
+}
+
+// filterSummary is the end summary's line on the digest filters: keys,
+// stages, memory, the false-positive budget and the rate their fill gives
+// now; and the URL cache's size.
+func filterSummary(payload, text bloom.Stats, cacheBytes int) string {
+	f := func(s bloom.Stats) string {
+		return fmt.Sprintf("%d in %d stage(s), %.1f MiB, false positives ≤ %.0e (now %.1e)",
+			s.Keys, s.Stages, float64(s.Bytes)/(1<<20), s.Rate, s.Estimated)
+	}
+	return fmt.Sprintf("  digest filters     payload %s; text %s; URL cache %.1f MiB", f(payload), f(text), float64(cacheBytes)/(1<<20))
 }
 
 // crawlName is the name of the crawl in its WARC files: the base name of
@@ -399,6 +414,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	err := errors.Join(runErr, a.closeAll())
 	if a.progress != nil {
 		fmt.Fprintln(a.progress, stats.Summary(a.stats.Snapshot(), time.Since(start)))
+		if a.filterLine != "" {
+			fmt.Fprintln(a.progress, a.filterLine)
+		}
 	}
 	return err
 }
@@ -448,7 +466,7 @@ func (a *Agent) closeAll() error {
 		}
 	}
 	if a.store != nil {
-		// The two digest filters (tens of MiB each, not synced: see
+		// The two digest filters (not synced: see
 		// digestfile.go) are written while the WARC writer drains and syncs
 		// its last file; no record is written any more. They are saved only
 		// from a crawl that opened: after a failed Open the files of the
@@ -467,6 +485,9 @@ func (a *Agent) closeAll() error {
 			}
 		}
 		saves.Wait()
+		if a.opened {
+			a.filterLine = filterSummary(a.store.DigestStats(), a.digests.stats(), a.cfg.URLCacheBytes())
+		}
 		if storeErr != nil && a.opened && payloadErr == nil {
 			// The last records may not have reached the WARC files: a
 			// filter holding their digests would make their next captures

@@ -150,5 +150,23 @@ func (c *Config) Validate() error { return c.Table().Validate() }
 // buffers and filters. The command sets it as the process's soft memory
 // limit (the GC works harder near it; it never fails an allocation).
 func (c *Config) MemoryBudget() int64 {
-	return c.Frontier.WorkbenchBytes + 192<<20 + int64(c.Sieve.URLCacheBytes) + int64(c.Fetch.MaxIdleConns)*48<<10
+	return c.Frontier.WorkbenchBytes + 192<<20 + int64(c.URLCacheBytes()) + int64(c.Fetch.MaxIdleConns)*48<<10
+}
+
+// urlCachePerPage is the URL cache room given to each page a crawl may
+// fetch: 16 URL hashes (8 bytes each), about the distinct new links a page
+// brings.
+const urlCachePerPage = 128
+
+// URLCacheBytes is the size of the URL cache: --url-cache-bytes, or less
+// when --max-urls bounds the crawl (16 hashes a page it may fetch, at
+// least 1 MiB), so that a small crawl does not hold a cache it cannot
+// fill.
+func (c *Config) URLCacheBytes() int {
+	n := c.Sieve.URLCacheBytes
+	if m := c.Frontier.MaxURLs; m > 0 && m < int64(n/urlCachePerPage) {
+		n = max(int(m)*urlCachePerPage, 1<<20)
+		n = min(n, c.Sieve.URLCacheBytes)
+	}
+	return n
 }

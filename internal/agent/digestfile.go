@@ -18,21 +18,24 @@ import (
 // work: without it, payloads stored before are stored in full again, which
 // is what happens after a crash anyway (checkpoints do not hold the
 // filters). So a clean stop writes them without waiting for the disk (no
-// fsync: tens of MiB each, which used to be most of a stop's time), framed
+// fsync: they grow with the crawl, to hundreds of MiB at 10^8 pages), framed
 // by a checksum, and a start that finds a file damaged — say by a power
 // loss right after the stop — logs it and begins with an empty filter.
 //
 // Format:
 //
-//	"PDIGEST1"   magic, 8 bytes
-//	filter       the filter's own serialisation (bits-and-blooms WriteTo)
+//	"PDIGEST2"   magic, 8 bytes
+//	filter       a scalable Bloom filter (internal/bloom, "PBLOOM01")
 //	CRC-32C      of the filter bytes (Castagnoli), 4 bytes, little endian
 //
-// A file without the magic is the format before it (the bare filter, written
-// with fsync): it is read as such.
+// Files of the formats before it ("PDIGEST1" framing a fixed-size
+// bits-and-blooms filter, or that filter bare) are not read: the start
+// that finds one logs it and begins with an empty filter (payloads and
+// texts seen before are stored again, once), and the next clean stop
+// replaces it.
 
 // digestFileMagic starts every digest filter file.
-const digestFileMagic = "PDIGEST1"
+const digestFileMagic = "PDIGEST2"
 
 // saveDigestFilter writes a digest filter file at path (no fsync, see
 // above).
@@ -70,6 +73,11 @@ func loadDigestFilter(path string, read func(io.Reader) error, log *slog.Logger)
 	}
 	defer f.Close()
 	framed, err := checkDigestFile(f)
+	if err == nil && !framed {
+		log.Warn("digest filter not loaded: it is of an older format; payloads and texts seen before the stop may be stored again",
+			"file", path)
+		return nil
+	}
 	if err != nil {
 		if !errors.Is(err, errDigestFile) {
 			return fmt.Errorf("%s: %w", path, err)
@@ -78,29 +86,19 @@ func loadDigestFilter(path string, read func(io.Reader) error, log *slog.Logger)
 			"file", path, "err", err)
 		return nil
 	}
-	var body io.Reader = bufio.NewReaderSize(f, 1<<20)
-	if framed {
-		if _, err := f.Seek(int64(len(digestFileMagic)), io.SeekStart); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-	} else if _, err := f.Seek(0, io.SeekStart); err != nil {
+	if _, err := f.Seek(int64(len(digestFileMagic)), io.SeekStart); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if err := read(body); err != nil {
-		if !framed {
-			log.Warn("digest filter not loaded: payloads and texts seen before the stop may be stored again",
-				"file", path, "err", err)
-			return nil
-		}
+	if err := read(bufio.NewReaderSize(f, 1<<20)); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }
 
 // checkDigestFile reads f to its end and reports whether it is a framed
-// digest filter file whose checksum holds (true) or a file of the format
-// before it (false, no magic). A framed file that does not check is an
-// error wrapping errDigestFile.
+// digest filter file whose checksum holds (true) or a file of a format
+// before it (false, no current magic). A framed file that does not check
+// is an error wrapping errDigestFile.
 func checkDigestFile(f *os.File) (framed bool, err error) {
 	fi, err := f.Stat()
 	if err != nil {

@@ -33,19 +33,12 @@ func TestDigestFilterFile(t *testing.T) {
 		}, false, true},
 		{"truncated", func(p string) error { return os.Truncate(p, 1000) }, false, true},
 		{"empty", func(p string) error { return os.Truncate(p, 0) }, false, true},
-		{"format before the header", func(p string) error {
-			var buf bytes.Buffer
-			if err := saved.writeTo(&buf); err != nil {
-				return err
-			}
-			return os.WriteFile(p, buf.Bytes(), 0o644)
-		}, true, false},
-		{"format before the header, cut", func(p string) error {
-			var buf bytes.Buffer
-			if err := saved.writeTo(&buf); err != nil {
-				return err
-			}
-			return os.WriteFile(p, buf.Bytes()[:1000], 0o644)
+		// Older formats are dropped once, with a warning.
+		{"bare filter of the first format", func(p string) error {
+			return os.WriteFile(p, bytes.Repeat([]byte{0, 0, 0, 0, 0, 0, 1, 0}, 200), 0o644)
+		}, false, true},
+		{"PDIGEST1 framing", func(p string) error {
+			return os.WriteFile(p, append([]byte("PDIGEST1"), make([]byte, 2000)...), 0o644)
 		}, false, true},
 	}
 	for _, c := range cases {

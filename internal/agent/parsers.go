@@ -5,8 +5,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/bits-and-blooms/bloom/v3"
-
+	"github.com/petrel-crawler/petrel/internal/bloom"
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/parse"
@@ -177,7 +176,7 @@ const (
 // a host: at most about 5 MiB).
 type textDigests struct {
 	mu sync.Mutex
-	f  *bloom.BloomFilter
+	f  *bloom.Filter
 
 	nmu    sync.Mutex
 	recent map[string]*simRing
@@ -191,7 +190,7 @@ type simRing struct {
 }
 
 func newTextDigests() *textDigests {
-	return &textDigests{f: bloom.NewWithEstimates(10_000_000, 1e-9), recent: make(map[string]*simRing)}
+	return &textDigests{f: bloom.New(textDigestsFirstStage, textDigestsRate), recent: make(map[string]*simRing)}
 }
 
 // near reports whether fp is within maxBits of one of the recent
@@ -221,6 +220,21 @@ func (t *textDigests) near(host string, fp uint64, maxBits int) (int, bool) {
 	return best, best <= maxBits
 }
 
+// The text digest filter starts with room for 65536 pages (350 KiB) and
+// grows by stages, its compound false-positive rate at most 1e-9 (a false
+// positive stops following one page's links).
+const (
+	textDigestsFirstStage = 1 << 16
+	textDigestsRate       = 1e-9
+)
+
+// stats returns the filter's figures.
+func (t *textDigests) stats() bloom.Stats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.f.Stats()
+}
+
 // writeTo saves the filter (for a resumed crawl).
 func (t *textDigests) writeTo(w io.Writer) error {
 	t.mu.Lock()
@@ -231,8 +245,8 @@ func (t *textDigests) writeTo(w io.Writer) error {
 
 // readFrom loads a filter saved by writeTo.
 func (t *textDigests) readFrom(r io.Reader) error {
-	f := &bloom.BloomFilter{}
-	if _, err := f.ReadFrom(r); err != nil {
+	f, err := bloom.ReadFrom(r)
+	if err != nil {
 		return err
 	}
 	t.mu.Lock()
@@ -245,5 +259,5 @@ func (t *textDigests) readFrom(r io.Reader) error {
 func (t *textDigests) seen(d [16]byte) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.f.TestOrAdd(d[:])
+	return t.f.TestAndAdd(d[:])
 }

@@ -59,9 +59,10 @@
 // # Revisits
 //
 // Payload digests of whole 2xx responses with a non-empty payload go into a
-// Bloom filter sized by Options.DigestsExpected and
-// Options.DigestsFalsePositive (a false positive would lose a unique page,
-// hence the default rate of 1e-9). The URI, date and record ID of the first
+// scalable Bloom filter (internal/bloom) whose first stage holds
+// Options.DigestsExpected digests and whose compound false-positive rate
+// stays within Options.DigestsFalsePositive (a false positive would lose a
+// unique page, hence the default of 1e-9) as it grows. The URI, date and record ID of the first
 // capture of the most recent Options.RevisitRefs digests (default 65536,
 // about 10 MB) are kept. A response is written as a revisit record (profile
 // identical-payload-digest, the block the HTTP header only) when its digest

@@ -16,8 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/bits-and-blooms/bloom/v3"
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/petrel-crawler/petrel/internal/bloom"
 
 	"github.com/petrel-crawler/petrel/internal/atomicfile"
 )
@@ -26,7 +27,7 @@ import (
 const (
 	DefaultPrefix               = "petrel"
 	DefaultMaxFileBytes         = 1 << 30
-	DefaultDigestsExpected      = 10_000_000
+	DefaultDigestsExpected      = 1 << 16
 	DefaultDigestsFalsePositive = 1e-9
 	DefaultRevisitRefs          = 1 << 16
 	// DefaultGzipLevel is the compression level used when Options.GzipLevel
@@ -99,12 +100,15 @@ type Options struct {
 	// larger (BENCHMARKS.md). 0 selects DefaultStoreBelow; a negative value
 	// compresses every record.
 	StoreBelow int
-	// DigestsExpected sizes the Bloom filter of payload digests (default
-	// 10_000_000).
+	// DigestsExpected is the capacity of the first stage of the scalable
+	// Bloom filter of payload digests (default 65536, 350 KiB at 1e-9); it
+	// grows by stages of twice the size as payloads are added.
 	DigestsExpected uint
-	// DigestsFalsePositive is the Bloom filter's false positive rate
-	// (default 1e-9). A false positive turns a unique page into a revisit
-	// record, losing its payload, so keep it tiny.
+	// DigestsFalsePositive is the filter's compound false-positive budget
+	// (default 1e-9), over all its stages. A false positive would turn a
+	// unique page into a revisit record, losing its payload, so keep it
+	// tiny (and a revisit needs its first capture remembered, so a false
+	// positive beyond the remembered digests is stored in full anyway).
 	DigestsFalsePositive float64
 	// RevisitRefs bounds how many payload digests remember the URI, date
 	// and record ID of their first capture, for WARC-Refers-To* fields
@@ -238,7 +242,7 @@ type Writer struct {
 
 	mu     sync.Mutex // guards closed, bloom, refs and the order of enqueueing
 	closed bool
-	bloom  *bloom.BloomFilter
+	bloom  *bloom.Filter
 	refs   refCache
 
 	ordered chan *job // submission order, read by the appender
@@ -328,7 +332,7 @@ func open(opts Options, create func(string) (fileHandle, error)) (*Writer, error
 		ip:         localIP(),
 		log:        opts.Logger,
 		create:     create,
-		bloom:      bloom.NewWithEstimates(opts.DigestsExpected, opts.DigestsFalsePositive),
+		bloom:      bloom.New(uint64(opts.DigestsExpected), opts.DigestsFalsePositive),
 		refs:       refCache{max: opts.RevisitRefs, m: make(map[[sha1.Size]byte]digestRef)},
 		ordered:    make(chan *job, opts.QueueLength),
 		work:       make(chan *job, opts.QueueLength),
@@ -864,6 +868,14 @@ func (w *Writer) Stats() Stats {
 	}
 }
 
+// DigestStats returns the figures of the filter of payload digests. Like
+// SaveDigests it must not run while Write calls do.
+func (w *Writer) DigestStats() bloom.Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.bloom.Stats()
+}
+
 // SaveDigests writes the Bloom filter of payload digests, so that a crawl
 // resumed later keeps writing revisit records for payloads stored before.
 // It must not run while Write calls do (the filter is read without the
@@ -882,8 +894,8 @@ func (w *Writer) SaveDigests(out io.Writer) error {
 // LoadDigests replaces the Bloom filter of payload digests with one written
 // by SaveDigests. Call it before the first Write.
 func (w *Writer) LoadDigests(in io.Reader) error {
-	f := &bloom.BloomFilter{}
-	if _, err := f.ReadFrom(in); err != nil {
+	f, err := bloom.ReadFrom(in)
+	if err != nil {
 		return fmt.Errorf("store: load digests: %w", err)
 	}
 	w.mu.Lock()
