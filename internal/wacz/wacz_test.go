@@ -217,3 +217,55 @@ func rebuildConsistent(t *testing.T, path, name string, data []byte) string {
 	f.Close()
 	return out
 }
+
+// BenchmarkWrite packages a crawl directory of PETREL_WACZ_BENCH_MB MiB of
+// WARC files (default 32; BENCHMARKS.md reports 1024) and reports MB/s of
+// package written. The crawl is generated once, outside the timing.
+func BenchmarkWrite(b *testing.B) {
+	mb := 32
+	if v := os.Getenv("PETREL_WACZ_BENCH_MB"); v != "" {
+		fmt.Sscan(v, &mb)
+	}
+	dir := filepath.Join(b.TempDir(), "crawl")
+	w, err := store.Open(store.Options{Dir: filepath.Join(dir, "warc"), Index: true, GzipLevel: 1,
+		DigestsExpected: 1 << 16, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "logs"), 0o755)
+	pages, _ := os.Create(filepath.Join(dir, "logs", "pages.jsonl"))
+	page := make([]byte, 20<<10)
+	seed := uint64(1)
+	d := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i := 0; w.Stats().CompressedBytes < int64(mb)<<20; i++ {
+		for j := range page { // incompressible enough: pseudo-random letters
+			seed = seed*6364136223846793005 + 1442695040888963407
+			page[j] = 'a' + byte(seed>>59)
+		}
+		u := fmt.Sprintf("http://h%d.example.test/p%d.html", i%100, i)
+		if _, err := w.Write(&store.Exchange{TargetURI: u, Date: d,
+			Request:  []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
+			Response: append([]byte("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n"), page...)}); err != nil {
+			b.Fatal(err)
+		}
+		fmt.Fprintf(pages, `{"url":%q,"ts":"2024-01-02T03:04:05.000000Z","title":"page %d","status":200,"mime":"text/html","seed":%v}`+"\n", u, i, i < 100)
+	}
+	pages.Close()
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := store.IndexCrawl(dir); err != nil {
+		b.Fatal(err)
+	}
+	out := filepath.Join(b.TempDir(), "crawl.wacz")
+	b.ResetTimer()
+	var size int64
+	for b.Loop() {
+		res, err := Write(out, []string{dir}, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = res.Bytes
+	}
+	b.SetBytes(size)
+}
