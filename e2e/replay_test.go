@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/petrel-crawler/petrel/internal/testweb"
 )
 
 // replayTools finds headless Chromium and ReplayWeb.page's ui.js and sw.js
@@ -173,7 +176,7 @@ func TestReplayWACZ(t *testing.T) {
 // title that loaded every requisite, none of them with a 404. A load that
 // shows nothing after 15 s (the service worker's first start on a loaded
 // machine) is tried once more.
-func replayPage(t *testing.T, bctx context.Context, what, url, title string, requisites []string) {
+func replayPage(t *testing.T, bctx context.Context, what, url, title string, requisites []string) *frameReport {
 	t.Helper()
 	start := time.Now()
 	if err := chromedp.Do(bctx, chromedp.Navigate(url)); err != nil {
@@ -208,7 +211,7 @@ func replayPage(t *testing.T, bctx context.Context, what, url, title string, req
 	}
 	if frame == nil {
 		t.Errorf("%s: no replay frame titled %q that loaded %v within 35 s; frames: %s", what, title, requisites, last)
-		return
+		return nil
 	}
 	for _, r := range frame.Resources {
 		if r.Status == 404 {
@@ -216,6 +219,7 @@ func replayPage(t *testing.T, bctx context.Context, what, url, title string, req
 		}
 	}
 	t.Logf("%s replayed in %s: %q in %s", what, time.Since(start).Round(time.Millisecond), frame.Title, frame.URL)
+	return frame
 }
 
 // loadedAll reports whether the frame loaded every path in paths (from the
@@ -233,4 +237,75 @@ func loadedAll(f *frameReport, paths []string) bool {
 		}
 	}
 	return true
+}
+
+// TestReplayRequisitesSite crawls the requisites site of internal/testweb
+// (every form of page requisite, a CDN host off scope, CSS imports) and
+// replays each of its HTML pages from a WACZ: the title appears and no
+// resource the replayed page loads is missing from the archive (404),
+// except the one robots.txt forbids.
+func TestReplayRequisitesSite(t *testing.T) {
+	chromium, replayDir := replayTools(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	web, err := testweb.StartRequisites(ctx, netip.MustParseAddr("127.47.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	tmp := t.TempDir()
+	hosts, seeds, err := web.WriteFiles(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "crawl")
+	if _, errOut, code := petrelOut(t, "crawl", "--dir", dir, "--hosts", hosts, "--seeds", seeds, "--allow-private",
+		"--system-dns=false", "--host-delay", "5ms", "--ip-delay", "5ms", "--progress", "0"); code != 0 {
+		t.Fatalf("petrel crawl: exit %d: %s", code, errOut)
+	}
+	wacz := filepath.Join(tmp, "req.wacz")
+	if out, errOut, code := petrelOut(t, "warc", "wacz", dir, "-o", wacz); code != 0 {
+		t.Fatalf("warc wacz: exit %d: %s%s", code, out, errOut)
+	}
+	base := serveReplay(t, replayDir, map[string]string{"req.wacz": wacz})
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.UserDataDir(t.TempDir()))
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox)
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+	for _, p := range web.Pages() {
+		if strings.Contains(p.URL, "other.req.test") {
+			continue // off scope: linked, not crawled
+		}
+		frame := replayPage(t, bctx, p.URL, base+"/?wacz=req.wacz&url="+p.URL, p.Title, nil)
+		if frame == nil {
+			continue
+		}
+		// Give the page's late loads (fonts, CSS images) a moment.
+		time.Sleep(time.Second)
+		js, _ := chromedp.Run(bctx, chromedp.Evaluate[string](findFrames))
+		var frames []frameReport
+		json.Unmarshal([]byte(js), &frames)
+		loaded := 0
+		for _, f := range frames {
+			if f.URL != frame.URL {
+				continue
+			}
+			for _, r := range f.Resources {
+				if r.Status == 404 && !strings.Contains(r.Name, "/private/") {
+					t.Errorf("%s: requisite %s missing from the archive (404)", p.URL, r.Name)
+				}
+				if r.Status == 200 {
+					loaded++
+				}
+			}
+		}
+		if loaded == 0 {
+			t.Errorf("%s: the replayed page loaded no requisite from the archive", p.URL)
+		}
+		t.Logf("%s: %d requisites replayed", p.URL, loaded)
+	}
 }
