@@ -3,6 +3,7 @@ package agent
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -209,12 +210,22 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	a.frontier.SetSieve(a.sieve)
 
 	idle := fitIdleConns(cfg.Fetch.MaxIdleConns, cfg.Fetchers, descriptorLimit(), a.log)
+	tlsVerify, err := fetch.ParseTLSVerify(cfg.Fetch.TLSVerify)
+	if err != nil {
+		return nil, usageErr("--tls-verify: %v", err)
+	}
+	roots, err := fetch.LoadRoots(cfg.Fetch.CAFile)
+	if err != nil {
+		return nil, usageErr("--ca-file: %v", err)
+	}
 	a.fetcher = fetch.New(fetch.Options{
 		UserAgent:    cfg.UserAgent,
 		Timeout:      cfg.Fetch.Timeout,
 		MaxBody:      cfg.Fetch.MaxBody,
 		Guard:        guard,
 		MaxIdleConns: idle,
+		TLSConfig:    &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots},
+		TLSVerify:    tlsVerify,
 	})
 	sopts := cfg.Store.Options()
 	sopts.Dir, sopts.Software = filepath.Join(cfg.Dir, "warc"), "Petrel/"+Version

@@ -88,6 +88,9 @@ func (a *Agent) outcome(t *frontier.Task, resp *fetch.Response, err error) front
 			a.stats.Timeouts.Add(1)
 		}
 		a.log.Info("fetch failed", "url", t.URL(), "kind", kind.String(), "err", err)
+		if fetch.IsCertificateError(err) {
+			a.stats.TLSRefused.Add(1) // --tls-verify strict
+		}
 		if kind == fetch.ErrForbidden {
 			o.Result = frontier.Failed
 			a.stats.AddressRefused.Add(1)

@@ -49,6 +49,7 @@ func (a *Agent) handle(r *fetched) {
 		Request:   resp.RawRequest,
 		Response:  resp.RawResponse,
 		Truncated: resp.Truncated,
+		TLS:       a.tlsInfo(resp),
 	})
 	stored := err == nil
 	if err != nil {
@@ -79,6 +80,23 @@ func (a *Agent) handle(r *fetched) {
 	case resp.Status >= 200 && resp.Status < 300:
 		a.parse(base, resp, t.Meta, via, stored)
 	}
+}
+
+// tlsInfo describes the TLS connection of resp for its WARC record (nil
+// for http), counting and logging a certificate that did not verify.
+func (a *Agent) tlsInfo(resp *fetch.Response) *store.TLSInfo {
+	ts := resp.TLS
+	if ts == nil {
+		return nil
+	}
+	switch {
+	case ts.Verified:
+		a.stats.TLSVerified.Add(1)
+	case ts.VerifyError != "":
+		a.stats.TLSUnverified.Add(1)
+		a.log.Info("tls certificate not verified", "url", resp.URL, "err", ts.VerifyError)
+	}
+	return &store.TLSInfo{Protocol: ts.Version, CipherSuite: ts.Cipher, Verify: ts.Outcome()}
 }
 
 // parse extracts what a 2xx response leads to: the links and requisites

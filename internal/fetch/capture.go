@@ -36,6 +36,7 @@ func appendBounded(dst, p []byte, max int) ([]byte, bool) {
 // while no capture is armed (between requests) are not recorded.
 type captureConn struct {
 	net.Conn
+	tls *TLSState // what the TLS handshake gave (nil for plain http); set at dial, never changed
 	mu  sync.Mutex
 	cap *capture
 }

@@ -69,6 +69,7 @@ type Options struct {
 	Accept          string        // sent as Accept (default DefaultAccept)
 	IdleConnTimeout time.Duration // how long an idle keep-alive connection is kept (default 60s)
 	TLSConfig       *tls.Config   // base TLS configuration (cloned; ServerName is set per connection); nil means the system roots
+	TLSVerify       TLSVerify     // what becomes of a certificate that does not verify (default TLSRecord: connect, record it)
 	Logger          *slog.Logger  // debug logging of failures; nil means none
 }
 
@@ -91,6 +92,7 @@ type Response struct {
 	RawRequest  []byte    // the request exactly as written on the wire (request line + headers)
 	RawResponse []byte    // the response exactly as read from the wire: status line, headers, body bytes as transferred (chunk framing kept), up to the cap
 	Start, End  time.Time // request start; end of the response (last byte read or failure)
+	TLS         *TLSState // for https: version, cipher suite, certificate outcome; nil for http
 
 	f    *Fetcher
 	cp   *capture
@@ -253,6 +255,8 @@ func (f *Fetcher) dialTLS(ctx context.Context, _, hostport string) (net.Conn, er
 	}
 	cfg.ServerName = host
 	cfg.NextProtos = []string{"http/1.1"}
+	mode := f.opts.TLSVerify
+	cfg.InsecureSkipVerify = mode != TLSStrict // record verifies after the handshake
 	hctx, cancel := context.WithTimeout(ctx, f.opts.ConnectTimeout)
 	defer cancel()
 	tc := tls.Client(c, cfg)
@@ -260,7 +264,12 @@ func (f *Fetcher) dialTLS(ctx context.Context, _, hostport string) (net.Conn, er
 		c.Close()
 		return nil, fmt.Errorf("fetch: tls handshake with %s: %w", hostport, err)
 	}
-	return &captureConn{Conn: tc}, nil
+	cs := tc.ConnectionState()
+	var verr error
+	if mode == TLSRecord {
+		verr = verifyPeer(cs, cfg.RootCAs, host)
+	}
+	return &captureConn{Conn: tc, tls: tlsState(cs, mode != TLSOff, verr)}, nil
 }
 
 // Fetch performs one GET of req.URL on req.Addr. It follows no redirect and
@@ -352,6 +361,9 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	resp.Proto = hresp.Proto
 	resp.Header = hresp.Header
 	resp.Addr = remoteAddr(conn, addr)
+	if conn != nil {
+		resp.TLS = conn.tls
+	}
 
 	bp := f.getBody()
 	body, rerr := readCapped(hresp.Body, *bp, f.opts.MaxBody)

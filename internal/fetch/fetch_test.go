@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -510,10 +513,72 @@ func TestFetchTLS(t *testing.T) {
 			t.Errorf("RawResponse %q", r.RawResponse)
 		}
 	}
-	// A name the certificate does not cover fails verification.
-	_, err = f.Fetch(context.Background(), Request{URL: fmt.Sprintf("https://wrong.test:%d/", ap.Port()), Addr: ap.Addr()})
-	if k := Classify(err); k != ErrProtocol {
-		t.Errorf("bad certificate: Classify(%v) = %v, want protocol", err, k)
+	r, err := f.Fetch(context.Background(), Request{URL: u, Addr: ap.Addr()})
+	if err != nil || r.TLS == nil || !r.TLS.Verified || r.TLS.Version != "tls/1.3" || r.TLS.Cipher == "" || r.TLS.Outcome() != "verified" {
+		t.Errorf("verified connection: %v, TLS %+v", err, r.TLS)
+	}
+	wrong := Request{URL: fmt.Sprintf("https://wrong.test:%d/", ap.Port()), Addr: ap.Addr()}
+	// strict: a name the certificate does not cover fails verification,
+	// and the handshake with it.
+	sopts := opts
+	sopts.TLSVerify = TLSStrict
+	strict := New(sopts)
+	defer strict.CloseIdle()
+	_, err = strict.Fetch(context.Background(), wrong)
+	if k := Classify(err); k != ErrProtocol || !IsCertificateError(err) {
+		t.Errorf("strict, bad certificate: Classify(%v) = %v, want protocol, a certificate error", err, k)
+	}
+	// record (the default): connected anyway, the error recorded.
+	r, err = f.Fetch(context.Background(), wrong)
+	if err != nil || r.Status != 200 || r.TLS == nil || r.TLS.Verified || !strings.Contains(r.TLS.VerifyError, "wrong.test") ||
+		!strings.HasPrefix(r.TLS.Outcome(), "failed: x509: certificate is valid for") {
+		t.Errorf("record, bad certificate: %v, TLS %+v", err, r.TLS)
+	}
+	// record without the server's root: unknown authority, recorded.
+	r, err = New(privateOK()).Fetch(context.Background(), Request{URL: u, Addr: ap.Addr()})
+	if err != nil || r.TLS == nil || r.TLS.Verified || !strings.Contains(r.TLS.VerifyError, "unknown authority") {
+		t.Errorf("record, self-signed: %v, TLS %+v", err, r.TLS)
+	}
+	// off: connected, nothing checked.
+	oopts := privateOK()
+	oopts.TLSVerify = TLSOff
+	r, err = New(oopts).Fetch(context.Background(), wrong)
+	if err != nil || r.TLS == nil || r.TLS.Verified || r.TLS.VerifyError != "" || r.TLS.Outcome() != "off" {
+		t.Errorf("off: %v, TLS %+v", err, r.TLS)
+	}
+	// A CA file (PEM) makes the self-signed certificate trusted, strictly.
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	roots, err := LoadRoots(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copts := privateOK()
+	copts.TLSVerify, copts.TLSConfig = TLSStrict, &tls.Config{RootCAs: roots}
+	if r, err = New(copts).Fetch(context.Background(), Request{URL: u, Addr: ap.Addr()}); err != nil || !r.TLS.Verified {
+		t.Errorf("strict with --ca-file: %v", err)
+	}
+	if _, err := LoadRoots(filepath.Join(t.TempDir(), "none.pem")); err == nil {
+		t.Error("LoadRoots of a missing file: no error")
+	}
+	if err := os.WriteFile(caFile, []byte("not pem"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadRoots(caFile); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
+		t.Errorf("LoadRoots of a file without PEM: %v", err)
+	}
+	for _, s := range []string{"strict", "record", "off"} {
+		if v, err := ParseTLSVerify(s); err != nil || v.String() != s {
+			t.Errorf("ParseTLSVerify(%q) = %v, %v", s, v, err)
+		}
+	}
+	if _, err := ParseTLSVerify("lax"); err == nil {
+		t.Error("ParseTLSVerify(lax): no error")
+	}
+	if r, _ := f.Fetch(context.Background(), Request{URL: "http://" + ap.String() + "/"}); r != nil && r.TLS != nil {
+		t.Error("plain http response with TLS state")
 	}
 }
 

@@ -21,6 +21,8 @@ type Settings struct {
 	SystemDNS    bool          // names absent from the hosts file go to DNS
 	DNSServer    string        // "IP:port" asked instead of resolv.conf's servers
 	DNSTimeout   time.Duration // one resolution
+	TLSVerify    string        // strict, record or off (ParseTLSVerify)
+	CAFile       string        // PEM roots trusted besides the system's
 }
 
 // Table declares the fetcher's settings, bound to s.
@@ -64,5 +66,18 @@ func (s *Settings) Table() settings.Table {
 			"idle keep-alive connections kept, least recently used dropped first (lowered to fit the descriptor limit)").
 			WithDoc("idle keep-alive connections kept, least recently used dropped first; open descriptors stay under `--fetchers` + this + a few dozen (lowered, with a warning, so that `--fetchers` + this + 64 fits the process's descriptor limit)").
 			In(settings.Fetching).Range(1, 100000).SetFixed(transport),
+		settings.String(&s.TLSVerify, "tls-verify", "record",
+			"server certificates: record (connect anyway, record verified or the error), strict (refuse what does not verify) or off").
+			WithUnit("MODE").In(settings.Fetching).SetFixed(transport).
+			Check(func() error {
+				_, err := ParseTLSVerify(s.TLSVerify)
+				return err
+			}),
+		settings.String(&s.CAFile, "ca-file", "", "PEM file of roots trusted besides the system's").
+			WithUnit("FILE").In(settings.Fetching).SetFixed(transport).
+			Check(func() error {
+				_, err := LoadRoots(s.CAFile)
+				return err
+			}),
 	}
 }

@@ -51,6 +51,9 @@ type Crawl struct {
 	// Fetching.
 	Fetched       atomic.Int64 // responses received (pages, not robots.txt)
 	RobotsFetched atomic.Int64 // robots.txt responses received
+	TLSVerified   atomic.Int64 // https responses whose certificate verified
+	TLSUnverified atomic.Int64 // https responses received although their certificate did not verify (--tls-verify record)
+	TLSRefused    atomic.Int64 // fetches refused because the certificate did not verify (--tls-verify strict)
 	FetchErrors   atomic.Int64 // fetches that failed at the network level
 	Timeouts      atomic.Int64
 	Truncated     atomic.Int64 // bodies cut at --max-body or by a timeout
@@ -211,8 +214,10 @@ func Summary(s Snapshot, elapsed time.Duration) string {
   URLs               known %d, out of scope %d, over budget %d, robots-denied %d, filtered %d, address refused %d
   traps cut          length %d, redirects %d, depth %d, repeated segment %d
   links              found %d, dropped %d, redirects %d, nofollow pages %d
+  requisites         found %d, dropped %d, style sheets %d
   duplicates         payload %d (revisit records), text %d, near %d
   failures           network %d, timeouts %d, truncated %d, retries %d, DNS %d, broken hosts %d (URLs purged %d)
+  https              certificate verified %d, not verified %d (fetched anyway), refused %d
   WARC               %d response records, %s compressed
   URL cache          %d hits of %d lookups
   fetchers waited    %d times, %s summed over fetchers; checkpoints %d (last pause %s)`,
@@ -222,8 +227,10 @@ func Summary(s Snapshot, elapsed time.Duration) string {
 		s["SieveNew"], s["OutOfScope"], s["OverBudget"], s["RobotsDenied"], s["Filtered"], s["AddressRefused"],
 		s["CutLength"], s["CutRedirects"], s["CutDepth"], s["CutRepeatedSegment"],
 		s["LinksFound"], s["LinksDropped"], s["Redirects"], s["NoFollow"],
+		s["EmbedsFound"], s["EmbedsDropped"], s["StyleSheets"],
 		s["Duplicates"], s["TextDuplicates"], s["NearDuplicates"],
 		s["FetchErrors"], s["Timeouts"], s["Truncated"], s["Retries"], s["DNSFailures"], s["BrokenKeys"], s["PurgedURLs"],
+		s["TLSVerified"], s["TLSUnverified"], s["TLSRefused"],
 		s["Stored"], human(float64(s["WARCBytes"])),
 		s["CacheHits"], s["CacheLookups"],
 		s["FetcherWaits"], time.Duration(s["FetcherWaitNano"]).Round(time.Millisecond),

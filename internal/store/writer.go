@@ -145,6 +145,16 @@ type Exchange struct {
 	// Truncated is "" or a WARC-Truncated reason: "length", "time",
 	// "disconnect".
 	Truncated string
+	// TLS is the connection of an https exchange (nil for http): its
+	// response (or revisit) record carries WARC-Protocol (the TLS version,
+	// as in "tls/1.3"), WARC-Cipher-Suite and Petrel-TLS-Verify (the
+	// certificate's outcome: "verified", "off" or "failed: " and why).
+	TLS *TLSInfo
+}
+
+// TLSInfo describes the TLS connection of an exchange.
+type TLSInfo struct {
+	Protocol, CipherSuite, Verify string
 }
 
 // Result tells where and how an Exchange was stored.
@@ -408,7 +418,7 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 
 	reqID, respID := newRecordID(), newRecordID()
 	common := func(typ, id, other string) []field {
-		f := make([]field, 0, 14)
+		f := make([]field, 0, 17)
 		f = append(f,
 			field{"WARC-Type", typ},
 			field{"WARC-Record-ID", id},
@@ -459,8 +469,9 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 			field{"WARC-Refers-To-Target-URI", ref.uri},
 			field{"WARC-Refers-To-Date", ref.date},
 			field{"WARC-Block-Digest", blockDigest},
-			field{"WARC-Payload-Digest", payloadDigest},
-			field{"Content-Type", ctResponse})
+			field{"WARC-Payload-Digest", payloadDigest})
+		rsp.fields = appendTLS(rsp.fields, ex.TLS)
+		rsp.fields = append(rsp.fields, field{"Content-Type", ctResponse})
 		rsp.block1, rsp.block2 = resp.header, nil
 		j.res.BlockDigest = blockDigest
 		j.res.Revisit = true
@@ -472,6 +483,7 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 		if ex.Truncated != "" {
 			rsp.fields = append(rsp.fields, field{"WARC-Truncated", ex.Truncated})
 		}
+		rsp.fields = appendTLS(rsp.fields, ex.TLS)
 		rsp.fields = append(rsp.fields, field{"Content-Type", ctResponse})
 		rsp.block1, rsp.block2 = ex.Response, nil
 		j.res.BlockDigest = blockDigest
@@ -902,4 +914,14 @@ func (w *Writer) LoadDigests(in io.Reader) error {
 	w.bloom = f
 	w.mu.Unlock()
 	return nil
+}
+
+// appendTLS appends the record fields describing an https exchange's
+// connection, if any.
+func appendTLS(f []field, t *TLSInfo) []field {
+	if t == nil {
+		return f
+	}
+	return append(f, field{"WARC-Protocol", t.Protocol}, field{"WARC-Cipher-Suite", t.CipherSuite},
+		field{"Petrel-TLS-Verify", t.Verify})
 }
