@@ -311,7 +311,11 @@ func TestBadInputExitsTwo(t *testing.T) {
 	}
 	badSeeds := write("bad-seeds", "# comment\nhttp://ok.test/\nftp://nope.test/x\n")
 	badConfig := write("bad.toml", "host-delay = [broken\n")
-	unknownConfig := write("unknown.toml", "hots = \"x\"\n")
+	unknownConfig := write("unknown.toml", "# settings\nmax-urls = 5\nhots = \"x\"\n")
+	emptySeeds := write("empty-seeds", "")
+	commentSeeds := write("comment-seeds", "# only a comment\n\n   # another\n")
+	spaceSeeds := write("space-seeds", "  http://ok.test/  \nhttp://x.test/a b.html\n")
+	twoSeeds := write("two-seeds", "http://ok.test/\nhttp://a.test/ http://b.test/\n")
 	badHosts := write("bad-hosts", "not-an-ip name.test\n")
 	locked := filepath.Join(dir, "locked")
 	cases := []struct {
@@ -321,7 +325,17 @@ func TestBadInputExitsTwo(t *testing.T) {
 	}{
 		{"malformed seed line", []string{"--seeds", badSeeds}, "bad-seeds:3"},
 		{"unreadable config", []string{"--config", badConfig, "http://a.test/"}, "bad.toml"},
-		{"unknown config key", []string{"--config", unknownConfig, "http://a.test/"}, "hots"},
+		{"unknown config key", []string{"--config", unknownConfig, "http://a.test/"}, `unknown.toml:3: unknown setting "hots"`},
+		{"no seeds", []string{}, "no seeds: give URLs, --seeds FILE, or --dir of a crawl to resume"},
+		{"empty seeds file", []string{"--seeds", emptySeeds}, "no seeds: give URLs, --seeds FILE, or --dir of a crawl to resume"},
+		{"comment-only seeds file", []string{"--seeds", commentSeeds}, "no seeds: give URLs, --seeds FILE, or --dir of a crawl to resume"},
+		{"whitespace in a seed line", []string{"--seeds", spaceSeeds}, `space-seeds:2: "http://x.test/a b.html" holds whitespace`},
+		{"two URLs on a seed line", []string{"--seeds", twoSeeds}, "two-seeds:2:"},
+		{"seed argument without scheme", []string{"example.test/page"}, `seed argument: "example.test/page" is not an absolute URL`},
+		{"negative progress", []string{"--progress", "-1s", "http://a.test/"}, "--progress must be at least 0s, not -1s"},
+		{"negative count", []string{"--max-urls", "-5", "http://a.test/"}, "--max-urls must be at least 0, not -5"},
+		{"bad size", []string{"--max-body", "1 parsec", "http://a.test/"}, "--max-body"},
+		{"size below the minimum", []string{"--max-body", "1000", "http://a.test/"}, "--max-body must be between 1KiB and 1TiB, not 1000"},
 		{"broken hosts file", []string{"--hosts", badHosts, "http://a.test/"}, "bad-hosts"},
 		{"bad scope", []string{"--scope", "galaxy", "http://a.test/"}, "scope"},
 		{"bad flag value", []string{"--fetchers", "0", "http://a.test/"}, "fetchers"},
@@ -346,6 +360,9 @@ func TestBadInputExitsTwo(t *testing.T) {
 			}
 			if n := strings.Count(strings.TrimSpace(stderr.String()), "\n"); n > 0 {
 				t.Errorf("error is %d lines, want one: %q", n+1, stderr.String())
+			}
+			if strings.Contains(c.name, "seed") && strings.Count(stderr.String(), "example.test/page")+strings.Count(stderr.String(), "x.test/a b") > 1 {
+				t.Errorf("the seed is named more than once: %q", stderr.String())
 			}
 		})
 	}

@@ -259,7 +259,7 @@ func TestCrawlHostileWeb(t *testing.T) {
 		"--allow-private", "--system-dns=false", "--progress", "1s",
 		"--host-delay", hostDelay.String(), "--ip-delay", ipDelay.String(),
 		"--fetchers", strconv.Itoa(hostileFetchers), "--max-idle-conns", strconv.Itoa(hostileIdleConns), "--fetch-timeout", fetchTimeout.String(), "--retries", strconv.Itoa(retries),
-		"--retry-delay", "100ms", "--max-body", strconv.Itoa(1<<20), "--max-urls-per-host", "150")
+		"--retry-delay", "100ms", "--max-body", "1MiB", "--max-urls-per-host", "150")
 	elapsed := time.Since(start)
 	if err != nil {
 		t.Fatalf("petrel crawl: %v\n%s", err, r.stderr.String())
@@ -526,6 +526,16 @@ func TestCrawlRefusesPrivate(t *testing.T) {
 	}
 	if st["Fetched"] != 0 || st["RobotsFetched"] != 0 {
 		t.Errorf("fetched %d pages and %d robots.txt, want none", st["Fetched"], st["RobotsFetched"])
+	}
+	// Each refused seed is named once on stderr, with the flag that
+	// permits it.
+	for _, seed := range append([]string{private}, w.NormalSeeds()...) {
+		if n := strings.Count(r.stderr.String(), "seed "+seed+" refused"); n != 1 {
+			t.Errorf("stderr names the refused seed %s %d times, want once:\n%s", seed, n, r.stderr.String())
+		}
+	}
+	if !strings.Contains(r.stderr.String(), "--allow-private permits it") {
+		t.Errorf("stderr does not say --allow-private permits the refused seeds:\n%s", r.stderr.String())
 	}
 }
 

@@ -78,11 +78,49 @@ func TestStopAndResume(t *testing.T) {
 			t.Errorf("unexpected fetch of %s", k)
 		}
 	}
-	if !strings.Contains(first.String(), "crawl finished") {
-		t.Errorf("the interrupted run printed no summary:\n%s", first.String())
+	if !strings.Contains(first.String(), "crawl stopped after") || !strings.Contains(first.String(), " URLs queued; run the same command to resume") {
+		t.Errorf("the interrupted run did not say it stopped and how to resume:\n%s", first.String())
+	}
+	if !strings.Contains(r.stderr.String(), "crawl total ") || !strings.Contains(r.stderr.String(), " over 2 runs") {
+		t.Errorf("the resumed run's summary lacks the crawl's totals over both runs:\n%s", r.stderr.String())
+	}
+	events := eventLog(t, r.dir)
+	for _, ev := range []string{`"msg":"crawl started"`, `"msg":"crawl stopped"`, `"msg":"crawl resumed"`, `"msg":"crawl finished"`} {
+		if !strings.Contains(events, ev) {
+			t.Errorf("the crawl log lacks %s", ev)
+		}
+	}
+
+	// A third run of the same command: the crawl is complete, nothing is
+	// fetched, and the message says how to start another.
+	before := len(r.web.Hits())
+	again := exec.Command(petrel, args...)
+	var third bytes.Buffer
+	again.Stderr = &third
+	if err := again.Run(); err != nil {
+		t.Errorf("re-run of a complete crawl: %v\n%s", err, third.String())
+	}
+	if !strings.Contains(third.String(), "is complete") || !strings.Contains(third.String(), "give a new --dir") {
+		t.Errorf("re-run of a complete crawl said %q", third.String())
+	}
+	if n := len(r.web.Hits()); n != before {
+		t.Errorf("re-run of a complete crawl made %d requests", n-before)
 	}
 	checkPoliteness(t, r.web.Hits(), hostDelay, ipDelay)
 	// Every page is in the WARC files of one run or the other; robots.txt
 	// may have been fetched again by the second run (its cache is not kept).
 	checkWARC(t, r.dir+"/warc", expected, len(r.web.Hits()))
+}
+
+// eventLog returns the crawl's JSON event log (logs/events.jsonl, or
+// logs/crawl.log where the event log was kept before).
+func eventLog(t *testing.T, dir string) string {
+	t.Helper()
+	for _, name := range []string{"events.jsonl", "crawl.log"} {
+		if b, err := os.ReadFile(dir + "/logs/" + name); err == nil && bytes.Contains(b, []byte(`"msg":`)) {
+			return string(b)
+		}
+	}
+	t.Fatalf("no event log in %s/logs", dir)
+	return ""
 }

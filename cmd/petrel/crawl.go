@@ -36,11 +36,6 @@ func crawlCmd() *cobra.Command {
 				return err
 			}
 			final.SeedURLs = append(final.SeedURLs, args...)
-			if final.SeedsFile == "" && len(final.SeedURLs) == 0 {
-				if _, err := os.Stat(final.Dir); err != nil {
-					return fmt.Errorf("%w: no seeds: give URLs, --seeds FILE, or --dir of a crawl to resume", agent.ErrUsage)
-				}
-			}
 			setMemoryLimit(&final)
 			a, err := agent.Open(final, os.Stderr)
 			if err != nil {

@@ -29,7 +29,9 @@ func main() {
 		Short:         "Petrel: a polite, distributable web crawler",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       agent.Version,
 	}
+	root.SetVersionTemplate("petrel {{.Version}}\n")
 	root.AddCommand(crawlCmd(), configCmd(), demoCmd(), testwebCmd(), benchCmd(), warcCmd(), versionCmd())
 	var cpuProfile, memProfile string
 	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
@@ -58,6 +60,10 @@ func main() {
 		return
 	}
 	fmt.Fprintln(os.Stderr, "petrel:", err)
+	var complete *agent.CompleteError
+	if errors.As(err, &complete) {
+		return // nothing to do is not a failure
+	}
 	var fe flagError
 	if errors.Is(err, agent.ErrUsage) || errors.As(err, &fe) || isCobraUsage(err) {
 		os.Exit(exitUsage)

@@ -74,6 +74,7 @@ address, for petrel crawl --system-dns --dns-server ADDR).`,
 			}
 			fmt.Fprintf(os.Stderr, "testweb: %d hosts on %d addresses; hosts file %s, seeds %s; Ctrl-C stops\n",
 				len(w.Hosts()), len(w.Addrs()), hosts, seeds)
+			fmt.Fprintf(os.Stderr, "testweb: crawl it from another shell with\n  petrel crawl --hosts %s --seeds %s --allow-private --system-dns=false --host-delay 100ms --dir ./testweb-crawl\n", hosts, seeds)
 			<-cmd.Context().Done()
 			return nil
 		},
@@ -141,6 +142,7 @@ func runLazyWeb(cmd *cobra.Command, c testweb.Config, firstIP, dir string, lz la
 func demoCmd() *cobra.Command {
 	c := testweb.Config{Hosts: 60, HostsPerIP: 4, PagesPerHost: 40}
 	var firstIP, dir string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Crawl an in-process synthetic web with progress, in under a minute (no network)",
@@ -157,10 +159,7 @@ func demoCmd() *cobra.Command {
 				return err
 			}
 			defer w.Close()
-			if err := os.RemoveAll(dir); err != nil {
-				return err
-			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
+			if err := clearDemoDir(dir, force); err != nil {
 				return err
 			}
 			hosts, seeds, err := w.WriteFiles(dir)
@@ -189,10 +188,48 @@ func demoCmd() *cobra.Command {
 			}
 			fmt.Fprintf(os.Stderr, "demo: done; WARC files in %s, log in %s\n",
 				filepath.Join(dir, "warc"), filepath.Join(dir, "logs", "crawl.log"))
+			fmt.Fprint(os.Stderr, demoNext(dir, w.Seeds()[0]))
 			return nil
 		},
 	}
 	bindWebFlags(cmd, &c, &firstIP)
-	cmd.Flags().StringVar(&dir, "dir", "./demo-crawl", "crawl directory (emptied first)")
+	cmd.Flags().StringVar(&dir, "dir", "./demo-crawl", "crawl directory (emptied first if it holds an earlier demo)")
+	cmd.Flags().BoolVar(&force, "force", false, "empty --dir even if it is not an earlier demo's")
 	return cmd
+}
+
+// demoMarker is the file that marks a directory as a demo's.
+const demoMarker = ".petrel-demo"
+
+// clearDemoDir empties dir for a demo: an absent or empty directory, or an
+// earlier demo's (it holds demoMarker); any other only with force, so that
+// --dir never empties a directory of the user's by mistake.
+func clearDemoDir(dir string, force bool) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		return flagError{fmt.Errorf("demo --dir %s: %v", dir, err)}
+	}
+	if len(ents) > 0 && !force {
+		if _, err := os.Stat(filepath.Join(dir, demoMarker)); err != nil {
+			return flagError{fmt.Errorf("demo --dir %s is not empty and not an earlier demo's; choose another directory, or add --force to empty it", dir)}
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, demoMarker), []byte("a petrel demo's crawl directory; petrel demo empties it\n"), 0o644)
+}
+
+// demoNext tells what to try after the demo.
+func demoNext(dir, seed string) string {
+	return fmt.Sprintf(`
+next:
+  what was stored:    petrel warc ls %[1]s/warc/*.warc.gz
+  a stored page:      petrel warc cat --body --dir %[1]s %[2]s
+  crawl it yourself:  petrel testweb --out /tmp/web   (it prints the crawl command)
+  every setting:      petrel crawl --help
+`, dir, seed)
 }

@@ -30,7 +30,6 @@ import (
 	"github.com/petrel-crawler/petrel/internal/sieve"
 	"github.com/petrel-crawler/petrel/internal/stats"
 	"github.com/petrel-crawler/petrel/internal/store"
-	"github.com/petrel-crawler/petrel/internal/urlx"
 )
 
 // ErrUsage marks errors in the crawl's settings or inputs, found before any
@@ -70,8 +69,10 @@ type Agent struct {
 	crash      *crashPoint // fault injection for the crash tests (nil normally)
 	// observe, when set (by tests), is told the URL and Meta of every
 	// response a parser handles.
-	observe func(url string, m frontier.Meta)
-	opened  bool // Open succeeded: closing is a clean stop
+	observe    func(url string, m frontier.Meta)
+	opened     bool    // Open succeeded: closing is a clean stop
+	ended      *runEnd // how Run ended (nil before)
+	leftQueued int64   // URLs left in the ready queue at the close
 }
 
 // Open prepares a crawl in cfg.Dir: it validates the settings, locks the
@@ -82,9 +83,16 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
+	if err := checkComplete(cfg.Dir); err != nil {
+		return nil, err
+	}
 	seeds, err := readSeeds(cfg)
 	if err != nil {
 		return nil, err
+	}
+	resumed := holdsCrawl(cfg.Dir)
+	if len(seeds) == 0 && !resumed {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, ErrNoSeeds)
 	}
 	hosts := map[string][]netip.Addr{}
 	if cfg.Fetch.HostsFile != "" {
@@ -190,7 +198,7 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		Cache:       sieve.NewURLCache(cfg.URLCacheBytes()),
 		Hash:        sieve.Hash,
 		Ready:       a.ready,
-		Resolver:    dnsStage{r: resolver, m: a.metrics},
+		Resolver:    dnsStage{r: resolver, m: a.metrics, seeds: newSeedGuard(guard, progress, seeds)},
 		Guard:       guard.Check,
 		Stats:       a.stats,
 		Logger:      a.log,
@@ -252,7 +260,12 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	for i, s := range seeds {
 		a.offer(s, frontier.Meta{Seed: uint32(min(i+1, math.MaxUint32))})
 	}
-	a.log.Info("crawl opened", "dir", cfg.Dir, "seeds", len(seeds), "ready", a.ready.Len())
+	a.stats.Runs.Add(1)
+	if resumed {
+		a.log.Info("crawl resumed", "dir", cfg.Dir, "run", a.stats.Runs.Load(), "seeds", len(seeds), "ready", a.ready.Len())
+	} else {
+		a.log.Info("crawl started", "dir", cfg.Dir, "seeds", len(seeds), "ready", a.ready.Len())
+	}
 	a.opened = true
 	return a, nil
 }
@@ -275,50 +288,6 @@ func crawlName(dir string) string {
 		dir = abs
 	}
 	return filepath.Base(dir)
-}
-
-// readSeeds gathers the seeds from the file and the arguments; a malformed
-// line is a usage error naming it.
-func readSeeds(cfg Config) ([]urlx.URL, error) {
-	var out []urlx.URL
-	add := func(where, raw string) error {
-		u, err := urlx.Parse(raw)
-		if err != nil {
-			return usageErr("seed %s: %q: %v", where, raw, err)
-		}
-		out = append(out, u)
-		return nil
-	}
-	if cfg.SeedsFile != "" {
-		f, err := os.Open(cfg.SeedsFile)
-		if err != nil {
-			return nil, usageErr("--seeds: %v", err)
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for n := 1; sc.Scan(); n++ {
-			line := strings.TrimSpace(sc.Text())
-			if i := strings.IndexByte(line, '#'); i >= 0 && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t') {
-				line = strings.TrimSpace(line[:i])
-			}
-			if line == "" {
-				continue
-			}
-			if err := add(fmt.Sprintf("%s:%d", cfg.SeedsFile, n), line); err != nil {
-				return nil, err
-			}
-		}
-		if err := sc.Err(); err != nil {
-			return nil, usageErr("--seeds %s: %v", cfg.SeedsFile, err)
-		}
-	}
-	for _, s := range cfg.SeedURLs {
-		if err := add("argument", s); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 // lockDir takes an exclusive lock on the crawl directory.
@@ -408,11 +377,13 @@ func (a *Agent) Run(ctx context.Context) error {
 		defer close(cpDone)
 		a.checkpointLoop(cpCtx, a.cfg.CheckpointEvery)
 	}()
+	startSnap := a.stats.Snapshot()
 	runErr := a.frontier.Run(ctx)
 	stopCheckpoints()
 	<-cpDone
 	close(runDone)
-	if errors.Is(runErr, context.Canceled) && ctx.Err() != nil {
+	stopped := ctx.Err() != nil
+	if errors.Is(runErr, context.Canceled) && stopped {
 		runErr = nil // a clean stop
 	}
 	cancelFetch()
@@ -422,12 +393,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	stopProg()
 	<-progDone
 
+	a.ended = &runEnd{err: runErr, stopped: stopped, elapsed: time.Since(start)}
 	err := errors.Join(runErr, a.closeAll())
 	if a.progress != nil {
-		fmt.Fprintln(a.progress, stats.Summary(a.stats.Snapshot(), time.Since(start)))
-		if a.filterLine != "" {
-			fmt.Fprintln(a.progress, a.filterLine)
-		}
+		fmt.Fprintln(a.progress, a.summary(startSnap))
 	}
 	return err
 }
@@ -461,6 +430,9 @@ func (a *Agent) closeAll() error {
 	if a.frontier != nil && a.sieve != nil {
 		if err := a.frontier.Close(); err != nil {
 			errs = append(errs, err)
+		}
+		if a.ready != nil {
+			a.leftQueued = a.ready.Len()
 		}
 		if err := atomicfile.Write(filepath.Join(state, "counts"), atomicfile.Options{Sync: true}, a.frontier.SaveCounts); err != nil {
 			errs = append(errs, fmt.Errorf("agent: save counts: %w", err))
@@ -530,13 +502,20 @@ func (a *Agent) closeAll() error {
 			// the next start recovers again.
 			os.Remove(filepath.Join(state, "RUNNING"))
 		}
-		snap := a.stats.Snapshot()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		snap["RuntimeMallocs"] = int64(ms.Mallocs) // this process's, for benchmarks
-		snap["RuntimeTotalAlloc"] = int64(ms.TotalAlloc)
-		if err := atomicfile.Write(filepath.Join(state, "stats.json"), atomicfile.Options{Sync: true}, snap.WriteJSON); err != nil {
-			errs = append(errs, fmt.Errorf("agent: save stats: %w", err))
+		if a.opened {
+			// After a failed Open the counters are not the crawl's: the
+			// saved ones stay.
+			snap := a.stats.Snapshot()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			snap["RuntimeMallocs"] = int64(ms.Mallocs) // this process's, for benchmarks
+			snap["RuntimeTotalAlloc"] = int64(ms.TotalAlloc)
+			if err := atomicfile.Write(filepath.Join(state, "stats.json"), atomicfile.Options{Sync: true}, snap.WriteJSON); err != nil {
+				errs = append(errs, fmt.Errorf("agent: save stats: %w", err))
+			}
+		}
+		if a.ended != nil {
+			a.logEnd(errors.Join(errs...))
 		}
 		a.lock.Close()
 	}
@@ -573,8 +552,9 @@ func loadFile(path string, read func(io.Reader) error) error {
 // resolve by retrying are marked permanent; each lookup's duration is
 // observed.
 type dnsStage struct {
-	r *fetch.Resolver
-	m *metrics.Metrics
+	r     *fetch.Resolver
+	m     *metrics.Metrics
+	seeds *seedGuard // says which seed the address guard refuses
 }
 
 func (d dnsStage) Lookup(ctx context.Context, host string) ([]netip.Addr, error) {
@@ -583,6 +563,9 @@ func (d dnsStage) Lookup(ctx context.Context, host string) ([]netip.Addr, error)
 	d.m.ObserveDNS(time.Since(start))
 	if err != nil && (errors.Is(err, fetch.ErrNoSuchHost) || errors.Is(err, fetch.ErrSpecialUseName)) {
 		return nil, permanentErr{err}
+	}
+	if err == nil {
+		d.seeds.check(host, addrs)
 	}
 	return addrs, err
 }

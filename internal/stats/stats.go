@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -47,6 +48,7 @@ type Crawl struct {
 	Virtualized         atomic.Int64 // URLs of visit-state queues held on disk (gauge)
 	RequiredFront       atomic.Int64 // visit states the distributor keeps active (gauge)
 	FetcherWaits        atomic.Int64
+	Runs                atomic.Int64 // runs of the crawl in its directory (a resume is a run)
 
 	// Fetching.
 	Fetched       atomic.Int64 // responses received (pages, not robots.txt)
@@ -204,11 +206,25 @@ func Line(cur, prev Snapshot, dt time.Duration) string {
 		cur["ActiveKeys"], cur["IPEntries"], cur["InFlight"], cur["Duplicates"]+cur["TextDuplicates"], cur.Errors())
 }
 
-// Summary formats the end-of-crawl report.
-func Summary(s Snapshot, elapsed time.Duration) string {
-	rate := float64(s["Fetched"]) / elapsed.Seconds()
-	return fmt.Sprintf(`crawl finished in %s
-  pages fetched      %d (%.1f/s), robots.txt %d, bytes %s
+// Run is one run of a crawl, for its Summary.
+type Run struct {
+	Head       string   // first line: how the run ended
+	Next       string   // last line: what to do next ("" for none)
+	More       string   // lines before Next ("" for none)
+	Start, End Snapshot // the counters at the start of the run and at its end (the crawl's totals)
+	Elapsed    time.Duration
+	Fetchers   int
+}
+
+// Summary is the end-of-run report: this run's pages and rate, then the
+// crawl's totals (over every run in its directory).
+func Summary(r Run) string {
+	s, d := r.End, func(k string) int64 { return r.End[k] - r.Start[k] }
+	rate := float64(d("Fetched")) / r.Elapsed.Seconds()
+	var b strings.Builder
+	fmt.Fprintf(&b, `%s
+  this run           %d pages (%.1f/s), robots.txt %d, %s received
+  crawl total        %d pages over %d runs; the counts below are the crawl's
   status             1xx %d  2xx %d  3xx %d  4xx %d  5xx %d  other %d
   content            text %d  image %d  application %d  other %d
   URLs               known %d, out of scope %d, over budget %d, robots-denied %d, filtered %d, address refused %d
@@ -220,8 +236,10 @@ func Summary(s Snapshot, elapsed time.Duration) string {
   https              certificate verified %d, not verified %d (fetched anyway), refused %d
   WARC               %d response records, %s compressed
   URL cache          %d hits of %d lookups
-  fetchers waited    %d times, %s summed over fetchers; checkpoints %d (last pause %s)`,
-		elapsed.Round(time.Millisecond), s["Fetched"], rate, s["RobotsFetched"], human(float64(s["BytesReceived"])),
+  checkpoints        %d (last pause %s)
+  fetchers idle      %s`,
+		r.Head, d("Fetched"), rate, d("RobotsFetched"), human(float64(d("BytesReceived"))),
+		s["Fetched"], max(s["Runs"], 1),
 		s["Status1xx"], s["Status2xx"], s["Status3xx"], s["Status4xx"], s["Status5xx"], s["StatusOther"],
 		s["ContentText"], s["ContentImage"], s["ContentApp"], s["ContentOther"],
 		s["SieveNew"], s["OutOfScope"], s["OverBudget"], s["RobotsDenied"], s["Filtered"], s["AddressRefused"],
@@ -233,8 +251,29 @@ func Summary(s Snapshot, elapsed time.Duration) string {
 		s["TLSVerified"], s["TLSUnverified"], s["TLSRefused"],
 		s["Stored"], human(float64(s["WARCBytes"])),
 		s["CacheHits"], s["CacheLookups"],
-		s["FetcherWaits"], time.Duration(s["FetcherWaitNano"]).Round(time.Millisecond),
-		s["Checkpoints"], time.Duration(s["CheckpointPauseNano"]).Round(time.Microsecond))
+		s["Checkpoints"], time.Duration(s["CheckpointPauseNano"]).Round(time.Microsecond),
+		idle(d("FetcherWaitNano"), d("FetcherWaits"), r.Elapsed, r.Fetchers))
+	if r.More != "" {
+		b.WriteString("\n" + r.More)
+	}
+	if r.Next != "" {
+		b.WriteString("\n" + r.Next)
+	}
+	return b.String()
+}
+
+// idle says how much of the fetchers' time this run went into waiting
+// for work, and what that means.
+func idle(waitNano, waits int64, elapsed time.Duration, fetchers int) string {
+	if fetchers <= 0 || elapsed <= 0 {
+		return "-"
+	}
+	share := 100 * float64(waitNano) / (float64(fetchers) * float64(elapsed))
+	mean := time.Duration(0)
+	if waits > 0 {
+		mean = (time.Duration(waitNano) / time.Duration(waits)).Round(time.Microsecond)
+	}
+	return fmt.Sprintf("%.0f%% of fetcher time (mean wait %s): waiting for a host's politeness delay to pass; high when few hosts are left, not a fault", min(share, 100), mean)
 }
 
 func human(b float64) string {

@@ -41,8 +41,15 @@ func TestLineAndSummary(t *testing.T) {
 	if strings.Contains(l, "\n") {
 		t.Errorf("progress line spans lines: %q", l)
 	}
-	sum := Summary(cur, 3*time.Second)
-	if !strings.Contains(sum, "pages fetched      300 (100.0/s)") {
-		t.Errorf("summary:\n%s", sum)
+	// A resumed run: 100 pages came from earlier runs, 200 from this one.
+	cur["Runs"], cur["FetcherWaitNano"], cur["FetcherWaits"] = 2, int64(3*time.Second), 30
+	sum := Summary(Run{Head: "crawl stopped after 2s", Next: "stopped: 7 URLs queued; run the same command to resume",
+		Start: prev, End: cur, Elapsed: 2 * time.Second, Fetchers: 3})
+	for _, want := range []string{"crawl stopped after 2s\n", "this run           200 pages (100.0/s)",
+		"crawl total        300 pages over 2 runs", "fetchers idle      50% of fetcher time (mean wait 100ms)",
+		"\nstopped: 7 URLs queued; run the same command to resume"} {
+		if !strings.Contains(sum, want) {
+			t.Errorf("summary lacks %q:\n%s", want, sum)
+		}
 	}
 }
