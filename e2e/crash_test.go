@@ -102,7 +102,7 @@ func TestCrashAndRecover(t *testing.T) {
 	}
 	// Bound: requests that started after (250ms before) the last
 	// checkpoint of the run that was then killed.
-	cps := checkpointTimes(t, filepath.Join(r.dir, "logs", "crawl.log"))
+	cps := checkpointTimes(t, filepath.Join(r.dir, "logs", "events.jsonl"))
 	bound := 0
 	runStart := time.Time{}
 	for _, killed := range killedAt {
@@ -135,7 +135,7 @@ func TestCrashAndRecover(t *testing.T) {
 	}
 }
 
-// checkpointTimes reads when checkpoints completed from the crawl log.
+// checkpointTimes reads when checkpoints completed from the event log.
 func checkpointTimes(t *testing.T, path string) []time.Time {
 	f, err := os.Open(path)
 	if err != nil {

@@ -213,7 +213,7 @@ func checkHostileWARC(t *testing.T, dir string) warcSummary {
 // nearDupLog returns the URLs petrel logged as near-duplicates.
 func nearDupLog(t *testing.T, dir string) []string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, "logs", "crawl.log"))
+	f, err := os.Open(filepath.Join(dir, "logs", "events.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -483,17 +483,20 @@ func hitsFor(hits []testweb.Hit, k string) []testweb.Hit {
 	return out
 }
 
-// logLinesAbout returns the crawl log lines that mention s (for failure
-// messages).
+// logLinesAbout returns the lines of the crawl log and the event log that
+// mention s (for failure messages).
 func logLinesAbout(t *testing.T, dir, s string) string {
-	b, err := os.ReadFile(filepath.Join(dir, "logs", "crawl.log"))
-	if err != nil {
-		return err.Error()
-	}
 	var out []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.Contains(l, s) {
-			out = append(out, l)
+	for _, name := range []string{"crawl.log", "events.jsonl"} {
+		b, err := os.ReadFile(filepath.Join(dir, "logs", name))
+		if err != nil {
+			out = append(out, err.Error())
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, s) {
+				out = append(out, l)
+			}
 		}
 	}
 	return strings.Join(out, "\n")

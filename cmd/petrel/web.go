@@ -186,8 +186,9 @@ func demoCmd() *cobra.Command {
 			if err := a.Run(ctx); err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "demo: done; WARC files in %s, log in %s\n",
-				filepath.Join(dir, "warc"), filepath.Join(dir, "logs", "crawl.log"))
+			fmt.Fprintf(os.Stderr, "demo: done; WARC files in %s, crawl log in %s, refused URLs in %s, events in %s\n",
+				filepath.Join(dir, "warc"), filepath.Join(dir, "logs", "crawl.log"),
+				filepath.Join(dir, "logs", "skipped.jsonl"), filepath.Join(dir, "logs", "events.jsonl"))
 			fmt.Fprint(os.Stderr, demoNext(dir, w.Seeds()[0]))
 			return nil
 		},

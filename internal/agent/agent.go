@@ -22,6 +22,7 @@ import (
 
 	"github.com/petrel-crawler/petrel/internal/atomicfile"
 	"github.com/petrel-crawler/petrel/internal/bloom"
+	"github.com/petrel-crawler/petrel/internal/crawllog"
 	"github.com/petrel-crawler/petrel/internal/diskq"
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/filter"
@@ -46,9 +47,12 @@ type Agent struct {
 	stats *stats.Crawl
 	log   *slog.Logger
 
-	lock    *os.File
-	logFile *os.File
-	pages   *pageLog
+	lock     *os.File
+	logFile  *os.File // logs/events.jsonl
+	crawlLog *crawllog.Log
+	vias     *viaNames // fingerprints of pages whose links are queued → URLs, for crawl.log's via
+	seedURLs []string  // the seeds, by frontier.Meta.Seed - 1
+	pages    *pageLog
 	// filterLine is the summary line on the digest filters and the URL
 	// cache, set when the store closes.
 	filterLine string
@@ -126,7 +130,11 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	if err := a.lockDir(); err != nil {
 		return nil, err
 	}
-	a.logFile, err = os.OpenFile(filepath.Join(cfg.Dir, "logs", "crawl.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	a.logFile, err = os.OpenFile(filepath.Join(cfg.Dir, "logs", "events.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, usageErr("crawl directory: %v", err)
+	}
+	a.crawlLog, err = crawllog.Open(cfg.Logs.Options(filepath.Join(cfg.Dir, "logs")))
 	if err != nil {
 		return nil, usageErr("crawl directory: %v", err)
 	}
@@ -188,6 +196,11 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		Version: Version,
 		Workers: func() (int, int) { return a.cfg.Fetchers, a.cfg.Parsers },
 		WARC:    a.warcFigures,
+		Logs: func() metrics.LogFigures {
+			f := a.crawlLog.Figures()
+			return metrics.LogFigures{CrawlLines: f.CrawlLines, SkippedLines: f.SkippedLines,
+				SkippedDropped: f.SkippedDropped, StreamDropped: f.StreamDropped}
+		},
 	})
 	guard := fetch.Guard{AllowPrivate: cfg.Fetch.AllowPrivate}
 	resolver := fetch.NewResolver(fetch.ResolverOptions{Hosts: hosts, System: cfg.Fetch.SystemDNS,
@@ -257,8 +270,12 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	for _, s := range seeds {
 		a.scope.AddSeed(s)
 	}
+	a.vias = new(viaNames)
+	for _, s := range seeds {
+		a.seedURLs = append(a.seedURLs, s.String())
+	}
 	for i, s := range seeds {
-		a.offer(s, frontier.Meta{Seed: uint32(min(i+1, math.MaxUint32))})
+		a.offer(s, "", frontier.Meta{Seed: uint32(min(i+1, math.MaxUint32))})
 	}
 	a.stats.Runs.Add(1)
 	if resumed {
@@ -354,7 +371,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		fetchers.Add(1)
 		go func() {
 			defer fetchers.Done()
-			a.fetchLoop(ctx, fetchCtx, results)
+			a.fetchLoop(ctx, fetchCtx, i+1, results)
 		}()
 	}
 	for i := 0; i < a.cfg.Parsers; i++ {
@@ -518,6 +535,12 @@ func (a *Agent) closeAll() error {
 			a.logEnd(errors.Join(errs...))
 		}
 		a.lock.Close()
+	}
+	if a.crawlLog != nil {
+		// Every fetcher and parser has ended: no line comes any more.
+		if err := a.crawlLog.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("agent: crawl log: %w", err))
+		}
 	}
 	if a.log != nil && len(errs) > 0 {
 		a.log.Error("close", "err", errors.Join(errs...))

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/petrel-crawler/petrel/internal/crawllog"
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/filter"
 	"github.com/petrel-crawler/petrel/internal/frontier"
@@ -49,11 +50,12 @@ type Config struct {
 	Filter   filter.Settings
 	Sieve    sieve.Settings
 	Store    store.Settings
+	Logs     crawllog.Settings
 }
 
 // Table returns every setting of the crawl, bound to c.
 func (c *Config) Table() settings.Table {
-	return settings.Join(c.table(), c.Frontier.Table(), c.Fetch.Table(), c.Filter.Table(), c.Sieve.Table(), c.Store.Table())
+	return settings.Join(c.table(), c.Frontier.Table(), c.Fetch.Table(), c.Filter.Table(), c.Sieve.Table(), c.Store.Table(), c.Logs.Table())
 }
 
 // table declares the agent's own settings.

@@ -21,7 +21,7 @@ type testCrawl struct {
 // newTestCrawl starts a synthetic web of hosts×pages on addresses from
 // firstIP and opens an agent on it with fast delays; edit changes the
 // configuration before Open.
-func newTestCrawl(t *testing.T, firstIP string, hosts, pages int, edit func(*Config)) *testCrawl {
+func newTestCrawl(t *testing.T, firstIP string, hosts, pages int, edit func(*Config, *testweb.Web)) *testCrawl {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -47,7 +47,7 @@ func newTestCrawl(t *testing.T, firstIP string, hosts, pages int, edit func(*Con
 	cfg.CheckpointEvery = 0
 	cfg.Frontier.WorkbenchBytes, cfg.Sieve.URLCacheBytes, cfg.Sieve.BufferKeys = 16<<20, 1<<20, 1<<12
 	if edit != nil {
-		edit(&cfg)
+		edit(&cfg, w)
 	}
 	a, err := Open(cfg, io.Discard)
 	if err != nil {

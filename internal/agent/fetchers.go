@@ -14,8 +14,9 @@ import (
 
 // fetched is a response on its way from a fetcher to a parser.
 type fetched struct {
-	task *frontier.Task
-	resp *fetch.Response
+	task    *frontier.Task
+	resp    *fetch.Response
+	fetcher int // the fetcher's number, from 1 (for the crawl log)
 }
 
 // robotsCap is how much of a robots.txt is read (RFC 9309 allows a crawler
@@ -30,7 +31,7 @@ const robotsCap = fetch.MaxRobotsSize
 // are handed back as abandoned). ctx bounds the fetches themselves: it ends
 // a grace period after stop, so that fetches in flight can finish and be
 // stored rather than be fetched again after a resume.
-func (a *Agent) fetchLoop(stop, ctx context.Context, results chan<- *fetched) {
+func (a *Agent) fetchLoop(stop, ctx context.Context, id int, results chan<- *fetched) {
 	fr := a.frontier
 	for {
 		waitStart := time.Now()
@@ -46,8 +47,9 @@ func (a *Agent) fetchLoop(stop, ctx context.Context, results chan<- *fetched) {
 		}
 		var resp *fetch.Response
 		var err error
+		start := time.Now()
 		if t.Robots {
-			resp, err = a.fetchRobots(ctx, t, results)
+			resp, err = a.fetchRobots(ctx, t, id, results)
 		} else {
 			resp, err = a.fetcher.Fetch(ctx, fetch.Request{URL: t.URL(), Addr: t.Addr})
 		}
@@ -63,9 +65,10 @@ func (a *Agent) fetchLoop(stop, ctx context.Context, results chan<- *fetched) {
 		if resp != nil && resp.Status > 0 {
 			fr.Acquire(t)
 			fr.Done(o)
-			results <- &fetched{task: t, resp: resp}
+			results <- &fetched{task: t, resp: resp, fetcher: id}
 			continue
 		}
+		a.logFailure(t, id, fetch.Classify(err), start, resp)
 		if resp != nil {
 			resp.Release()
 		}
@@ -120,7 +123,7 @@ func (a *Agent) outcome(t *frontier.Task, resp *fetch.Response, err error) front
 // a redirect, then counts as "unavailable" (allow all, as RFC 9309 permits).
 // Every response but the last is handed to the parsers here, to be stored;
 // the last is returned like any fetch.
-func (a *Agent) fetchRobots(ctx context.Context, t *frontier.Task, results chan<- *fetched) (*fetch.Response, error) {
+func (a *Agent) fetchRobots(ctx context.Context, t *frontier.Task, fetcher int, results chan<- *fetched) (*fetch.Response, error) {
 	url := t.URL()
 	for hop := 0; ; hop++ {
 		resp, err := a.fetcher.Fetch(ctx, fetch.Request{URL: url, Addr: t.Addr, Robots: true})
@@ -133,7 +136,7 @@ func (a *Agent) fetchRobots(ctx context.Context, t *frontier.Task, results chan<
 		}
 		end := resp.End // resp belongs to the parsers once sent
 		a.frontier.Acquire(t)
-		results <- &fetched{task: t, resp: resp}
+		results <- &fetched{task: t, resp: resp, fetcher: fetcher}
 		a.stats.RobotsRedirects.Add(1)
 		wait := max(a.cfg.Frontier.HostDelay, a.cfg.Frontier.IPDelay) - time.Since(end)
 		if wait > 0 {

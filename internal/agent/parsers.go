@@ -55,11 +55,13 @@ func (a *Agent) handle(r *fetched) {
 	if err != nil {
 		st.StoreErrors.Add(1)
 		a.log.Error("store", "url", resp.URL, "err", err)
+		a.logResponse(t, r.fetcher, resp, nil, "err:store")
 	} else {
 		st.Stored.Add(1)
 		if res.Revisit {
 			st.Duplicates.Add(1)
 		}
+		a.logResponse(t, r.fetcher, resp, &res, "")
 	}
 	if t.Robots {
 		return
@@ -74,7 +76,7 @@ func (a *Agent) handle(r *fetched) {
 		if loc := resp.Header.Get("Location"); loc != "" {
 			if u, err := base.Resolve(loc); err == nil {
 				st.Redirects.Add(1)
-				a.offer(u, t.Meta.Redirect(via))
+				a.offer(u, resp.URL, t.Meta.Redirect(via))
 			}
 		}
 	case resp.Status >= 200 && resp.Status < 300:
@@ -119,7 +121,7 @@ func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via 
 	if embeds && parse.IsCSS(resp.Header, base.Path()) {
 		res := parse.CSS(base, resp.Header, body, parse.Options{MaxLinks: a.cfg.MaxLinks})
 		st.StyleSheets.Add(1)
-		a.offerEmbeds(res, embedMeta)
+		a.offerEmbeds(res, resp.URL, embedMeta)
 		return
 	}
 	if !parse.IsHTML(resp.Header, body) {
@@ -135,7 +137,7 @@ func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via 
 	st.LinksDropped.Add(int64(res.LinksDropped))
 	if res.NoFollow {
 		st.NoFollow.Add(1)
-		a.offerEmbeds(res, embedMeta) // requisites are part of the page, not links
+		a.offerEmbeds(res, resp.URL, embedMeta) // requisites are part of the page, not links
 		return
 	}
 	if a.digests.seen(res.TextDigest) {
@@ -155,20 +157,21 @@ func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via 
 			a.log.Info("near duplicate", "url", resp.URL, "distance", d)
 		}
 	}
-	a.offerEmbeds(res, embedMeta)
+	a.offerEmbeds(res, resp.URL, embedMeta)
 	if m.Embeds > 0 {
 		st.EmbedLinksSkipped.Add(int64(len(res.Links)))
 		return
 	}
-	a.offerLinks(res.Links, m.Link(via))
+	a.offerLinks(res.Links, resp.URL, m.Link(via))
 }
 
-// offerEmbeds enqueues the requisites of a parse result with Meta m.
-func (a *Agent) offerEmbeds(res parse.Result, m frontier.Meta) {
+// offerEmbeds enqueues the requisites of a parse result of the page via
+// with Meta m.
+func (a *Agent) offerEmbeds(res parse.Result, via string, m frontier.Meta) {
 	a.stats.EmbedsFound.Add(int64(len(res.Embeds)))
 	a.stats.EmbedsDropped.Add(int64(res.EmbedsDropped))
 	if len(res.Embeds) > 0 {
-		a.offerLinks(res.Embeds, m)
+		a.offerLinks(res.Embeds, via, m)
 	}
 }
 

@@ -1,0 +1,133 @@
+package agent
+
+import (
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/crawllog"
+	"github.com/petrel-crawler/petrel/internal/fetch"
+	"github.com/petrel-crawler/petrel/internal/frontier"
+	"github.com/petrel-crawler/petrel/internal/store"
+)
+
+// CrawlLog returns the crawl's line logs: the console follows crawl.log
+// with its Subscribe.
+func (a *Agent) CrawlLog() *crawllog.Log { return a.crawlLog }
+
+// failureStatus is the crawl.log code of a fetch that got no response.
+func failureStatus(kind fetch.ErrorKind) int {
+	switch kind {
+	case fetch.ErrDNS:
+		return crawllog.StatusDNSFailed
+	case fetch.ErrRefused:
+		return crawllog.StatusConnectFailed
+	case fetch.ErrTimeout:
+		return crawllog.StatusTimeout
+	case fetch.ErrReset, fetch.ErrProtocol, fetch.ErrTooLargeHeader:
+		return crawllog.StatusConnectBroken
+	case fetch.ErrForbidden:
+		return crawllog.StatusBlockedByUser
+	}
+	return crawllog.StatusOtherFailure
+}
+
+// taskEntry fills the fields of a crawl.log line that come from the task.
+func (a *Agent) taskEntry(t *frontier.Task, fetcher int) crawllog.Entry {
+	e := crawllog.Entry{URL: t.URL(), Fetcher: fetcher, Size: -1}
+	if t.Robots {
+		e.HopPath = "P" // a prerequisite of its host's URLs
+	} else {
+		e.HopPath = t.Meta.Path.String()
+		e.Via = a.vias.name(t.Meta.Via)
+		e.Seed = a.seedName(t.Meta)
+	}
+	if t.Attempt > 0 {
+		e.Annotations = append(e.Annotations, strconv.Itoa(t.Attempt+1)+"t")
+	}
+	return e
+}
+
+// seedName returns the seed a URL descends from ("" when not known).
+func (a *Agent) seedName(m frontier.Meta) string {
+	if m.Seed == 0 || int(m.Seed) > len(a.seedURLs) {
+		return ""
+	}
+	return a.seedURLs[m.Seed-1]
+}
+
+// viaNames maps the fingerprints of recently parsed pages (frontier.Meta's
+// Via) back to their URLs for the crawl log's via field: a fixed table, a
+// slot per fingerprint, the last page written to a slot winning. A URL
+// whose page was pushed out before its own fetch is logged without via
+// ("-"); skipped.jsonl always has the via, taken from the page itself.
+type viaNames struct {
+	slots [1 << 16]atomic.Pointer[viaName]
+}
+
+type viaName struct {
+	fp  uint64
+	url string
+}
+
+// add records the page url with fingerprint fp.
+func (v *viaNames) add(fp uint64, url string) {
+	v.slots[fp%uint64(len(v.slots))].Store(&viaName{fp, url})
+}
+
+// name returns the URL of fingerprint fp, or "" when it is not held.
+func (v *viaNames) name(fp uint64) string {
+	if fp == 0 {
+		return ""
+	}
+	if n := v.slots[fp%uint64(len(v.slots))].Load(); n != nil && n.fp == fp {
+		return n.url
+	}
+	return ""
+}
+
+// logFailure writes the crawl.log line of a fetch that got no response.
+func (a *Agent) logFailure(t *frontier.Task, fetcher int, kind fetch.ErrorKind, start time.Time, resp *fetch.Response) {
+	e := a.taskEntry(t, fetcher)
+	e.Status = failureStatus(kind)
+	e.NoResponse = true
+	e.Start = start
+	e.Duration = time.Since(start)
+	if resp != nil && !resp.End.IsZero() {
+		e.Start, e.Duration = resp.Start, resp.End.Sub(resp.Start)
+	}
+	e.Annotations = append(e.Annotations, "err:"+kind.String())
+	a.crawlLog.Fetch(&e)
+}
+
+// logResponse writes the crawl.log line of a response, with the WARC
+// record it went to (res, when stored).
+func (a *Agent) logResponse(t *frontier.Task, fetcher int, resp *fetch.Response, res *store.Result, notStored string) {
+	e := a.taskEntry(t, fetcher)
+	e.URL = resp.URL // a robots.txt redirect hop's own URL
+	e.Status = resp.Status
+	e.Size = int64(len(resp.Body))
+	e.MIME = resp.Header.Get("Content-Type")
+	e.Start, e.Duration = resp.Start, resp.End.Sub(resp.Start)
+	if resp.Truncated != "" {
+		e.Annotations = append(e.Annotations, resp.Truncated+"Trunc")
+	}
+	switch {
+	case res != nil:
+		e.Digest = res.PayloadDigest
+		if res.Revisit {
+			e.Annotations = append(e.Annotations, "duplicate:digest")
+		}
+		e.Annotations = append(e.Annotations, "warc:"+res.File+"@"+strconv.FormatInt(res.Offset, 10))
+	case notStored != "":
+		e.Annotations = append(e.Annotations, notStored)
+	}
+	a.crawlLog.Fetch(&e)
+}
+
+// refuse logs a URL refused for reason (rule: the rule's text, when there
+// is one) to crawl.log and skipped.jsonl. The caller counts it.
+func (a *Agent) refuse(url, via string, m frontier.Meta, reason crawllog.Reason, rule string) {
+	e := crawllog.Entry{Seed: a.seedName(m)}
+	a.crawlLog.Refuse(&e, &crawllog.Skip{URL: url, Via: via, Reason: reason, Rule: rule})
+}
