@@ -3,7 +3,7 @@ package agent
 // Checkpoints (issue 6). A checkpoint is a folder state/checkpoints/cp-N
 // holding, at one logical point of the crawl:
 //
-//	sieve/      the DRUM store, hard-linked (Frontier.Checkpoint step 3)
+//	sieve/      the DRUM store, hard-linked, and its pending keys (Frontier.Checkpoint step 3)
 //	ready.pos   the ready queue's position (a diskq mark, pinned until released)
 //	todo        URLs to fetch again: frontier.CheckpointSink's WriteTodo records
 //	counts      per-key URL counts
@@ -88,8 +88,11 @@ func (s *checkpointSink) WriteTodo(rec []byte) error {
 	return err
 }
 
+// CheckpointSieve saves the sieve without flushing it: its committed store
+// (hard links) and its pending keys, which a restore replays. The pause
+// then does not wait for a merge of the whole store.
 func (s *checkpointSink) CheckpointSieve() error {
-	if err := s.a.sieve.Checkpoint(filepath.Join(s.dir, "sieve")); err != nil {
+	if err := s.a.sieve.CheckpointPending(filepath.Join(s.dir, "sieve")); err != nil {
 		return err
 	}
 	return atomicfile.Write(filepath.Join(s.dir, "counts"), atomicfile.Options{Sync: true}, s.a.frontier.SaveCounts)
@@ -122,6 +125,12 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 	h := crc32.New(crcTable)
 	h.Write([]byte(todoMagic))
 	sink := &checkpointSink{a: a, dir: tmp, f: f, w: w, crc: io.MultiWriter(w, h)}
+	// A flush before the scheduler stops delivers what the sieve holds, so
+	// that the pending keys the snapshot copies are only those enqueued
+	// since: a few, not up to a buffer's worth.
+	if err := a.sieve.Flush(); err != nil {
+		return fmt.Errorf("agent: checkpoint %d: sieve: %w", seq, err)
+	}
 	info, err := a.frontier.Checkpoint(ctx, sink)
 	if err != nil {
 		return fmt.Errorf("agent: checkpoint %d: %w", seq, err)

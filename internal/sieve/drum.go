@@ -456,6 +456,12 @@ func (s *DRUM) Checkpoint(dst string) error {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return fmt.Errorf("sieve: checkpoint: %w", err)
 	}
+	return s.saveStore(dst)
+}
+
+// saveStore hard-links (or copies) the committed store files into dst and
+// writes the manifest there.
+func (s *DRUM) saveStore(dst string) error {
 	s.storeMu.Lock()
 	defer s.storeMu.Unlock()
 	for k, b := range s.man.buckets {
@@ -473,10 +479,46 @@ func (s *DRUM) Checkpoint(dst string) error {
 	return nil
 }
 
-func linkOrCopy(src, dst string) error {
-	if err := os.Link(src, dst); err == nil {
-		return nil
+// CheckpointPending makes dst (which must not exist, or be an empty
+// directory) a copy of the sieve without flushing it: the committed store,
+// hard-linked as by Checkpoint, and a copy of the auxiliary file of the
+// keys enqueued since the last flush began. Opening dst replays those keys
+// (see Open), so it yields the state of the sieve as of the call, with the
+// pending keys still to be delivered. Its cost follows the keys enqueued
+// since the last flush, not the store: no merge runs. It first waits for a
+// flush already handed over, so that the saved store holds every flow
+// delivered so far, and holds Enqueue for the copy. Keys enqueued
+// concurrently with it may or may not be included; callers that need a
+// consistent cut stop enqueueing first.
+func (s *DRUM) CheckpointPending(dst string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
 	}
+	for s.done < s.handed && s.err == nil {
+		s.cond.Wait()
+	}
+	if s.err != nil {
+		return s.err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return fmt.Errorf("sieve: checkpoint: %w", err)
+	}
+	if a := s.active; a.aux != nil {
+		if err := a.auxW.Flush(); err != nil {
+			s.err = fmt.Errorf("sieve: checkpoint: write aux file: %w", err)
+			return s.err
+		}
+		if err := copyFile(a.auxPath, filepath.Join(dst, auxFileName(a.seq)), s.sync); err != nil {
+			return fmt.Errorf("sieve: checkpoint: %w", err)
+		}
+	}
+	return s.saveStore(dst)
+}
+
+// copyFile copies src to a new file dst, fsynced when sync is set.
+func copyFile(src, dst string, sync bool) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -487,13 +529,20 @@ func linkOrCopy(src, dst string) error {
 		return err
 	}
 	_, err = io.Copy(out, in)
-	if err == nil {
+	if err == nil && sync {
 		err = out.Sync()
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	return err
+}
+
+func linkOrCopy(src, dst string) error {
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	return copyFile(src, dst, true)
 }
 
 // flusher processes handed-off batches until Close.

@@ -297,3 +297,60 @@ func TestFlushedReport(t *testing.T) {
 		t.Fatalf("flushed = %v, want %v", got, want)
 	}
 }
+
+// TestCheckpointPending: a checkpoint taken without a flush holds the
+// committed store and the pending keys; reopened, it delivers the pending
+// keys that are new (once, in arrival order), then nothing the store or
+// they hold again.
+func TestCheckpointPending(t *testing.T) {
+	dir, dst := t.TempDir(), filepath.Join(t.TempDir(), "snap")
+	rec := newRecorder(t)
+	s, err := Open(dir, rec, Options{BufferKeys: 64, Buckets: 8, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := keysN("a", 500), keysN("b", 40), keysN("c", 300)
+	enqueueAll(t, s, a)
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	pending := append(slices.Clone(b), a[:10]...) // b new, a[:10] already stored
+	enqueueAll(t, s, pending)
+	delivered := len(rec.keys())
+	if err := s.CheckpointPending(dst); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.keys()) != delivered {
+		t.Fatal("CheckpointPending delivered keys (it must not flush)")
+	}
+	enqueueAll(t, s, c)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rec2 := newRecorder(t)
+	s2, err := Open(dst, rec2, Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rec2.keys(); !slices.Equal(got, b) {
+		t.Fatalf("reopened checkpoint replayed %d keys, want the %d of b", len(got), len(b))
+	}
+	enqueueAll(t, s2, a)
+	enqueueAll(t, s2, b)
+	enqueueAll(t, s2, c)
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec2.keys(); !slices.Equal(got, append(slices.Clone(b), c...)) {
+		t.Fatalf("after the checkpoint: got %d keys, want b then c (%d)", len(got), len(b)+len(c))
+	}
+	// A checkpoint of a sieve with nothing pending is its store.
+	s3, err := Open(t.TempDir(), newRecorder(t), Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s3.CheckpointPending(filepath.Join(t.TempDir(), "empty")); err != nil {
+		t.Fatal(err)
+	}
+	s3.Close()
+}
