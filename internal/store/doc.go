@@ -62,15 +62,17 @@
 // scalable Bloom filter (internal/bloom) whose first stage holds
 // Options.DigestsExpected digests and whose compound false-positive rate
 // stays within Options.DigestsFalsePositive (a false positive would lose a
-// unique page, hence the default of 1e-9) as it grows. The URI, date and record ID of the first
-// capture of the most recent Options.RevisitRefs digests (default 65536,
-// about 10 MB) are kept. A response is written as a revisit record (profile
-// identical-payload-digest, the block the HTTP header only) when its digest
-// tests positive and its first capture is remembered: every revisit carries
-// WARC-Refers-To, WARC-Refers-To-Target-URI and WARC-Refers-To-Date, which
-// replay tools resolve it by. A duplicate whose first capture was
-// forgotten is stored in full and becomes the capture later duplicates
-// refer to.
+// unique page, hence the default of 1e-9) as it grows. The URI, date and
+// record ID of the first capture of the most recent Options.RevisitRefs
+// digests (default 65536, about 10 MB) are kept. A response is written as
+// a revisit record (profile identical-payload-digest, the block the HTTP
+// header only) when its digest tests positive and its first capture is
+// remembered: every revisit carries WARC-Refers-To,
+// WARC-Refers-To-Target-URI and WARC-Refers-To-Date, which replay tools
+// resolve it by. A duplicate whose first capture was forgotten is stored
+// in full and becomes the capture later duplicates refer to. SaveDigests
+// writes the filter and the remembered captures (a clean stop saves them,
+// LoadDigests brings them back at the resume).
 //
 // A truncated capture (Exchange.Truncated set: connection reset, body
 // shorter than its Content-Length, timeout, size cap) is always a response

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha1"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -888,30 +889,91 @@ func (w *Writer) DigestStats() bloom.Stats {
 	return w.bloom.Stats()
 }
 
-// SaveDigests writes the Bloom filter of payload digests, so that a crawl
-// resumed later keeps writing revisit records for payloads stored before.
-// It must not run while Write calls do (the filter is read without the
-// writer's lock, so that it can run beside Close); it may run before,
-// during or after Close.
+// SaveDigests writes the Bloom filter of payload digests and the first
+// captures remembered for revisits, so that a crawl resumed later keeps
+// writing revisit records for payloads stored before. It must not run
+// while Write calls do (the filter is read without the writer's lock, so
+// that it can run beside Close); it may run before, during or after Close.
+//
+// Format: the filter (internal/bloom), then
+//
+//	"PREFS001"   magic, 8 bytes
+//	count        uint32, little endian
+//	count refs, oldest first: the 20-byte SHA-1 of the payload, then its
+//	first capture's target URI, WARC-Date and record ID, each a uint16
+//	(little endian) length and the bytes.
+//
+// A file that ends after the filter has no remembered captures.
 func (w *Writer) SaveDigests(out io.Writer) error {
 	w.mu.Lock()
-	f := w.bloom
+	f, refs := w.bloom, &w.refs
 	w.mu.Unlock()
-	if _, err := f.WriteTo(out); err != nil {
+	bw := bufio.NewWriterSize(out, 1<<20)
+	if _, err := f.WriteTo(bw); err != nil {
+		return fmt.Errorf("store: save digests: %w", err)
+	}
+	bw.WriteString(refsMagic)
+	order := refs.ring
+	if len(refs.ring) == refs.max {
+		order = append(append([][sha1.Size]byte(nil), refs.ring[refs.next:]...), refs.ring[:refs.next]...)
+	}
+	bw.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(order))))
+	for _, k := range order {
+		r := refs.m[k]
+		bw.Write(k[:])
+		for _, v := range [...]string{r.uri, r.date, r.id} {
+			v = v[:min(len(v), 0xffff)]
+			bw.Write(binary.LittleEndian.AppendUint16(nil, uint16(len(v))))
+			bw.WriteString(v)
+		}
+	}
+	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("store: save digests: %w", err)
 	}
 	return nil
 }
 
-// LoadDigests replaces the Bloom filter of payload digests with one written
-// by SaveDigests. Call it before the first Write.
+// refsMagic starts the remembered first captures in a saved digest filter.
+const refsMagic = "PREFS001"
+
+// LoadDigests replaces the Bloom filter of payload digests and the
+// remembered first captures with those written by SaveDigests. Call it
+// before the first Write.
 func (w *Writer) LoadDigests(in io.Reader) error {
-	f, err := bloom.ReadFrom(in)
+	br := bufio.NewReaderSize(in, 1<<20)
+	f, err := bloom.ReadFrom(br)
 	if err != nil {
 		return fmt.Errorf("store: load digests: %w", err)
 	}
+	refs := refCache{max: w.opts.RevisitRefs, m: make(map[[sha1.Size]byte]digestRef)}
+	var head [12]byte
+	switch _, err := io.ReadFull(br, head[:]); {
+	case err == io.EOF:
+	case err != nil || string(head[:8]) != refsMagic:
+		return fmt.Errorf("store: load digests: no remembered captures after the filter")
+	default:
+		for range binary.LittleEndian.Uint32(head[8:]) {
+			var k [sha1.Size]byte
+			var vals [3]string
+			if _, err := io.ReadFull(br, k[:]); err != nil {
+				return fmt.Errorf("store: load digests: %w", err)
+			}
+			for i := range vals {
+				var n [2]byte
+				if _, err := io.ReadFull(br, n[:]); err != nil {
+					return fmt.Errorf("store: load digests: %w", err)
+				}
+				b := make([]byte, binary.LittleEndian.Uint16(n[:]))
+				if _, err := io.ReadFull(br, b); err != nil {
+					return fmt.Errorf("store: load digests: %w", err)
+				}
+				vals[i] = string(b)
+			}
+			refs.put(k, digestRef{uri: vals[0], date: vals[1], id: vals[2]})
+		}
+	}
 	w.mu.Lock()
-	w.bloom = f
+	w.bloom, w.refs = f, refs
 	w.mu.Unlock()
 	return nil
 }

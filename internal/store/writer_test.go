@@ -951,3 +951,51 @@ func writeSteps(t *testing.T, w *Writer, dir string, exs []*Exchange, revisit []
 	}
 	return readWARC(t, warcFiles(t, dir)[0])
 }
+
+// TestDigestsSurviveAStop: the filter and the remembered first captures
+// saved at a stop make a duplicate after the resume a revisit naming the
+// capture from before the stop; a save holding only the filter loads, and
+// its duplicates are stored in full.
+func TestDigestsSurviveAStop(t *testing.T) {
+	opts := testOptions(t)
+	w, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := &Exchange{TargetURI: "http://a.test/", Date: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC),
+		Request: request("/"), Response: response("200 OK", "", "same body")}
+	if _, err := w.Write(first); err != nil {
+		t.Fatal(err)
+	}
+	var saved bytes.Buffer
+	if err := w.SaveDigests(&saved); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	var filterOnly bytes.Buffer
+	w.bloom.WriteTo(&filterOnly)
+
+	for _, c := range []struct {
+		name    string
+		data    []byte
+		revisit bool
+	}{{"filter and captures", saved.Bytes(), true}, {"filter only", filterOnly.Bytes(), false}} {
+		o := testOptions(t)
+		w2, err := Open(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w2.LoadDigests(bytes.NewReader(c.data)); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		recs := writeSteps(t, w2, o.Dir, []*Exchange{{TargetURI: "http://b.test/", Request: request("/"),
+			Response: response("200 OK", "", "same body")}}, []bool{c.revisit})
+		if c.revisit && (recs[2].header.Get(gowarc.WarcRefersToTargetURI) != "http://a.test/" ||
+			recs[2].header.Get(gowarc.WarcRefersToDate) != "2024-01-01T00:00:00.000000Z") {
+			t.Errorf("%s: revisit refers to %q %q", c.name, recs[2].header.Get(gowarc.WarcRefersToTargetURI), recs[2].header.Get(gowarc.WarcRefersToDate))
+		}
+	}
+	if err := (&Writer{opts: Options{RevisitRefs: 4}}).LoadDigests(bytes.NewReader(append(filterOnly.Bytes(), "junk"...))); err == nil {
+		t.Error("LoadDigests accepted junk after the filter")
+	}
+}

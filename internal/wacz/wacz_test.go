@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -260,6 +261,7 @@ func BenchmarkWrite(b *testing.B) {
 	out := filepath.Join(b.TempDir(), "crawl.wacz")
 	b.ResetTimer()
 	var size int64
+	cpu0 := cpuSeconds()
 	for b.Loop() {
 		res, err := Write(out, []string{dir}, Options{})
 		if err != nil {
@@ -268,4 +270,12 @@ func BenchmarkWrite(b *testing.B) {
 		size = res.Bytes
 	}
 	b.SetBytes(size)
+	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
+}
+
+// cpuSeconds is the process's user and system CPU time.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }

@@ -308,7 +308,7 @@ func (p *packer) writeZipNum(path string) (int64, error) {
 	var block, member bytes.Buffer
 	var first []byte
 	var lines, inBlock int64
-	gz, _ := gzip.NewWriterLevel(&member, gzip.BestCompression)
+	gz := gzip.NewWriter(&member)
 	flush := func() error {
 		if inBlock == 0 {
 			return nil
