@@ -41,7 +41,7 @@ func (a *Agent) fetchLoop(stop, ctx context.Context, id int, results chan<- *fet
 		}
 		a.stats.FetcherWaitNano.Add(int64(time.Since(waitStart)))
 		a.stats.FetcherWaits.Add(1)
-		if stop.Err() != nil {
+		if stop.Err() != nil || fr.Paused() {
 			fr.Done(frontier.Outcome{Task: t, Result: frontier.Abandoned, End: time.Now()})
 			continue
 		}

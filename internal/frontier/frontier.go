@@ -68,6 +68,8 @@ type Config struct {
 	DNSRetries  int           // failed resolutions before a key is purged as broken
 	DNSWorkers  int           // concurrent resolutions
 	MinFlushGap time.Duration // minimum time between two forced sieve flushes
+	// Cuts refuse queued URLs at dispatch (see Cuts; zero: none).
+	Cuts Cuts
 
 	Sieve Sieve
 	Cache URLCache
@@ -203,6 +205,10 @@ type Frontier struct {
 	parsing   map[*Task]int // tasks fetched, not yet parsed (Acquire/Release)
 
 	checkpoints chan checkpointReq
+	control     chan controlReq
+	runDone     chan struct{} // closed when Run returns
+	live        atomic.Pointer[liveSettings]
+	paused      atomic.Bool
 
 	// Scheduler state (owned by Run's goroutine; Close uses it after Run).
 	sched *scheduler
@@ -225,7 +231,10 @@ func New(cfg Config) *Frontier {
 
 		parsing:     make(map[*Task]int),
 		checkpoints: make(chan checkpointReq),
+		control:     make(chan controlReq),
+		runDone:     make(chan struct{}),
 	}
+	f.live.Store(&liveSettings{cfg.Settings, cfg.Cuts})
 	f.counts.init()
 	f.sched = newScheduler(f)
 	return f
@@ -386,7 +395,7 @@ func (f *Frontier) enqueueKey(key []byte, hash uint64) error {
 // sieve.
 func (f *Frontier) admitOwned(key []byte) error {
 	sa := schemeAuthorityOf(key[MetaLen:])
-	if f.cfg.MaxURLsPerKey > 0 && f.counts.get(sa) >= f.cfg.MaxURLsPerKey {
+	if budget := f.live.Load().MaxURLsPerKey; budget > 0 && f.counts.get(sa) >= budget {
 		f.stats.OverBudget.Add(1)
 		return nil
 	}
@@ -424,7 +433,7 @@ func (r *Receiver) Append(hash uint64, key []byte) error {
 		return fmt.Errorf("frontier: sieve key: %w", err)
 	}
 	sa := schemeAuthorityOf(key[MetaLen:])
-	if f.cfg.MaxURLsPerKey > 0 && f.counts.add(sa) > f.cfg.MaxURLsPerKey {
+	if budget := f.live.Load().MaxURLsPerKey; budget > 0 && f.counts.add(sa) > budget {
 		f.stats.OverBudget.Add(1)
 		return nil
 	}

@@ -180,3 +180,23 @@ func (h *harness) checkGaps(group func(fetchRecord) string, delay time.Duration)
 }
 
 func hostName(i int) string { return fmt.Sprintf("h%d.example.test", i) }
+
+// inFlight counts the fetches in progress and the most seen at once.
+type inFlight struct {
+	mu        sync.Mutex
+	cur, peak int
+}
+
+// fetch takes d, counted, and returns how many were in flight with it.
+func (c *inFlight) fetch(d time.Duration) int {
+	c.mu.Lock()
+	c.cur++
+	n := c.cur
+	c.peak = max(c.peak, n)
+	c.mu.Unlock()
+	time.Sleep(d)
+	c.mu.Lock()
+	c.cur--
+	c.mu.Unlock()
+	return n
+}

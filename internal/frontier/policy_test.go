@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -87,8 +86,7 @@ func equalPrefix(s string, n int) bool { return n >= 0 && n <= len(s) }
 // concurrency runs one host's crawl with 50 fetchers and slow fetches, and
 // returns the most requests ever in flight together.
 func concurrency(t *testing.T, cfg Config) int {
-	var mu sync.Mutex
-	cur, peak := 0, 0
+	var fl inFlight
 	cfg.Resolver = mapResolver{"one.test": netip.MustParseAddr("10.1.1.1")}
 	h := newHarness(t, cfg)
 	for i := 0; i < 200; i++ {
@@ -98,14 +96,7 @@ func concurrency(t *testing.T, cfg Config) int {
 		if t.Robots {
 			return Outcome{Result: Fetched, Robots: allowAll{}}
 		}
-		mu.Lock()
-		cur++
-		peak = max(peak, cur)
-		mu.Unlock()
-		time.Sleep(5 * time.Millisecond)
-		mu.Lock()
-		cur--
-		mu.Unlock()
+		fl.fetch(5 * time.Millisecond)
 		return Outcome{Result: Fetched}
 	})
 	if err != nil {
@@ -114,7 +105,7 @@ func concurrency(t *testing.T, cfg Config) int {
 	if n := len(h.pages()); n != 200 {
 		t.Fatalf("%d pages fetched, want 200", n)
 	}
-	return peak
+	return fl.peak
 }
 
 // TestFiftyFetchersOneHost reproduces the Heritrix note's scenario: one

@@ -14,8 +14,10 @@ import (
 // accounting that decides when the crawl is over.
 type scheduler struct {
 	f      *Frontier
+	set    *liveSettings // in force (replaced whole by reconfigure)
 	wb     workbench
 	assign Assign
+	paused bool
 
 	states  map[string]*visitState
 	hosts   map[string]*hostState
@@ -39,6 +41,7 @@ type scheduler struct {
 	front        int                // required front size
 	maxFront     int
 	dispatched   int64
+	pagesByKey   map[string]int64 // page fetches dispatched per scheme+authority (policies other than authority)
 	inFlight     int
 	limitHit     bool
 	err          error
@@ -69,18 +72,20 @@ var errStopped = errors.New("frontier: stopped with tasks in flight")
 func newScheduler(f *Frontier) *scheduler {
 	c := &f.cfg
 	s := &scheduler{
-		f:         f,
-		wb:        workbench{parKey: c.ParallelPerKey, parIP: c.ParallelPerIP},
-		assign:    c.Assign,
-		states:    make(map[string]*visitState),
-		hosts:     make(map[string]*hostState),
-		robots:    make(map[string]*robotsState),
-		entries:   make(map[netip.Addr]*ipEntry),
-		dnsReq:    make(chan *hostState, 256),
-		dnsRes:    make(chan dnsResult, 256),
-		flushDone: make(chan flushResult, 1),
-		flying:    make(map[*Task]struct{}),
-		front:     c.FrontSize,
+		f:          f,
+		set:        f.live.Load(),
+		wb:         workbench{parKey: c.ParallelPerKey, parIP: c.ParallelPerIP},
+		assign:     c.Assign,
+		states:     make(map[string]*visitState),
+		hosts:      make(map[string]*hostState),
+		robots:     make(map[string]*robotsState),
+		entries:    make(map[netip.Addr]*ipEntry),
+		dnsReq:     make(chan *hostState, 256),
+		dnsRes:     make(chan dnsResult, 256),
+		flushDone:  make(chan flushResult, 1),
+		flying:     make(map[*Task]struct{}),
+		pagesByKey: make(map[string]int64),
+		front:      c.FrontSize,
 	}
 	// The front never grows beyond what the workbench can hold: a visit
 	// state in RAM costs about 300 bytes plus its first URLs.
@@ -97,6 +102,7 @@ func newScheduler(f *Frontier) *scheduler {
 func (f *Frontier) Run(ctx context.Context) error {
 	s := f.sched
 	defer close(f.todo)
+	defer close(f.runDone)
 	dnsCtx, stopDNS := context.WithCancel(context.Background())
 	defer stopDNS()
 	for i := 0; i < f.cfg.DNSWorkers; i++ {
@@ -116,7 +122,7 @@ func (f *Frontier) Run(ctx context.Context) error {
 		if !stopping {
 			more = s.fill()
 			s.retryDNS(now)
-			if s.pending == nil {
+			if s.pending == nil && !s.paused {
 				s.pending = s.next(now)
 			}
 			if p := f.sieveErr.Load(); p != nil && s.err == nil {
@@ -162,7 +168,7 @@ func (f *Frontier) Run(ctx context.Context) error {
 			dnsOut, nextDNS = s.dnsReq, s.dnsBacklog[0]
 		}
 		var timerC <-chan time.Time
-		if wake, ok := s.nextWake(); ok && s.pending == nil && !stopping {
+		if wake, ok := s.nextWake(); ok && s.pending == nil && !stopping && !s.paused {
 			timer.Reset(max(time.Duration(wake-f.now()), 0))
 			timerC = timer.C
 		}
@@ -203,6 +209,9 @@ func (f *Frontier) Run(ctx context.Context) error {
 		case req := <-f.checkpoints:
 			info, err := s.checkpoint(req.sink)
 			req.reply <- checkpointResp{info, err}
+		case req := <-f.control:
+			req.fn(s)
+			close(req.done)
 		case <-f.wake:
 		case <-timerC:
 		case <-tick.C:
@@ -408,7 +417,7 @@ func (s *scheduler) place(rec []byte, force bool) bool {
 // visit state keeps at least one URL in RAM).
 func (s *scheduler) add(v *visitState, rec []byte) error {
 	virt := s.f.cfg.Virtualizer
-	if virt != nil && (v.onDisk > 0 || (s.queuedBytes >= s.f.cfg.WorkbenchBytes && v.queue.len() > 0)) {
+	if virt != nil && (v.onDisk > 0 || (s.queuedBytes >= s.set.WorkbenchBytes && v.queue.len() > 0)) {
 		if err := virt.Enqueue(v.id, rec); err != nil {
 			return fmt.Errorf("frontier: virtualize: %w", err)
 		}
@@ -597,7 +606,7 @@ func (s *scheduler) next(now int64) *Task {
 				// Look again when that entry may allow it (it is not
 				// watched for us: a busy entry is polled, at most every
 				// 10 ms or IP delay).
-				v.nextFetch = max(v.nextFetch, other.nextFetch, now+int64(max(f.cfg.IPDelay, 10*time.Millisecond)))
+				v.nextFetch = max(v.nextFetch, other.nextFetch, now+int64(max(s.set.IPDelay, 10*time.Millisecond)))
 				s.wb.offer(v)
 				continue
 			}
@@ -618,12 +627,18 @@ func (s *scheduler) next(now int64) *Task {
 				f.stats.RobotsDenied.Add(1)
 				continue
 			}
-			if f.cfg.MaxURLs > 0 && s.dispatched >= f.cfg.MaxURLs {
+			if attempt == 0 && s.cut(v, sa, pq, rec) {
+				continue
+			}
+			if s.set.MaxURLs > 0 && s.dispatched >= s.set.MaxURLs {
 				s.putBack(v, rec, attempt)
 				s.limitHit = true
 				return nil
 			}
 			s.dispatched++
+			if attempt == 0 {
+				s.countPage(v, sa)
+			}
 			t.PathQuery, t.Attempt = pq, attempt
 			t.Meta = decodeMeta(rec[:MetaLen])
 		}
@@ -640,6 +655,55 @@ func (s *scheduler) next(now int64) *Task {
 		return t
 	}
 	return nil
+}
+
+// cut reports whether a queued page URL of v (sa+pq, record rec) is
+// refused at dispatch by a limit narrowed since it was queued (see
+// Settings), and counts it.
+func (s *scheduler) cut(v *visitState, sa, pq, rec string) bool {
+	set := s.set
+	cut := set.MaxURLsPerKey > 0 && s.pagesOf(v, sa) >= set.MaxURLsPerKey
+	if !cut && (set.MaxDepth > 0 || set.Keep != nil) {
+		m := decodeMeta(rec[:MetaLen])
+		cut = (set.MaxDepth > 0 && int(m.Depth) > set.MaxDepth) || (set.Keep != nil && !set.Keep(sa+pq, m))
+	}
+	if cut {
+		s.f.stats.CutAtDispatch.Add(1)
+	}
+	return cut
+}
+
+// pagesOf is the number of page fetches dispatched for authority sa of v.
+func (s *scheduler) pagesOf(v *visitState, sa string) int64 {
+	if s.assign.kind == assignAuthority {
+		return v.pages
+	}
+	return s.pagesByKey[sa]
+}
+
+// countPage counts the first attempt of a page fetch dispatched for
+// authority sa of v. The per-key budget counts scheme+authority, which is
+// v's key only with the authority policy; with the others the count is kept
+// by authority, and only while a budget is in force.
+func (s *scheduler) countPage(v *visitState, sa string) {
+	if s.assign.kind == assignAuthority {
+		v.pages++
+	} else if s.set.MaxURLsPerKey > 0 {
+		s.pagesByKey[sa]++
+	}
+}
+
+// uncountPage takes back a countPage (a fetch abandoned before it began).
+func (s *scheduler) uncountPage(v *visitState, sa string) {
+	if s.assign.kind == assignAuthority {
+		v.pages--
+		return
+	}
+	if n, ok := s.pagesByKey[sa]; ok && n <= 1 {
+		delete(s.pagesByKey, sa)
+	} else if ok {
+		s.pagesByKey[sa] = n - 1
+	}
 }
 
 // drop counts a URL whose host is dead.
@@ -681,7 +745,7 @@ func (s *scheduler) pop(v *visitState) (rec string, attempt int, ok bool) {
 // (sequential reads), smaller when the workbench is over budget.
 func (s *scheduler) refill(v *visitState) error {
 	n := int64(256)
-	if s.queuedBytes >= s.f.cfg.WorkbenchBytes {
+	if s.queuedBytes >= s.set.WorkbenchBytes {
 		n = 16
 	}
 	recs, err := s.f.cfg.Virtualizer.DequeueN(v.id, int(min(n, v.onDisk)))
@@ -735,10 +799,10 @@ func (s *scheduler) release(o Outcome) {
 	}
 	if oe := t.other; oe != nil {
 		oe.inFlight--
-		oe.nextFetch = max(oe.nextFetch, end+int64(f.cfg.IPDelay))
+		oe.nextFetch = max(oe.nextFetch, end+int64(s.set.IPDelay))
 		s.wb.fix(oe)
 	}
-	delay := s.keyDelay(t.SchemeAuthority, o)
+	delay, why := s.keyDelay(t.SchemeAuthority, o)
 
 	if t.Robots {
 		rs := s.robotsFor(t.SchemeAuthority)
@@ -747,22 +811,22 @@ func (s *scheduler) release(o Outcome) {
 		case o.Result == Abandoned:
 		case o.Result == Fetched && o.Robots != nil:
 			rs.rules = o.Robots
-			rs.expires = end + int64(f.cfg.RobotsExpiry)
+			rs.expires = end + int64(s.set.RobotsExpiry)
 			rs.fails = 0
-			delay = s.keyDelay(t.SchemeAuthority, o)
+			delay, why = s.keyDelay(t.SchemeAuthority, o)
 		default:
 			// robots.txt unavailable (5xx, unreachable): nothing of the
 			// authority is fetched for now; retry with backoff, give up
 			// after the retries.
 			rs.fails++
-			if rs.fails > f.cfg.MaxRetries {
+			if rs.fails > s.set.MaxRetries {
 				rs.dead = true
 				f.log.Info("frontier: robots.txt unavailable, URLs dropped", "authority", t.SchemeAuthority)
 				if v.prefix == t.SchemeAuthority || s.assign.kind == assignAuthority {
 					s.purge(v)
 				}
-			} else {
-				delay = max(delay, f.cfg.RetryDelay<<min(rs.fails-1, 8))
+			} else if b := s.set.RetryDelay << min(rs.fails-1, 8); b > delay {
+				delay, why = b, DelayRobotsBackoff
 			}
 		}
 		waiters := rs.waiters
@@ -773,11 +837,13 @@ func (s *scheduler) release(o Outcome) {
 		case Fetched:
 			v.failures = 0
 		case RetryLater:
-			if t.Attempt < f.cfg.MaxRetries {
+			if t.Attempt < s.set.MaxRetries {
 				v.retries = append(v.retries, retry{rec: t.record(), attempt: t.Attempt + 1})
 				s.queuedURLs++
 				f.stats.Retries.Add(1)
-				delay = max(delay, f.cfg.RetryDelay)
+				if s.set.RetryDelay > delay {
+					delay, why = s.set.RetryDelay, DelayRetry
+				}
 				break
 			}
 			fallthrough
@@ -789,32 +855,39 @@ func (s *scheduler) release(o Outcome) {
 		case Abandoned:
 			s.putBack(v, t.record(), t.Attempt)
 			s.dispatched--
+			if t.Attempt == 0 {
+				s.uncountPage(v, t.SchemeAuthority)
+			}
 		}
 	}
 	v.nextFetch = max(v.nextFetch, end+int64(delay))
-	e.nextFetch = max(e.nextFetch, end+int64(f.cfg.IPDelay))
+	v.delay, v.delayWhy = delay, why
+	e.nextFetch = max(e.nextFetch, end+int64(s.set.IPDelay))
 	s.settle(v)
 	s.wb.fix(e)
 }
 
 // keyDelay is the gap before the next request to a visit state after a
-// fetch from authority sa: the host delay, raised by the adaptive factor,
-// robots.txt Crawl-delay (up to its cap) and Retry-After (up to MaxDelay).
-func (s *scheduler) keyDelay(sa string, o Outcome) time.Duration {
-	c := &s.f.cfg
-	d := c.HostDelay
+// fetch from authority sa, and the rule that set it: the host delay,
+// raised by the adaptive factor, robots.txt Crawl-delay (up to its cap) and
+// Retry-After (up to MaxDelay).
+func (s *scheduler) keyDelay(sa string, o Outcome) (time.Duration, DelayReason) {
+	c := s.set
+	d, why := c.HostDelay, DelayHost
 	if c.DelayFactor > 0 && o.Duration > 0 {
-		d = max(d, min(time.Duration(c.DelayFactor*float64(o.Duration)), c.MaxDelay))
+		if a := min(time.Duration(c.DelayFactor*float64(o.Duration)), c.MaxDelay); a > d {
+			d, why = a, DelayAdaptive
+		}
 	}
 	if rs := s.robots[sa]; rs != nil && rs.rules != nil {
 		if cd := min(rs.rules.CrawlDelay(), c.CrawlDelayCap); cd > d {
-			d = cd
+			d, why = cd, DelayCrawlDelay
 		}
 	}
 	if o.RetryAfter > d {
-		d = min(o.RetryAfter, c.MaxDelay)
+		d, why = min(o.RetryAfter, c.MaxDelay), DelayRetryAfter
 	}
-	return d
+	return d, why
 }
 
 // purge drops a broken visit state's URLs (BUbiNG's brokenVisitStates).
@@ -916,7 +989,7 @@ func (s *scheduler) resolved(r dnsResult) {
 		default:
 			h.fails++
 			if h.fails <= f.cfg.DNSRetries && !isPermanentDNS(r.err) {
-				h.retryAt = f.now() + int64(f.cfg.RetryDelay<<(h.fails-1))
+				h.retryAt = f.now() + int64(s.set.RetryDelay<<(h.fails-1))
 				s.dnsRetry = append(s.dnsRetry, h)
 				return
 			}

@@ -35,7 +35,10 @@ type visitState struct {
 	broken  bool
 	active  bool // counted in the front (has work or a request in flight)
 
-	nextFetch int64 // monotonic ns: earliest start of the next request
+	nextFetch int64         // monotonic ns: earliest start of the next request
+	pages     int64         // page fetches dispatched (authority policy: the key's budget used)
+	delay     time.Duration // the delay set by the last release, and why
+	delayWhy  DelayReason
 	inFlight  int
 	failures  int // consecutive failed URLs (retries exhausted)
 

@@ -21,6 +21,7 @@ type Crawl struct {
 	CutRedirects        atomic.Int64 // refused: redirect chain longer than --max-redirects allows
 	CutDepth            atomic.Int64 // refused: more than --max-depth links from a seed
 	CutRepeatedSegment  atomic.Int64 // refused: a path segment repeated more than --max-segment-repeats times
+	CutAtDispatch       atomic.Int64 // queued URLs refused at dispatch by a scope or limit narrowed after they were queued
 	OverBudget          atomic.Int64 // refused: the key already holds --max-urls-per-host URLs (a repeat the URL cache catches counts as a cache hit)
 	CacheHits           atomic.Int64 // duplicates caught by the URL cache before the sieve
 	CacheLookups        atomic.Int64

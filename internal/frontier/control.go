@@ -1,0 +1,182 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Cuts refuse queued URLs at dispatch: how a scope, filter or depth limit
+// narrowed while the crawl runs reaches the URLs queued before the change
+// (the agent refuses new URLs itself before they are queued). A URL they
+// refuse is counted in stats.CutAtDispatch instead of fetched.
+type Cuts struct {
+	// MaxDepth, when positive, cuts a URL whose Meta has a greater Depth.
+	MaxDepth int
+	// Keep, when set, is asked about every page URL as it comes up for
+	// dispatch; nil keeps everything. It is called on the scheduler
+	// goroutine and must not change once given.
+	Keep func(url string, m Meta) bool
+}
+
+// liveSettings are what the scheduler decides with. A value is never
+// changed once published: Reconfigure publishes a new one.
+type liveSettings struct {
+	Settings
+	Cuts
+}
+
+// check returns an error naming the first value out of range.
+func (s *Settings) check(old *Settings) error {
+	switch {
+	case s.Assign != old.Assign:
+		return fmt.Errorf("frontier: Assign cannot change while the crawl runs (the politeness keys of queued URLs were computed with %s)", old.Assign)
+	case s.FrontSize != old.FrontSize:
+		return errors.New("frontier: FrontSize cannot change while the crawl runs (the front grows by itself when fetchers wait)")
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"HostDelay", s.HostDelay}, {"IPDelay", s.IPDelay}, {"RetryDelay", s.RetryDelay}} {
+		if d.v < 0 {
+			return fmt.Errorf("frontier: %s %v is negative", d.name, d.v)
+		}
+	}
+	switch {
+	case s.MaxDelay <= 0:
+		return fmt.Errorf("frontier: MaxDelay %v is not positive", s.MaxDelay)
+	case s.CrawlDelayCap <= 0:
+		return fmt.Errorf("frontier: CrawlDelayCap %v is not positive", s.CrawlDelayCap)
+	case s.RobotsExpiry <= 0:
+		return fmt.Errorf("frontier: RobotsExpiry %v is not positive", s.RobotsExpiry)
+	case s.DelayFactor < 0:
+		return fmt.Errorf("frontier: DelayFactor %v is negative", s.DelayFactor)
+	case s.ParallelPerKey < 1 || s.ParallelPerIP < 1:
+		return fmt.Errorf("frontier: ParallelPerKey %d and ParallelPerIP %d must be at least 1", s.ParallelPerKey, s.ParallelPerIP)
+	case s.MaxURLs < 0 || s.MaxURLsPerKey < 0 || s.MaxRetries < 0:
+		return errors.New("frontier: MaxURLs, MaxURLsPerKey and MaxRetries must not be negative")
+	case s.WorkbenchBytes <= 0:
+		return fmt.Errorf("frontier: WorkbenchBytes %d is not positive", s.WorkbenchBytes)
+	}
+	return nil
+}
+
+// ErrNotRunning is returned by the calls that talk to the scheduler once
+// Run has returned.
+var ErrNotRunning = errors.New("frontier: the scheduler is not running")
+
+// do runs fn on the scheduler goroutine, between two of its steps, and
+// waits for it. Before Run starts it waits for it; after Run has returned,
+// or when ctx ends first, it returns an error and fn may not have run.
+func (f *Frontier) do(ctx context.Context, fn func(s *scheduler)) error {
+	done := make(chan struct{})
+	select {
+	case f.control <- controlReq{fn: fn, done: done}:
+	case <-f.runDone:
+		return ErrNotRunning
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		// fn runs anyway; the caller no longer waits for it.
+		return ctx.Err()
+	}
+}
+
+type controlReq struct {
+	fn   func(s *scheduler)
+	done chan struct{}
+}
+
+// Settings returns the settings in force.
+func (f *Frontier) Settings() Settings { return f.live.Load().Settings }
+
+// Cuts returns the cuts in force.
+func (f *Frontier) Cuts() Cuts { return f.live.Load().Cuts }
+
+// Reconfigure replaces the settings and cuts in force, all at once, on the
+// scheduler goroutine: after it returns nil every decision of the
+// scheduler uses the new values. It returns an error, and changes nothing,
+// when a value is out of range, Assign or FrontSize would change, or Run
+// is not running.
+//
+// A change applies from the next decision it enters: a visit state's next
+// fetch time already computed stands (a lowered delay does not shorten a
+// wait in progress; a raised one applies from the key's next response).
+// Narrowing a limit (MaxURLs, MaxURLsPerKey, the cuts) cuts queued URLs as
+// they come up for dispatch, counted in stats.CutAtDispatch; widening one
+// affects the URLs found afterwards (and, for MaxURLs, lets dispatch go
+// on). A lower WorkbenchBytes sends new URLs to the virtualizer sooner; the
+// URLs already in RAM stay there.
+func (f *Frontier) Reconfigure(ctx context.Context, set Settings, cuts Cuts) error {
+	if err := set.check(&f.live.Load().Settings); err != nil {
+		return err
+	}
+	return f.do(ctx, func(s *scheduler) { s.reconfigure(&liveSettings{set, cuts}) })
+}
+
+// reconfigure installs new settings in the scheduler.
+func (s *scheduler) reconfigure(set *liveSettings) {
+	old := s.set
+	s.set = set
+	s.f.live.Store(set)
+	s.maxFront = max(int(set.WorkbenchBytes/1024), s.f.cfg.FrontSize)
+	s.front = min(s.front, s.maxFront)
+	if set.MaxURLs == 0 || set.MaxURLs > s.dispatched {
+		s.limitHit = false
+	}
+	if set.ParallelPerKey != old.ParallelPerKey || set.ParallelPerIP != old.ParallelPerIP {
+		s.wb.parKey, s.wb.parIP = set.ParallelPerKey, set.ParallelPerIP
+		for _, v := range s.states {
+			s.wb.offer(v)
+		}
+		for _, e := range s.entries {
+			s.wb.fix(e)
+		}
+	}
+}
+
+// Pause stops dispatch: once it returns, no fetch starts until Resume
+// (tasks handed out but not yet begun come back as abandoned, and a
+// fetcher that checks Paused hands back what it receives meanwhile);
+// fetches in flight finish and are released as usual. Checkpoints,
+// inspection and the distributor go on. It returns an error when Run is
+// not running or ctx ends first.
+func (f *Frontier) Pause(ctx context.Context) error {
+	f.paused.Store(true)
+	return f.do(ctx, func(s *scheduler) { s.pause() })
+}
+
+// Resume ends a Pause.
+func (f *Frontier) Resume(ctx context.Context) error {
+	f.paused.Store(false)
+	return f.do(ctx, func(s *scheduler) { s.paused = false; f.paused.Store(false) })
+}
+
+// Paused reports whether dispatch is paused. Fetchers check it before they
+// start a task they received, and hand it back as Abandoned if it is.
+func (f *Frontier) Paused() bool { return f.paused.Load() }
+
+// pause takes back the task waiting for a fetcher and those in Todo's
+// buffer, which no fetcher has begun.
+func (s *scheduler) pause() {
+	s.paused = true
+	s.f.paused.Store(true)
+	if s.pending != nil {
+		s.release(Outcome{Task: s.pending, Result: Abandoned, End: time.Now()})
+		s.pending = nil
+	}
+	for {
+		select {
+		case t := <-s.f.todo:
+			s.release(Outcome{Task: t, Result: Abandoned, End: time.Now()})
+			continue
+		default:
+		}
+		return
+	}
+}
