@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/petrel-crawler/petrel/internal/benchcrawl"
@@ -31,6 +32,7 @@ type Sample struct {
 	VisitStates      int64     `json:"visit_states"`
 	Robots           int64     `json:"robots"`
 	Errors           int64     `json:"errors"`
+	OverBudget       int64     `json:"over_budget"`
 	SieveFlushes     int64     `json:"sieve_flushes"`
 	SieveFlushS      float64   `json:"sieve_flush_s"` // sum of flush durations
 	SieveFlushMaxS   float64   `json:"sieve_flush_max_s"`
@@ -74,7 +76,11 @@ type Summary struct {
 	StopS              float64      `json:"stop_s,omitempty"`    // SIGINT to exit after N
 	RecoverS           float64      `json:"recover_s,omitempty"` // restart after kill -9 to the first new page
 	RecoverOpenS       float64      `json:"recover_open_s,omitempty"`
-	CountsFileBytes    int64        `json:"counts_file_bytes"` // the per-key URL counts saved at the stop
+	CountsFileBytes    int64        `json:"counts_file_bytes"`        // the per-key URL counts saved at the stop
+	CountsKeys         int64        `json:"counts_keys"`              // keys (hosts) in it
+	CountsMax          int64        `json:"counts_max"`               // the largest count (the per-key budget caps it)
+	OverBudget         int64        `json:"over_budget"`              // URLs refused by the per-key budget
+	DigestFilters      string       `json:"digest_filters,omitempty"` // the crawl's summary line on its digest filters
 }
 
 // Report is a whole run.
@@ -144,6 +150,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if m.RecoverS > 0 {
 		fmt.Fprintf(w, "kill -9 at N, restart: open %.1f s, first new page %.1f s\n", m.RecoverOpenS, m.RecoverS)
 	}
+	fmt.Fprintf(w, "per-key counts: %d keys, largest %d, %d URLs over budget, file %.1f MiB\n", m.CountsKeys, m.CountsMax, m.OverBudget, mib(m.CountsFileBytes))
+	if m.DigestFilters != "" {
+		fmt.Fprintln(w, strings.TrimSpace(m.DigestFilters))
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}
@@ -187,7 +197,7 @@ func (r *Report) summarize(n int64, peakRSS int64) {
 		m.CPUSecPer1000Pages = last.CPU / float64(last.Pages) * 1000
 	}
 	m.WebCPUSeconds = last.WebCPU
-	m.Robots, m.VisitStates = last.Robots, last.VisitStates
+	m.Robots, m.VisitStates, m.OverBudget = last.Robots, last.VisitStates, last.OverBudget
 	m.SieveFlushes, m.SieveFlushMaxS = last.SieveFlushes, last.SieveFlushMaxS
 	if last.SieveFlushes > 0 {
 		m.SieveFlushMeanS = last.SieveFlushS / float64(last.SieveFlushes)

@@ -222,8 +222,12 @@ func run(ctx context.Context, o Options) (*Report, error) {
 	if err := afterN(ctx, o, rep, s, c, args, crawlDir); err != nil {
 		rep.Notes = append(rep.Notes, err.Error())
 	}
-	if fi, err := os.Stat(filepath.Join(crawlDir, "state", "counts")); err == nil {
+	counts := filepath.Join(crawlDir, "state", "counts")
+	if fi, err := os.Stat(counts); err == nil {
 		rep.Summary.CountsFileBytes = fi.Size()
+		if rep.Summary.CountsKeys, rep.Summary.CountsMax, err = readCounts(counts); err != nil {
+			rep.Notes = append(rep.Notes, err.Error())
+		}
 	}
 	w.signal(syscall.SIGTERM)
 	w.wait(10 * time.Second)
@@ -308,6 +312,7 @@ func afterN(ctx context.Context, o Options, rep *Report, s *sampler, c *child, a
 			return fmt.Errorf("the clean stop did not finish within %s", stopWait)
 		}
 		rep.Summary.StopS = time.Since(t0).Seconds()
+		rep.Summary.DigestFilters = filterLine(c)
 		return nil
 	}
 	c.signal(syscall.SIGKILL)
@@ -349,5 +354,16 @@ func afterN(ctx context.Context, o Options, rep *Report, s *sampler, c *child, a
 		return errors.New("the restarted crawl did not stop in time")
 	}
 	rep.Summary.StopS = time.Since(t1).Seconds()
+	rep.Summary.DigestFilters = filterLine(r)
 	return nil
+}
+
+// filterLine returns the crawl summary's line on the digest filters.
+func filterLine(c *child) string {
+	for _, l := range c.out.Lines() {
+		if strings.Contains(l, "digest filters") {
+			return l
+		}
+	}
+	return ""
 }

@@ -1,8 +1,11 @@
 package benchscale
 
 import (
+	"bufio"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -185,5 +188,36 @@ func (sm *Sample) fromProgress(m map[string]int64) {
 	sm.CheckpointPauseS = sec("CheckpointPauseNano")
 	sm.FetcherWaitS = sec("FetcherWaitNano")
 	sm.Robots = m["RobotsFetched"]
+	sm.OverBudget = m["OverBudget"]
 	sm.Errors = m["FetchErrors"] + m["Status5xx"] + m["StoreErrors"]
+}
+
+// readCounts reads the per-key URL counts the agent saves (state/counts:
+// per key uvarint length, key, uvarint count) and returns the number of
+// keys and the largest count.
+func readCounts(path string) (keys, largest int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<20)
+	for {
+		l, err := binary.ReadUvarint(br)
+		if err == io.EOF {
+			return keys, largest, nil
+		}
+		if err != nil || l > 1<<16 {
+			return keys, largest, fmt.Errorf("benchscale: counts file: bad key length")
+		}
+		if _, err := br.Discard(int(l)); err != nil {
+			return keys, largest, fmt.Errorf("benchscale: counts file: %w", err)
+		}
+		v, err := binary.ReadUvarint(br)
+		if err != nil {
+			return keys, largest, fmt.Errorf("benchscale: counts file: %w", err)
+		}
+		keys++
+		largest = max(largest, int64(v))
+	}
 }
