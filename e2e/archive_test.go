@@ -256,6 +256,7 @@ func TestArchiveTools(t *testing.T) {
 
 	out, _, code = petrelOut(t, "warc", "ls", "--json", filepath.Join(dir, "warc"))
 	statuses := map[string]int{}
+	var about store.RecordInfo
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		var ri store.RecordInfo
 		if err := json.Unmarshal([]byte(l), &ri); err != nil {
@@ -263,7 +264,17 @@ func TestArchiveTools(t *testing.T) {
 		}
 		if ri.Type == "response" {
 			statuses[strings.TrimPrefix(ri.URL, s.url(""))] = ri.Status
+			if strings.HasSuffix(ri.URL, "/about.html") {
+				about = ri
+			}
 		}
+	}
+	at := fmt.Sprintf("%s:%d", filepath.Join(dir, "warc", about.File), about.Offset)
+	if rec, _, code := petrelOut(t, "warc", "cat", at); code != 0 || !strings.Contains(rec, "WARC-Target-URI: "+s.url("/about.html")+"\r\n") {
+		t.Errorf("warc cat %s: exit %d %q", at, code, rec)
+	}
+	if body, _, code := petrelOut(t, "warc", "cat", "--body", at); code != 0 || !strings.Contains(body, "<title>About the archive site</title>") {
+		t.Errorf("warc cat --body %s: exit %d %q", at, code, body)
 	}
 	if code != 0 || statuses["/about.html"] != 200 || statuses["/missing"] != 0 {
 		t.Errorf("warc ls --json: exit %d, statuses %v", code, statuses)
