@@ -74,9 +74,10 @@ type Agent struct {
 	// observe, when set (by tests), is told the URL and Meta of every
 	// response a parser handles.
 	observe    func(url string, m frontier.Meta)
-	opened     bool    // Open succeeded: closing is a clean stop
-	ended      *runEnd // how Run ended (nil before)
-	leftQueued int64   // URLs left in the ready queue at the close
+	sitemaps   sitemapSet // URLs enqueued as sitemaps (--sitemaps)
+	opened     bool       // Open succeeded: closing is a clean stop
+	ended      *runEnd    // how Run ended (nil before)
+	leftQueued int64      // URLs left in the ready queue at the close
 }
 
 // Open prepares a crawl in cfg.Dir: it validates the settings, locks the
@@ -276,6 +277,9 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	}
 	for i, s := range seeds {
 		a.offer(s, "", frontier.Meta{Seed: uint32(min(i+1, math.MaxUint32))})
+	}
+	if cfg.Sitemaps {
+		a.seedSitemaps(seeds)
 	}
 	a.stats.Runs.Add(1)
 	if resumed {

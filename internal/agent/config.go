@@ -37,6 +37,7 @@ type Config struct {
 	MaxLinks        int  // links followed per page
 	MaxEmbedHops    int  // requisite hops after the last link hop (0: no requisites)
 	EmbedsOffScope  bool // requisites pass the scope
+	Sitemaps        bool // read robots.txt's Sitemap lines and the seeds' hosts' /sitemap.xml
 	NearDupBits     int  // SimHash Hamming distance of a near-duplicate (-1 = no check)
 	Progress        time.Duration
 	StopGrace       time.Duration
@@ -110,6 +111,9 @@ func (c *Config) table() settings.Table {
 		settings.Bool(&c.EmbedsOffScope, "embeds-off-scope", true,
 			"fetch the requisites of in-scope pages even off the scope (a CDN's assets)").
 			In(settings.Limits).SetFixed("the parsers read it without synchronisation").ClusterWide(),
+		settings.Bool(&c.Sitemaps, "sitemaps", false,
+			"read the sitemaps that robots.txt files name and the /sitemap.xml of the seeds' hosts, and follow their URLs").
+			In(settings.Seeds).SetFixed("sitemaps are enqueued at the start and with robots.txt").ClusterWide(),
 		settings.Count(&c.NearDupBits, "near-dup-distance", DefaultNearDupDistance,
 			"SimHash Hamming distance up to which a page is a near-duplicate of a recent page of its host (-1 = off)").
 			In(settings.Limits).Range(-1, 32).SetFixed("recent fingerprints were compared with it").ClusterWide(),

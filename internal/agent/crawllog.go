@@ -2,6 +2,7 @@ package agent
 
 import (
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -112,6 +113,9 @@ func (a *Agent) logResponse(t *frontier.Task, fetcher int, resp *fetch.Response,
 	if resp.Truncated != "" {
 		e.Annotations = append(e.Annotations, resp.Truncated+"Trunc")
 	}
+	if resp.TLS != nil {
+		e.Annotations = append(e.Annotations, tlsAnnotation(resp.TLS))
+	}
 	switch {
 	case res != nil:
 		e.Digest = res.PayloadDigest
@@ -130,4 +134,24 @@ func (a *Agent) logResponse(t *frontier.Task, fetcher int, resp *fetch.Response,
 func (a *Agent) refuse(url, via string, m frontier.Meta, reason crawllog.Reason, rule string) {
 	e := crawllog.Entry{Seed: a.seedName(m)}
 	a.crawlLog.Refuse(&e, &crawllog.Skip{URL: url, Via: via, Reason: reason, Rule: rule})
+}
+
+// tlsAnnotation is the crawl log's note on an https response's certificate:
+// tls:verified, tls:off, or tls:unverified: and the kind of failure
+// (unknown-authority, hostname, expired or invalid; the WARC record's
+// Petrel-TLS-Verify and the event log have the whole error).
+func tlsAnnotation(ts *fetch.TLSState) string {
+	switch e := ts.VerifyError; {
+	case ts.Verified:
+		return "tls:verified"
+	case e == "":
+		return "tls:off"
+	case strings.Contains(e, "unknown authority"):
+		return "tls:unverified:unknown-authority"
+	case strings.Contains(e, "valid for"):
+		return "tls:unverified:hostname"
+	case strings.Contains(e, "expired") || strings.Contains(e, "not yet valid"):
+		return "tls:unverified:expired"
+	}
+	return "tls:unverified:invalid"
 }

@@ -63,14 +63,23 @@ func (a *Agent) handle(r *fetched) {
 		}
 		a.logResponse(t, r.fetcher, resp, &res, "")
 	}
-	if t.Robots {
-		return
-	}
 	base, err := urlx.Parse(resp.URL)
 	if err != nil {
 		return
 	}
 	via := sieve.Hash([]byte(resp.URL))
+	if t.Robots {
+		if a.cfg.Sitemaps && resp.Status >= 200 && resp.Status < 300 {
+			a.robotsSitemaps(base, resp, t.Meta, via)
+		}
+		return
+	}
+	if a.cfg.Sitemaps {
+		if level, ok := a.sitemaps.take(resp.URL); ok {
+			a.sitemapResponse(base, resp, t.Meta, via, level)
+			return
+		}
+	}
 	switch {
 	case resp.Status >= 300 && resp.Status < 400:
 		if loc := resp.Header.Get("Location"); loc != "" {
@@ -81,6 +90,20 @@ func (a *Agent) handle(r *fetched) {
 		}
 	case resp.Status >= 200 && resp.Status < 300:
 		a.parse(base, resp, t.Meta, via, stored)
+	}
+}
+
+// sitemapResponse handles the response to a URL enqueued as a sitemap of
+// level: read when 2xx, its redirect target a sitemap of the same level.
+func (a *Agent) sitemapResponse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via uint64, level uint8) {
+	switch {
+	case resp.Status >= 300 && resp.Status < 400:
+		if u, err := base.Resolve(resp.Header.Get("Location")); err == nil {
+			a.stats.Redirects.Add(1)
+			a.offerSitemap(u, resp.URL, m.Redirect(via), level)
+		}
+	case resp.Status >= 200 && resp.Status < 300:
+		a.readSitemap(base, resp, m, via, level)
 	}
 }
 

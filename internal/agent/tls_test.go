@@ -58,25 +58,11 @@ func TestTLSVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	crawl := func(name, host, mode, caFile string) (*Agent, string) {
-		cfg := Defaults()
-		cfg.Dir = filepath.Join(dir, name)
-		cfg.SeedURLs = []string{fmt.Sprintf("https://%s:%d/", host, port)}
-		cfg.Fetch.HostsFile, cfg.Fetch.AllowPrivate, cfg.Fetch.SystemDNS = hosts, true, false
-		cfg.Fetch.TLSVerify, cfg.Fetch.CAFile = mode, caFile
-		cfg.Frontier.HostDelay, cfg.Frontier.IPDelay = time.Millisecond, time.Millisecond
-		cfg.Frontier.RetryDelay, cfg.Frontier.MaxRetries = time.Millisecond, 1
-		cfg.Fetchers, cfg.Parsers, cfg.CheckpointEvery = 4, 2, 0
-		cfg.Frontier.WorkbenchBytes, cfg.Sieve.URLCacheBytes, cfg.Sieve.BufferKeys = 16<<20, 1<<20, 1<<12
-		a, err := Open(cfg, io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := a.Run(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return a, warcText(t, filepath.Join(cfg.Dir, "warc"))
+		a := smallCrawl(t, filepath.Join(dir, name), hosts, fmt.Sprintf("https://%s:%d/", host, port), func(cfg *Config) {
+			cfg.Fetch.TLSVerify, cfg.Fetch.CAFile = mode, caFile
+			cfg.Frontier.RetryDelay, cfg.Frontier.MaxRetries = time.Millisecond, 1
+		})
+		return a, warcText(t, filepath.Join(dir, name, "warc"))
 	}
 
 	a, warc := crawl("record", "secure.test", "record", "")
@@ -89,6 +75,11 @@ func TestTLSVerify(t *testing.T) {
 			t.Errorf("record: %q in %d records, want 3", h, strings.Count(warc, h))
 		}
 	}
+	if log, err := os.ReadFile(filepath.Join(dir, "record", "logs", "crawl.log")); err != nil ||
+		strings.Count(string(log), "tls:unverified:hostname") != 3 {
+		t.Errorf("record: crawl.log has %d tls:unverified:hostname notes, want 3 (%v):\n%s",
+			strings.Count(string(log), "tls:unverified:hostname"), err, log)
+	}
 	a, _ = crawl("strict", "secure.test", "strict", "")
 	if a.stats.Fetched.Load() != 0 || a.stats.TLSRefused.Load() == 0 {
 		t.Errorf("strict: fetched %d, refused %d", a.stats.Fetched.Load(), a.stats.TLSRefused.Load())
@@ -100,6 +91,31 @@ func TestTLSVerify(t *testing.T) {
 	if _, err := fetch.LoadRoots(ca); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// smallCrawl crawls from seed into dir with the hosts file hosts, fast
+// delays and small buffers, edit changing the settings, and returns the
+// agent after the crawl.
+func smallCrawl(t *testing.T, dir, hosts, seed string, edit func(*Config)) *Agent {
+	t.Helper()
+	cfg := Defaults()
+	cfg.Dir = dir
+	cfg.SeedURLs = []string{seed}
+	cfg.Fetch.HostsFile, cfg.Fetch.AllowPrivate, cfg.Fetch.SystemDNS = hosts, true, false
+	cfg.Frontier.HostDelay, cfg.Frontier.IPDelay = time.Millisecond, time.Millisecond
+	cfg.Fetchers, cfg.Parsers, cfg.CheckpointEvery = 4, 2, 0
+	cfg.Frontier.WorkbenchBytes, cfg.Sieve.URLCacheBytes, cfg.Sieve.BufferKeys = 16<<20, 1<<20, 1<<12
+	edit(&cfg)
+	a, err := Open(cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := a.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 // warcText returns the decompressed WARC files of dir, concatenated.

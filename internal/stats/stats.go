@@ -80,6 +80,12 @@ type Crawl struct {
 	EmbedsDropped     atomic.Int64 // requisites beyond --max-links (a cap of their own)
 	StyleSheets       atomic.Int64 // style sheets parsed for requisites
 	EmbedLinksSkipped atomic.Int64 // links of documents fetched as requisites, not followed
+	SitemapsRead      atomic.Int64 // sitemaps and sitemap indexes read (--sitemaps)
+	SitemapURLs       atomic.Int64 // URLs listed by the sitemaps read, offered as links
+	SitemapsMalformed atomic.Int64 // sitemaps that are not sound sitemap XML (their URLs before the fault are kept)
+	SitemapsOversized atomic.Int64 // sitemaps over 50,000 URLs or 50 MiB, or cut at --max-body (read up to the bound)
+	SitemapsNested    atomic.Int64 // sitemap indexes named by an index, not followed
+	SitemapsDropped   atomic.Int64 // sitemap URLs not enqueued: too many remembered at once
 	NoFollow          atomic.Int64 // pages whose links were not followed (meta robots / X-Robots-Tag)
 	Duplicates        atomic.Int64 // payloads identical to one already stored (revisit records)
 	TextDuplicates    atomic.Int64 // pages whose normalised-text digest was seen on the host
@@ -232,6 +238,7 @@ func Summary(r Run) string {
   traps cut          length %d, redirects %d, depth %d, repeated segment %d
   links              found %d, dropped %d, redirects %d, nofollow pages %d
   requisites         found %d, dropped %d, style sheets %d
+  sitemaps           read %d, URLs %d, malformed %d, oversized %d, nested indexes %d
   duplicates         payload %d (revisit records), text %d, near %d
   failures           network %d, timeouts %d, truncated %d, retries %d, DNS %d, broken hosts %d (URLs purged %d)
   https              certificate verified %d, not verified %d (fetched anyway), refused %d
@@ -247,6 +254,7 @@ func Summary(r Run) string {
 		s["CutLength"], s["CutRedirects"], s["CutDepth"], s["CutRepeatedSegment"],
 		s["LinksFound"], s["LinksDropped"], s["Redirects"], s["NoFollow"],
 		s["EmbedsFound"], s["EmbedsDropped"], s["StyleSheets"],
+		s["SitemapsRead"], s["SitemapURLs"], s["SitemapsMalformed"], s["SitemapsOversized"], s["SitemapsNested"],
 		s["Duplicates"], s["TextDuplicates"], s["NearDuplicates"],
 		s["FetchErrors"], s["Timeouts"], s["Truncated"], s["Retries"], s["DNSFailures"], s["BrokenKeys"], s["PurgedURLs"],
 		s["TLSVerified"], s["TLSUnverified"], s["TLSRefused"],
