@@ -73,46 +73,55 @@ func OpenArchive(dir string) (Archive, error) {
 func (a Archive) Captures(uri string) ([]Capture, error) {
 	key := SURT(uri)
 	var out []Capture
-	add := func(line []byte) error {
-		c, ok := parseCDXJCapture(line, key)
-		if ok {
-			if a.WARCDir != "" || a.Index != "" {
-				c.Path = filepath.Join(a.WARCDir, c.Path)
-			}
-			out = append(out, c)
-		}
-		return nil
-	}
+	var err error
 	if a.Index != "" {
-		f, err := os.Open(a.Index)
-		if err != nil {
-			return nil, fmt.Errorf("store: %w", err)
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			add(sc.Bytes())
-		}
-		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("store: %s: %w", a.Index, err)
-		}
+		out, err = a.indexCaptures(key)
 	} else {
 		for _, p := range a.Files {
-			err := indexRecords(p, func(line []byte) error {
-				c, ok := parseCDXJCapture(line, key)
-				if ok {
+			err = indexRecords(p, func(line []byte) error {
+				if c, ok := parseCDXJCapture(line, key); ok {
 					c.Path = p
 					out = append(out, c)
 				}
 				return nil
 			})
 			if err != nil {
-				return nil, err
+				break
 			}
 		}
 	}
+	if err != nil {
+		return nil, err
+	}
 	sortCaptures(out)
+	return out, nil
+}
+
+// indexCaptures reads the captures of key from the merged index, which is
+// sorted: the scan stops at the first key past it.
+func (a Archive) indexCaptures(key string) ([]Capture, error) {
+	f, err := os.Open(a.Index)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	defer f.Close()
+	var out []Capture
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		k, _, _ := bytes.Cut(line, []byte{' '})
+		if string(k) > key {
+			break
+		}
+		if c, ok := parseCDXJCapture(line, key); ok {
+			c.Path = filepath.Join(a.WARCDir, c.Path)
+			out = append(out, c)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("store: %s: %w", a.Index, err)
+	}
 	return out, nil
 }
 

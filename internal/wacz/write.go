@@ -256,12 +256,10 @@ func (p *packer) writeIndex(dirs []string, tmpDir string, limit int64) (int64, b
 		return 0, false, fmt.Errorf("wacz: %w", err)
 	}
 	if limit >= 0 && fi.Size() <= limit {
-		n, err := p.copyFile("indexes/index.cdxj", path)
-		if err != nil {
+		if _, err := p.copyFile("indexes/index.cdxj", path); err != nil {
 			return 0, false, err
 		}
 		lines, err := countLines(path)
-		_ = n
 		return lines, false, err
 	}
 	n, err := p.writeZipNum(path)
