@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/petrel-crawler/petrel/internal/benchcrawl"
@@ -52,35 +51,37 @@ type Checkpoint struct {
 
 // Summary is what the run shows.
 type Summary struct {
-	Known              int64        `json:"known"`
-	Pages              int64        `json:"pages"`
-	WallS              float64      `json:"wall_s"` // start to N known (or to the time bound)
-	PeakRSSBytes       int64        `json:"peak_rss_bytes"`
-	DiskBytesPerKnown  float64      `json:"disk_bytes_per_known"` // sieve + ready queue + virtualizer, per URL known
-	RateSecondTenth    float64      `json:"rate_second_tenth"`    // pages/s over the second tenth of wall_s
-	RateLastTenth      float64      `json:"rate_last_tenth"`
-	CheckpointPauseS   float64      `json:"checkpoint_pause_s"` // of the checkpoint at N (else the longest seen)
-	Reached            bool         `json:"reached"`
-	RSSAtTenthBytes    int64        `json:"rss_at_tenth_known_bytes"` // RSS at the first sample with N/10 known
-	RSSAtEndBytes      int64        `json:"rss_at_end_bytes"`
-	DiskBytes          int64        `json:"disk_bytes"`
-	DiskBy             DiskBytes    `json:"disk"`
-	CPUSecPer1000Pages float64      `json:"cpu_s_per_1000_pages"`
-	WebCPUSeconds      float64      `json:"web_cpu_s"`
-	Robots             int64        `json:"robots"`
-	VisitStates        int64        `json:"visit_states"`
-	SieveFlushes       int64        `json:"sieve_flushes"`
-	SieveFlushMaxS     float64      `json:"sieve_flush_max_s"`
-	SieveFlushMeanS    float64      `json:"sieve_flush_mean_s"`
-	Checkpoints        []Checkpoint `json:"checkpoints"`
-	StopS              float64      `json:"stop_s,omitempty"`    // SIGINT to exit after N
-	RecoverS           float64      `json:"recover_s,omitempty"` // restart after kill -9 to the first new page
-	RecoverOpenS       float64      `json:"recover_open_s,omitempty"`
-	CountsFileBytes    int64        `json:"counts_file_bytes"`        // the per-key URL counts saved at the stop
-	CountsKeys         int64        `json:"counts_keys"`              // keys (hosts) in it
-	CountsMax          int64        `json:"counts_max"`               // the largest count (the per-key budget caps it)
-	OverBudget         int64        `json:"over_budget"`              // URLs refused by the per-key budget
-	DigestFilters      string       `json:"digest_filters,omitempty"` // the crawl's summary line on its digest filters
+	Known              int64          `json:"known"`
+	Pages              int64          `json:"pages"`
+	WallS              float64        `json:"wall_s"` // start to N known (or to the time bound)
+	PeakRSSBytes       int64          `json:"peak_rss_bytes"`
+	DiskBytesPerKnown  float64        `json:"disk_bytes_per_known"` // sieve + ready queue + virtualizer, per URL known
+	RateSecondTenth    float64        `json:"rate_second_tenth"`    // pages/s over the second tenth of wall_s
+	RateLastTenth      float64        `json:"rate_last_tenth"`
+	CheckpointPauseS   float64        `json:"checkpoint_pause_s"` // of the checkpoint at N (else the longest seen)
+	Reached            bool           `json:"reached"`
+	RSSAtTenthBytes    int64          `json:"rss_at_tenth_known_bytes"` // RSS at the first sample with N/10 known
+	RSSAtEndBytes      int64          `json:"rss_at_end_bytes"`
+	DiskBytes          int64          `json:"disk_bytes"`
+	DiskBy             DiskBytes      `json:"disk"`
+	CPUSecPer1000Pages float64        `json:"cpu_s_per_1000_pages"`
+	WebCPUSeconds      float64        `json:"web_cpu_s"`
+	Robots             int64          `json:"robots"`
+	VisitStates        int64          `json:"visit_states"`
+	SieveFlushes       int64          `json:"sieve_flushes"`
+	SieveFlushMaxS     float64        `json:"sieve_flush_max_s"`
+	SieveFlushMeanS    float64        `json:"sieve_flush_mean_s"`
+	Checkpoints        []Checkpoint   `json:"checkpoints"`
+	StopS              float64        `json:"stop_s,omitempty"`    // SIGINT to exit after N
+	RecoverS           float64        `json:"recover_s,omitempty"` // restart after kill -9 to the first new page
+	RecoverOpenS       float64        `json:"recover_open_s,omitempty"`
+	CountsFileBytes    int64          `json:"counts_file_bytes"`        // the per-key URL counts saved at the stop
+	CountsKeys         int64          `json:"counts_keys"`              // keys (hosts) in it
+	CountsMax          int64          `json:"counts_max"`               // the largest count (the per-key budget caps it)
+	OverBudget         int64          `json:"over_budget"`              // URLs refused by the per-key budget
+	DigestFilters      string         `json:"digest_filters,omitempty"` // the crawl's summary line on its digest filters
+	PayloadFilter      *FilterFigures `json:"payload_filter,omitempty"`
+	TextFilter         *FilterFigures `json:"text_filter,omitempty"`
 }
 
 // Report is a whole run.
@@ -151,8 +152,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "kill -9 at N, restart: open %.1f s, first new page %.1f s\n", m.RecoverOpenS, m.RecoverS)
 	}
 	fmt.Fprintf(w, "per-key counts: %d keys, largest %d, %d URLs over budget, file %.1f MiB\n", m.CountsKeys, m.CountsMax, m.OverBudget, mib(m.CountsFileBytes))
-	if m.DigestFilters != "" {
-		fmt.Fprintln(w, strings.TrimSpace(m.DigestFilters))
+	for _, f := range []struct {
+		name string
+		f    *FilterFigures
+	}{{"payload", m.PayloadFilter}, {"text", m.TextFilter}} {
+		if f.f != nil {
+			fmt.Fprintf(w, "%s digest filter: %d keys in %d stages, %.1f MiB, false positives ≤ %.0e budgeted, %.1e estimated from its fill\n",
+				f.name, f.f.Keys, f.f.Stages, mib(f.f.Bytes), f.f.Budget, f.f.Estimated)
+		}
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note:", n)

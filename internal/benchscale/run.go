@@ -229,6 +229,16 @@ func run(ctx context.Context, o Options) (*Report, error) {
 			rep.Notes = append(rep.Notes, err.Error())
 		}
 	}
+	for _, f := range []struct {
+		name string
+		to   **FilterFigures
+	}{{"payload-digests", &rep.Summary.PayloadFilter}, {"text-digests", &rep.Summary.TextFilter}} {
+		if ff, err := readFilter(filepath.Join(crawlDir, "state", f.name)); err == nil {
+			*f.to = &ff
+		} else if !errors.Is(err, os.ErrNotExist) {
+			rep.Notes = append(rep.Notes, err.Error())
+		}
+	}
 	w.signal(syscall.SIGTERM)
 	w.wait(10 * time.Second)
 	for _, l := range w.out.Lines() {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/benchcrawl"
+	"github.com/petrel-crawler/petrel/internal/bloom"
 )
 
 // DiskBytes are the bytes a crawl directory holds on disk (allocated
@@ -220,4 +221,33 @@ func readCounts(path string) (keys, largest int64, err error) {
 		keys++
 		largest = max(largest, int64(v))
 	}
+}
+
+// FilterFigures describe a digest filter file the agent saved at its stop.
+type FilterFigures struct {
+	Keys      uint64  `json:"keys"`
+	Stages    int     `json:"stages"`
+	Bytes     int64   `json:"bytes"`
+	Budget    float64 `json:"fp_budget"`    // the compound false-positive budget
+	Estimated float64 `json:"fp_estimated"` // the rate the stages' fill gives
+}
+
+// readFilter reads a digest filter file (an 8-byte magic, then an
+// internal/bloom filter, then a checksum this does not check).
+func readFilter(path string) (FilterFigures, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return FilterFigures{}, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<20)
+	if _, err := br.Discard(8); err != nil {
+		return FilterFigures{}, fmt.Errorf("benchscale: %s: %w", filepath.Base(path), err)
+	}
+	bf, err := bloom.ReadFrom(br)
+	if err != nil {
+		return FilterFigures{}, fmt.Errorf("benchscale: %s: %w", filepath.Base(path), err)
+	}
+	st := bf.Stats()
+	return FilterFigures{Keys: st.Keys, Stages: st.Stages, Bytes: st.Bytes, Budget: st.Rate, Estimated: st.Estimated}, nil
 }
