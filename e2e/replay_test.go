@@ -130,7 +130,7 @@ const findFrames = `(() => {
 })()`
 
 // TestReplayWACZ crawls the archive site, packages the crawl as a WACZ and
-// replays each page in ReplayWeb.page in headless Chromium: the page's
+// replays each page (one a revisit record) in ReplayWeb.page in headless Chromium: the page's
 // title appears in the replay frame, and the frame loaded every requisite
 // (style sheet, script, image, the style sheet's background image) without
 // a 404.
@@ -166,17 +166,18 @@ func TestReplayWACZ(t *testing.T) {
 
 	requisites := []string{"/style.css", "/app.js", "/img/logo.png", "/img/bg.png"}
 	for _, name := range []string{"crawl50000.wacz", "crawl-1.wacz"} {
-		for _, path := range []string{"/", "/about.html"} {
-			replayPage(t, bctx, name+" "+path, base+"/?wacz="+name+"&url="+s.url(path), archivePages[path], requisites)
+		for _, path := range []string{"/", "/about.html", "/dup.html"} { // /dup.html is a revisit of /
+			replayPage(t, bctx, name+" "+path, base+"/?wacz="+name+"&url="+s.url(path), s.url(path), archivePages[path], requisites)
 		}
 	}
 }
 
-// replayPage loads the replay page at url and waits for a frame titled
-// title that loaded every requisite, none of them with a 404. A load that
+// replayPage loads the replay page at url and waits for the frame
+// replaying target, titled title, that loaded every requisite, none of
+// them with a 404. A load that
 // shows nothing after 15 s (the service worker's first start on a loaded
 // machine) is tried once more.
-func replayPage(t *testing.T, bctx context.Context, what, url, title string, requisites []string) *frameReport {
+func replayPage(t *testing.T, bctx context.Context, what, url, target, title string, requisites []string) *frameReport {
 	t.Helper()
 	start := time.Now()
 	if err := chromedp.Do(bctx, chromedp.Navigate(url)); err != nil {
@@ -201,7 +202,7 @@ func replayPage(t *testing.T, bctx context.Context, what, url, title string, req
 		var frames []frameReport
 		json.Unmarshal([]byte(js), &frames)
 		for i := range frames {
-			if f := &frames[i]; f.Title == title && loadedAll(f, requisites) {
+			if f := &frames[i]; f.Title == title && strings.HasSuffix(f.URL, "_/"+target) && loadedAll(f, requisites) {
 				frame = f
 			}
 		}
@@ -280,7 +281,7 @@ func TestReplayRequisitesSite(t *testing.T) {
 		if strings.Contains(p.URL, "other.req.test") {
 			continue // off scope: linked, not crawled
 		}
-		frame := replayPage(t, bctx, p.URL, base+"/?wacz=req.wacz&url="+p.URL, p.Title, nil)
+		frame := replayPage(t, bctx, p.URL, base+"/?wacz=req.wacz&url="+p.URL, p.URL, p.Title, nil)
 		if frame == nil {
 			continue
 		}
