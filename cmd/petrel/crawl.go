@@ -36,6 +36,11 @@ func crawlCmd() *cobra.Command {
 				return err
 			}
 			final.SeedURLs = append(final.SeedURLs, args...)
+			cmd.Flags().Visit(func(f *pflag.Flag) {
+				if table.Lookup(f.Name) != nil {
+					final.Given = append(final.Given, f.Name)
+				}
+			})
 			setMemoryLimit(&final)
 			a, err := agent.Open(final, os.Stderr)
 			if err != nil {

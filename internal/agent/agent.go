@@ -25,12 +25,12 @@ import (
 	"github.com/petrel-crawler/petrel/internal/crawllog"
 	"github.com/petrel-crawler/petrel/internal/diskq"
 	"github.com/petrel-crawler/petrel/internal/fetch"
-	"github.com/petrel-crawler/petrel/internal/filter"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/metrics"
 	"github.com/petrel-crawler/petrel/internal/sieve"
 	"github.com/petrel-crawler/petrel/internal/stats"
 	"github.com/petrel-crawler/petrel/internal/store"
+	"github.com/petrel-crawler/petrel/internal/urlx"
 )
 
 // ErrUsage marks errors in the crawl's settings or inputs, found before any
@@ -62,10 +62,21 @@ type Agent struct {
 	frontier   *frontier.Frontier
 	fetcher    *fetch.Fetcher
 	store      *store.Writer
-	scope      *filter.Scope
 	digests    *textDigests
 	metrics    *metrics.Metrics
 	warc       atomic.Pointer[store.Writer] // the store, kept after closeAll for the metrics
+
+	// The settings that can change while the crawl runs: published for
+	// the goroutines that read them (live), held by the control loop (cur,
+	// read under curMu by Settings), and those changed so far (changed,
+	// saved in state/; the control loop's).
+	live     atomic.Pointer[live]
+	curMu    sync.Mutex
+	cur      Config
+	changed  map[string]any
+	reconfig chan reconfigReq
+	runDone  chan struct{} // closed when Run's control loop ends
+	seeds    []urlx.URL
 
 	progress   io.Writer
 	cpSeq      int
@@ -121,7 +132,8 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 			return nil, usageErr("crawl directory: %v", err)
 		}
 	}
-	opened := &Agent{cfg: cfg, stats: new(stats.Crawl), progress: progress, cpRequests: make(chan struct{}, 1)}
+	opened := &Agent{cfg: cfg, stats: new(stats.Crawl), progress: progress, cpRequests: make(chan struct{}, 1),
+		reconfig: make(chan reconfigReq), runDone: make(chan struct{})}
 	a = opened
 	defer func() {
 		if err != nil {
@@ -140,6 +152,15 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		return nil, usageErr("crawl directory: %v", err)
 	}
 	a.log = slog.New(slog.NewJSONHandler(a.logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if a.changed, err = loadLive(&cfg, a.log.Info); err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	a.cfg, a.cur = cfg, cfg
+	a.seeds = seeds
+	a.live.Store(newLive(&cfg, seeds))
 	if a.pages, err = openPageLog(filepath.Join(cfg.Dir, "logs", "pages.jsonl")); err != nil {
 		return nil, usageErr("crawl directory: %v", err)
 	}
@@ -195,7 +216,7 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	a.metrics = metrics.New(metrics.Sources{
 		Stats:   a.stats,
 		Version: Version,
-		Workers: func() (int, int) { return a.cfg.Fetchers, a.cfg.Parsers },
+		Workers: func() (int, int) { l := a.live.Load(); return l.fetchers, l.parsers },
 		WARC:    a.warcFigures,
 		Logs: func() metrics.LogFigures {
 			f := a.crawlLog.Figures()
@@ -267,10 +288,6 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		return nil, fmt.Errorf("agent: load payload digests: %w", err)
 	}
 
-	a.scope = filter.NewScope(cfg.Filter.Scope)
-	for _, s := range seeds {
-		a.scope.AddSeed(s)
-	}
 	a.vias = new(viaNames)
 	for _, s := range seeds {
 		a.seedURLs = append(a.seedURLs, s.String())
@@ -356,7 +373,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	go func() {
 		select {
 		case <-ctx.Done():
-			grace := time.NewTimer(a.cfg.StopGrace)
+			grace := time.NewTimer(a.live.Load().stopGrace)
 			defer grace.Stop()
 			select {
 			case <-grace.C:
@@ -368,38 +385,40 @@ func (a *Agent) Run(ctx context.Context) error {
 	}()
 
 	// Fetched pages wait for a parser here: with the parsers' own pages,
-	// at most 3 × Parsers bodies (each within --max-body) are held.
+	// at most 3 × Parsers bodies (each within --max-body) are held (at
+	// most 2 × the first run's Parsers + the parsers now).
 	results := make(chan *fetched, a.cfg.Parsers*2)
-	var fetchers, parsers sync.WaitGroup
-	for i := 0; i < a.cfg.Fetchers; i++ {
-		fetchers.Add(1)
-		go func() {
-			defer fetchers.Done()
-			a.fetchLoop(ctx, fetchCtx, i+1, results)
-		}()
+	c := &control{a: a, ctx: ctx,
+		progEvery: make(chan time.Duration), cpEvery: make(chan time.Duration),
+		fetchers: &pool{run: func(id int, quit <-chan struct{}) { a.fetchLoop(ctx, fetchCtx, id, quit, results) }, gauge: &a.stats.Fetchers},
+		parsers:  &pool{run: func(_ int, quit <-chan struct{}) { a.parseLoop(results, quit) }, gauge: &a.stats.Parsers},
 	}
-	for i := 0; i < a.cfg.Parsers; i++ {
-		parsers.Add(1)
-		go func() {
-			defer parsers.Done()
-			a.parseLoop(results)
-		}()
-	}
+	c.fetchers.resize(a.cfg.Fetchers)
+	c.parsers.resize(a.cfg.Parsers)
 	progCtx, stopProg := context.WithCancel(context.Background())
 	progDone := make(chan struct{})
 	go func() {
 		defer close(progDone)
-		a.progressLoop(progCtx)
+		a.progressLoop(progCtx, a.cfg.Progress, c.progEvery)
 	}()
-
 	cpCtx, stopCheckpoints := context.WithCancel(ctx)
 	cpDone := make(chan struct{})
 	go func() {
 		defer close(cpDone)
-		a.checkpointLoop(cpCtx, a.cfg.CheckpointEvery)
+		a.checkpointLoop(cpCtx, a.cfg.CheckpointEvery, c.cpEvery)
 	}()
+	ctlCtx, stopControl := context.WithCancel(context.Background())
+	ctlDone := make(chan struct{})
+	go func() {
+		defer close(ctlDone)
+		c.loop(ctlCtx)
+	}()
+
 	startSnap := a.stats.Snapshot()
 	runErr := a.frontier.Run(ctx)
+	stopControl()
+	<-ctlDone
+	close(a.runDone)
 	stopCheckpoints()
 	<-cpDone
 	close(runDone)
@@ -408,9 +427,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		runErr = nil // a clean stop
 	}
 	cancelFetch()
-	fetchers.Wait()
+	c.fetchers.wg.Wait()
 	close(results)
-	parsers.Wait()
+	c.parsers.wg.Wait()
 	stopProg()
 	<-progDone
 
@@ -422,19 +441,31 @@ func (a *Agent) Run(ctx context.Context) error {
 	return err
 }
 
-func (a *Agent) progressLoop(ctx context.Context) {
-	if a.progress == nil || a.cfg.Progress <= 0 {
-		<-ctx.Done()
-		return
+// progressLoop prints the progress line every interval (0: none) until
+// ctx ends; a new interval arrives on every.
+func (a *Agent) progressLoop(ctx context.Context, interval time.Duration, every <-chan time.Duration) {
+	var t *time.Ticker
+	var tick <-chan time.Time
+	set := func(d time.Duration) {
+		if t != nil {
+			t.Stop()
+			t, tick = nil, nil
+		}
+		if d > 0 && a.progress != nil {
+			t = time.NewTicker(d)
+			tick = t.C
+		}
 	}
-	t := time.NewTicker(a.cfg.Progress)
-	defer t.Stop()
+	set(interval)
+	defer set(0)
 	prev, last := a.stats.Snapshot(), time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case now := <-t.C:
+		case d := <-every:
+			set(d)
+		case now := <-tick:
 			cur := a.stats.Snapshot()
 			fmt.Fprintln(a.progress, stats.Line(cur, prev, now.Sub(last)))
 			a.writeProgressFile(cur, now)

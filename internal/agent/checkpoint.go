@@ -224,7 +224,7 @@ func listCheckpoints(dir string) []string {
 
 // checkpointLoop takes a checkpoint at the start of the crawl (so that a
 // crash always has one to go back to), then every interval and on request.
-func (a *Agent) checkpointLoop(ctx context.Context, every time.Duration) {
+func (a *Agent) checkpointLoop(ctx context.Context, interval time.Duration, every <-chan time.Duration) {
 	take := func() {
 		if err := a.checkpoint(ctx); err != nil && ctx.Err() == nil {
 			a.stats.CheckpointErrors.Add(1)
@@ -232,16 +232,26 @@ func (a *Agent) checkpointLoop(ctx context.Context, every time.Duration) {
 		}
 	}
 	take()
+	var t *time.Ticker
 	var tick <-chan time.Time
-	if every > 0 {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		tick = t.C
+	set := func(d time.Duration) {
+		if t != nil {
+			t.Stop()
+			t, tick = nil, nil
+		}
+		if d > 0 {
+			t = time.NewTicker(d)
+			tick = t.C
+		}
 	}
+	set(interval)
+	defer set(0)
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case d := <-every:
+			set(d)
 		case <-tick:
 			take()
 		case <-a.cpRequests:

@@ -46,6 +46,11 @@ type Config struct {
 	// warcinfo record of every WARC file.
 	Operator string
 
+	// Given names the settings given explicitly on the command line: they
+	// win over the settings changed while an earlier run of the crawl ran
+	// (saved in state/). It is not a setting.
+	Given []string
+
 	Frontier frontier.Settings
 	Fetch    fetch.Settings
 	Filter   filter.Settings

@@ -7,11 +7,6 @@ import (
 	"github.com/petrel-crawler/petrel/internal/urlx"
 )
 
-// traps returns the trap limits of the configuration.
-func (a *Agent) traps() filter.Traps {
-	return a.cfg.Filter.Traps
-}
-
 // offer enqueues u, found on the page via ("" for a seed), with its meta
 // if admit lets it through.
 func (a *Agent) offer(u urlx.URL, via string, m frontier.Meta) {
@@ -50,13 +45,14 @@ func (a *Agent) offerLinks(links []urlx.URL, via string, m frontier.Meta) {
 // scripts and images are often on another host (a CDN), and the archive
 // needs them.
 func (a *Agent) admit(u urlx.URL, via string, m frontier.Meta) bool {
-	if !(m.Embeds > 0 && a.cfg.EmbedsOffScope) && !a.scope.Allows(u) {
+	l := a.live.Load()
+	if !(m.Embeds > 0 && a.cfg.EmbedsOffScope) && !l.scope.Allows(u) {
 		a.stats.OutOfScope.Add(1)
-		a.refuse(u.String(), via, m, crawllog.ReasonScope, "--scope "+string(a.scope.Kind()))
+		a.refuse(u.String(), via, m, crawllog.ReasonScope, "--scope "+string(l.scope.Kind()))
 		return false
 	}
 	var reason crawllog.Reason
-	switch cut := a.traps().Check(u, int(m.Depth), int(m.Redirects)); cut {
+	switch cut := l.traps.Check(u, int(m.Depth), int(m.Redirects)); cut {
 	case filter.Keep:
 		return true
 	case filter.CutLength:

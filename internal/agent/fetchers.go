@@ -28,14 +28,21 @@ const robotsCap = fetch.MaxRobotsSize
 // response on to the parsers.
 //
 // stop is the crawl's context: once it is done no new task starts (tasks
-// are handed back as abandoned). ctx bounds the fetches themselves: it ends
+// are handed back as abandoned). quit closes when the pool of fetchers
+// shrinks: the fetcher ends after its task. ctx bounds the fetches themselves: it ends
 // a grace period after stop, so that fetches in flight can finish and be
 // stored rather than be fetched again after a resume.
-func (a *Agent) fetchLoop(stop, ctx context.Context, id int, results chan<- *fetched) {
+func (a *Agent) fetchLoop(stop, ctx context.Context, id int, quit <-chan struct{}, results chan<- *fetched) {
 	fr := a.frontier
 	for {
 		waitStart := time.Now()
-		t, ok := <-fr.Todo()
+		var t *frontier.Task
+		var ok bool
+		select {
+		case t, ok = <-fr.Todo():
+		case <-quit:
+			return // the pool shrank
+		}
 		if !ok {
 			return
 		}
@@ -51,7 +58,8 @@ func (a *Agent) fetchLoop(stop, ctx context.Context, id int, results chan<- *fet
 		if t.Robots {
 			resp, err = a.fetchRobots(ctx, t, id, results)
 		} else {
-			resp, err = a.fetcher.Fetch(ctx, fetch.Request{URL: t.URL(), Addr: t.Addr})
+			l := a.live.Load()
+			resp, err = a.fetcher.Fetch(ctx, fetch.Request{URL: t.URL(), Addr: t.Addr, Timeout: l.timeout, MaxBody: l.maxBody})
 		}
 		if ctx.Err() != nil {
 			// Stopped mid-fetch: the URL goes back to its queue, nothing is stored.
@@ -126,7 +134,7 @@ func (a *Agent) outcome(t *frontier.Task, resp *fetch.Response, err error) front
 func (a *Agent) fetchRobots(ctx context.Context, t *frontier.Task, fetcher int, results chan<- *fetched) (*fetch.Response, error) {
 	url := t.URL()
 	for hop := 0; ; hop++ {
-		resp, err := a.fetcher.Fetch(ctx, fetch.Request{URL: url, Addr: t.Addr, Robots: true})
+		resp, err := a.fetcher.Fetch(ctx, fetch.Request{URL: url, Addr: t.Addr, Robots: true, Timeout: a.live.Load().timeout})
 		if err != nil || hop >= a.cfg.Filter.Traps.MaxRedirects || resp.Status < 300 || resp.Status >= 400 {
 			return resp, err
 		}
@@ -138,7 +146,8 @@ func (a *Agent) fetchRobots(ctx context.Context, t *frontier.Task, fetcher int, 
 		a.frontier.Acquire(t)
 		results <- &fetched{task: t, resp: resp, fetcher: fetcher}
 		a.stats.RobotsRedirects.Add(1)
-		wait := max(a.cfg.Frontier.HostDelay, a.cfg.Frontier.IPDelay) - time.Since(end)
+		set := a.frontier.Settings()
+		wait := max(set.HostDelay, set.IPDelay) - time.Since(end)
 		if wait > 0 {
 			timer := time.NewTimer(wait)
 			select {

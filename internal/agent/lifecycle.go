@@ -103,5 +103,5 @@ func (a *Agent) summary(start stats.Snapshot) string {
 		head = fmt.Sprintf("crawl finished in %s", e.elapsed.Round(time.Millisecond))
 		next = "complete: nothing left to fetch"
 	}
-	return stats.Summary(stats.Run{Head: head, Next: next, More: a.filterLine, Start: start, End: end, Elapsed: e.elapsed, Fetchers: a.cfg.Fetchers})
+	return stats.Summary(stats.Run{Head: head, Next: next, More: a.filterLine, Start: start, End: end, Elapsed: e.elapsed, Fetchers: a.live.Load().fetchers})
 }

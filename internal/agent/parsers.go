@@ -15,9 +15,20 @@ import (
 )
 
 // parseLoop is one parser: it stores each response in the WARC files and,
-// for HTML pages, extracts the links and enqueues them.
-func (a *Agent) parseLoop(results <-chan *fetched) {
-	for r := range results {
+// for HTML pages, extracts the links and enqueues them, until results
+// closes or quit does (the pool of parsers shrank).
+func (a *Agent) parseLoop(results <-chan *fetched, quit <-chan struct{}) {
+	for {
+		var r *fetched
+		var ok bool
+		select {
+		case r, ok = <-results:
+		case <-quit:
+			return
+		}
+		if !ok {
+			return
+		}
 		a.handle(r)
 		r.resp.Release()
 		a.frontier.Release(r.task)
@@ -132,17 +143,18 @@ func (a *Agent) tlsInfo(resp *fetch.Response) *store.TLSInfo {
 // whole goes into the page log (as a seed's page when m is a seed's).
 func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via uint64, stored bool) {
 	st := a.stats
+	l := a.live.Load()
 	embeds := int(m.Embeds) < a.cfg.MaxEmbedHops
 	if m.Embeds > 0 && !embeds {
 		return // nothing of it would be followed
 	}
-	body, err := fetch.DecodeBody(resp, a.cfg.Fetch.MaxBody)
+	body, err := fetch.DecodeBody(resp, l.maxBody)
 	if err != nil {
 		a.log.Info("decode body", "url", resp.URL, "err", err)
 	}
 	embedMeta := m.Next(frontier.HopEmbed, via)
 	if embeds && parse.IsCSS(resp.Header, base.Path()) {
-		res := parse.CSS(base, resp.Header, body, parse.Options{MaxLinks: a.cfg.MaxLinks})
+		res := parse.CSS(base, resp.Header, body, parse.Options{MaxLinks: l.maxLinks})
 		st.StyleSheets.Add(1)
 		a.offerEmbeds(res, resp.URL, embedMeta)
 		return
@@ -150,7 +162,7 @@ func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via 
 	if !parse.IsHTML(resp.Header, body) {
 		return
 	}
-	res := parse.HTML(base, resp.Header, body, parse.Options{MaxLinks: a.cfg.MaxLinks, Embeds: embeds})
+	res := parse.HTML(base, resp.Header, body, parse.Options{MaxLinks: l.maxLinks, Embeds: embeds})
 	st.Parsed.Add(1)
 	if a.pages != nil && stored && resp.Truncated == "" && m.Embeds == 0 {
 		mime, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")

@@ -78,6 +78,11 @@ type Request struct {
 	URL    string     // absolute normalised URL; its host goes into Host, SNI and certificate checks
 	Addr   netip.Addr // the address to dial (chosen by the DNS stage); may be zero only if the URL's host is an IP literal
 	Robots bool       // it is a robots.txt fetch (for stats and logging only)
+	// Timeout and MaxBody, when positive, replace Options.Timeout and
+	// Options.MaxBody for this request (settings changed while a crawl
+	// runs).
+	Timeout time.Duration
+	MaxBody int64
 }
 
 // A Response is what was exchanged for one Request.
@@ -126,7 +131,7 @@ type Fetcher struct {
 	log      *slog.Logger
 	captures capturePool
 	bodies   sync.Pool // of *[]byte
-	respMax  int
+	respMax  int       // raw capture bound of a response within Options.MaxBody
 }
 
 type addrKey struct{}
@@ -168,7 +173,7 @@ func New(opts Options) *Fetcher {
 		f.log = slog.New(slog.DiscardHandler)
 	}
 	// Raw capture bound: headers, body, and slack for chunk framing.
-	f.respMax = int(opts.MaxHeaderBytes + opts.MaxBody + opts.MaxBody/8 + 64<<10)
+	f.respMax = captureBound(opts.MaxHeaderBytes, opts.MaxBody)
 	guard := opts.Guard
 	f.dialer = net.Dialer{
 		Timeout:   opts.ConnectTimeout,
@@ -305,10 +310,17 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 		return nil, fail(ErrForbidden, err)
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
+	timeout, maxBody, respMax := f.opts.Timeout, f.opts.MaxBody, f.respMax
+	if req.Timeout > 0 {
+		timeout = req.Timeout
+	}
+	if req.MaxBody > 0 && req.MaxBody != maxBody {
+		maxBody, respMax = req.MaxBody, captureBound(f.opts.MaxHeaderBytes, req.MaxBody)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cp := f.captures.get()
-	cp.reset(maxRawRequest, f.respMax)
+	cp.reset(maxRawRequest, respMax)
 	var conn *captureConn
 	trace := &httptrace.ClientTrace{
 		GotConn: func(info httptrace.GotConnInfo) {
@@ -320,7 +332,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 				conn.disarm(cp)
 			}
 			cc.disarm(cp)
-			cp.reset(maxRawRequest, f.respMax)
+			cp.reset(maxRawRequest, respMax)
 			cc.arm(cp)
 			conn = cc
 		},
@@ -366,11 +378,11 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	}
 
 	bp := f.getBody()
-	body, rerr := readCapped(hresp.Body, *bp, f.opts.MaxBody)
+	body, rerr := readCapped(hresp.Body, *bp, maxBody)
 	var ferr error
 	switch {
-	case int64(len(body)) > f.opts.MaxBody:
-		body = body[:f.opts.MaxBody]
+	case int64(len(body)) > maxBody:
+		body = body[:maxBody]
 		resp.Truncated = TruncatedLength
 	case rerr == nil:
 		if conn != nil && overflowed(conn, cp) {
@@ -513,4 +525,10 @@ func headerEnd(raw []byte) int {
 		}
 		return off + end
 	}
+}
+
+// captureBound is the raw capture bound of a response: headers, body, and
+// slack for chunk framing.
+func captureBound(maxHeader, maxBody int64) int {
+	return int(maxHeader + maxBody + maxBody/8 + 64<<10)
 }

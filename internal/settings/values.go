@@ -112,6 +112,10 @@ func (v *durationValue) setAny(x any) error {
 		*v.p = 0
 		return nil
 	}
+	if n, ok := x.(int); ok && n == 0 {
+		*v.p = 0
+		return nil
+	}
 	return fmt.Errorf("want a duration in quotes like \"2s\", not %v", x)
 }
 
@@ -170,6 +174,12 @@ func (v *intValue[T]) set(s string) error {
 
 func (v *intValue[T]) setAny(x any) error {
 	switch n := x.(type) {
+	case int:
+		*v.p = T(n)
+		return nil
+	case int32:
+		*v.p = T(n)
+		return nil
 	case int64:
 		*v.p = T(n)
 		return nil
@@ -250,6 +260,9 @@ func (v *floatValue) setAny(x any) error {
 		*v.p = f
 		return nil
 	case int64:
+		*v.p = float64(f)
+		return nil
+	case int:
 		*v.p = float64(f)
 		return nil
 	}

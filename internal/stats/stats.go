@@ -50,6 +50,8 @@ type Crawl struct {
 	RequiredFront       atomic.Int64 // visit states the distributor keeps active (gauge)
 	FetcherWaits        atomic.Int64
 	Runs                atomic.Int64 // runs of the crawl in its directory (a resume is a run)
+	Fetchers            atomic.Int64 // fetching goroutines (gauge)
+	Parsers             atomic.Int64 // parsing goroutines (gauge)
 
 	// Fetching.
 	Fetched       atomic.Int64 // responses received (pages, not robots.txt)

@@ -1,0 +1,367 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/frontier"
+	"github.com/petrel-crawler/petrel/internal/testweb"
+)
+
+// slowSite is a host whose every page takes 200 ms to answer and links to
+// ten more of its pages; it logs how many requests it serves at once.
+type slowSite struct {
+	url      string
+	inFlight atomic.Int32
+	mu       sync.Mutex
+	peaks    []peak // concurrency when each request started
+}
+
+type peak struct {
+	at time.Time
+	n  int32
+}
+
+func startSlowSite(t *testing.T, ip string) *slowSite {
+	ln, err := net.Listen("tcp", ip+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &slowSite{url: fmt.Sprintf("http://slow.test:%d/", ln.Addr().(*net.TCPAddr).Port)}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		n := s.inFlight.Add(1)
+		defer s.inFlight.Add(-1)
+		s.mu.Lock()
+		s.peaks = append(s.peaks, peak{time.Now(), n})
+		s.mu.Unlock()
+		time.Sleep(200 * time.Millisecond)
+		var i int
+		fmt.Sscanf(r.URL.Path, "/s/%d", &i)
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<html><body>")
+		for k := 1; k <= 10; k++ {
+			fmt.Fprintf(w, `<a href="/s/%d">p</a>`, i*10+k)
+		}
+		fmt.Fprint(w, "</body></html>")
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return s
+}
+
+// maxInFlight is the most requests the site served at once among those
+// that started in [from, to).
+func (s *slowSite) maxInFlight(from, to time.Time) int32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var m int32
+	for _, p := range s.peaks {
+		if !p.at.Before(from) && p.at.Before(to) {
+			m = max(m, p.n)
+		}
+	}
+	return m
+}
+
+// timedWriter records when each progress line was written.
+type timedWriter struct {
+	mu    sync.Mutex
+	lines []time.Time
+}
+
+func (w *timedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if strings.HasPrefix(string(p), "pages ") {
+		w.lines = append(w.lines, time.Now())
+	}
+	return len(p), nil
+}
+
+func (w *timedWriter) count(from time.Time) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, t := range w.lines {
+		if t.After(from) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestReconfigureEveryLiveSetting changes every live setting in the middle
+// of a crawl of the synthetic web and a slow site, and observes each one's
+// effect: in the servers' request logs where a setting shapes requests
+// (gaps per host and per address, requests at once, hosts out of scope,
+// timeouts, truncated bodies), otherwise in the agent's gauges, counters
+// and log (pools, progress lines, checkpoints, links dropped, depth) or, for
+// the frontier's policy values, in the settings the scheduler decides with
+// (their effect is the frontier's own fake-clock tests).
+func TestReconfigureEveryLiveSetting(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := testweb.Start(ctx, testweb.Config{Hosts: 12, HostsPerIP: 3, PagesPerHost: 60, PageBytes: 4096, Seed: 5,
+		FirstIP: netip.MustParseAddr("127.83.0.1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	slow := startSlowSite(t, "127.83.1.1")
+	dir := t.TempDir()
+	hostsFile, seeds, err := w.WriteFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.OpenFile(hostsFile, os.O_APPEND|os.O_WRONLY, 0)
+	fmt.Fprintln(f, "127.83.1.1 slow.test")
+	f.Close()
+
+	cfg := Defaults()
+	cfg.Dir = filepath.Join(dir, "crawl")
+	cfg.Fetch.HostsFile, cfg.SeedsFile, cfg.SeedURLs = hostsFile, seeds, []string{slow.url}
+	cfg.Fetch.AllowPrivate, cfg.Fetch.SystemDNS = true, false
+	cfg.Frontier.HostDelay, cfg.Frontier.IPDelay = 5*time.Millisecond, 2*time.Millisecond
+	cfg.Fetchers, cfg.Parsers, cfg.Progress, cfg.CheckpointEvery = 4, 1, time.Hour, 0
+	cfg.Frontier.WorkbenchBytes, cfg.Sieve.URLCacheBytes, cfg.Sieve.BufferKeys = 16<<20, 1<<20, 1<<12
+	progress := &timedWriter{}
+	a, err := Open(cfg, progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var depthMu sync.Mutex
+	type seen struct {
+		at   time.Time
+		meta frontier.Meta
+	}
+	var handled []seen
+	a.observe = func(_ string, m frontier.Meta) {
+		depthMu.Lock()
+		handled = append(handled, seen{time.Now(), m})
+		depthMu.Unlock()
+	}
+	runErr := make(chan error, 1)
+	runCtx, stop := context.WithTimeout(context.Background(), time.Minute)
+	defer stop()
+	go func() { runErr <- a.Run(runCtx) }()
+	for len(w.Hits()) < 40 {
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	// Refused, all or nothing: nothing changes.
+	for _, bad := range []struct {
+		changes map[string]any
+		want    string
+	}{
+		{map[string]any{"host-delay": "1s", "assign": "host"}, "--assign cannot change while the crawl runs: the politeness keys"},
+		{map[string]any{"host-delay": "1s", "fetchers": 0}, "--fetchers must be between 1 and 100000, not 0"},
+		{map[string]any{"host-delay": "1s", "hots": "x"}, `unknown setting "hots"`},
+		{map[string]any{"max-body": "lots"}, "max-body: want a size"},
+	} {
+		if _, err := a.Reconfigure(ctx, bad.changes); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("Reconfigure(%v): %v, want an error with %q", bad.changes, err, bad.want)
+		}
+	}
+	if got := a.frontier.Settings().HostDelay; got != 5*time.Millisecond {
+		t.Fatalf("a refused change was applied: host-delay %v", got)
+	}
+
+	first := map[string]any{
+		"host-delay": "150ms", "ip-delay": "60ms", "fetchers": 6, "parsers": 3, "progress": "30ms",
+		"checkpoint-every": "100ms", "max-links": 3, "scope": "host", "max-depth": 3, "max-body": "1KiB",
+		"max-urls-per-host": 40, "stop-grace": "1s", "max-delay": "20s", "delay-factor": 0.5,
+		"crawl-delay-cap": "5s", "retries": 1, "retry-delay": "50ms", "robots-expiry": "1h", "workbench-bytes": "8MiB",
+	}
+	before := a.stats.Snapshot()
+	t1 := time.Now()
+	changes, err := a.Reconfigure(ctx, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changes) != len(first) {
+		t.Errorf("%d changes reported, want %d: %+v", len(changes), len(first), changes)
+	}
+	const slack = 50 * time.Millisecond // requests dispatched before a change
+	time.Sleep(1200 * time.Millisecond)
+	mid := a.stats.Snapshot()
+	t2 := time.Now()
+	second := map[string]any{"host-delay": "0s", "ip-delay": "0s", "parallel-per-key": 3, "parallel-per-ip": 3,
+		"fetch-timeout": "100ms"}
+	if _, err := a.Reconfigure(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if slow.maxInFlight(t2.Add(slack), time.Now()) >= 2 && a.stats.Timeouts.Load() > mid["Timeouts"] {
+			break
+		}
+	}
+	set := a.frontier.Settings()
+	limit := a.stats.Fetched.Load() + 20
+	if _, err := a.Reconfigure(ctx, map[string]any{"max-urls": limit}); err != nil {
+		t.Fatal(err)
+	}
+	second["max-urls"] = limit
+	if err := <-runErr; err != nil {
+		t.Fatal(err)
+	}
+	end := a.stats.Snapshot()
+
+	// Every live setting was changed here.
+	for _, s := range a.cfg.Table() {
+		_, in1 := first[s.Name]
+		_, in2 := second[s.Name]
+		if s.Live && !in1 && !in2 {
+			t.Errorf("live setting --%s is not changed by this test", s.Name)
+		}
+	}
+
+	hits := w.Hits()
+	lastByHost, lastByIP := map[string]time.Time{}, map[netip.Addr]time.Time{}
+	smallGapBefore := false
+	seedHosts := map[string]bool{}
+	for _, s := range w.Seeds() {
+		seedHosts[strings.Split(strings.TrimPrefix(s, "http://"), ":")[0]] = true
+	}
+	for _, h := range hits {
+		if h.Path == "/robots.txt" {
+			continue
+		}
+		phase1 := h.Start.After(t1.Add(slack)) && h.Start.Before(t2)
+		if prev, ok := lastByHost[h.Host]; ok {
+			gap := h.Start.Sub(prev)
+			if h.Start.Before(t1) && gap < 150*time.Millisecond {
+				smallGapBefore = true
+			}
+			if phase1 && !prev.Before(t1.Add(slack)) && gap < 150*time.Millisecond-time.Millisecond {
+				t.Errorf("host %s: gap %v after host-delay became 150ms", h.Host, gap)
+			}
+		}
+		if prev, ok := lastByIP[h.IP]; ok && phase1 && !prev.Before(t1.Add(slack)) {
+			if gap := h.Start.Sub(prev); gap < 60*time.Millisecond-time.Millisecond {
+				t.Errorf("ip %s: gap %v after ip-delay became 60ms", h.IP, gap)
+			}
+		}
+		if h.Start.After(t1.Add(slack)) && !seedHosts[h.Host] {
+			t.Errorf("%s%s requested after the scope became host (not a seed's host)", h.Host, h.Path)
+		}
+		lastByHost[h.Host], lastByIP[h.IP] = h.End, h.End
+	}
+	if !smallGapBefore {
+		t.Error("no gap under 150ms before the change: the test shows nothing")
+	}
+	if m := slow.maxInFlight(time.Time{}, t2); m != 1 {
+		t.Errorf("slow site: %d requests at once before parallel-per-key 3, want 1", m)
+	}
+	if m := slow.maxInFlight(t2.Add(slack), time.Now()); m < 2 {
+		t.Errorf("slow site: at most %d requests at once after parallel-per-key 3, want more than 1", m)
+	}
+	if d := end["Timeouts"] - mid["Timeouts"]; d == 0 {
+		t.Error("no timeout after fetch-timeout became 100ms (the slow site answers in 200ms)")
+	}
+	if d := mid["Truncated"] - before["Truncated"]; d == 0 {
+		t.Error("no body truncated after max-body became 1KiB (pages are 4KiB)")
+	}
+	if d := mid["LinksDropped"] - before["LinksDropped"]; d == 0 {
+		t.Error("no link dropped after max-links became 3")
+	}
+	if mid["OutOfScope"]+mid["CutAtDispatch"] == before["OutOfScope"]+before["CutAtDispatch"] {
+		t.Error("nothing refused after the scope became host")
+	}
+	if got := end["Fetched"]; got > limit+10 {
+		t.Errorf("%d pages fetched, max-urls became %d", got, limit)
+	}
+	if mid["Fetchers"] != 6 || mid["Parsers"] != 3 {
+		t.Errorf("pools %d fetchers, %d parsers; want 6 and 3", mid["Fetchers"], mid["Parsers"])
+	}
+	if n := progress.count(t1); n < 10 {
+		t.Errorf("%d progress lines in the 1.2s after progress became 30ms", n)
+	}
+	if n := mid["Checkpoints"] - before["Checkpoints"]; n < 3 {
+		t.Errorf("%d checkpoints in the 1.2s after checkpoint-every became 100ms", n)
+	}
+	depthMu.Lock()
+	for _, s := range handled {
+		if s.at.After(t1.Add(time.Second)) && s.meta.Depth > 3 {
+			t.Errorf("a page of depth %d handled after max-depth became 3", s.meta.Depth)
+			break
+		}
+	}
+	depthMu.Unlock()
+	if set.MaxDelay != 20*time.Second || set.DelayFactor != 0.5 || set.CrawlDelayCap != 5*time.Second || set.MaxRetries != 1 ||
+		set.RetryDelay != 50*time.Millisecond || set.RobotsExpiry != time.Hour || set.WorkbenchBytes != 8<<20 || set.MaxURLsPerKey != 40 {
+		t.Errorf("the frontier decides with %+v", set)
+	}
+	if a.live.Load().stopGrace != time.Second {
+		t.Errorf("stop-grace in force %v, want 1s", a.live.Load().stopGrace)
+	}
+	log := readLog(t, cfg.Dir)
+	if !strings.Contains(log, `"msg":"setting changed","setting":"host-delay","old":"5ms","new":"150ms"`) {
+		t.Errorf("the crawl log lacks the host-delay change (old → new)")
+	}
+}
+
+func readLog(t *testing.T, dir string) string {
+	t.Helper()
+	for _, name := range []string{"events.jsonl", "crawl.log"} {
+		if b, err := os.ReadFile(filepath.Join(dir, "logs", name)); err == nil && strings.Contains(string(b), `"msg":`) {
+			return string(b)
+		}
+	}
+	t.Fatal("no event log")
+	return ""
+}
+
+// TestReconfigureSurvivesRestart checks that a change made while running
+// is saved in state/ and applied by the next run, unless the command line
+// gives that setting again: then the command line wins, and the log says
+// so.
+func TestReconfigureSurvivesRestart(t *testing.T) {
+	c := newTestCrawl(t, "127.84.0.1", 4, 40, func(c *Config, _ *testweb.Web) { c.Frontier.HostDelay = 50 * time.Millisecond })
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.a.Run(ctx) }()
+	for len(c.web.Hits()) < 5 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := c.a.Reconfigure(context.Background(), map[string]any{"host-delay": "70ms", "max-links": 9}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.a.Reconfigure(context.Background(), map[string]any{"max-links": 8}); err != ErrNotRunning {
+		t.Errorf("Reconfigure after Run: %v, want ErrNotRunning", err)
+	}
+	cfg := c.cfg
+	cfg.MaxLinks, cfg.Given = 11, []string{"max-links"}
+	a, err := Open(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.closeAll()
+	if a.cfg.Frontier.HostDelay != 70*time.Millisecond {
+		t.Errorf("restart: host-delay %v, want the saved 70ms", a.cfg.Frontier.HostDelay)
+	}
+	if a.cfg.MaxLinks != 11 {
+		t.Errorf("restart: max-links %d, want the command line's 11", a.cfg.MaxLinks)
+	}
+	a.log.Info("flush") // the handler writes each record at once
+	if log := readLog(t, cfg.Dir); !strings.Contains(log, `"msg":"the command line overrides a setting changed while the crawl ran","setting":"max-links","saved":9,"given":11`) {
+		t.Errorf("the log does not say the command line overrode the saved max-links:\n%s", log)
+	}
+}
