@@ -10,7 +10,10 @@
 //     wrapping ErrUnsupportedScheme;
 //   - scheme and host are lower-cased, an internationalised host is
 //     converted to ASCII (punycode), IPv4 hosts are in dotted-decimal form
-//     and IPv6 hosts in their compressed form within brackets;
+//     and IPv6 hosts in their compressed form within brackets; an all-ASCII
+//     domain is only lower-cased, its "xn--" labels unchecked, as the
+//     current URL Standard says (whatwg-url refuses invalid Punycode there;
+//     asciidomain.go applies the rule);
 //   - the scheme's default port, the user information and the fragment are
 //     removed;
 //   - dot-segments are resolved and an empty path becomes "/";

@@ -135,9 +135,11 @@ func cutQuery(s string) (path, query string, hasQuery bool) {
 
 // fastHost reports whether host is a plain ASCII domain name the fast path
 // can lower-case without IDNA processing: non-empty labels of letters, digits
-// and '-', at most 63 bytes, no "xn--" label, and a last label that does not
-// start with a digit (such hosts may be IPv4 addresses in the WHATWG sense)
-// unless the whole host is a canonical dotted-quad.
+// and '-', at most 63 bytes, and a last label that does not start with a
+// digit (such hosts may be IPv4 addresses in the WHATWG sense) unless the
+// whole host is a canonical dotted-quad. "xn--" labels are lower-cased like
+// any other: the URL Standard does not check the Punycode of an all-ASCII
+// domain (see asciiDomain).
 func fastHost(host string) bool {
 	if host == "" {
 		return false
@@ -161,10 +163,6 @@ func fastHost(host string) bool {
 			continue
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
 		case c == '-':
-			if label == 3 && host[i-1] == '-' &&
-				(host[i-3]|0x20) == 'x' && (host[i-2]|0x20) == 'n' {
-				return false // "xn--" label: needs IDNA validation
-			}
 		default:
 			return false
 		}

@@ -223,6 +223,9 @@ func slowParse(base *URL, ref string) (URL, error) {
 		}
 	}
 	if err != nil {
+		if u, ok := asciiDomain(base, ref); ok {
+			return u, nil
+		}
 		return URL{}, fmt.Errorf("urlx: %s %s: %w", op, short(ref), err)
 	}
 	scheme := w.Scheme()
