@@ -303,8 +303,9 @@ func (h *mergeHeap) Pop() any {
 
 // WARCFiles expands paths into WARC files: a directory stands for the
 // *.warc.gz and *.warc files directly inside it (files still being
-// written, *.open, are left out), sorted by name; a file stands for
-// itself. A path that does not exist is an error.
+// written, *.open, are left out), sorted by name, and a crawl directory
+// (one with a warc/ subdirectory) for those of its warc/; a file stands
+// for itself. A path that does not exist is an error.
 func WARCFiles(paths []string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
@@ -315,6 +316,9 @@ func WARCFiles(paths []string) ([]string, error) {
 		if !fi.IsDir() {
 			out = append(out, p)
 			continue
+		}
+		if sub, err := os.Stat(filepath.Join(p, "warc")); err == nil && sub.IsDir() {
+			p = filepath.Join(p, "warc")
 		}
 		ents, err := os.ReadDir(p)
 		if err != nil {

@@ -150,6 +150,9 @@ func TestWriterIndex(t *testing.T) {
 		t.Errorf("merged index (%d lines) differs from the cdxj of the WARC files:\n%s\nwant\n%s", n, merged, want)
 	}
 	checkSorted(t, "indexes/index.cdxj", string(merged))
+	if cdxjOf(t, crawl) != string(merged) {
+		t.Error("cdxj of a crawl directory is not that of its warc/")
+	}
 }
 
 func TestAppendJSString(t *testing.T) {
