@@ -32,7 +32,7 @@ func main() {
 		Version:       agent.Version,
 	}
 	root.SetVersionTemplate("petrel {{.Version}}\n")
-	root.AddCommand(crawlCmd(), configCmd(), demoCmd(), testwebCmd(), benchCmd(), warcCmd(), versionCmd())
+	root.AddCommand(crawlCmd(), configCmd(), demoCmd(), testwebCmd(), benchCmd(), warcCmd(), whyCmd(), versionCmd())
 	var cpuProfile, memProfile string
 	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
 	root.PersistentFlags().StringVar(&memProfile, "memprofile", "", "write an allocation profile to this file at exit")

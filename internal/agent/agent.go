@@ -22,6 +22,7 @@ import (
 
 	"github.com/petrel-crawler/petrel/internal/atomicfile"
 	"github.com/petrel-crawler/petrel/internal/bloom"
+	"github.com/petrel-crawler/petrel/internal/console"
 	"github.com/petrel-crawler/petrel/internal/crawllog"
 	"github.com/petrel-crawler/petrel/internal/diskq"
 	"github.com/petrel-crawler/petrel/internal/fetch"
@@ -80,8 +81,8 @@ type Agent struct {
 
 	progress   io.Writer
 	cpSeq      int
-	cpRequests chan struct{}
-	crash      *crashPoint // fault injection for the crash tests (nil normally)
+	cpRequests chan chan error // a nil reply: nobody waits
+	crash      *crashPoint     // fault injection for the crash tests (nil normally)
 	// observe, when set (by tests), is told the URL and Meta of every
 	// response a parser handles.
 	observe    func(url string, m frontier.Meta)
@@ -89,6 +90,8 @@ type Agent struct {
 	opened     bool       // Open succeeded: closing is a clean stop
 	ended      *runEnd    // how Run ended (nil before)
 	leftQueued int64      // URLs left in the ready queue at the close
+
+	consoleState
 }
 
 // Open prepares a crawl in cfg.Dir: it validates the settings, locks the
@@ -132,7 +135,7 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 			return nil, usageErr("crawl directory: %v", err)
 		}
 	}
-	opened := &Agent{cfg: cfg, stats: new(stats.Crawl), progress: progress, cpRequests: make(chan struct{}, 1),
+	opened := &Agent{cfg: cfg, stats: new(stats.Crawl), progress: progress, cpRequests: make(chan chan error, 1),
 		reconfig: make(chan reconfigReq), runDone: make(chan struct{})}
 	a = opened
 	defer func() {
@@ -150,6 +153,11 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	a.crawlLog, err = crawllog.Open(cfg.Logs.Options(filepath.Join(cfg.Dir, "logs")))
 	if err != nil {
 		return nil, usageErr("crawl directory: %v", err)
+	}
+	if cfg.Console.Addr != "" {
+		// The console streams the crawl log and tallies the fetches.
+		a.logHub = console.NewLogHub(1000)
+		a.tally = console.NewTally()
 	}
 	a.log = slog.New(slog.NewJSONHandler(a.logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if a.changed, err = loadLive(&cfg, a.log.Info); err != nil {
@@ -224,6 +232,9 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 				SkippedDropped: f.SkippedDropped, StreamDropped: f.StreamDropped}
 		},
 	})
+	if err := a.openConsole(); err != nil {
+		return nil, err
+	}
 	guard := fetch.Guard{AllowPrivate: cfg.Fetch.AllowPrivate}
 	resolver := fetch.NewResolver(fetch.ResolverOptions{Hosts: hosts, System: cfg.Fetch.SystemDNS,
 		Server: cfg.Fetch.DNSServer, Timeout: cfg.Fetch.DNSTimeout})
@@ -293,6 +304,9 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		a.seedURLs = append(a.seedURLs, s.String())
 	}
 	for i, s := range seeds {
+		if a.tally != nil {
+			a.tally.Seed(s.String())
+		}
 		a.offer(s, "", frontier.Meta{Seed: uint32(min(i+1, math.MaxUint32))})
 	}
 	if cfg.Sitemaps {
@@ -366,6 +380,30 @@ func (a *Agent) warcFigures() (records, bytes int64) {
 // crawl otherwise.
 func (a *Agent) Run(ctx context.Context) error {
 	start := time.Now()
+	ctx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	a.stopMu.Lock()
+	a.stopRun = stopRun
+	stopAsked := a.stopping.Load()
+	a.stopMu.Unlock()
+	if stopAsked {
+		stopRun()
+	}
+	consoleCtx, stopConsole := context.WithCancel(context.Background())
+	consoleDone := make(chan struct{})
+	go func() {
+		defer close(consoleDone)
+		a.serveConsole(consoleCtx)
+	}()
+	closeConsole := sync.OnceFunc(func() {
+		stopConsole()
+		<-consoleDone
+	})
+	defer closeConsole()
+	go func() {
+		<-ctx.Done()
+		a.stopping.Store(true)
+	}()
 	// Fetches in flight at a stop get a grace period to finish.
 	fetchCtx, cancelFetch := context.WithCancel(context.Background())
 	defer cancelFetch()
@@ -434,6 +472,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	<-progDone
 
 	a.ended = &runEnd{err: runErr, stopped: stopped, elapsed: time.Since(start)}
+	// The console stops before the parts it reads are closed.
+	a.finished.Store(true)
+	closeConsole()
 	err := errors.Join(runErr, a.closeAll())
 	if a.progress != nil {
 		fmt.Fprintln(a.progress, a.summary(startSnap))
@@ -547,6 +588,9 @@ func (a *Agent) closeAll() error {
 	}
 	if a.fetcher != nil {
 		a.fetcher.CloseIdle()
+	}
+	if a.console != nil && !a.opened {
+		a.console.Close() // a failed Open: Run never serves it
 	}
 	if a.lock != nil {
 		if a.opened {

@@ -225,11 +225,13 @@ func listCheckpoints(dir string) []string {
 // checkpointLoop takes a checkpoint at the start of the crawl (so that a
 // crash always has one to go back to), then every interval and on request.
 func (a *Agent) checkpointLoop(ctx context.Context, interval time.Duration, every <-chan time.Duration) {
-	take := func() {
-		if err := a.checkpoint(ctx); err != nil && ctx.Err() == nil {
+	take := func() error {
+		err := a.checkpoint(ctx)
+		if err != nil && ctx.Err() == nil {
 			a.stats.CheckpointErrors.Add(1)
 			a.log.Error("checkpoint failed", "err", err)
 		}
+		return err
 	}
 	take()
 	var t *time.Ticker
@@ -254,17 +256,38 @@ func (a *Agent) checkpointLoop(ctx context.Context, interval time.Duration, ever
 			set(d)
 		case <-tick:
 			take()
-		case <-a.cpRequests:
-			take()
+		case reply := <-a.cpRequests:
+			err := take()
+			if reply != nil {
+				reply <- err
+			}
 		}
 	}
 }
 
-// RequestCheckpoint asks the running crawl for a checkpoint now (SIGUSR1).
+// RequestCheckpoint asks the running crawl for a checkpoint now (SIGUSR1);
+// a request made while one is pending is the same request.
 func (a *Agent) RequestCheckpoint() {
 	select {
-	case a.cpRequests <- struct{}{}:
+	case a.cpRequests <- nil:
 	default:
+	}
+}
+
+// Checkpoint takes a checkpoint now and returns when it is written (or
+// ctx ends: the checkpoint then goes on, unwaited for).
+func (a *Agent) Checkpoint(ctx context.Context) error {
+	reply := make(chan error, 1)
+	select {
+	case a.cpRequests <- reply:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-reply:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

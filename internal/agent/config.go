@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/petrel-crawler/petrel/internal/console"
 	"github.com/petrel-crawler/petrel/internal/crawllog"
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/filter"
@@ -57,11 +58,12 @@ type Config struct {
 	Sieve    sieve.Settings
 	Store    store.Settings
 	Logs     crawllog.Settings
+	Console  console.Settings
 }
 
 // Table returns every setting of the crawl, bound to c.
 func (c *Config) Table() settings.Table {
-	return settings.Join(c.table(), c.Frontier.Table(), c.Fetch.Table(), c.Filter.Table(), c.Sieve.Table(), c.Store.Table(), c.Logs.Table())
+	return settings.Join(c.table(), c.Frontier.Table(), c.Fetch.Table(), c.Filter.Table(), c.Sieve.Table(), c.Store.Table(), c.Logs.Table(), c.Console.Table())
 }
 
 // table declares the agent's own settings.

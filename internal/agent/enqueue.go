@@ -39,38 +39,57 @@ func (a *Agent) offerLinks(links []urlx.URL, via string, m frontier.Meta) {
 	}
 }
 
-// admit applies the scope and the trap rules to u, found on the page via,
-// counting and logging each refusal by reason. A requisite (m.Embeds > 0)
-// passes the scope when --embeds-off-scope is set: a page's style sheets,
-// scripts and images are often on another host (a CDN), and the archive
-// needs them.
+// admit applies the blocklist, the scope and the trap rules to u, found
+// on the page via, counting and logging each refusal by reason.
 func (a *Agent) admit(u urlx.URL, via string, m frontier.Meta) bool {
-	l := a.live.Load()
-	if !(m.Embeds > 0 && a.cfg.EmbedsOffScope) && !l.scope.Allows(u) {
-		a.stats.OutOfScope.Add(1)
-		a.refuse(u.String(), via, m, crawllog.ReasonScope, "--scope "+string(l.scope.Kind()))
-		return false
-	}
-	var reason crawllog.Reason
-	switch cut := l.traps.Check(u, int(m.Depth), int(m.Redirects)); cut {
-	case filter.Keep:
+	reason := a.rule(u, m)
+	switch reason {
+	case "":
 		return true
-	case filter.CutLength:
+	case crawllog.ReasonBlocklist:
+		a.stats.Blocked.Add(1)
+	case crawllog.ReasonScope:
+		a.stats.OutOfScope.Add(1)
+		a.refuse(u.String(), via, m, reason, "--scope "+string(a.live.Load().scope.Kind()))
+		return false
+	case crawllog.ReasonLength:
 		a.stats.CutLength.Add(1)
-		reason = crawllog.ReasonLength
-	case filter.CutRedirects:
+	case crawllog.ReasonRedirects:
 		a.stats.CutRedirects.Add(1)
-		reason = crawllog.ReasonRedirects
-	case filter.CutDepth:
+	case crawllog.ReasonDepth:
 		a.stats.CutDepth.Add(1)
-		reason = crawllog.ReasonDepth
-	case filter.CutRepeatedSegment:
+	case crawllog.ReasonRepeatedSegment:
 		a.stats.CutRepeatedSegment.Add(1)
-		reason = crawllog.ReasonRepeatedSegment
 	default:
 		a.stats.Filtered.Add(1)
-		reason = crawllog.ReasonRule
 	}
 	a.refuse(u.String(), via, m, reason, "")
 	return false
+}
+
+// rule returns the rule that refuses u found with m ("" when none does),
+// counting nothing. A requisite (m.Embeds > 0) passes the scope when
+// --embeds-off-scope is set: a page's style sheets, scripts and images are
+// often on another host (a CDN), and the archive needs them.
+func (a *Agent) rule(u urlx.URL, m frontier.Meta) crawllog.Reason {
+	if a.blocked(u) {
+		return crawllog.ReasonBlocklist
+	}
+	l := a.live.Load()
+	if !(m.Embeds > 0 && a.cfg.EmbedsOffScope) && !l.scope.Allows(u) {
+		return crawllog.ReasonScope
+	}
+	switch l.traps.Check(u, int(m.Depth), int(m.Redirects)) {
+	case filter.Keep:
+		return ""
+	case filter.CutLength:
+		return crawllog.ReasonLength
+	case filter.CutRedirects:
+		return crawllog.ReasonRedirects
+	case filter.CutDepth:
+		return crawllog.ReasonDepth
+	case filter.CutRepeatedSegment:
+		return crawllog.ReasonRepeatedSegment
+	}
+	return crawllog.ReasonRule
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/petrel-crawler/petrel/internal/console"
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/urlx"
@@ -50,6 +51,13 @@ func (a *Agent) fetchLoop(stop, ctx context.Context, id int, quit <-chan struct{
 		a.stats.FetcherWaits.Add(1)
 		if stop.Err() != nil || fr.Paused() {
 			fr.Done(frontier.Outcome{Task: t, Result: frontier.Abandoned, End: time.Now()})
+			continue
+		}
+		if a.block.addr(t.Addr) {
+			// Blocked after it was queued: dropped, not fetched.
+			a.stats.Blocked.Add(1)
+			a.stats.BlockedQueued.Add(1)
+			fr.Done(frontier.Outcome{Task: t, Result: frontier.Failed, End: time.Now()})
 			continue
 		}
 		var resp *fetch.Response
@@ -99,6 +107,9 @@ func (a *Agent) outcome(t *frontier.Task, resp *fetch.Response, err error) front
 			a.stats.Timeouts.Add(1)
 		}
 		a.log.Info("fetch failed", "url", t.URL(), "kind", kind.String(), "err", err)
+		if a.tally != nil {
+			a.tally.Record(console.Fetch{URL: t.URL(), Host: t.SchemeAuthority, Err: kind.String() + ": " + err.Error(), Robots: t.Robots, Time: o.End})
+		}
 		if fetch.IsCertificateError(err) {
 			a.stats.TLSRefused.Add(1) // --tls-verify strict
 		}

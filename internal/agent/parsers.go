@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/petrel-crawler/petrel/internal/bloom"
+	"github.com/petrel-crawler/petrel/internal/console"
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/parse"
@@ -50,6 +51,10 @@ func (a *Agent) handle(r *fetched) {
 	}
 	st.BytesReceived.Add(int64(len(resp.RawResponse)))
 	a.metrics.ObserveFetch(resp.End.Sub(resp.Start), len(resp.RawResponse))
+	if a.tally != nil {
+		a.tally.Record(console.Fetch{URL: resp.URL, Host: t.SchemeAuthority, Status: resp.Status, MIME: resp.Header.Get("Content-Type"),
+			Bytes: int64(len(resp.RawResponse)), Location: a.location(resp), Robots: t.Robots, Time: resp.End})
+	}
 	if resp.Truncated != "" {
 		st.Truncated.Add(1)
 	}
@@ -133,6 +138,26 @@ func (a *Agent) tlsInfo(resp *fetch.Response) *store.TLSInfo {
 		a.log.Info("tls certificate not verified", "url", resp.URL, "err", ts.VerifyError)
 	}
 	return &store.TLSInfo{Protocol: ts.Version, CipherSuite: ts.Cipher, Verify: ts.Outcome()}
+}
+
+// location returns the resolved redirect target of a response ("" if none).
+func (a *Agent) location(resp *fetch.Response) string {
+	if resp.Status < 300 || resp.Status >= 400 {
+		return ""
+	}
+	loc := resp.Header.Get("Location")
+	if loc == "" {
+		return ""
+	}
+	base, err := urlx.Parse(resp.URL)
+	if err != nil {
+		return ""
+	}
+	u, err := base.Resolve(loc)
+	if err != nil {
+		return ""
+	}
+	return u.String()
 }
 
 // parse extracts what a 2xx response leads to: the links and requisites

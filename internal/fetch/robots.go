@@ -191,17 +191,25 @@ func newRule(allow bool, val string) robotsRule {
 // wins; with no matching rule the path is allowed. "/robots.txt" is always
 // allowed. Percent-encoding is normalised on both sides before matching.
 func (r *Robots) Allowed(pathQuery string) bool {
+	ok, _ := r.Match(pathQuery)
+	return ok
+}
+
+// Match is Allowed, with the rule that decides, as written in robots.txt
+// ("Disallow: /private/"), or "" when no rule matches.
+func (r *Robots) Match(pathQuery string) (allowed bool, rule string) {
 	if r == nil || len(r.rules) == 0 {
-		return true
+		return true, ""
 	}
 	if pathQuery == "" {
 		pathQuery = "/"
 	}
 	if pathQuery == "/robots.txt" {
-		return true
+		return true, ""
 	}
 	p := normalizePath(pathQuery)
 	best, allowed := -1, true
+	var win *robotsRule
 	for i := range r.rules {
 		ru := &r.rules[i]
 		if ru.length < best || (ru.length == best && allowed) {
@@ -210,13 +218,21 @@ func (r *Robots) Allowed(pathQuery string) bool {
 		if !matchPattern(ru.pattern, ru.anchored, p) {
 			continue
 		}
-		if ru.length > best {
-			best, allowed = ru.length, ru.allow
-		} else if ru.allow { // tie: Allow wins
-			allowed = true
+		if ru.length > best || ru.allow { // a longer rule, or Allow winning a tie
+			best, allowed, win = ru.length, ru.allow, ru
 		}
 	}
-	return allowed
+	if win == nil {
+		return true, ""
+	}
+	rule = "Disallow: " + win.pattern
+	if win.allow {
+		rule = "Allow: " + win.pattern
+	}
+	if win.anchored {
+		rule += "$"
+	}
+	return allowed, rule
 }
 
 // CrawlDelay returns the Crawl-delay of the applicable group(s), or 0 if none

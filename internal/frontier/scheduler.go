@@ -892,10 +892,19 @@ func (s *scheduler) keyDelay(sa string, o Outcome) (time.Duration, DelayReason) 
 
 // purge drops a broken visit state's URLs (BUbiNG's brokenVisitStates).
 func (s *scheduler) purge(v *visitState) {
-	f := s.f
 	if v.broken {
 		return
 	}
+	n := s.empty(v)
+	s.f.stats.BrokenKeys.Add(1)
+	s.f.stats.PurgedURLs.Add(n)
+	s.f.log.Info("frontier: visit state purged as broken", "key", v.key, "urls", n)
+}
+
+// empty drops v's URLs and marks it broken (nothing more of it is
+// fetched), returning the URLs dropped.
+func (s *scheduler) empty(v *visitState) int64 {
+	f := s.f
 	s.wb.withdraw(v)
 	n := v.queued()
 	s.queuedURLs -= n
@@ -912,9 +921,7 @@ func (s *scheduler) purge(v *visitState) {
 		v.active = false
 		s.active--
 	}
-	f.stats.BrokenKeys.Add(1)
-	f.stats.PurgedURLs.Add(n)
-	f.log.Info("frontier: visit state purged as broken", "key", v.key, "urls", n)
+	return n
 }
 
 // dnsWorker resolves hosts for the DNS stage.

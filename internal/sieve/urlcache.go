@@ -68,3 +68,16 @@ func (c *URLCache) locate(hash uint64) (uint64, uint64) {
 
 // Bytes returns the memory held by the cache's table.
 func (c *URLCache) Bytes() int { return len(c.slots) * 8 }
+
+// Holds reports whether hash is in the cache now, changing nothing (for
+// inspection: Seen would add it).
+func (c *URLCache) Holds(hash uint64) bool {
+	hash, first := c.locate(hash)
+	set := c.slots[first:][:urlCacheWays]
+	for i := range set {
+		if set[i].Load() == hash {
+			return true
+		}
+	}
+	return false
+}

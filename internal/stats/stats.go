@@ -97,6 +97,10 @@ type Crawl struct {
 	WARCBytes         atomic.Int64 // compressed bytes written to WARC files
 	StoreErrors       atomic.Int64
 	Redirects         atomic.Int64
+
+	// Operations.
+	Blocked       atomic.Int64 // URLs refused or dropped because the blocklist names their host or address
+	BlockedQueued atomic.Int64 // of those, URLs that were already queued when their entry was added
 }
 
 // Snapshot is a copy of every counter of a Crawl at one moment, keyed by

@@ -1,0 +1,188 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/netip"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/testweb"
+)
+
+// whyAnswer is the part of a "why" answer the tests read.
+type whyAnswer struct {
+	URL, State, Rule, Detail string
+	Facts                    []struct{ Name, Value string }
+}
+
+func (w whyAnswer) String() string { b, _ := json.Marshal(w); return string(b) }
+
+// TestWhy asks "why" for URLs in every state, of a running crawl (through
+// its console) and of the stopped directory (petrel why --dir):
+// robots-denied, cut by a trap rule, out of scope, queued in RAM,
+// virtualized on disk, fetched, failed, never seen.
+func TestWhy(t *testing.T) {
+	r := startWeb(t, testweb.Config{Hosts: 8, HostsPerIP: 4, PagesPerHost: 300, Seed: 3, FirstIP: netip.MustParseAddr("127.64.0.1")})
+	// A host in the hosts file where nothing listens: its robots.txt
+	// fails, then its URLs are dropped.
+	dead := "http://dead.petrel.test:" + strings.Split(freeAddr(t), ":")[1] + "/"
+	appendFile(t, r.hosts, "127.64.9.9 dead.petrel.test\n")
+	appendFile(t, r.seeds, dead+"\n")
+	const maxLen = 44
+	c := startConsoleCrawl(t, r, "--host-delay", "250ms", "--ip-delay", "5ms", "--workbench-bytes", "3000",
+		"--front-size", "4", "--max-url-length", "44", "--scope", "host", "--retries", "1", "--retry-delay", "50ms",
+		"--fetch-timeout", "5s")
+	seed := r.web.NormalSeeds()[0]
+	for len(r.web.Hits()) < 60 {
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	ask := func(u string) whyAnswer {
+		t.Helper()
+		var w whyAnswer
+		if err := json.Unmarshal(c.must(t, "GET", "/api/v1/why?url="+url.QueryEscape(u), nil), &w); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	fetchedNow := func(u string) bool {
+		k := urlKey(t, u)
+		for _, h := range r.web.Hits() {
+			if key(h.Host, h.Path) == k {
+				return true
+			}
+		}
+		return false
+	}
+	var long string
+	for _, u := range r.web.Expected() {
+		if len(u) > maxLen && !strings.Contains(u, "/private/") {
+			long = u
+			break
+		}
+	}
+	// A queued URL in RAM and one on disk, from the busiest host.
+	var hosts []struct{ Host string }
+	json.Unmarshal(c.must(t, "GET", "/api/v1/hosts?sort=queued&limit=1", nil), &hosts)
+	if len(hosts) == 0 {
+		t.Fatal("no host holds URLs")
+	}
+	var detail struct {
+		Next, NextOnDisk []string `json:"-"`
+		N                []string `json:"next"`
+		D                []string `json:"next_on_disk"`
+	}
+	json.Unmarshal(c.must(t, "GET", "/api/v1/hosts/"+url.PathEscape(hosts[0].Host), nil), &detail)
+	if len(detail.N) < 2 || len(detail.D) == 0 {
+		t.Fatalf("host %s: queue in RAM %v, on disk %v: the test needs both", hosts[0].Host, detail.N, detail.D)
+	}
+	// Not a URL robots.txt disallows: those are reported as refused.
+	pick := func(list []string) string {
+		for i := len(list) - 1; i >= 0; i-- {
+			if !strings.Contains(list[i], "/private/") {
+				return list[i]
+			}
+		}
+		t.Fatalf("every queued URL of %v is under /private/", list)
+		return ""
+	}
+	queued, onDisk := pick(detail.N), pick(detail.D)
+
+	cases := []struct {
+		name, url, state, rule string
+		stopped, stoppedRule   string // the answer from the stopped directory
+	}{
+		{"fetched", seed, "fetched", "", "fetched", ""},
+		{"robots", r.web.Disallowed()[0], "refused", "robots", "refused", "robots"},
+		{"trap", long, "refused", "trap-length", "refused", "trap-length"}, // logs/skipped.jsonl has it
+		{"scope", "http://elsewhere.petrel.test/page.html", "refused", "scope", "never-seen", ""},
+		{"queued", queued, "queued", "", "ready", ""},
+		{"virtualized", onDisk, "virtualized", "", "ready", ""},
+		{"failed", dead + "page.html", "", "", "", ""},
+		{"never-seen", strings.TrimSuffix(seed, "/") + "/nv.html", "never-seen", "", "never-seen", ""},
+	}
+	// The dead host's URL: its seed failed (robots.txt unreachable).
+	cases[6].url = dead
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if w := ask(dead); w.State == "failed" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	cases[6].state, cases[6].rule, cases[6].stopped, cases[6].stoppedRule = "failed", "broken-host", "failed", "robots-unavailable"
+
+	running := map[string]whyAnswer{}
+	for _, tc := range cases {
+		w := ask(tc.url)
+		running[tc.name] = w
+		if w.State != tc.state || w.Rule != tc.rule {
+			t.Errorf("%s: why %s = %s, want state %q rule %q", tc.name, tc.url, w, tc.state, tc.rule)
+		}
+		switch w.State {
+		case "queued", "virtualized", "never-seen", "refused":
+			if fetchedNow(tc.url) {
+				t.Errorf("%s: %s is %s but the server logged its fetch", tc.name, tc.url, w.State)
+			}
+		case "fetched":
+			if !fetchedNow(tc.url) {
+				t.Errorf("%s: %s is fetched but the server never served it", tc.name, tc.url)
+			}
+		}
+	}
+	if !hasFact(running["robots"], "matching line", "Disallow: /private/") {
+		t.Errorf("robots: no matching line in %v", running["robots"])
+	}
+
+	c.must(t, "POST", "/api/v1/stop", nil)
+	if err := c.wait(t, time.Minute); err != nil {
+		t.Fatalf("stop: %v\n%s", err, c.log())
+	}
+	for _, tc := range cases {
+		if tc.name == "queued" || tc.name == "virtualized" {
+			if fetchedNow(tc.url) {
+				tc.stopped = "fetched" // fetched between the question and the stop
+			}
+		}
+		out, err := exec.Command(petrel, "why", "--dir", c.dir, "--json", tc.url).CombinedOutput()
+		if err != nil {
+			t.Fatalf("petrel why --dir %s: %v\n%s", tc.url, err, out)
+		}
+		var w whyAnswer
+		if err := json.Unmarshal(out, &w); err != nil {
+			t.Fatalf("petrel why --json: %v\n%s", err, out)
+		}
+		if w.State != tc.stopped || w.Rule != tc.stoppedRule {
+			t.Errorf("%s (stopped): why %s = %s, want state %q rule %q", tc.name, tc.url, w, tc.stopped, tc.stoppedRule)
+		}
+	}
+	text, _ := exec.Command(petrel, "why", "--dir", c.dir, seed).CombinedOutput()
+	if !strings.Contains(string(text), "state   fetched") || !strings.Contains(string(text), "WARC record") {
+		t.Errorf("petrel why --dir %s (text):\n%s", seed, text)
+	}
+}
+
+func hasFact(w whyAnswer, name, value string) bool {
+	for _, f := range w.Facts {
+		if f.Name == name && f.Value == value {
+			return true
+		}
+	}
+	return false
+}
+
+func appendFile(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,136 @@
+package frontier
+
+import (
+	"context"
+	"net/netip"
+	"sort"
+	"strings"
+)
+
+// What the operator's console asks of the frontier beyond Where and Host:
+// the busiest keys, one key's first queued URLs, the robots.txt rule that
+// decides a URL, and dropping the keys the blocklist names. Like Where,
+// each is answered on the scheduler goroutine.
+
+// sampleURLs bounds the URLs KeyQueue returns from each part of a queue.
+const sampleURLs = 10
+
+// Keys returns up to limit visit states, those holding most URLs first.
+func (f *Frontier) Keys(ctx context.Context, limit int) ([]KeyInfo, error) {
+	var out []KeyInfo
+	err := f.do(ctx, func(s *scheduler) {
+		vs := make([]*visitState, 0, len(s.states))
+		for _, v := range s.states {
+			vs = append(vs, v)
+		}
+		sort.Slice(vs, func(i, j int) bool {
+			if a, b := vs[i].queued(), vs[j].queued(); a != b {
+				return a > b
+			}
+			return vs[i].key < vs[j].key
+		})
+		for _, v := range vs[:min(len(vs), limit)] {
+			out = append(out, *s.keyInfo(v))
+		}
+	})
+	return out, err
+}
+
+// KeyQueue describes the visit state of a politeness key (name may also be
+// its authority, host:port, or its host name) with the first URLs of its
+// queue in RAM (retries first) and on disk, up to sampleURLs each, and the
+// URLs admitted for it (the per-key budget used). ok is false when no
+// visit state matches.
+func (f *Frontier) KeyQueue(ctx context.Context, name string) (k KeyInfo, ram, disk []string, budget int64, ok bool, err error) {
+	var prefix string
+	err = f.do(ctx, func(s *scheduler) {
+		v := s.states[name]
+		if v == nil {
+			want := strings.ToLower(name)
+			for key, w := range s.states {
+				if i := strings.Index(key, "://"); (i >= 0 && key[i+3:] == want) || w.host.name == want {
+					v = w
+					break
+				}
+			}
+		}
+		if v == nil {
+			return
+		}
+		k, ok, prefix = *s.keyInfo(v), true, v.prefix
+		ram, disk = s.sample(v)
+	})
+	if ok {
+		budget = f.counts.get([]byte(prefix))
+	}
+	return k, ram, disk, budget, ok, err
+}
+
+// sample returns the first URLs of v's queue in RAM and on disk.
+func (s *scheduler) sample(v *visitState) (ram, disk []string) {
+	for _, r := range v.retries {
+		if len(ram) < sampleURLs {
+			ram = append(ram, v.prefix+r.rec[MetaLen:])
+		}
+	}
+	v.queue.each(func(rec []byte) {
+		if len(ram) < sampleURLs {
+			ram = append(ram, v.prefix+string(rec[MetaLen:]))
+		}
+	})
+	if p, ok := s.f.cfg.Virtualizer.(VirtualPeeker); ok && v.onDisk > 0 {
+		recs, _ := p.Peek(v.id)
+		for _, rec := range recs[:min(len(recs), sampleURLs)] {
+			disk = append(disk, v.prefix+string(rec[MetaLen:]))
+		}
+	}
+	return ram, disk
+}
+
+// RobotsRule says what the robots.txt the frontier holds for url's
+// authority decides for it, with the deciding line when the rules can
+// tell (known is false when no robots.txt is held now).
+func (f *Frontier) RobotsRule(ctx context.Context, url string) (known, allowed bool, rule string, err error) {
+	err = f.do(ctx, func(s *scheduler) {
+		sa := string(schemeAuthorityOf([]byte(url)))
+		rs := s.robots[sa]
+		if rs == nil || rs.rules == nil {
+			return
+		}
+		known = true
+		pq := url[len(sa):]
+		if m, ok := rs.rules.(interface{ Match(string) (bool, string) }); ok {
+			allowed, rule = m.Match(pq)
+		} else {
+			allowed = rs.rules.Allowed(pq)
+		}
+	})
+	return known, allowed, rule, err
+}
+
+// Drop empties the visit states match names (by key, host name or
+// address) and marks them broken, so that nothing more of them is
+// fetched; it returns the URLs dropped. Requests in flight end as they
+// would.
+func (f *Frontier) Drop(ctx context.Context, match func(key, host string, addr netip.Addr) bool) (int64, error) {
+	var n int64
+	err := f.do(ctx, func(s *scheduler) {
+		for _, v := range s.states {
+			var addr netip.Addr
+			if v.host.resolved {
+				addr = v.host.addr
+			}
+			if !v.broken && match(v.key, v.host.name, addr) {
+				n += s.empty(v)
+			}
+		}
+	})
+	return n, err
+}
+
+// Cache returns the frontier's URL cache (nil: none).
+func (f *Frontier) Cache() URLCache { return f.cfg.Cache }
+
+// SieveBuffered is the number of keys offered to the sieve that its last
+// flush did not cover (some may be duplicates).
+func (f *Frontier) SieveBuffered() int64 { return max(f.sieveIn.Load()-f.sieveFlushed.Load(), 0) }
