@@ -10,8 +10,10 @@
 // standard does: byte order mark, then the charset parameter of the
 // Content-Type header, then a <meta charset> or <meta http-equiv> in the
 // first 1024 bytes, then a sniff (valid UTF-8 is utf-8, anything else
-// windows-1252). Links are then resolved as UTF-8: unlike a browser, a
-// non-ASCII query in a Shift-JIS page is percent-encoded as UTF-8.
+// windows-1252). Links and requisites are resolved as a browser resolves
+// them: the path in UTF-8, the query in the document's encoding (a
+// character it lacks as "%26%23N%3B"; UTF-16 documents' queries are UTF-8),
+// CSS url() values always in UTF-8.
 //
 // Links. Followed: href of a and area, src of frame and iframe, href of a
 // <link> whose rel is canonical, alternate, next, prev, prefetch or

@@ -56,8 +56,9 @@ type extractor struct {
 	base     urlx.URL // current base: the page URL, or the first <base href>
 	baseSet  bool     // a <base href> has been seen
 	maxLinks int
-	embeds   bool // Options.Embeds
-	titled   bool // the first <title> has been read
+	embeds   bool               // Options.Embeds
+	qenc     *urlx.QueryEncoder // the document's encoding for link queries (nil: UTF-8)
+	titled   bool               // the first <title> has been read
 	links    urlList
 	reqs     urlList
 	titleN   int            // bytes of titleArr used
@@ -102,6 +103,7 @@ func (x *extractor) begin(base urlx.URL, header http.Header, body []byte, opts O
 	}
 	text, name := decode(header.Get("Content-Type"), body)
 	x.res.Charset = name
+	x.qenc = queryEncoder(name)
 	x.dig.init(base)
 	x.sim.init()
 	return text
@@ -140,6 +142,18 @@ func decode(contentType string, body []byte) ([]byte, string) {
 		return body, name
 	}
 	return out, name
+}
+
+// queryEncoder returns the encoder of the queries of a document in the
+// encoding named name: nil for UTF-8 and for the encodings whose documents'
+// queries are UTF-8 (UTF-16, replacement), as the HTML standard says.
+func queryEncoder(name string) *urlx.QueryEncoder {
+	switch name {
+	case "utf-8", "utf-16le", "utf-16be", "replacement", "":
+		return nil
+	}
+	enc, _ := charset.Lookup(name)
+	return urlx.NewQueryEncoder(enc)
 }
 
 // declaresCharset reports whether the first 1024 bytes of body mention
@@ -267,7 +281,7 @@ func (x *extractor) meta(nameAttr, equiv, content []byte) {
 
 // link resolves ref against the current base and records it as a link.
 func (x *extractor) link(ref []byte) {
-	u, err := x.base.Resolve(string(ref))
+	u, err := x.resolve(ref)
 	if err != nil {
 		x.res.BadLinks++
 		return
@@ -278,12 +292,21 @@ func (x *extractor) link(ref []byte) {
 // embed resolves ref against the current base and records it as a
 // requisite.
 func (x *extractor) embed(ref []byte) {
-	u, err := x.base.Resolve(string(ref))
+	u, err := x.resolve(ref)
 	if err != nil {
 		x.res.BadEmbeds++
 		return
 	}
 	x.reqs.add(u, x.maxLinks)
+}
+
+// resolve resolves ref against the current base, its query in the
+// document's encoding.
+func (x *extractor) resolve(ref []byte) (urlx.URL, error) {
+	if x.qenc != nil {
+		return x.base.ResolveEncoded(string(ref), x.qenc)
+	}
+	return x.base.Resolve(string(ref))
 }
 
 // add appends u unless it is there already or the list holds max URLs

@@ -6,8 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/japanese"
+	"golang.org/x/text/encoding/korean"
+	"golang.org/x/text/encoding/simplifiedchinese"
 
 	"github.com/petrel-crawler/petrel/internal/urlx"
 )
@@ -426,6 +429,47 @@ func TestTitle(t *testing.T) {
 	} {
 		if got := HTML(base, http.Header{}, []byte(page), Options{}).Title; got != want {
 			t.Errorf("%.40q: title %.40q, want %.40q", page, got, want)
+		}
+	}
+}
+
+// TestLegacyEncodingQueries checks links on pages in legacy encodings:
+// the query in the page's encoding (a character it lacks as &#N;), the
+// path in UTF-8, requisites alike, CSS url() in UTF-8.
+func TestLegacyEncodingQueries(t *testing.T) {
+	base := mustURL(t, "http://legacy.test/")
+	for _, tc := range []struct {
+		enc  encoding.Encoding
+		name string
+		text string // the query value, and the expected encoded query
+		want string
+	}{
+		{charmap.Windows1252, "windows-1252", "caf\u00e9\u2603", "caf%E9%26%239731%3B"},
+		{charmap.ISO8859_2, "iso-8859-2", "\u017elu\u0165ou\u010dk\u00fd", "%BElu%BBou%E8k%FD"},
+		{japanese.ShiftJIS, "shift_jis", "\u65e5\u672c", "%93%FA%96{"},
+		{korean.EUCKR, "euc-kr", "\ud55c\uad6d", "%C7%D1%B1%B9"},
+		{simplifiedchinese.GB18030, "gb18030", "\u4e2d\u6587", "%D6%D0%CE%C4"},
+	} {
+		page := "<meta charset=\"" + tc.name + "\"><a href=\"/\u00e9/p?q=" + tc.text + "\">x</a><img src=\"/i?q=" + tc.text + "\">" +
+			"<div style=\"background:url('/c?q=\u00e9')\"></div>"
+		if tc.enc == charmap.ISO8859_2 || tc.enc == korean.EUCKR || tc.enc == simplifiedchinese.GB18030 || tc.enc == japanese.ShiftJIS {
+			page = strings.ReplaceAll(page, "\u00e9", "e") // é is not in every encoding: ASCII paths there
+		}
+		body, err := tc.enc.NewEncoder().String(strings.ReplaceAll(page, "\u2603", "&#9731;"))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		r := HTML(base, http.Header{}, []byte(body), Options{Embeds: true})
+		path := "/%C3%A9/p"
+		css := "http://legacy.test/c?q=%C3%A9"
+		if !strings.Contains(page, "\u00e9") {
+			path, css = "/e/p", "http://legacy.test/c?q=e"
+		}
+		if r.Charset != tc.name || len(r.Links) != 1 || r.Links[0].String() != "http://legacy.test"+path+"?q="+tc.want {
+			t.Errorf("%s: charset %s, links %q, want query %s", tc.name, r.Charset, linkStrings(r.Links), tc.want)
+		}
+		if len(r.Embeds) != 2 || r.Embeds[0].String() != "http://legacy.test/i?q="+tc.want || r.Embeds[1].String() != css {
+			t.Errorf("%s: embeds %q", tc.name, linkStrings(r.Embeds))
 		}
 	}
 }

@@ -216,8 +216,12 @@ func (x *extractor) srcset(e *embedAttrs, k int) {
 }
 
 // styleSheet records the URLs of the style sheet (or declarations) css,
-// resolved against the page's base.
+// resolved against the page's base, their queries in UTF-8 (CSS's rule).
 func (x *extractor) styleSheet(css []byte) {
+	// CSS URLs are UTF-8 whatever the document's encoding.
+	qenc := x.qenc
+	x.qenc = nil
+	defer func() { x.qenc = qenc }()
 	// On the stack, and made as a value (a store through a pointer would
 	// move css, which may be in the HTML scanner's buffer, to the heap).
 	c := cssScanner{b: css}
