@@ -233,7 +233,7 @@ func nearDupLog(t *testing.T, dir string) []string {
 	return out
 }
 
-// TestCrawlHostileWeb crawls the full hostile web of issue 5 together with
+// TestCrawlHostileWeb crawls the full hostile web of the synthetic web together with
 // a normal web of 200 hosts, and checks that every normal host is crawled
 // completely, each hostile case is handled as its Expect says and counted,
 // politeness holds for every request, the WARC files read back, the crawl

@@ -1,5 +1,5 @@
 // Command colly is the Colly-based peer crawler of Petrel's crawl benchmark
-// (issue 7). It lives in its own Go module so that Petrel does not depend on
+// (petrel bench crawl). It lives in its own Go module so that Petrel does not depend on
 // Colly.
 //
 // It crawls the synthetic web from a seeds file with the politeness Colly can

@@ -1,6 +1,6 @@
 package agent
 
-// Checkpoints (issue 6). A checkpoint is a folder state/checkpoints/cp-N
+// Checkpoints. A checkpoint is a folder state/checkpoints/cp-N
 // holding, at one logical point of the crawl:
 //
 //	sieve/      the DRUM store, hard-linked, and its pending keys (Frontier.Checkpoint step 3)

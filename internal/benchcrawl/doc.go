@@ -1,4 +1,4 @@
-// Package benchcrawl is Petrel's crawl benchmark harness (issue 7): it
+// Package benchcrawl is Petrel's crawl benchmark harness (petrel bench crawl): it
 // measures a whole crawl against the synthetic web side by side with the
 // crawlers a user would pick instead, and against the web's own limit.
 //

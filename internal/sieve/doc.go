@@ -65,7 +65,7 @@
 // manifest is a consistent snapshot of everything dequeued so far.
 // Checkpoint flushes and then hard-links those files (copying across file
 // systems) with a copy of the manifest into another directory, which Open
-// accepts as a sieve with the same state. The frontier's snapshot (issue 6)
+// accepts as a sieve with the same state. The agent's checkpoint
 // stops enqueueing, checkpoints the sieve and saves its ready queue.
 //
 // # Memory
@@ -77,7 +77,7 @@
 //
 // # URL cache
 //
-// URLCache is the seed's urlCache: a fixed-size set-associative table of
+// URLCache is BUbiNG's urlCache: a fixed-size set-associative table of
 // recent hashes, consulted by the frontier before the sieve so that the many
 // repeats of navigation links never reach it. It allocates nothing per entry;
 // the frontier counts its lookups and hits.

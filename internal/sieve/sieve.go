@@ -43,7 +43,7 @@ type NewFlowReceiver interface {
 	NoMoreAppend() error
 }
 
-// Sieve is the seed's AbstractSieve contract, specialised to byte-string keys
+// Sieve is BUbiNG's AbstractSieve contract, specialised to byte-string keys
 // without values. A Sieve guarantees that every enqueued key is eventually
 // dequeued (handed to the NewFlowReceiver), that only enqueued keys are
 // dequeued, and that every key is dequeued once; within one flow, new keys

@@ -5,7 +5,7 @@ import "sync/atomic"
 // urlCacheWays is the number of slots per set of a URLCache.
 const urlCacheWays = 4
 
-// URLCache is the seed's urlCache: a fixed-size, approximate cache of
+// URLCache is BUbiNG's urlCache: a fixed-size, approximate cache of
 // recently enqueued URL hashes, kept in front of the sieve so that most
 // duplicates (site navigation links) never reach it. It is a set-associative
 // table of 64-bit hashes, four per set, with first-in-first-out replacement

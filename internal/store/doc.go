@@ -94,15 +94,11 @@
 // # Compression level
 //
 // Compression uses github.com/klauspost/compress/gzip (a drop-in for
-// compress/gzip, about twice as fast). BenchmarkWrite, 20 KiB HTML pages,
-// on a 2-core machine shared with other builds (so the figures are noisy):
-// level 1 gave 4500-6400 exchanges/s at ratio 3.3, the default level (-1)
-// 3100-4900 exchanges/s at ratio 3.6, level 9 110-600 exchanges/s at ratio
-// 3.8. A profile shows SHA-1 and deflate dominating, as they should.
-// DefaultGzipLevel stays gzip.DefaultCompression: files 10% smaller for
-// at most a third more compression time; set Options.GzipLevel to 1 when
+// compress/gzip, faster). DefaultGzipLevel stays gzip.DefaultCompression:
+// smaller files for more compression time; set Options.GzipLevel to 1 when
 // the crawl is CPU-bound (the crawler's --warc-gzip-level does, by
-// default). Level 9 is never worth it.
+// default). Level 9 is never worth it. BenchmarkWrite measures the levels;
+// its figures are in BENCHMARKS.md.
 //
 // Whatever the level, a deflate block pays for building its Huffman tables
 // (a few microseconds) however short it is, which a request record of a

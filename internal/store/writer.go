@@ -65,7 +65,7 @@ type Options struct {
 	// at rotation and Close), so the operating system writes the file back
 	// while the crawl goes on, and the sync at rotation or Close finds
 	// little left to write: a stop does not wait for a whole file's write
-	// back (0.45 s for 550 MB here), and a crash loses about this much of
+	// back, and a crash loses about this much of
 	// what the page cache held, plus what was written while the last sync
 	// ran. A failed background sync is sticky, as a write error is.
 	SyncEvery int64

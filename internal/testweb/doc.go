@@ -22,7 +22,7 @@
 // for the product token "petrel"; [Web.Disallowed] lists the linked URLs that
 // robots.txt forbids.
 //
-// With [Config.Hostile] the web also serves the hostile cases of issue 5
+// With [Config.Hostile] the web also serves the hostile cases
 // (traps, redirect loops, errors, stalls, bombs, broken framing, odd
 // encodings, robots.txt edge cases, unresolvable and private names), each on
 // its own host name and address; [Web.HostileCases] describes what a correct
