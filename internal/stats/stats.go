@@ -12,6 +12,14 @@ import (
 
 // Crawl is the set of counters of one running crawl. The zero value is
 // ready to use; every field may be updated concurrently.
+//
+// Each statistic is declared here once, with its kind: a counter
+// (cumulative over the runs of a crawl: saved in state/stats.json and
+// restored at a resume) or, tagged `stat:"gauge"`, a gauge (a value of
+// now, recomputed by the running crawl, never restored). Its field name is
+// its name in stats.json: renaming one means adding the old name to
+// renamed, under a new Version, so that a saved file is migrated instead of
+// losing the counter.
 type Crawl struct {
 	// Frontier.
 	Enqueued            atomic.Int64 // URLs offered to the frontier (seeds, links, redirects)
@@ -28,13 +36,13 @@ type Crawl struct {
 	SieveEnqueued       atomic.Int64 // keys handed to the sieve
 	SieveNew            atomic.Int64 // keys the sieve found new (URLs known)
 	SieveFlushes        atomic.Int64
-	Ready               atomic.Int64 // URLs currently in the ready queue (gauge)
-	Queued              atomic.Int64 // URLs currently held by visit states (gauge)
-	QueuedBytes         atomic.Int64 // RAM bytes of visit-state queues (gauge)
-	VisitStates         atomic.Int64 // visit states known (gauge)
-	ActiveKeys          atomic.Int64 // visit states with URLs to fetch (gauge)
-	IPEntries           atomic.Int64 // workbench entries (gauge)
-	InFlight            atomic.Int64 // fetches in flight (gauge)
+	Ready               atomic.Int64 `stat:"gauge"` // URLs currently in the ready queue
+	Queued              atomic.Int64 `stat:"gauge"` // URLs currently held by visit states
+	QueuedBytes         atomic.Int64 `stat:"gauge"` // RAM bytes of visit-state queues
+	VisitStates         atomic.Int64 `stat:"gauge"` // visit states known
+	ActiveKeys          atomic.Int64 `stat:"gauge"` // visit states with URLs to fetch
+	IPEntries           atomic.Int64 `stat:"gauge"` // workbench entries
+	InFlight            atomic.Int64 `stat:"gauge"` // fetches in flight
 	RobotsDenied        atomic.Int64 // URLs not fetched because robots.txt disallows them
 	AddressRefused      atomic.Int64 // URLs not fetched: the address guard refused the host's address
 	DNSFailures         atomic.Int64 // visit states whose name did not resolve
@@ -44,14 +52,14 @@ type Crawl struct {
 	FetcherWaitNano     atomic.Int64 // total time fetchers waited for work
 	Checkpoints         atomic.Int64 // checkpoints taken
 	CheckpointErrors    atomic.Int64 // checkpoints that failed
-	CheckpointPauseNano atomic.Int64 // how long the last checkpoint stopped the scheduler (gauge)
+	CheckpointPauseNano atomic.Int64 `stat:"gauge"` // how long the last checkpoint stopped the scheduler
 	VirtualizedTotal    atomic.Int64 // URLs ever moved to disk by the virtualizer
-	Virtualized         atomic.Int64 // URLs of visit-state queues held on disk (gauge)
-	RequiredFront       atomic.Int64 // visit states the distributor keeps active (gauge)
+	Virtualized         atomic.Int64 `stat:"gauge"` // URLs of visit-state queues held on disk
+	RequiredFront       atomic.Int64 `stat:"gauge"` // visit states the distributor keeps active
 	FetcherWaits        atomic.Int64
 	Runs                atomic.Int64 // runs of the crawl in its directory (a resume is a run)
-	Fetchers            atomic.Int64 // fetching goroutines (gauge)
-	Parsers             atomic.Int64 // parsing goroutines (gauge)
+	Fetchers            atomic.Int64 `stat:"gauge"` // fetching goroutines
+	Parsers             atomic.Int64 `stat:"gauge"` // parsing goroutines
 
 	// Fetching.
 	Fetched       atomic.Int64 // responses received (pages, not robots.txt)
@@ -120,27 +128,58 @@ func (c *Crawl) Snapshot() Snapshot {
 	return s
 }
 
-// Restore sets the cumulative counters from a snapshot (used when a crawl
-// resumes); gauges are left alone, since they are recomputed.
+// Restore sets the counters from a snapshot (used when a crawl resumes),
+// migrating names renamed since the snapshot's Version; gauges are left
+// alone, since they are recomputed.
 func (c *Crawl) Restore(s Snapshot) {
+	s = migrate(s)
 	v := reflect.ValueOf(c).Elem()
 	for name, val := range s {
-		if gauges[name] {
+		f, ok := v.Type().FieldByName(name)
+		if !ok || f.Tag.Get("stat") == "gauge" {
 			continue
 		}
-		f := v.FieldByName(name)
-		if !f.IsValid() {
-			continue
-		}
-		if a, ok := f.Addr().Interface().(*atomic.Int64); ok {
+		if a, ok := v.FieldByIndex(f.Index).Addr().Interface().(*atomic.Int64); ok {
 			a.Store(val)
 		}
 	}
 }
 
-var gauges = map[string]bool{
-	"Ready": true, "Queued": true, "QueuedBytes": true, "VisitStates": true,
-	"ActiveKeys": true, "IPEntries": true, "InFlight": true, "Virtualized": true, "RequiredFront": true, "CheckpointPauseNano": true,
+// Version is the version of the names in a Snapshot, saved with it as the
+// entry "StatsVersion". A snapshot without one is version 1.
+const Version = 1
+
+// renamed lists, for each version, the names it changed: old → new.
+// Restore applies them in order to an older snapshot.
+var renamed = map[int64]map[string]string{}
+
+// migrate renames an older snapshot's entries to the current names.
+func migrate(s Snapshot) Snapshot { return migrateTo(s, Version, renamed) }
+
+func migrateTo(s Snapshot, version int64, renamed map[int64]map[string]string) Snapshot {
+	from := max(s["StatsVersion"], 1)
+	if from >= version {
+		return s
+	}
+	out := make(Snapshot, len(s))
+	for k, v := range s {
+		out[k] = v
+	}
+	for ver := from + 1; ver <= version; ver++ {
+		for old, cur := range renamed[ver] {
+			if v, ok := out[old]; ok {
+				out[cur] += v
+				delete(out, old)
+			}
+		}
+	}
+	return out
+}
+
+// IsGauge reports whether the statistic of that name is a gauge.
+func IsGauge(name string) bool {
+	f, ok := reflect.TypeFor[Crawl]().FieldByName(name)
+	return ok && f.Tag.Get("stat") == "gauge"
 }
 
 // CountStatus counts one HTTP status code in its class.
@@ -191,11 +230,17 @@ func hasPrefixFold(s, p string) bool {
 	return true
 }
 
-// WriteJSON writes the snapshot as one JSON object.
+// WriteJSON writes the snapshot as one JSON object, with its
+// StatsVersion.
 func (s Snapshot) WriteJSON(w io.Writer) error {
+	out := make(Snapshot, len(s)+1)
+	for k, v := range s {
+		out[k] = v
+	}
+	out["StatsVersion"] = Version
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(s)
+	return enc.Encode(out)
 }
 
 // Errors is the number of fetches that went wrong in any way.

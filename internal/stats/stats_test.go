@@ -53,3 +53,30 @@ func TestLineAndSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestKindsAndVersion checks the declared kinds, that gauges are not
+// restored, that stats.json carries its version, and that a counter renamed
+// in a later version is carried over, not lost.
+func TestKindsAndVersion(t *testing.T) {
+	if !IsGauge("Queued") || IsGauge("Fetched") || IsGauge("NoSuchCounter") {
+		t.Error("kinds: Queued is a gauge, Fetched a counter")
+	}
+	var b strings.Builder
+	Snapshot{"Fetched": 5, "Queued": 9}.WriteJSON(&b)
+	if !strings.Contains(b.String(), `"StatsVersion": 1`) {
+		t.Errorf("stats.json lacks its version: %s", b.String())
+	}
+	var c Crawl
+	c.Restore(Snapshot{"Fetched": 5, "Queued": 9, "StatsVersion": 1})
+	if c.Fetched.Load() != 5 || c.Queued.Load() != 0 {
+		t.Errorf("Restore: Fetched %d (want 5), gauge Queued %d (want 0)", c.Fetched.Load(), c.Queued.Load())
+	}
+	renames := map[int64]map[string]string{2: {"Pages": "Fetched"}, 3: {"Fetched": "PagesFetched"}}
+	got := migrateTo(Snapshot{"Pages": 7, "Stored": 3}, 3, renames)
+	if got["PagesFetched"] != 7 || got["Stored"] != 3 || len(got) != 2 {
+		t.Errorf("a version-1 snapshot migrated to %v", got)
+	}
+	if got := migrateTo(Snapshot{"Fetched": 4, "StatsVersion": 2}, 3, renames); got["PagesFetched"] != 4 {
+		t.Errorf("a version-2 snapshot migrated to %v", got)
+	}
+}
