@@ -99,41 +99,9 @@ type Agent struct {
 // the WARC store. Errors wrapping ErrUsage are the user's to fix. progress
 // receives the progress line (nil: none).
 func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	if err := checkComplete(cfg.Dir); err != nil {
-		return nil, err
-	}
-	seeds, err := readSeeds(cfg)
+	seeds, hosts, resumed, err := checkInputs(cfg)
 	if err != nil {
 		return nil, err
-	}
-	resumed := holdsCrawl(cfg.Dir)
-	if len(seeds) == 0 && !resumed {
-		return nil, fmt.Errorf("%w: %w", ErrUsage, ErrNoSeeds)
-	}
-	hosts := map[string][]netip.Addr{}
-	if cfg.Fetch.HostsFile != "" {
-		f, err := os.Open(cfg.Fetch.HostsFile)
-		if err != nil {
-			return nil, usageErr("--hosts: %v", err)
-		}
-		hosts, err = fetch.ParseHostsFile(f)
-		f.Close()
-		if err != nil {
-			return nil, usageErr("--hosts %s: %v", cfg.Fetch.HostsFile, err)
-		}
-	}
-	if cfg.Fresh {
-		if ents, err := os.ReadDir(cfg.Dir); err == nil && len(ents) > 0 {
-			return nil, usageErr("--fresh: crawl directory %s is not empty", cfg.Dir)
-		}
-	}
-	for _, d := range []string{"warc", "state", "logs"} {
-		if err := os.MkdirAll(filepath.Join(cfg.Dir, d), 0o755); err != nil {
-			return nil, usageErr("crawl directory: %v", err)
-		}
 	}
 	opened := &Agent{cfg: cfg, stats: new(stats.Crawl), progress: progress, cpRequests: make(chan chan error, 1),
 		reconfig: make(chan reconfigReq), runDone: make(chan struct{})}
@@ -143,16 +111,78 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 			opened.closeAll()
 		}
 	}()
-	if err := a.lockDir(); err != nil {
+	if err := a.openLogs(&cfg, seeds); err != nil {
 		return nil, err
+	}
+	if err := a.openState(filepath.Join(cfg.Dir, "state")); err != nil {
+		return nil, err
+	}
+	if err := a.openFrontier(&cfg, hosts, seeds); err != nil {
+		return nil, err
+	}
+	if err := a.openFetcherAndStore(&cfg); err != nil {
+		return nil, err
+	}
+	a.offerSeeds(seeds, resumed)
+	a.opened = true
+	return a, nil
+}
+
+// checkInputs validates the settings and reads the seeds and the hosts
+// file, before anything is written; it creates the crawl directory.
+func checkInputs(cfg Config) (seeds []urlx.URL, hosts map[string][]netip.Addr, resumed bool, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, false, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if err := checkComplete(cfg.Dir); err != nil {
+		return nil, nil, false, err
+	}
+	seeds, err = readSeeds(cfg)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	resumed = holdsCrawl(cfg.Dir)
+	if len(seeds) == 0 && !resumed {
+		return nil, nil, false, fmt.Errorf("%w: %w", ErrUsage, ErrNoSeeds)
+	}
+	hosts = map[string][]netip.Addr{}
+	if cfg.Fetch.HostsFile != "" {
+		f, err := os.Open(cfg.Fetch.HostsFile)
+		if err != nil {
+			return nil, nil, false, usageErr("--hosts: %v", err)
+		}
+		hosts, err = fetch.ParseHostsFile(f)
+		f.Close()
+		if err != nil {
+			return nil, nil, false, usageErr("--hosts %s: %v", cfg.Fetch.HostsFile, err)
+		}
+	}
+	if cfg.Fresh {
+		if ents, err := os.ReadDir(cfg.Dir); err == nil && len(ents) > 0 {
+			return nil, nil, false, usageErr("--fresh: crawl directory %s is not empty", cfg.Dir)
+		}
+	}
+	for _, d := range []string{"warc", "state", "logs"} {
+		if err := os.MkdirAll(filepath.Join(cfg.Dir, d), 0o755); err != nil {
+			return nil, nil, false, usageErr("crawl directory: %v", err)
+		}
+	}
+	return seeds, hosts, resumed, nil
+}
+
+// openLogs locks the directory, opens the logs, and applies the settings
+// changed while an earlier run ran (cfg is then the run's).
+func (a *Agent) openLogs(cfg *Config, seeds []urlx.URL) (err error) {
+	if err := a.lockDir(); err != nil {
+		return err
 	}
 	a.logFile, err = os.OpenFile(filepath.Join(cfg.Dir, "logs", "events.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
-		return nil, usageErr("crawl directory: %v", err)
+		return usageErr("crawl directory: %v", err)
 	}
 	a.crawlLog, err = crawllog.Open(cfg.Logs.Options(filepath.Join(cfg.Dir, "logs")))
 	if err != nil {
-		return nil, usageErr("crawl directory: %v", err)
+		return usageErr("crawl directory: %v", err)
 	}
 	if cfg.Console.Addr != "" {
 		// The console streams the crawl log and tallies the fetches.
@@ -160,22 +190,27 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		a.tally = console.NewTally()
 	}
 	a.log = slog.New(slog.NewJSONHandler(a.logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	if a.changed, err = loadLive(&cfg, a.log.Info); err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
+	if a.changed, err = loadLive(cfg, a.log.Info); err != nil {
+		return fmt.Errorf("agent: %w", err)
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	a.cfg, a.cur = cfg, cfg
+	a.cfg, a.cur = *cfg, *cfg
 	a.seeds = seeds
-	a.live.Store(newLive(&cfg, seeds))
+	a.live.Store(newLive(cfg, seeds))
 	if a.pages, err = openPageLog(filepath.Join(cfg.Dir, "logs", "pages.jsonl")); err != nil {
-		return nil, usageErr("crawl directory: %v", err)
+		return usageErr("crawl directory: %v", err)
 	}
+	return nil
+}
 
-	state := filepath.Join(cfg.Dir, "state")
+// openState recovers from a crash if the last run did not close, marks the
+// directory as in use, and opens the ready queue, the counters and the
+// virtualizer.
+func (a *Agent) openState(state string) (err error) {
 	if err := checkStateFormat(state); err != nil {
-		return nil, err
+		return err
 	}
 	running := filepath.Join(state, "RUNNING")
 	if _, err := os.Stat(running); err == nil {
@@ -183,15 +218,15 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		// process died without closing. Go back to its last checkpoint.
 		report, err := a.recoverFromCrash(state)
 		if err != nil {
-			return nil, fmt.Errorf("agent: crash recovery: %w", err)
+			return fmt.Errorf("agent: crash recovery: %w", err)
 		}
 		a.log.Warn("crash recovery", "report", report)
-		if progress != nil {
-			fmt.Fprintln(progress, "petrel: the last crawl in this directory did not stop cleanly:", report)
+		if a.progress != nil {
+			fmt.Fprintln(a.progress, "petrel: the last crawl in this directory did not stop cleanly:", report)
 		}
 	}
 	if err := atomicfile.Write(running, atomicfile.Options{Sync: true}, func(w io.Writer) error { _, err := fmt.Fprintln(w, os.Getpid()); return err }); err != nil {
-		return nil, usageErr("crawl directory: %v", err)
+		return usageErr("crawl directory: %v", err)
 	}
 	if cps := listCheckpoints(filepath.Join(state, "checkpoints")); len(cps) > 0 {
 		fmt.Sscanf(strings.TrimPrefix(cps[len(cps)-1], "cp-"), "%d", &a.cpSeq)
@@ -200,7 +235,7 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	qopts.Logger = a.log
 	a.ready, err = diskq.Open(filepath.Join(state, "ready"), qopts)
 	if err != nil {
-		return nil, fmt.Errorf("agent: open ready queue: %w", err)
+		return fmt.Errorf("agent: open ready queue: %w", err)
 	}
 	a.stats.Ready.Store(a.ready.Len())
 	if b, err := os.ReadFile(filepath.Join(state, "stats.json")); err == nil {
@@ -214,13 +249,19 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	// them (a clean stop moves every queued URL back to the ready queue).
 	virtDir := filepath.Join(state, "virtual")
 	if err := os.RemoveAll(virtDir); err != nil {
-		return nil, fmt.Errorf("agent: clear virtualizer: %w", err)
+		return fmt.Errorf("agent: clear virtualizer: %w", err)
 	}
 	vopts := diskq.Options{Logger: a.log}
 	a.virtual, err = diskq.OpenQueues(virtDir, vopts)
 	if err != nil {
-		return nil, fmt.Errorf("agent: open virtualizer: %w", err)
+		return fmt.Errorf("agent: open virtualizer: %w", err)
 	}
+	return nil
+}
+
+// openFrontier opens the frontier with its DNS stage and the sieve under it.
+func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds []urlx.URL) (err error) {
+	state := filepath.Join(cfg.Dir, "state")
 	a.metrics = metrics.New(metrics.Sources{
 		Stats:   a.stats,
 		Version: Version,
@@ -233,7 +274,7 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		},
 	})
 	if err := a.openConsole(); err != nil {
-		return nil, err
+		return err
 	}
 	guard := fetch.Guard{AllowPrivate: cfg.Fetch.AllowPrivate}
 	resolver := fetch.NewResolver(fetch.ResolverOptions{Hosts: hosts, System: cfg.Fetch.SystemDNS,
@@ -244,13 +285,13 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		Cache:       sieve.NewURLCache(cfg.URLCacheBytes()),
 		Hash:        sieve.Hash,
 		Ready:       a.ready,
-		Resolver:    dnsStage{r: resolver, m: a.metrics, seeds: newSeedGuard(guard, progress, seeds)},
+		Resolver:    dnsStage{r: resolver, m: a.metrics, seeds: newSeedGuard(guard, a.progress, seeds)},
 		Guard:       guard.Check,
 		Stats:       a.stats,
 		Logger:      a.log,
 	})
 	if err := loadFile(filepath.Join(state, "counts"), a.frontier.LoadCounts); err != nil {
-		return nil, fmt.Errorf("agent: load per-key counts: %w", err)
+		return fmt.Errorf("agent: load per-key counts: %w", err)
 	}
 
 	var recv sieve.NewFlowReceiver = a.frontier.Receiver()
@@ -259,18 +300,25 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	}
 	a.sieve, err = sieve.Open(filepath.Join(state, "sieve"), recv, sieve.Options{BufferKeys: cfg.Sieve.BufferKeys, Logger: a.log, KeyPrefix: frontier.MetaLen})
 	if err != nil {
-		return nil, fmt.Errorf("agent: open sieve: %w", err)
+		return fmt.Errorf("agent: open sieve: %w", err)
 	}
 	a.frontier.SetSieve(a.sieve)
+	return nil
+}
 
+// openFetcherAndStore opens the fetcher, the WARC store and the digest
+// filters.
+func (a *Agent) openFetcherAndStore(cfg *Config) (err error) {
+	state := filepath.Join(cfg.Dir, "state")
+	guard := fetch.Guard{AllowPrivate: cfg.Fetch.AllowPrivate}
 	idle := fitIdleConns(cfg.Fetch.MaxIdleConns, cfg.Fetchers, descriptorLimit(), a.log)
 	tlsVerify, err := fetch.ParseTLSVerify(cfg.Fetch.TLSVerify)
 	if err != nil {
-		return nil, usageErr("--tls-verify: %v", err)
+		return usageErr("--tls-verify: %v", err)
 	}
 	roots, err := fetch.LoadRoots(cfg.Fetch.CAFile)
 	if err != nil {
-		return nil, usageErr("--ca-file: %v", err)
+		return usageErr("--ca-file: %v", err)
 	}
 	a.fetcher = fetch.New(fetch.Options{
 		UserAgent:    cfg.UserAgent,
@@ -286,19 +334,24 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	sopts.Operator, sopts.IsPartOf, sopts.Robots, sopts.UserAgent = cfg.Operator, crawlName(cfg.Dir), "obey", cfg.UserAgent
 	a.store, err = store.Open(sopts)
 	if err != nil {
-		return nil, fmt.Errorf("agent: open WARC store: %w", err)
+		return fmt.Errorf("agent: open WARC store: %w", err)
 	}
 	a.warc.Store(a.store)
 	a.digests = newTextDigests()
 	// The digest filters of a crawl that stopped cleanly come back, so that
 	// duplicates of pages stored before the stop are still recognised.
 	if err := loadDigestFilter(filepath.Join(state, "text-digests"), a.digests.readFrom, a.log); err != nil {
-		return nil, fmt.Errorf("agent: load text digests: %w", err)
+		return fmt.Errorf("agent: load text digests: %w", err)
 	}
 	if err := loadDigestFilter(filepath.Join(state, "payload-digests"), a.store.LoadDigests, a.log); err != nil {
-		return nil, fmt.Errorf("agent: load payload digests: %w", err)
+		return fmt.Errorf("agent: load payload digests: %w", err)
 	}
+	return nil
+}
 
+// offerSeeds enqueues the seeds and logs the start or resume of the run.
+func (a *Agent) offerSeeds(seeds []urlx.URL, resumed bool) {
+	cfg := &a.cfg
 	a.vias = new(viaNames)
 	for _, s := range seeds {
 		a.seedURLs = append(a.seedURLs, s.String())
@@ -318,8 +371,6 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	} else {
 		a.log.Info("crawl started", "dir", cfg.Dir, "seeds", len(seeds), "ready", a.ready.Len())
 	}
-	a.opened = true
-	return a, nil
 }
 
 // filterSummary is the end summary's line on the digest filters: keys,
