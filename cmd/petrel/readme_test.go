@@ -44,3 +44,30 @@ func TestREADMEFlagTable(t *testing.T) {
 		}
 	})
 }
+
+// TestDesignDoc keeps docs/design.md in the repository, linked from the
+// README, and naming every internal package.
+func TestDesignDoc(t *testing.T) {
+	readme, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "(docs/design.md)") || strings.Contains(string(readme), "../shared/") {
+		t.Error("the README must link docs/design.md and nothing outside the repository")
+	}
+	design, err := os.ReadFile("../../docs/design.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir("../../internal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		name := "internal/" + e.Name()
+		if e.IsDir() && !strings.Contains(string(design), "`"+name+"`") &&
+			!(strings.HasPrefix(e.Name(), "bench") && strings.Contains(string(design), "`internal/bench*`")) {
+			t.Errorf("docs/design.md does not name %s", name)
+		}
+	}
+}
