@@ -132,6 +132,7 @@ func runLazyWeb(cmd *cobra.Command, c testweb.Config, firstIP, dir string, lz la
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "testweb: %s; DNS %s (address in %s), seeds %s; Ctrl-C stops\n", w, w.DNSAddr(), dnsPath, seeds)
+	fmt.Fprintf(os.Stderr, "testweb: crawl it from another shell with\n  petrel crawl --system-dns --dns-server %s --seeds %s --allow-private --host-delay 100ms --dir ./testweb-crawl\n", w.DNSAddr(), seeds)
 	<-cmd.Context().Done()
 	ct := w.Counts()
 	fmt.Fprintf(os.Stderr, "testweb: served %d requests: %d pages, %d robots.txt, %d not found, %d misdirected, %d body bytes; %d DNS answers\n",
