@@ -42,7 +42,7 @@ func browser(t *testing.T, w, h int) (context.Context, func() []chromedp.Console
 		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.WindowSize(w, h), chromedp.UserDataDir(t.TempDir()))
 	ctx, cancelC := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 2*time.Minute)
+	ctx, cancelT := context.WithTimeout(ctx, 5*time.Minute)
 	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
 	messages := chromedp.Console(ctx)
 	var mu sync.Mutex
@@ -74,7 +74,11 @@ func browser(t *testing.T, w, h int) (context.Context, func() []chromedp.Console
 // PETREL_SCREENSHOTS=DIR it saves the screenshots there.
 func TestConsoleInBrowser(t *testing.T) {
 	chromium(t)
-	r := startWeb(t, testweb.Config{Hosts: 16, HostsPerIP: 4, PagesPerHost: 300, Seed: 11, FirstIP: netip.MustParseAddr("127.62.0.1")})
+	pages := 300
+	if os.Getenv("PETREL_SCREENSHOTS") != "" {
+		pages = 2000 // a crawl that lasts past the screenshots
+	}
+	r := startWeb(t, testweb.Config{Hosts: 16, HostsPerIP: 4, PagesPerHost: pages, Seed: 11, FirstIP: netip.MustParseAddr("127.62.0.1")})
 	c := startConsoleCrawl(t, r, "--host-delay", "150ms", "--ip-delay", "50ms", "--fetchers", "32")
 	ctx, consoleMessages := browser(t, 1280, 800)
 
@@ -109,6 +113,9 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// Every tab at both sizes: no horizontal scrolling.
 	shots := os.Getenv("PETREL_SCREENSHOTS")
+	if shots != "" {
+		time.Sleep(75 * time.Second) // the charts of the screenshots get some history
+	}
 	for _, size := range [][2]int{{1280, 800}, {390, 844}} {
 		run(t, ctx, chromedp.EmulateViewport(int64(size[0]), int64(size[1])))
 		for _, tab := range []string{"overview", "hosts", "settings", "log", "why"} {

@@ -120,7 +120,7 @@ function renderStatus(s) {
   setText("k-known", num(t.urls_known));
   setText("k-known-s", "links found " + short(t.links_found));
   setText("k-queued", num(f.ready + f.queued));
-  setText("k-queued-s", "ready " + short(f.ready) + " · hosts " + short(f.queued));
+  setText("k-queued-s", short(f.ready) + " in the ready queue");
   setText("k-inflight", num(f.in_flight));
   setText("k-inflight-s", "hosts active " + short(f.hosts_active));
   setText("k-errors", num(t.errors));
@@ -154,7 +154,16 @@ function renderStatus(s) {
     cl.append(el("tr", {}, el("td", { text: m.name }), el("td", { class: "mono", text: m.addr }),
       el("td", { text: m.state }), el("td", { class: "n", text: num(m.owned) })));
   }
-  if (s.history) { chart("#chart-pages", s.history, "pages_per_s", short, "var(--chart)"); chart("#chart-bytes", s.history, "bytes_per_s", bytes, "var(--chart2)"); }
+  if (s.history) { lastHistory = s.history; drawCharts(); }
+}
+
+// The charts are drawn at their boxes' size: not while the overview is
+// hidden (its boxes have none), and again when it is shown.
+let lastHistory = null;
+function drawCharts() {
+  if (!lastHistory || $("#chart-pages").clientWidth === 0) return;
+  chart("#chart-pages", lastHistory, "pages_per_s", short, "var(--chart)");
+  chart("#chart-bytes", lastHistory, "bytes_per_s", bytes, "var(--chart2)");
 }
 
 function emptyRow(n, text) { return el("tr", { class: "empty" }, el("td", { colspan: n, text })); }
@@ -186,17 +195,23 @@ function svg(tag, attrs) {
 }
 function chart(sel, hist, key, fmt, color) {
   const box = $(sel);
-  const w = Math.max(box.clientWidth, 200), h = box.clientHeight || 170;
+  const w = box.clientWidth, h = box.clientHeight || 170;
   const padL = 52, padR = 8, padT = 8, padB = 20;
   box.replaceChildren();
-  const s = svg("svg", { viewBox: `0 0 ${w} ${h}`, preserveAspectRatio: "none", role: "img", "aria-label": key });
+  // Drawn at the box's pixel size (no viewBox), so that text is never
+  // stretched; a resize redraws it.
+  const s = svg("svg", { width: w, height: h, role: "img", "aria-label": key });
   box.append(s);
-  const now = Date.now(), t0 = now - 3600e3;
+  // The last hour, or less while the crawl is younger than that.
+  const now = Date.now();
+  const first = hist.length ? Date.parse(hist[0].t) : now;
+  const t0 = Math.max(now - 3600e3, Math.min(first, now - 60e3));
+  const span = now - t0;
   const pts = hist.map((p) => [Date.parse(p.t), p[key]]).filter((p) => p[0] >= t0);
   let top = Math.max(1, ...pts.map((p) => p[1]));
   const mag = Math.pow(10, Math.floor(Math.log10(top)));
   top = Math.ceil(top / mag) * mag;
-  const x = (t) => padL + ((t - t0) / 3600e3) * (w - padL - padR);
+  const x = (t) => padL + ((t - t0) / span) * (w - padL - padR);
   const y = (v) => padT + (1 - v / top) * (h - padT - padB);
   for (let i = 0; i <= 4; i++) {
     const v = (top * i) / 4;
@@ -205,9 +220,11 @@ function chart(sel, hist, key, fmt, color) {
     lab.textContent = fmt(v);
     s.append(lab);
   }
-  for (const m of (w < 500 ? [60, 30, 0] : [60, 45, 30, 15, 0])) {
-    const lab = svg("text", { x: x(now - m * 60e3), y: h - 5, "text-anchor": m === 60 ? "start" : m === 0 ? "end" : "middle" });
-    lab.textContent = m === 0 ? "now" : "−" + m + " min";
+  const ago = (ms) => ms >= 60e3 ? "−" + Math.round(ms / 60e3) + " min" : "−" + Math.round(ms / 1e3) + " s";
+  const fracs = w < 500 ? [0, 0.5, 1] : [0, 0.25, 0.5, 0.75, 1];
+  for (const f of fracs) {
+    const lab = svg("text", { x: x(t0 + f * span), y: h - 5, "text-anchor": f === 0 ? "start" : f === 1 ? "end" : "middle" });
+    lab.textContent = f === 1 ? "now" : ago((1 - f) * span);
     s.append(lab);
   }
   if (pts.length < 2) {
@@ -384,6 +401,7 @@ function showTab() {
   if (!document.getElementById("tab-" + name)) name = "overview";
   for (const s of document.querySelectorAll(".tab")) s.hidden = s.id !== "tab-" + name;
   for (const a of document.querySelectorAll("#tabs a")) a.classList.toggle("on", a.dataset.tab === name);
+  if (name === "overview") drawCharts();
   if (name === "settings" && !settingsLoaded) loadSettings();
   if (name === "hosts") loadHosts();
   if (name === "log") followLog();
@@ -419,8 +437,7 @@ document.addEventListener("DOMContentLoaded", async () => {
   $("#why-form").addEventListener("submit", (ev) => { ev.preventDefault(); why($("#why-url").value.trim()); });
   $("#why-quick").addEventListener("submit", (ev) => { ev.preventDefault(); why($("#why-quick-url").value.trim()); });
   window.addEventListener("hashchange", showTab);
-  window.addEventListener("resize", () => { ticks = 0; refresh(); });
-  // Sizes are known once the first layout is done.
+  window.addEventListener("resize", drawCharts);
   await loginFromLink();
   showTab();
   if (document.body.dataset.loopback !== "true" && !token) showLogin();
