@@ -58,7 +58,7 @@ type Change struct {
 	Old, New any
 }
 
-// ErrNotRunning is returned by Reconfigure when no Run is in progress.
+// ErrNotRunning is returned by Reconfigure once Run has returned.
 var ErrNotRunning = errors.New("agent: the crawl is not running")
 
 // reconfigReq asks the control loop for a set of changes.
@@ -78,7 +78,8 @@ type reconfigReply struct {
 // one line naming the first setting that is unknown, out of range, or not
 // live (and why) — and then changes nothing. The request is carried out by
 // the crawl's control loop, which owns the running values; the change is
-// logged, and saved in state/ so that a restart keeps it.
+// logged, and saved in state/ so that a restart keeps it. Called before
+// Run, it waits for Run to start (or ctx to end).
 func (a *Agent) Reconfigure(ctx context.Context, changes map[string]any) ([]Change, error) {
 	req := reconfigReq{changes: changes, reply: make(chan reconfigReply, 1)}
 	select {
@@ -176,7 +177,7 @@ func (p *pool) resize(n int) {
 	p.gauge.Store(int64(n))
 }
 
-// controlLoop serves Reconfigure until ctx ends.
+// loop serves Reconfigure until ctx ends.
 func (c *control) loop(ctx context.Context) {
 	for {
 		select {
