@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -63,12 +62,12 @@ func (a *Agent) fetchLoop(stop, ctx context.Context, id int, quit <-chan struct{
 		var resp *fetch.Response
 		var err error
 		start := time.Now()
-		if t.Robots {
-			resp, err = a.fetchRobots(ctx, t, id, results)
-		} else {
-			l := a.live.Load()
-			resp, err = a.fetcher.Fetch(ctx, fetch.Request{URL: t.URL(), Addr: t.Addr, Timeout: l.timeout, MaxBody: l.maxBody})
+		l := a.live.Load()
+		req := fetch.Request{URL: t.URL(), Addr: t.Addr, Robots: t.Robots, Timeout: l.timeout}
+		if !t.Robots {
+			req.MaxBody = l.maxBody
 		}
+		resp, err = a.fetcher.Fetch(ctx, req)
 		if ctx.Err() != nil {
 			// Stopped mid-fetch: the URL goes back to its queue, nothing is stored.
 			if resp != nil {
@@ -126,50 +125,32 @@ func (a *Agent) outcome(t *frontier.Task, resp *fetch.Response, err error) front
 		o.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), o.End)
 	}
 	if t.Robots {
-		o.Robots = a.robotsRules(resp)
+		if next, ok := a.robotsRedirect(t, resp); ok {
+			o.RobotsRedirect = next
+			a.stats.RobotsRedirects.Add(1)
+		} else {
+			o.Robots = a.robotsRules(resp)
+		}
 	}
 	return o
 }
 
-// fetchRobots fetches the robots.txt of t's key, following redirects as
-// RFC 9309 §2.3.1.2 asks (at least five hops) within the task, politely: a
-// hop to the same scheme and authority is fetched from the same address
-// after waiting the larger of the host and IP delays from the end of the
-// previous response, while the task is still in flight for its key and its
-// address, so that no other request to them can interleave. A hop to
-// another scheme or authority is not followed (its host may sit on an
-// address whose politeness this task does not hold); the last response,
-// a redirect, then counts as "unavailable" (allow all, as RFC 9309 permits).
-// Every response but the last is handed to the parsers here, to be stored;
-// the last is returned like any fetch.
-func (a *Agent) fetchRobots(ctx context.Context, t *frontier.Task, fetcher int, results chan<- *fetched) (*fetch.Response, error) {
-	url := t.URL()
-	for hop := 0; ; hop++ {
-		resp, err := a.fetcher.Fetch(ctx, fetch.Request{URL: url, Addr: t.Addr, Robots: true, Timeout: a.live.Load().timeout})
-		if err != nil || hop >= a.cfg.Filter.Traps.MaxRedirects || resp.Status < 300 || resp.Status >= 400 {
-			return resp, err
-		}
-		next, ok := a.robotsHop(t, resp)
-		if !ok {
-			return resp, nil
-		}
-		end := resp.End // resp belongs to the parsers once sent
-		a.frontier.Acquire(t)
-		results <- &fetched{task: t, resp: resp, fetcher: fetcher}
-		a.stats.RobotsRedirects.Add(1)
-		set := a.frontier.Settings()
-		wait := max(set.HostDelay, set.IPDelay) - time.Since(end)
-		if wait > 0 {
-			timer := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				timer.Stop()
-				return nil, fmt.Errorf("agent: robots.txt redirect: %w", ctx.Err())
-			case <-timer.C:
-			}
-		}
-		url = next
+// robotsRedirect returns the path+query a robots.txt redirect points to
+// when RFC 9309 §2.3.1.2 has it followed (at least five hops; here up to
+// --max-redirects): the scheduler fetches it next as a robots task of the
+// same key, after the key's and the IP's delays. A hop to another scheme
+// or authority is not followed (its host may sit on an address whose
+// politeness this key does not hold); that response, a redirect, then
+// counts as "unavailable" (allow all, as RFC 9309 permits).
+func (a *Agent) robotsRedirect(t *frontier.Task, resp *fetch.Response) (string, bool) {
+	if resp.Status < 300 || resp.Status >= 400 || t.RobotsHops >= a.cfg.Filter.Traps.MaxRedirects {
+		return "", false
 	}
+	next, ok := a.robotsHop(t, resp)
+	if !ok {
+		return "", false
+	}
+	return next[len(t.SchemeAuthority):], true
 }
 
 // robotsHop returns the target of a robots.txt redirect if it may be
@@ -192,7 +173,7 @@ func (a *Agent) robotsHop(t *frontier.Task, resp *fetch.Response) (string, bool)
 }
 
 // robotsRules interprets a robots.txt response as RFC 9309 says: 2xx is
-// parsed; 4xx, and a redirect that was not followed (see fetchRobots), mean
+// parsed; 4xx, and a redirect that was not followed (see robotsRedirect), mean
 // no rules; 5xx and 429 mean "unreachable": nil, so the scheduler retries
 // later and fetches nothing else meanwhile.
 func (a *Agent) robotsRules(resp *fetch.Response) frontier.RobotsRules {

@@ -2,12 +2,11 @@ package frontier
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 )
 
-// CheckpointSink receives a consistent snapshot of the frontier (issue 6).
+// CheckpointSink receives a consistent snapshot of the frontier.
 // The frontier calls its methods in this order, from the scheduler
 // goroutine, while no URL leaves the ready queue:
 //
@@ -69,7 +68,7 @@ func (f *Frontier) Checkpoint(ctx context.Context, sink CheckpointSink) (Checkpo
 // checkpoint runs a snapshot in the scheduler goroutine.
 func (s *scheduler) checkpoint(sink CheckpointSink) (CheckpointInfo, error) {
 	f := s.f
-	start := time.Now()
+	start := f.clock.Now()
 	var info CheckpointInfo
 	todo := func(rec []byte) error {
 		info.Todo++
@@ -104,91 +103,6 @@ func (s *scheduler) checkpoint(sink CheckpointSink) (CheckpointInfo, error) {
 			return info, fmt.Errorf("frontier: checkpoint: %w", err)
 		}
 	}
-	info.Pause = time.Since(start)
+	info.Pause = f.clock.Now().Sub(start)
 	return info, nil
-}
-
-// snapshotTodo gives every URL the workbench holds, and every task not yet
-// fully handled, to todo.
-func (s *scheduler) snapshotTodo(todo func([]byte) error) error {
-	f := s.f
-	var buf []byte
-	var errs []error
-	emit := func(v *visitState, r []byte) {
-		buf = append(append(append(buf[:0], r[:MetaLen]...), v.prefix...), r[MetaLen:]...)
-		if err := todo(buf); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if s.held != nil {
-		if err := todo(s.held); err != nil {
-			return err
-		}
-	}
-	for _, h := range s.hosts {
-		for _, rec := range h.parked {
-			if err := todo(rec); err != nil {
-				return err
-			}
-		}
-	}
-	virtual := map[uint64]*visitState{}
-	for _, v := range s.states {
-		if v.broken {
-			continue
-		}
-		for _, r := range v.retries {
-			emit(v, []byte(r.rec))
-		}
-		v.queue.each(func(r []byte) { emit(v, r) })
-		if v.onDisk > 0 {
-			virtual[v.id] = v
-		}
-		if len(errs) > 0 {
-			return errors.Join(errs...)
-		}
-	}
-	if len(virtual) > 0 {
-		// One sequential pass over the virtualizer's files.
-		err := f.cfg.Virtualizer.Snapshot(func(id uint64, r []byte) error {
-			if v := virtual[id]; v != nil {
-				emit(v, r)
-			}
-			if len(errs) > 0 {
-				return errors.Join(errs...)
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("virtualized URLs: %w", err)
-		}
-	}
-	task := func(t *Task) error {
-		if t.Robots {
-			return nil
-		}
-		buf = t.Meta.Append(buf[:0])
-		buf = append(append(buf, t.SchemeAuthority...), t.PathQuery...)
-		return todo(buf)
-	}
-	for t := range s.flying {
-		if err := task(t); err != nil {
-			return err
-		}
-	}
-	f.parsingMu.Lock()
-	parsing := make([]*Task, 0, len(f.parsing))
-	for t := range f.parsing {
-		parsing = append(parsing, t)
-	}
-	f.parsingMu.Unlock()
-	for _, t := range parsing {
-		if _, dup := s.flying[t]; dup {
-			continue
-		}
-		if err := task(t); err != nil {
-			return err
-		}
-	}
-	return nil
 }

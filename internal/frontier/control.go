@@ -124,8 +124,8 @@ func (s *scheduler) reconfigure(set *liveSettings) {
 	old := s.set
 	s.set = set
 	s.f.live.Store(set)
-	s.maxFront = max(int(set.WorkbenchBytes/1024), s.f.cfg.FrontSize)
-	s.front = min(s.front, s.maxFront)
+	s.dist.maxFront = max(int(set.WorkbenchBytes/1024), s.f.cfg.FrontSize)
+	s.dist.front = min(s.dist.front, s.dist.maxFront)
 	if set.MaxURLs == 0 || set.MaxURLs > s.dispatched {
 		s.limitHit = false
 	}
@@ -134,7 +134,7 @@ func (s *scheduler) reconfigure(set *liveSettings) {
 		for _, v := range s.states {
 			s.wb.offer(v)
 		}
-		for _, e := range s.entries {
+		for _, e := range s.wb.byAddr {
 			s.wb.fix(e)
 		}
 	}
@@ -167,13 +167,13 @@ func (s *scheduler) pause() {
 	s.paused = true
 	s.f.paused.Store(true)
 	if s.pending != nil {
-		s.release(Outcome{Task: s.pending, Result: Abandoned, End: time.Now()})
+		s.release(Outcome{Task: s.pending, Result: Abandoned, End: s.f.clock.Now()})
 		s.pending = nil
 	}
 	for {
 		select {
 		case t := <-s.f.todo:
-			s.release(Outcome{Task: t, Result: Abandoned, End: time.Now()})
+			s.release(Outcome{Task: t, Result: Abandoned, End: s.f.clock.Now()})
 			continue
 		default:
 		}

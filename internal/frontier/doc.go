@@ -4,12 +4,24 @@
 // goes through four states: unknown, waiting (in the sieve), ready (out of
 // the sieve, in the ready queue or a visit state), visited.
 //
-//	Enqueue(All): URL cache → per-key budget → sieve ──flush──► ready queue (disk FIFO)
+//	Enqueue(All): URL cache → Router → per-key budget → sieve ──flush──► ready queue (disk FIFO)
 //	scheduler: ready queue → visit state (per politeness key) → DNS → workbench entry (per IP)
 //	scheduler ──Task──► fetchers ──Outcome──► scheduler (release with new times)
 //
-// The workbench is owned by one goroutine, the scheduler (Run); it needs no
-// locks. Fetchers receive Tasks on the channel returned by Todo and hand each
+// A URL travels as a record: its Meta (meta.go: hop path, depth, seed, via;
+// versioned), then the URL. The Router (router.go) says which agent of a
+// crawl owns each URL and address; alone, an agent owns everything.
+//
+// The scheduler (Run) is one goroutine that owns the visit states and the
+// stages, each a type in its own file with its invariants at the top: the
+// distributor (distributor.go: ready queue → visit states), the DNS stage
+// (dns.go), the robots table (robots.go) and the workbench (workbench.go);
+// dispatch.go decides the next task, release.go takes tasks back. They need
+// no locks. Everything else talks to them through channels served by the
+// scheduler between two of its steps: checkpoints (checkpoint.go), live
+// settings, pause and resume (control.go) and inspection (inspect.go).
+// Every time it compares is read from its Clock (clock.go), which tests
+// replace. Fetchers receive Tasks on the channel returned by Todo and hand each
 // one back with Done. Everything the scheduler does not own (the sieve, the
 // URL cache, the ready queue, the per-key counters, the statistics) is safe
 // for concurrent use, because Enqueue runs on many parser goroutines.

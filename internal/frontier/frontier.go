@@ -81,6 +81,8 @@ type Config struct {
 	Resolver    Resolver
 	// Guard returns an error when an address must not be dialled.
 	Guard func(netip.Addr) error
+	// Clock is the frontier's time (nil: the system clock).
+	Clock Clock
 	// Router says which agent owns each URL and address (nil: Local).
 	Router Router
 	Stats  *stats.Crawl
@@ -127,6 +129,9 @@ func (c *Config) setDefaults() {
 	if c.Router == nil {
 		c.Router = Local{}
 	}
+	if c.Clock == nil {
+		c.Clock = systemClock{}
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -140,6 +145,7 @@ type Task struct {
 	PathQuery       string // "/path?query"
 	Addr            netip.Addr
 	Robots          bool
+	RobotsHops      int  // robots.txt redirects followed before this request
 	Attempt         int  // 0 for the first try
 	Meta            Meta // how the URL was found (zero for robots.txt)
 
@@ -174,6 +180,11 @@ type Outcome struct {
 	Duration   time.Duration // from request start to End
 	RetryAfter time.Duration // from a 429/503 Retry-After header
 	Robots     RobotsRules   // the parsed robots.txt (robots tasks: nil when it must be retried)
+	// RobotsRedirect, for a robots task answered by a redirect to be
+	// followed (same scheme and authority), is the path+query it points
+	// to: the scheduler asks for it next, after the key's and the IP's
+	// delays, while no page of the authority is fetched.
+	RobotsRedirect string
 }
 
 // Frontier is one agent's frontier. Create it with New, feed it with
@@ -212,6 +223,7 @@ type Frontier struct {
 
 	// Scheduler state (owned by Run's goroutine; Close uses it after Run).
 	sched *scheduler
+	clock Clock
 	base  time.Time
 }
 
@@ -227,7 +239,8 @@ func New(cfg Config) *Frontier {
 		todo:  make(chan *Task, 64),
 		done:  make(chan Outcome, 1024),
 		wake:  make(chan struct{}, 1),
-		base:  time.Now(),
+		clock: cfg.Clock,
+		base:  cfg.Clock.Now(),
 
 		parsing:     make(map[*Task]int),
 		checkpoints: make(chan checkpointReq),
@@ -281,8 +294,8 @@ func (f *Frontier) poke() {
 	}
 }
 
-// now is the frontier's monotonic clock in nanoseconds.
-func (f *Frontier) now() int64 { return int64(time.Since(f.base)) }
+// now is the frontier's clock in nanoseconds since New.
+func (f *Frontier) now() int64 { return int64(f.clock.Now().Sub(f.base)) }
 
 // at converts a wall time to the frontier's clock.
 func (f *Frontier) at(t time.Time) int64 { return int64(t.Sub(f.base)) }

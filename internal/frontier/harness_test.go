@@ -51,6 +51,7 @@ type fetchRecord struct {
 	addr       netip.Addr
 	robots     bool
 	meta       Meta
+	result     Result
 	start, end time.Time
 }
 
@@ -133,7 +134,7 @@ func (h *harness) run(n int, answer func(t *Task) Outcome) error {
 				}
 				h.mu.Lock()
 				h.log = append(h.log, fetchRecord{url: t.URL(), key: t.SchemeAuthority, addr: t.Addr,
-					robots: t.Robots, meta: t.Meta, start: start, end: o.End})
+					robots: t.Robots, meta: t.Meta, result: o.Result, start: start, end: o.End})
 				h.mu.Unlock()
 				h.f.Done(o)
 			}

@@ -184,12 +184,12 @@ func (s *scheduler) where(url string) URLInfo {
 	if info.Place != NotHeld {
 		return info
 	}
-	if s.held != nil && string(s.held[MetaLen:]) == url {
-		info.Place, info.Meta = Held, decodeMeta(s.held)
+	if s.dist.held != nil && string(s.dist.held[MetaLen:]) == url {
+		info.Place, info.Meta = Held, decodeMeta(s.dist.held)
 		return info
 	}
 	sa := string(schemeAuthorityOf([]byte(url)))
-	h := s.hosts[hostOf(sa)]
+	h := s.dns.hosts[hostOf(sa)]
 	if h != nil {
 		for _, rec := range h.parked {
 			if string(rec[MetaLen:]) == url {
@@ -269,14 +269,14 @@ func (s *scheduler) findInState(v *visitState, suffix string, info *URLInfo) {
 func (s *scheduler) keyInfo(v *visitState) *KeyInfo {
 	k := &KeyInfo{Key: v.key, Host: v.host.name, Queued: v.queued(), OnDisk: v.onDisk, InFlight: v.inFlight,
 		Pages: v.pages, NextFetch: s.f.wall(v.nextFetch), Delay: v.delay, DelayWhy: v.delayWhy,
-		Broken: v.broken, Failures: v.failures}
+		Broken: v.broken(), Failures: v.failures}
 	if e := v.entry; e != nil {
 		k.Addr, k.IPNextFetch, k.IPInFlight = e.addr, s.f.wall(e.nextFetch), e.inFlight
 	}
-	switch {
-	case v.waiting && !v.host.resolved:
+	switch v.phase {
+	case phaseResolving:
 		k.Waiting = "dns"
-	case v.waiting:
+	case phaseRobots:
 		k.Waiting = "robots.txt"
 	}
 	return k
@@ -304,7 +304,7 @@ func (f *Frontier) Host(ctx context.Context, host string) (HostInfo, error) {
 
 func (s *scheduler) hostInfo(name string) HostInfo {
 	info := HostInfo{Host: name, Budget: map[string]int64{}, Robots: map[string]RobotsInfo{}}
-	h := s.hosts[name]
+	h := s.dns.hosts[name]
 	if h == nil {
 		return info
 	}
@@ -318,7 +318,7 @@ func (s *scheduler) hostInfo(name string) HostInfo {
 			}
 		}
 	}
-	for sa, rs := range s.robots {
+	for sa, rs := range s.robots.m {
 		if hostOf(sa) == name {
 			info.Budget[sa] = 0
 			info.Robots[sa] = RobotsInfo{Fetched: rs.rules != nil, Expires: s.f.wall(rs.expires), InFlight: rs.inFlight,

@@ -93,7 +93,7 @@ func (s *scheduler) sample(v *visitState) (ram, disk []string) {
 func (f *Frontier) RobotsRule(ctx context.Context, url string) (known, allowed bool, rule string, err error) {
 	err = f.do(ctx, func(s *scheduler) {
 		sa := string(schemeAuthorityOf([]byte(url)))
-		rs := s.robots[sa]
+		rs := s.robots.m[sa]
 		if rs == nil || rs.rules == nil {
 			return
 		}
@@ -120,7 +120,7 @@ func (f *Frontier) Drop(ctx context.Context, match func(key, host string, addr n
 			if v.host.resolved {
 				addr = v.host.addr
 			}
-			if !v.broken && match(v.key, v.host.name, addr) {
+			if !v.broken() && match(v.key, v.host.name, addr) {
 				n += s.empty(v)
 			}
 		}

@@ -1,0 +1,248 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+)
+
+// The DNS stage resolves the host names of visit states (and, with the ip
+// policy, of ready records) with a pool of workers. Its state is owned by
+// the scheduler goroutine; the workers only see a host's name.
+//
+// Invariants:
+//   - a host is resolving (in backlog or sent to a worker) or waiting for
+//     its retry time (in retry, retryAt > 0), never both, and at most once;
+//   - a resolved host keeps its address for the rest of the crawl; a dead
+//     one (no address, or its address refused by the guard) stays dead;
+//   - every visit state in a host's waiters is in phase resolving, and
+//     every record in its parked list is counted in the queued URLs.
+
+// hostState is what the DNS stage knows of one host name.
+type hostState struct {
+	name      string
+	addr      netip.Addr
+	resolved  bool
+	resolving bool
+	dead      bool // did not resolve, or its address is refused: its URLs are dropped
+	refused   bool
+	fails     int
+	retryAt   int64
+	waiters   []*visitState // visit states waiting for this resolution
+	parked    [][]byte      // ready records waiting for it (ip policy)
+}
+
+// dnsStage is the scheduler's side of the DNS workers.
+type dnsStage struct {
+	hosts    map[string]*hostState
+	req      chan *hostState
+	res      chan dnsResult
+	backlog  []*hostState // to send to a worker
+	inFlight int          // sent, not answered
+	retry    []*hostState // failed resolutions waiting for their retry time
+}
+
+type dnsResult struct {
+	host *hostState
+	addr netip.Addr
+	err  error
+}
+
+func newDNSStage() dnsStage {
+	return dnsStage{hosts: make(map[string]*hostState), req: make(chan *hostState, 256), res: make(chan dnsResult, 256)}
+}
+
+// host returns the state of a host name, creating it.
+func (d *dnsStage) host(name string) *hostState {
+	h := d.hosts[name]
+	if h == nil {
+		h = &hostState{name: name}
+		d.hosts[name] = h
+	}
+	return h
+}
+
+// ask queues h for resolution unless it is resolving or waiting to retry.
+func (d *dnsStage) ask(h *hostState) {
+	if !h.resolving && h.retryAt == 0 {
+		h.resolving = true
+		d.backlog = append(d.backlog, h)
+	}
+}
+
+// busy reports whether a resolution is queued, going on or to be retried.
+func (d *dnsStage) busy() bool {
+	return len(d.backlog) > 0 || d.inFlight > 0 || len(d.retry) > 0
+}
+
+// out returns the channel and host to send next (nil when there is none).
+func (d *dnsStage) out() (chan<- *hostState, *hostState) {
+	if len(d.backlog) == 0 {
+		return nil, nil
+	}
+	return d.req, d.backlog[0]
+}
+
+// sent records that out's host was taken by a worker.
+func (d *dnsStage) sent() {
+	d.backlog[0] = nil
+	d.backlog = d.backlog[1:]
+	d.inFlight++
+}
+
+// due moves failed resolutions whose time has come back to the backlog.
+func (d *dnsStage) due(now int64) {
+	for i := 0; i < len(d.retry); {
+		h := d.retry[i]
+		if h.retryAt > now {
+			i++
+			continue
+		}
+		h.retryAt = 0
+		d.ask(h)
+		last := len(d.retry) - 1
+		d.retry[i], d.retry[last] = d.retry[last], nil
+		d.retry = d.retry[:last]
+	}
+}
+
+// nextRetry is the earliest retry time.
+func (d *dnsStage) nextRetry() (t int64, ok bool) {
+	for _, h := range d.retry {
+		if !ok || h.retryAt < t {
+			t, ok = h.retryAt, true
+		}
+	}
+	return t, ok
+}
+
+// worker resolves hosts until ctx ends.
+func (d *dnsStage) worker(ctx context.Context, r Resolver, guard func(netip.Addr) error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case h := <-d.req:
+			res := dnsResult{host: h}
+			addrs, err := r.Lookup(ctx, h.name)
+			switch {
+			case err != nil:
+				res.err = err
+			case len(addrs) == 0:
+				res.err = fmt.Errorf("frontier: resolve %s: no addresses", h.name)
+			default:
+				res.addr = pickAddr(addrs)
+				if guard != nil {
+					if gerr := guard(res.addr); gerr != nil {
+						res.err = &refusedError{gerr}
+					}
+				}
+			}
+			select {
+			case d.res <- res:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+type refusedError struct{ err error }
+
+func (e *refusedError) Error() string { return e.err.Error() }
+func (e *refusedError) Unwrap() error { return e.err }
+
+// pickAddr prefers the first IPv4 address.
+func pickAddr(addrs []netip.Addr) netip.Addr {
+	for _, a := range addrs {
+		if a.Is4() || a.Is4In6() {
+			return a.Unmap()
+		}
+	}
+	return addrs[0]
+}
+
+// PermanentDNS marks resolver errors that retrying cannot fix (a name that
+// does not exist, a special-use name absent from the hosts file).
+type PermanentDNS interface{ Permanent() bool }
+
+func isPermanentDNS(err error) bool {
+	var p PermanentDNS
+	return errors.As(err, &p) && p.Permanent()
+}
+
+// waitHost withdraws v until h is resolved, asking the DNS stage for it.
+func (s *scheduler) waitHost(v *visitState, h *hostState) {
+	v.setPhase(phaseResolving)
+	s.wb.withdraw(v)
+	h.waiters = append(h.waiters, v)
+	s.dns.ask(h)
+}
+
+// resolved ends a resolution: the waiting visit states are attached to the
+// workbench entry of the address, or the host is retried, or declared dead
+// (its visit states purged).
+func (s *scheduler) resolved(r dnsResult) {
+	h := r.host
+	h.resolving = false
+	s.dns.inFlight--
+	if r.err != nil {
+		s.resolveFailed(h, r.err)
+		return
+	}
+	if to := s.f.cfg.Router.AddrOwner(r.addr); to != Self && s.err == nil {
+		// See Router: no hand-off of a host to another agent yet.
+		s.err = fmt.Errorf("frontier: %s resolved to %s, which agent %q fetches from; handing a host to another agent is not supported", h.name, r.addr, to)
+	}
+	h.addr, h.resolved = r.addr, true
+	waiters := h.waiters
+	h.waiters = nil
+	s.wake(waiters)
+	parked := h.parked
+	h.parked = nil
+	for _, rec := range parked {
+		s.addQueued(-1)
+		s.place(rec, true)
+	}
+}
+
+// resolveFailed retries a failed resolution, or declares the host dead and
+// drops what waits for it.
+func (s *scheduler) resolveFailed(h *hostState, err error) {
+	f := s.f
+	var refused *refusedError
+	switch {
+	case errors.As(err, &refused):
+		h.dead, h.refused = true, true
+		f.log.Info("frontier: address refused", "host", h.name, "err", err)
+	default:
+		h.fails++
+		if h.fails <= f.cfg.DNSRetries && !isPermanentDNS(err) {
+			h.retryAt = f.now() + int64(s.set.RetryDelay<<(h.fails-1))
+			s.dns.retry = append(s.dns.retry, h)
+			return
+		}
+		h.dead = true
+		f.stats.DNSFailures.Add(1)
+		f.log.Info("frontier: name did not resolve", "host", h.name, "err", err)
+	}
+	for range h.parked {
+		s.addQueued(-1)
+		s.drop(h)
+	}
+	h.parked = nil
+	waiters := h.waiters
+	h.waiters = nil
+	for _, v := range waiters {
+		if v.host == h {
+			if h.refused {
+				f.stats.AddressRefused.Add(v.queued())
+			}
+			s.purge(v)
+			continue
+		}
+		v.setPhase(phaseReady)
+		s.wb.offer(v)
+	}
+}

@@ -1,0 +1,126 @@
+package frontier
+
+import "time"
+
+// release takes a task back from a fetcher and computes the next allowed
+// times of its visit state and workbench entries: the end of the exchange
+// plus the key's delay (see keyDelay, raised for retries) and the IP delay.
+func (s *scheduler) release(o Outcome) {
+	t := o.Task
+	v, e := t.vs, t.vs.entry
+	v.inFlight--
+	e.inFlight--
+	s.inFlight--
+	delete(s.flying, t)
+	s.f.stats.InFlight.Add(-1)
+	end := s.f.now()
+	if !o.End.IsZero() {
+		end = s.f.at(o.End)
+	}
+	if oe := t.other; oe != nil {
+		oe.inFlight--
+		oe.nextFetch = max(oe.nextFetch, end+int64(s.set.IPDelay))
+		s.wb.fix(oe)
+	}
+	var delay time.Duration
+	var why DelayReason
+	if t.Robots {
+		delay, why = s.releaseRobots(v, t, o, end)
+	} else {
+		delay, why = s.releasePage(v, t, o)
+	}
+	v.nextFetch = max(v.nextFetch, end+int64(delay))
+	v.delay, v.delayWhy = delay, why
+	e.nextFetch = max(e.nextFetch, end+int64(s.set.IPDelay))
+	s.settle(v)
+	s.wb.fix(e)
+}
+
+// releasePage takes back a page task of v: a retry is queued, failures
+// counted (v purged after MaxFailures in a row), an abandoned URL put back.
+func (s *scheduler) releasePage(v *visitState, t *Task, o Outcome) (time.Duration, DelayReason) {
+	delay, why := s.keyDelay(t.SchemeAuthority, o)
+	switch o.Result {
+	case Fetched:
+		v.failures = 0
+	case RetryLater:
+		if t.Attempt < s.set.MaxRetries {
+			v.retries = append(v.retries, retry{rec: t.record(), attempt: t.Attempt + 1})
+			s.addQueued(1)
+			s.f.stats.Retries.Add(1)
+			if s.set.RetryDelay > delay {
+				delay, why = s.set.RetryDelay, DelayRetry
+			}
+			break
+		}
+		fallthrough
+	case Failed:
+		v.failures++
+		if v.failures >= s.f.cfg.MaxFailures {
+			s.purge(v)
+		}
+	case Abandoned:
+		s.putBack(v, t.record(), t.Attempt)
+		s.dispatched--
+		if t.Attempt == 0 {
+			s.uncountPage(v, t.SchemeAuthority)
+		}
+	}
+	return delay, why
+}
+
+// keyDelay is the gap before the next request to a visit state after a
+// fetch from authority sa, and the rule that set it: the host delay,
+// raised by the adaptive factor, robots.txt Crawl-delay (up to its cap) and
+// Retry-After (up to MaxDelay).
+func (s *scheduler) keyDelay(sa string, o Outcome) (time.Duration, DelayReason) {
+	c := s.set
+	d, why := c.HostDelay, DelayHost
+	if c.DelayFactor > 0 && o.Duration > 0 {
+		if a := min(time.Duration(c.DelayFactor*float64(o.Duration)), c.MaxDelay); a > d {
+			d, why = a, DelayAdaptive
+		}
+	}
+	if rs := s.robots.m[sa]; rs != nil && rs.rules != nil {
+		if cd := min(rs.rules.CrawlDelay(), c.CrawlDelayCap); cd > d {
+			d, why = cd, DelayCrawlDelay
+		}
+	}
+	if o.RetryAfter > d {
+		d, why = min(o.RetryAfter, c.MaxDelay), DelayRetryAfter
+	}
+	return d, why
+}
+
+// purge drops a broken visit state's URLs (BUbiNG's brokenVisitStates).
+func (s *scheduler) purge(v *visitState) {
+	if v.broken() {
+		return
+	}
+	n := s.empty(v)
+	s.f.stats.BrokenKeys.Add(1)
+	s.f.stats.PurgedURLs.Add(n)
+	s.f.log.Info("frontier: visit state purged as broken", "key", v.key, "urls", n)
+}
+
+// empty drops v's URLs and marks it broken (nothing more of it is
+// fetched), returning the URLs dropped.
+func (s *scheduler) empty(v *visitState) int64 {
+	f := s.f
+	s.wb.withdraw(v)
+	n := v.queued()
+	s.addQueued(-n)
+	s.queuedBytes -= int64(v.queue.bytes())
+	if v.onDisk > 0 {
+		if _, err := f.cfg.Virtualizer.Remove(v.id); err != nil {
+			f.log.Error("frontier: virtualizer remove", "key", v.key, "err", err)
+		}
+		s.virtualized -= v.onDisk
+	}
+	v.queue, v.retries, v.onDisk = pathQueue{}, nil, 0
+	v.phase = phaseBroken
+	if v.inFlight == 0 {
+		s.deactivate(v)
+	}
+	return n
+}

@@ -1,0 +1,81 @@
+package frontier
+
+import "time"
+
+// A visit state is the state of one politeness key (by default one
+// scheme+authority): its queue of URLs, when it may be fetched next, how it
+// failed. Owned by the scheduler goroutine.
+//
+// Invariants:
+//   - phase moves resolving → ready ⇄ robots, or resolving ⇄ ready when a
+//     URL of a multi-host key waits for another host; broken is final.
+//   - it is in its entry's heap iff its phase is ready, it is attached to an
+//     entry, it has work, and it has room for one more request in flight
+//     (workbench.offer keeps this).
+//   - queue records are meta+suffix, the URL being prefix+suffix; retries
+//     come before the RAM queue, the RAM queue before the onDisk records.
+//   - active (counted in the distributor's front) iff it has work, a
+//     request in flight, or is waiting, and is not broken with nothing in
+//     flight.
+type visitState struct {
+	key    string     // politeness key
+	prefix string     // bytes every URL of this key starts with (omitted from records)
+	id     uint64     // identity in the virtualizer
+	host   *hostState // the host whose address decides the workbench entry
+
+	queue   pathQueue // the in-RAM part of the queue
+	onDisk  int64     // records virtualized, to come after the RAM part
+	retries []retry   // records to fetch again before the queue, in order
+
+	entry  *ipEntry     // nil until the DNS stage has resolved host
+	rs     *robotsState // robots.txt of the key's authority, when it has one (authority policy)
+	phase  phase
+	active bool // counted in the front
+
+	nextFetch int64         // the frontier's clock: earliest start of the next request
+	pages     int64         // page fetches dispatched (authority policy: the key's budget used)
+	delay     time.Duration // the delay set by the last release, and why
+	delayWhy  DelayReason
+	inFlight  int
+	failures  int // consecutive failed URLs (retries exhausted)
+
+	heapIndex int // position in entry.states, -1 when not there
+}
+
+// phase is where a visit state is in its life.
+type phase uint8
+
+const (
+	phaseResolving phase = iota // withdrawn until the DNS stage resolves a host of it
+	phaseReady                  // attached to its workbench entry, fetchable when it has work
+	phaseRobots                 // withdrawn until a robots.txt fetch of its authority ends
+	phaseBroken                 // purged (BUbiNG's broken visit states): its URLs are dropped
+)
+
+// waiting reports whether v is withdrawn for a resolution or a robots.txt.
+func (v *visitState) waiting() bool { return v.phase == phaseResolving || v.phase == phaseRobots }
+
+// broken reports whether v was purged.
+func (v *visitState) broken() bool { return v.phase == phaseBroken }
+
+// setPhase moves v to p; a broken visit state stays broken.
+func (v *visitState) setPhase(p phase) {
+	if v.phase != phaseBroken {
+		v.phase = p
+	}
+}
+
+type retry struct {
+	rec     string // meta+suffix
+	attempt int
+}
+
+// hasWork reports whether the visit state has something to fetch.
+func (v *visitState) hasWork() bool {
+	return v.queue.len() > 0 || len(v.retries) > 0 || v.onDisk > 0
+}
+
+// queued is the number of URLs the visit state holds.
+func (v *visitState) queued() int64 {
+	return int64(v.queue.len()+len(v.retries)) + v.onDisk
+}
