@@ -588,7 +588,7 @@ func (m *Queues) deleteSegments(dead func(*mseg) bool) error {
 	return err
 }
 
-// deadBytes estimates the bytes of dead records in the closed segments, and
+// deadLive estimates the bytes of dead records in the closed segments, and
 // the live ones, assuming records of equal size within a segment.
 func (m *Queues) deadLive() (dead, live int64) {
 	for _, s := range m.segs[:len(m.segs)-1] {

@@ -10,7 +10,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// countingMap counts the URLs admitted per key (the seed's
+// countingMap counts the URLs admitted per key (BUbiNG's
 // schemeAuthority2Count): a map split into shards, each behind its own
 // lock, so that parsers enqueueing links for different hosts rarely meet.
 type countingMap struct {

@@ -16,7 +16,7 @@ import (
 	"github.com/petrel-crawler/petrel/internal/urlx"
 )
 
-// Sieve is the exactly-once filter under the frontier (the seed's
+// Sieve is the exactly-once filter under the frontier (BUbiNG's
 // AbstractSieve): Enqueue offers a key, Flush pours every new key enqueued
 // so far into the receiver (the frontier), Close flushes and ends it.
 // Enqueue copies what it keeps of key: the frontier reuses its buffers.
@@ -27,7 +27,7 @@ type Sieve interface {
 }
 
 // ReadyQueue is the FIFO of URLs out of the sieve waiting for their visit
-// state (the seed's readyURLs). It must be safe for concurrent use.
+// state (BUbiNG's readyURLs). It must be safe for concurrent use.
 type ReadyQueue interface {
 	Push(rec []byte) error
 	Pop(dst []byte) (rec []byte, ok bool, err error)
@@ -41,7 +41,8 @@ type Virtualizer interface {
 	DequeueN(id uint64, n int) ([][]byte, error)
 	Remove(id uint64) (int64, error)
 	// Snapshot calls fn for every record held, without removing any (for
-	// checkpoints): sequential I/O, FIFO within an id.
+	// checkpoints), in the order of the files (sequential I/O): FIFO
+	// within an id only until a compaction has moved some of its records.
 	Snapshot(fn func(id uint64, rec []byte) error) error
 }
 
@@ -339,8 +340,7 @@ type enqueueBatch struct {
 // first, together: a page's links hash to sets all over a table much
 // larger than the processor's caches, and reads issued together wait for
 // memory at the same time, where one Enqueue after another waits for each
-// in turn (in a crawl of 20 KiB pages with 30 links each, the cache lookups
-// were 3.5 % of the crawler's CPU time, nearly all of it waiting).
+// in turn (BENCHMARKS.md has the measurement).
 func (f *Frontier) EnqueueAll(us []urlx.URL, m Meta) error {
 	if f.cfg.Cache == nil || f.cfg.Hash == nil || len(us) < 2 {
 		for _, u := range us {
@@ -430,7 +430,7 @@ func (f *Frontier) admitOwned(key []byte) error {
 // to the ready queue, within the per-key budget.
 func (f *Frontier) Receiver() *Receiver { return &Receiver{f: f} }
 
-// Receiver receives the sieve's new flows (the seed's NewFlowReceiver).
+// Receiver receives the sieve's new flows (BUbiNG's NewFlowReceiver).
 type Receiver struct{ f *Frontier }
 
 // PrepareToAppend starts a flow.

@@ -44,28 +44,6 @@ func (q *pathQueue) pop() (string, bool) {
 	return s, true
 }
 
-// pushFront puts a record back at the head of the queue (a retry, or a
-// fetch abandoned at shutdown).
-func (q *pathQueue) pushFront(pq string) {
-	var hdr [binary.MaxVarintLen64]byte
-	k := binary.PutUvarint(hdr[:], uint64(len(pq)))
-	need := k + len(pq)
-	if q.head >= need {
-		q.head -= need
-		copy(q.buf[q.head:], hdr[:k])
-		copy(q.buf[q.head+k:], pq)
-		q.n++
-		return
-	}
-	rest := q.buf[q.head:]
-	nb := make([]byte, 0, need+len(rest)+len(rest)/4)
-	nb = append(nb, hdr[:k]...)
-	nb = append(nb, pq...)
-	nb = append(nb, rest...)
-	q.buf, q.head = nb, 0
-	q.n++
-}
-
 // len returns the number of queued records.
 func (q *pathQueue) len() int { return q.n }
 
@@ -81,15 +59,4 @@ func (q *pathQueue) each(fn func(pq []byte)) {
 		fn(q.buf[p : p+int(l)])
 		p += int(l)
 	}
-}
-
-// peek returns the first record without consuming it; the slice is valid
-// until the queue changes.
-func (q *pathQueue) peek() ([]byte, bool) {
-	if q.n == 0 {
-		return nil, false
-	}
-	l, k := binary.Uvarint(q.buf[q.head:])
-	start := q.head + k
-	return q.buf[start : start+int(l)], true
 }

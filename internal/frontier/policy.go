@@ -15,7 +15,7 @@ import (
 // shared/seeds/heritrix-queue-assignment-policy.zh.txt). The key is a pure
 // function of the URL, computed once when the URL leaves the ready queue
 // for its visit state, and stays with it: a policy cannot be random, so the
-// lesson of the seed note (URLs dropped because their key changed) cannot
+// lesson of Heritrix's note (URLs dropped because their key changed) cannot
 // happen here.
 type Assign struct {
 	kind    assignKind
@@ -36,8 +36,9 @@ const (
 // ParseAssign reads a --assign value: authority (the default, as BUbiNG:
 // scheme+authority), host (host name whatever the scheme and port), domain
 // (registered domain by the Public Suffix List), bucket:N (a hash of the
-// authority modulo N) or url (every URL its own key; only the IP rule
-// limits the rate). "ip" is not supported yet: see the note on issue 4.
+// authority modulo N), url (every URL its own key; only the IP rule
+// limits the rate) or ip (the resolved address: every host on one address
+// shares a key).
 func ParseAssign(s string) (Assign, error) {
 	switch {
 	case s == "" || s == "authority":

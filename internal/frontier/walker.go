@@ -10,7 +10,8 @@ import (
 // holds and has not handed out: the distributor's held record, those parked
 // for DNS, then the retries and RAM queue of every visit state not broken,
 // then their virtualized records in one sequential pass of the
-// virtualizer's files (FIFO within a visit state). The slice given to fn is
+// virtualizer's files (in file order, which a compaction may have changed
+// within a visit state). The slice given to fn is
 // valid only during the call. It stops at fn's first error.
 func (s *scheduler) walkHeld(fn func(rec []byte) error) error {
 	if s.dist.held != nil {
