@@ -216,7 +216,7 @@ func TestSimCheckpointTiming(t *testing.T) {
 // step that the queued-URL count is what the visit states hold, and at the
 // end that every URL was fetched once or dropped and counted.
 func TestSimQueuedInvariant(t *testing.T) {
-	for seed := uint64(1); seed <= 12; seed++ {
+	for seed := uint64(1); seed <= 40; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 99))
 		policy := []string{"authority", "host", "ip", "url", "domain"}[seed%5]
 		assign, _ := ParseAssign(policy)
@@ -226,7 +226,9 @@ func TestSimQueuedInvariant(t *testing.T) {
 				addrs[fmt.Sprintf("h%d.d%d.test", h, h%3)] = netip.MustParseAddr(fmt.Sprintf("10.10.0.%d", 1+h%4))
 			}
 		}
-		m := newSim(t, Config{Settings: Settings{Assign: assign, WorkbenchBytes: int64(200 + rng.IntN(2000)), FrontSize: 1 + rng.IntN(4), HostDelay: time.Duration(rng.IntN(50)) * time.Millisecond, MaxRetries: 2, RetryDelay: 10 * time.Millisecond}, MaxFailures: 4, DNSRetries: 1}, addrs)
+		m := newSim(t, Config{Settings: Settings{Assign: assign, WorkbenchBytes: int64(200 + rng.IntN(2000)), FrontSize: 1 + rng.IntN(4),
+			HostDelay: time.Duration(rng.IntN(50)) * time.Millisecond, IPDelay: time.Duration(rng.IntN(30)) * time.Millisecond,
+			MaxRetries: 2, RetryDelay: 10 * time.Millisecond}, MaxFailures: 4, DNSRetries: 1}, addrs)
 		urls := map[string]bool{}
 		addURL := func() {
 			h := rng.IntN(8)
@@ -269,6 +271,21 @@ func TestSimQueuedInvariant(t *testing.T) {
 			done[tk.URL()]++
 			return Outcome{Result: Fetched}, d
 		}, 200000)
+		hostDelay, ipDelay := m.f.cfg.HostDelay, m.f.cfg.IPDelay
+		for k, gs := range m.gaps(func(r simFetch) string { return r.task.vs.key }) {
+			for _, g := range gs {
+				if g < hostDelay {
+					t.Fatalf("seed %d (%s): key %s: gap %v, host delay %v", seed, policy, k, g, hostDelay)
+				}
+			}
+		}
+		for a, gs := range m.gaps(simAddr) {
+			for _, g := range gs {
+				if g < ipDelay {
+					t.Fatalf("seed %d (%s): address %s: gap %v, IP delay %v", seed, policy, a, g, ipDelay)
+				}
+			}
+		}
 		for u, n := range done {
 			if n > 1 {
 				t.Errorf("seed %d: %s fetched %d times", seed, u, n)
