@@ -98,6 +98,9 @@ func TestConsoleAPI(t *testing.T) {
 		if got := st["totals"].(map[string]any)["checkpoints"]; got != cps {
 			t.Errorf("checkpoints went from %v to %v after a refused call", cps, got)
 		}
+		if n := st["counters"].(map[string]any)["ConsoleRefused"].(float64); n < float64(len(writes)) {
+			t.Errorf("ConsoleRefused = %v after %d refused calls", n, len(writes))
+		}
 		if n := st["counters"].(map[string]any)["Blocked"]; n != 0.0 {
 			t.Errorf("Blocked = %v after a refused blocklist call", n)
 		}

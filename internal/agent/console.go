@@ -131,6 +131,11 @@ func (a *Agent) State() console.State {
 func (a *Agent) Counters() stats.Snapshot {
 	s := a.stats.Snapshot()
 	s["SieveBuffered"] = a.frontier.SieveBuffered()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	if waiting, _, err := a.frontier.KeyStates(ctx); err == nil {
+		s["WaitingKeys"] = int64(waiting)
+	}
+	cancel()
 	if a.console != nil {
 		s["ConsoleRefused"] = a.console.Refused()
 	}

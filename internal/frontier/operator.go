@@ -134,3 +134,19 @@ func (f *Frontier) Cache() URLCache { return f.cfg.Cache }
 // SieveBuffered is the number of keys offered to the sieve that its last
 // flush did not cover (some may be duplicates).
 func (f *Frontier) SieveBuffered() int64 { return max(f.sieveIn.Load()-f.sieveFlushed.Load(), 0) }
+
+// KeyStates counts the visit states waiting (for DNS or robots.txt) and
+// broken (purged).
+func (f *Frontier) KeyStates(ctx context.Context) (waiting, broken int, err error) {
+	err = f.do(ctx, func(s *scheduler) {
+		for _, v := range s.states {
+			switch {
+			case v.broken():
+				broken++
+			case v.waiting():
+				waiting++
+			}
+		}
+	})
+	return waiting, broken, err
+}
