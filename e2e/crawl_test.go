@@ -190,6 +190,12 @@ const tolerance = 8 * time.Millisecond
 // (and to one IP) never overlap and are separated by at least the delay.
 func checkPoliteness(t *testing.T, hits []testweb.Hit, hostDelay, ipDelay time.Duration) {
 	t.Helper()
+	checkPolitenessWithin(t, hits, hostDelay, ipDelay, tolerance)
+}
+
+// checkPolitenessWithin is checkPoliteness with another tolerance.
+func checkPolitenessWithin(t *testing.T, hits []testweb.Hit, hostDelay, ipDelay, tolerance time.Duration) {
+	t.Helper()
 	byHost := map[string][]testweb.Hit{}
 	byIP := map[netip.Addr][]testweb.Hit{}
 	for _, h := range hits {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,6 +44,10 @@ func crawlCmd() *cobra.Command {
 			})
 			setMemoryLimit(&final)
 			a, err := agent.Open(final, os.Stderr)
+			if errors.Is(err, agent.ErrFinished) {
+				fmt.Fprintf(os.Stderr, "petrel: the crawl in %s is finished (state/FINISHED); nothing to do\n", final.Dir)
+				return nil
+			}
 			if err != nil {
 				return err
 			}

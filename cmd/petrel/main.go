@@ -1,6 +1,6 @@
 // Command petrel is a polite, BUbiNG-style web crawler.
 //
-// Subcommands: crawl, demo, testweb, bench, warc, version. Run
+// Subcommands: crawl, cluster, config, demo, testweb, bench, warc, version. Run
 // "petrel help CMD" for each one's flags.
 package main
 
@@ -32,7 +32,7 @@ func main() {
 		Version:       agent.Version,
 	}
 	root.SetVersionTemplate("petrel {{.Version}}\n")
-	root.AddCommand(crawlCmd(), configCmd(), demoCmd(), testwebCmd(), benchCmd(), warcCmd(), whyCmd(), versionCmd())
+	root.AddCommand(crawlCmd(), clusterCmd(), configCmd(), demoCmd(), testwebCmd(), benchCmd(), warcCmd(), whyCmd(), versionCmd())
 	var cpuProfile, memProfile string
 	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
 	root.PersistentFlags().StringVar(&memProfile, "memprofile", "", "write an allocation profile to this file at exit")

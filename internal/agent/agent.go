@@ -22,6 +22,7 @@ import (
 
 	"github.com/petrel-crawler/petrel/internal/atomicfile"
 	"github.com/petrel-crawler/petrel/internal/bloom"
+	"github.com/petrel-crawler/petrel/internal/cluster"
 	"github.com/petrel-crawler/petrel/internal/console"
 	"github.com/petrel-crawler/petrel/internal/crawllog"
 	"github.com/petrel-crawler/petrel/internal/diskq"
@@ -92,6 +93,16 @@ type Agent struct {
 	leftQueued int64      // URLs left in the ready queue at the close
 
 	consoleState
+
+	// A crawl of several agents (nil otherwise): see cluster.go.
+	resolver    *fetch.Resolver
+	node        *cluster.Node
+	router      *clusterRouter
+	clusterHost *clusterHost
+	until       chan struct{} // closed when the whole crawl is over
+	// The seeds, offered once the view is known.
+	clusterSeeds   []urlx.URL
+	clusterResumed bool
 }
 
 // Open prepares a crawl in cfg.Dir: it validates the settings, locks the
@@ -123,7 +134,14 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	if err := a.openFetcherAndStore(&cfg); err != nil {
 		return nil, err
 	}
-	a.offerSeeds(seeds, resumed)
+	if cfg.Cluster.Enabled() {
+		// Seeds are routed like any URL, once the view is known (Run).
+		if err := a.startCluster(seeds, resumed); err != nil {
+			return nil, err
+		}
+	} else {
+		a.offerSeeds(seeds, resumed)
+	}
 	a.opened = true
 	return a, nil
 }
@@ -279,6 +297,14 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 	guard := fetch.Guard{AllowPrivate: cfg.Fetch.AllowPrivate}
 	resolver := fetch.NewResolver(fetch.ResolverOptions{Hosts: hosts, System: cfg.Fetch.SystemDNS,
 		Server: cfg.Fetch.DNSServer, Timeout: cfg.Fetch.DNSTimeout})
+	a.resolver = resolver
+	var router frontier.Router
+	if cfg.Cluster.Enabled() {
+		host, _ := frontier.ParseAssign("host")
+		a.router = &clusterRouter{a: a, assign: cfg.Frontier.Assign, host: host, stats: a.stats}
+		a.clusterHost = &clusterHost{a: a}
+		router, a.until = a.router, make(chan struct{})
+	}
 	a.frontier = frontier.New(frontier.Config{
 		Settings:    cfg.Frontier,
 		Virtualizer: a.virtual,
@@ -287,6 +313,8 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 		Ready:       a.ready,
 		Resolver:    dnsStage{r: resolver, m: a.metrics, seeds: newSeedGuard(guard, a.progress, seeds)},
 		Guard:       guard.Check,
+		Router:      router,
+		Until:       untilChan(a.until),
 		Stats:       a.stats,
 		Logger:      a.log,
 	})
@@ -331,6 +359,9 @@ func (a *Agent) openFetcherAndStore(cfg *Config) (err error) {
 	})
 	sopts := cfg.Store.Options()
 	sopts.Dir, sopts.Software = filepath.Join(cfg.Dir, "warc"), "Petrel/"+Version
+	if p := warcPrefix(*cfg); p != "" {
+		sopts.Prefix = p
+	}
 	sopts.Operator, sopts.IsPartOf, sopts.Robots, sopts.UserAgent = cfg.Operator, crawlName(cfg.Dir), "obey", cfg.UserAgent
 	a.store, err = store.Open(sopts)
 	if err != nil {
@@ -455,6 +486,15 @@ func (a *Agent) Run(ctx context.Context) error {
 		<-ctx.Done()
 		a.stopping.Store(true)
 	}()
+	if a.node != nil {
+		a.clusterHost.stop.Store(&stopRun)
+		if err := a.waitCluster(ctx); err != nil {
+			if ctx.Err() != nil {
+				err = nil // stopped while waiting: a clean stop
+			}
+			return errors.Join(err, a.closeAll())
+		}
+	}
 	// Fetches in flight at a stop get a grace period to finish.
 	fetchCtx, cancelFetch := context.WithCancel(context.Background())
 	defer cancelFetch()
@@ -511,6 +551,14 @@ func (a *Agent) Run(ctx context.Context) error {
 	stopCheckpoints()
 	<-cpDone
 	close(runDone)
+	if a.node != nil {
+		// What the inbox holds goes into the frontier, which saves it.
+		drain, cancel := context.WithTimeout(context.Background(), a.cfg.Cluster.LeaveTimeout)
+		if err := a.node.StopReceiving(drain); err != nil {
+			a.log.Warn("cluster: inbox not applied at stop; the next start replays it", "err", err)
+		}
+		cancel()
+	}
 	stopped := ctx.Err() != nil
 	if errors.Is(runErr, context.Canceled) && stopped {
 		runErr = nil // a clean stop
@@ -529,6 +577,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	err := errors.Join(runErr, a.closeAll())
 	if a.progress != nil {
 		fmt.Fprintln(a.progress, a.summary(startSnap))
+		if a.cfg.Cluster.Enabled() {
+			fmt.Fprintln(a.progress, clusterSummary(a.stats.Snapshot()))
+		}
 	}
 	return err
 }
@@ -581,6 +632,9 @@ func (a *Agent) closeAll() error {
 		if err := atomicfile.Write(filepath.Join(state, "counts"), atomicfile.Options{Sync: true}, a.frontier.SaveCounts); err != nil {
 			errs = append(errs, fmt.Errorf("agent: save counts: %w", err))
 		}
+	}
+	if err := a.closeCluster(); err != nil {
+		errs = append(errs, fmt.Errorf("agent: cluster: %w", err))
 	}
 	if a.virtual != nil {
 		if err := a.virtual.Close(); err != nil {

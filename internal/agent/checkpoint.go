@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/atomicfile"
+	"github.com/petrel-crawler/petrel/internal/cluster"
 	"github.com/petrel-crawler/petrel/internal/diskq"
 	"github.com/petrel-crawler/petrel/internal/stats"
 	"github.com/petrel-crawler/petrel/internal/store"
@@ -143,7 +144,15 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 	if err := a.sieve.Flush(); err != nil {
 		return fmt.Errorf("agent: checkpoint %d: sieve: %w", seq, err)
 	}
+	if a.node != nil {
+		// No batch is applied while the frontier's state is taken: the
+		// inbox position saved with it is the same logical point.
+		a.node.PauseApply()
+	}
 	info, err := a.frontier.Checkpoint(ctx, sink)
+	if a.node != nil {
+		err = a.checkpointCluster(tmp, err)
+	}
 	if err != nil {
 		return fmt.Errorf("agent: checkpoint %d: %w", seq, err)
 	}
@@ -201,6 +210,7 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 	a.log.Info("checkpoint", "seq", seq, "todo", info.Todo, "pause", info.Pause, "queued", m.Queued,
 		"pause_sieve", sink.sieveTime, "pause_counts", sink.countsTime)
 	a.pruneCheckpoints()
+	a.trimInbox()
 	return nil
 }
 
@@ -427,6 +437,7 @@ func (a *Agent) recoverFromCrash(state string) (string, error) {
 			return "", err
 		}
 		os.Remove(filepath.Join(state, "counts"))
+		os.Remove(filepath.Join(state, "cluster", "applied.json")) // the inbox is replayed from its start
 		notes = append(notes, "no usable checkpoint: the crawl starts again from its seeds (WARC files kept)")
 		return strings.Join(notes, "; "), nil
 	}
@@ -451,6 +462,12 @@ func (a *Agent) recoverFromCrash(state string) (string, error) {
 	}
 	if err := atomicfile.Write(filepath.Join(state, "stats.json"), atomicfile.Options{Sync: true}, cp.snap.WriteJSON); err != nil {
 		return "", err
+	}
+	if b, err := os.ReadFile(filepath.Join(cp.dir, clusterStateFile)); err == nil {
+		if err := cluster.RestoreCheckpointState(filepath.Join(state, "cluster"), b); err != nil {
+			return "", fmt.Errorf("agent: restore cluster inbox position: %w", err)
+		}
+		notes = append(notes, "cluster inbox replayed from the checkpoint")
 	}
 	again := store.CountResponsesAfter(filepath.Join(a.cfg.Dir, "warc"), cp.man.WARCFiles)
 	notes = append(notes, fmt.Sprintf("recovered from %s taken at %s: %d URLs queued again; %d responses stored after it may be fetched again",

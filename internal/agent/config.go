@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/petrel-crawler/petrel/internal/cluster"
 	"github.com/petrel-crawler/petrel/internal/console"
 	"github.com/petrel-crawler/petrel/internal/crawllog"
 	"github.com/petrel-crawler/petrel/internal/fetch"
@@ -59,11 +60,12 @@ type Config struct {
 	Store    store.Settings
 	Logs     crawllog.Settings
 	Console  console.Settings
+	Cluster  cluster.Settings // empty Cluster.Bind: a crawl of one agent
 }
 
 // Table returns every setting of the crawl, bound to c.
 func (c *Config) Table() settings.Table {
-	return settings.Join(c.table(), c.Frontier.Table(), c.Fetch.Table(), c.Filter.Table(), c.Sieve.Table(), c.Store.Table(), c.Logs.Table(), c.Console.Table())
+	return settings.Join(c.table(), c.Frontier.Table(), c.Fetch.Table(), c.Filter.Table(), c.Sieve.Table(), c.Store.Table(), c.Logs.Table(), c.Console.Table(), c.Cluster.Table())
 }
 
 // table declares the agent's own settings.

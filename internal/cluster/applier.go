@@ -92,6 +92,13 @@ func (n *Node) saveApplied() error {
 }
 
 func (n *Node) applyLoop(ctx context.Context) {
+	// Nothing is applied before the view's members are all here: the host
+	// routes what it is given by the view.
+	select {
+	case <-n.ready:
+	case <-ctx.Done():
+		return
+	}
 	for ctx.Err() == nil {
 		from := n.appliedAt.Load()
 		if n.inbox.Wait(from, ctx.Done()) <= from {

@@ -62,8 +62,12 @@ type Batch struct {
 // the batch itself carries no key material.
 const batchMagic = "PTB1"
 
-// MaxBatchBytes bounds a batch's encoded and decoded size.
-const MaxBatchBytes = 8 << 20
+// MaxBatchBytes bounds a batch's wire form; maxDecodedBytes its records
+// decompressed.
+const (
+	MaxBatchBytes   = 8 << 20
+	maxDecodedBytes = 32 << 20
+)
 
 var errBadBatch = errors.New("cluster: malformed batch")
 
@@ -72,9 +76,20 @@ var errBadBatch = errors.New("cluster: malformed batch")
 func (b *Batch) Encode(dst, scratch []byte) (out, scratchOut []byte) {
 	raw := scratch[:0]
 	for _, r := range b.Records {
-		raw = binary.AppendUvarint(raw, uint64(len(r)))
-		raw = append(raw, r...)
+		raw = appendRecord(raw, r)
 	}
+	return b.encodeRaw(dst, raw, len(b.Records)), raw
+}
+
+// appendRecord appends one record to a batch's uncompressed records.
+func appendRecord(raw, rec []byte) []byte {
+	raw = binary.AppendUvarint(raw, uint64(len(rec)))
+	return append(raw, rec...)
+}
+
+// encodeRaw appends the wire form of b with count records already laid
+// out in raw (appendRecord); b.Records is not read.
+func (b *Batch) encodeRaw(dst, raw []byte, count int) []byte {
 	dst = append(dst, batchMagic...)
 	dst = append(dst, byte(b.Kind))
 	dst = binary.AppendUvarint(dst, uint64(len(b.ID.Sender)))
@@ -82,11 +97,11 @@ func (b *Batch) Encode(dst, scratch []byte) (out, scratchOut []byte) {
 	dst = binary.AppendUvarint(dst, b.ID.Incarnation)
 	dst = binary.AppendUvarint(dst, b.ID.Seq)
 	dst = binary.AppendUvarint(dst, b.Epoch)
-	dst = binary.AppendUvarint(dst, uint64(len(b.Records)))
+	dst = binary.AppendUvarint(dst, uint64(count))
 	n := len(dst)
 	dst = append(dst, make([]byte, s2.MaxEncodedLen(len(raw)))...)
 	enc := s2.Encode(dst[n:], raw)
-	return dst[:n+len(enc)], raw
+	return dst[:n+len(enc)]
 }
 
 // DecodeBatch parses a wire form. Records alias an internal buffer, not
@@ -120,7 +135,7 @@ func DecodeBatch(wire []byte) (*Batch, error) {
 		return nil, errBadBatch
 	}
 	dl, err := s2.DecodedLen(p)
-	if err != nil || dl > MaxBatchBytes || count > uint64(dl) {
+	if err != nil || dl > maxDecodedBytes || count > uint64(dl) {
 		return nil, errBadBatch
 	}
 	raw, err := s2.Decode(nil, p)

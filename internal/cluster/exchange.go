@@ -156,6 +156,10 @@ func (n *Node) serveFinish(w http.ResponseWriter, r *http.Request) {
 		By string `json:"by"`
 	}
 	json.NewDecoder(io.LimitReader(r.Body, maxControlBytes)).Decode(&f)
+	if v := n.View(); !n.isReady() || v == nil || !v.Has(f.By) {
+		http.Error(w, "not a member of this agent's view", http.StatusConflict)
+		return
+	}
 	n.finish("announced by " + f.By)
 	w.WriteHeader(http.StatusOK)
 }

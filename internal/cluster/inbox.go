@@ -52,6 +52,7 @@ type Inbox struct {
 	syncing bool       // one appender is fsyncing for the group
 	closed  bool
 	err     error // sticky write or sync failure
+	syncs   int64 // fsyncs done (under mu)
 }
 
 // ErrFull is returned by Append when the inbox holds Limit bytes.
@@ -220,6 +221,7 @@ func (in *Inbox) Append(wire []byte) (int64, error) {
 		in.mu.Unlock()
 		err := f.Sync()
 		in.mu.Lock()
+		in.syncs++
 		in.syncing = false
 		if err != nil {
 			in.err = fmt.Errorf("cluster: inbox: sync: %w", err)
@@ -258,6 +260,13 @@ func (in *Inbox) Durable() int64 {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	return in.durable
+}
+
+// Syncs returns how many fsyncs the inbox has made.
+func (in *Inbox) Syncs() int64 {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.syncs
 }
 
 // Size returns the bytes held (not yet trimmed).

@@ -119,12 +119,14 @@ func (m *membership) join(addrs []string) error {
 	return nil
 }
 
-// setMeta changes the local metadata and gossips it.
+// setMeta changes the local metadata and gossips it, waiting a moment
+// for the broadcast to leave (memberlist's UpdateNode with no timeout
+// waits for ever when no peer takes it).
 func (m *membership) setMeta(f func(*Meta)) {
 	m.mu.Lock()
 	f(&m.meta)
 	m.mu.Unlock()
-	if err := m.ml.UpdateNode(0); err != nil {
+	if err := m.ml.UpdateNode(500 * time.Millisecond); err != nil {
 		m.log.Warn("cluster: gossip metadata", "err", err)
 	}
 }

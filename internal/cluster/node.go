@@ -105,6 +105,8 @@ type Node struct {
 
 	counts counters
 
+	started time.Time
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -171,6 +173,7 @@ func Start(cfg Config, host Host) (*Node, error) {
 		finished: make(chan struct{}), agreed: map[string]bool{}, refused: map[string]string{},
 		dedup: newIDSet(), applied: newIDSet()}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
+	n.started = time.Now()
 	ok := false
 	defer func() {
 		if !ok {
@@ -210,9 +213,6 @@ func Start(cfg Config, host Host) (*Node, error) {
 		meta.ViewEpoch = v.Epoch
 	}
 	if n.members, err = startMembership(cfg.Name, cfg.Bind, "petrel/"+cfg.CrawlName, cfg.Key, cfg.Timing, meta, n.log); err != nil {
-		return nil, err
-	}
-	if err := n.members.join(cfg.Join); err != nil {
 		return nil, err
 	}
 	n.goLoop(n.applyLoop)
@@ -308,8 +308,20 @@ func (n *Node) WaitReady(ctx context.Context) (*View, error) {
 	}
 }
 
+func (n *Node) isReady() bool {
+	select {
+	case <-n.ready:
+		return true
+	default:
+		return false
+	}
+}
+
 // Finished is closed when the crawl is over.
 func (n *Node) Finished() <-chan struct{} { return n.finished }
+
+// Closed is closed when Close begins.
+func (n *Node) Closed() <-chan struct{} { return n.ctx.Done() }
 
 // Route sends a record to dest (an agent of the view, not this one) in a
 // batch of kind. It may wait while dest's outbox is full.
@@ -376,7 +388,20 @@ func (n *Node) fail(err error) {
 func (n *Node) viewLoop(ctx context.Context) {
 	t := time.NewTicker(max(n.cfg.Timing.probe()/2, 20*time.Millisecond))
 	defer t.Stop()
+	var lastJoin time.Time
+	warned := false
 	for {
+		// Until some member answers, join again: agents started together
+		// come up in any order. A wrong key looks the same (the peer cannot
+		// decrypt our packets), so it is logged, not fatal: such an agent
+		// fetches nothing.
+		if len(n.cfg.Join) > 0 && len(n.aliveMembers()) <= 1 && time.Since(lastJoin) >= 10*n.cfg.Timing.probe() {
+			lastJoin = time.Now()
+			if err := n.members.join(n.cfg.Join); err != nil && !warned && time.Since(n.started) > 30*n.cfg.Timing.probe() {
+				warned = true
+				n.log.Warn("cluster: cannot join yet; trying again", "err", err)
+			}
+		}
 		if n.helloAll(ctx) {
 			return
 		}
@@ -535,8 +560,11 @@ func (n *Node) watchLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		v := n.View()
 		for _, m := range n.aliveMembers() {
-			if m.Meta.Finished {
+			// Only a member of this agent's view ends its crawl: an agent
+			// refused or still joining does not inherit another's end.
+			if m.Meta.Finished && n.isReady() && v != nil && v.Has(m.Name) {
 				n.finish("gossip from " + m.Name)
 			}
 			if m.Meta.Stopping {
@@ -549,8 +577,8 @@ func (n *Node) watchLoop(ctx context.Context) {
 func (n *Node) requestStop(reason string) {
 	n.stopOnce.Do(func() {
 		n.log.Info("cluster: stop", "reason", reason)
-		n.members.setMeta(func(m *Meta) { m.Stopping = true })
 		n.host.Stop(reason)
+		n.members.setMeta(func(m *Meta) { m.Stopping = true })
 	})
 }
 
@@ -564,8 +592,8 @@ func (n *Node) finish(reason string) {
 				n.log.Error("cluster: write FINISHED", "err", err)
 			}
 		}
-		n.members.setMeta(func(m *Meta) { m.Finished = true })
 		close(n.finished)
+		n.members.setMeta(func(m *Meta) { m.Finished = true })
 	})
 }
 

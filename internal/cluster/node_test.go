@@ -193,14 +193,27 @@ func TestTerminationWaitsForBusyAndAbsent(t *testing.T) {
 }
 
 func TestWrongKeyAndSettingsRefused(t *testing.T) {
-	a := mustNode(t, "a", nil, 1, newTestHost())
+	ha := newTestHost()
+	ha.busy.Store(true) // the crawl goes on while the others knock
+	a := mustNode(t, "a", nil, 1, ha)
 	defer a.Close(100 * time.Millisecond)
 	waitReady(t, a)
 	var other Key
 	copy(other[:], "another key, also 32 bytes long!")
-	if n, err := startNode(t, "x", other, []string{a.cfg.Bind.String()}, 1, newTestHost(), nil); err == nil {
-		n.Close(0)
-		t.Fatal("an agent with another key joined")
+	x, err := startNode(t, "x", other, []string{a.cfg.Bind.String()}, 2, newTestHost(), [][2]string{{"assign", "authority"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancelShort := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	if _, err := x.WaitReady(short); err == nil {
+		t.Fatal("an agent with another key became ready")
+	}
+	cancelShort()
+	x.Close(0)
+	for _, m := range a.members.members() {
+		if m.Name == "x" {
+			t.Fatal("an agent with another key became a member")
+		}
 	}
 	n, err := startNode(t, "y", testKey, []string{a.cfg.Bind.String()}, 2, newTestHost(), [][2]string{{"assign", "host"}})
 	if err != nil {

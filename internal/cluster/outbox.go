@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/petrel-crawler/petrel/internal/atomicfile"
 )
@@ -33,6 +34,8 @@ type Outbox struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced when anything changes
 	dests   map[string]*outQueue
+	syncs   atomic.Int64 // fsyncs done (two per batch: the file, the directory)
+	written atomic.Int64 // bytes of batches written
 }
 
 type outQueue struct {
@@ -147,6 +150,8 @@ func (o *Outbox) Put(ctx context.Context, dest string, id BatchID, wire []byte, 
 	e := OutEntry{ID: id, Dest: dest, Bytes: int64(len(wire)),
 		Path: filepath.Join(o.dir, dest, fmt.Sprintf("%020d-%020d.b", id.Incarnation, id.Seq))}
 	err := writeDurable(e.Path, wire)
+	o.syncs.Add(2)
+	o.written.Add(int64(len(wire)))
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	q := o.queue(dest)

@@ -154,7 +154,11 @@ func (e *refusedError) Error() string { return e.err.Error() }
 func (e *refusedError) Unwrap() error { return e.err }
 
 // pickAddr prefers the first IPv4 address.
-func pickAddr(addrs []netip.Addr) netip.Addr {
+func pickAddr(addrs []netip.Addr) netip.Addr { return PickAddr(addrs) }
+
+// PickAddr is the address the frontier dials of a host's addresses: the
+// first IPv4 one, else the first. addrs must not be empty.
+func PickAddr(addrs []netip.Addr) netip.Addr {
 	for _, a := range addrs {
 		if a.Is4() || a.Is4In6() {
 			return a.Unmap()

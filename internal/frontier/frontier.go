@@ -86,6 +86,11 @@ type Config struct {
 	Clock Clock
 	// Router says which agent owns each URL and address (nil: Local).
 	Router Router
+	// Until, when set, keeps Run going when nothing is left to do: an idle
+	// frontier waits for more work (AcceptReady, Enqueue) or for Until to
+	// close, and only then returns nil (a crawl of several agents ends
+	// when all of them are idle together, not when one is).
+	Until  <-chan struct{}
 	Stats  *stats.Crawl
 	Logger *slog.Logger
 }
@@ -201,6 +206,8 @@ type Frontier struct {
 
 	counts      countingMap
 	outstanding atomic.Int64
+	idle        atomic.Bool // Run is waiting for Until (see Idle)
+	busy        atomic.Bool // work arrived since Run last found itself idle
 	// sieve accounting: keys enqueued, and keys covered by the last flush
 	sieveIn      atomic.Int64
 	sieveFlushed atomic.Int64
@@ -450,6 +457,21 @@ func (r *Receiver) Append(hash uint64, key []byte) error {
 		f.stats.OverBudget.Add(1)
 		return nil
 	}
+	if rr, ok := f.cfg.Router.(ReadyRouter); ok {
+		if to := rr.ReadyOwner(key); to != Self {
+			if err := rr.ForwardReady(to, key); err != nil {
+				return fmt.Errorf("frontier: forward ready URL to %q: %w", to, err)
+			}
+			return nil
+		}
+	}
+	return f.pushReady(key)
+}
+
+// pushReady appends a record to the ready queue (and to a checkpoint's
+// capture) and wakes the scheduler's idle wait.
+func (f *Frontier) pushReady(key []byte) error {
+	f.busy.Store(true)
 	f.readyMu.Lock()
 	err := f.cfg.Ready.Push(key)
 	if f.capturing && err == nil {
@@ -461,6 +483,39 @@ func (r *Receiver) Append(hash uint64, key []byte) error {
 	}
 	f.stats.Ready.Add(1)
 	return nil
+}
+
+// ReadyRouter is what a Router of a crawl of several agents adds to place
+// each URL the sieve finds new with the agent that fetches from its host's
+// address, so that one agent makes every request to one address and the
+// per-address politeness holds across the crawl. The sieve's owner has
+// counted the URL against its key's budget; the address's owner gives the
+// record to AcceptReady. ReadyOwner is called from the sieve's flush (it
+// may resolve the host); ForwardReady may block, as Forward does.
+type ReadyRouter interface {
+	ReadyOwner(rec []byte) Peer
+	ForwardReady(to Peer, rec []byte) error
+}
+
+// AcceptReady takes a record that another agent's sieve found new and
+// whose host's address this agent fetches from: it goes straight to the
+// ready queue (no URL cache, budget or sieve: the sender applied them).
+// Safe for concurrent use.
+func (f *Frontier) AcceptReady(rec []byte) error {
+	if _, err := DecodeMeta(rec); err != nil {
+		return err
+	}
+	err := f.pushReady(rec)
+	f.poke()
+	return err
+}
+
+// Idle reports whether the frontier has nothing queued, in flight, being
+// parsed or waiting in the sieve: with Config.Until set, the state in which
+// Run waits instead of returning. Safe for concurrent use.
+func (f *Frontier) Idle() bool {
+	return f.idle.Load() && !f.busy.Load() && f.outstanding.Load() == 0 &&
+		f.sieveIn.Load() == f.sieveFlushed.Load() && f.cfg.Ready.Len() == 0
 }
 
 // FinishedAppending ends a flow and wakes the scheduler.

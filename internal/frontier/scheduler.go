@@ -164,6 +164,9 @@ const stopGrace = time.Minute
 // resolutions, prepare the next task. It reports whether the distributor
 // has more to move at once.
 func (s *scheduler) step(now int64, l *runLoop) (more bool) {
+	if s.f.idle.Load() && !s.idle() {
+		s.f.idle.Store(false)
+	}
 	if l.stopping {
 		return false
 	}
@@ -209,7 +212,19 @@ func (s *scheduler) finished(now int64, l *runLoop) (bool, error) {
 			}
 		} else if !s.flushing {
 			s.updateGauges()
-			return true, nil
+			if f.cfg.Until == nil {
+				return true, nil
+			}
+			// Wait for more work or for the crawl's end (see Until).
+			if !f.idle.Load() || f.busy.Load() {
+				f.busy.Store(false)
+				f.idle.Store(true)
+			}
+			select {
+			case <-f.cfg.Until:
+				return true, nil
+			default:
+			}
 		}
 	case !s.flushing && s.dist.held == nil && f.cfg.Ready.Len() == 0 &&
 		f.sieveIn.Load() > f.sieveFlushed.Load() && now-s.lastFlush >= int64(f.cfg.MinFlushGap):
@@ -258,6 +273,7 @@ func (s *scheduler) wait(l *runLoop, more bool) error {
 		req.fn(s)
 		close(req.done)
 	case <-f.wake:
+	case <-untilC(f):
 	case <-timerC:
 	case <-l.tick.C():
 		l.tick.Reset(tickEvery)
@@ -307,6 +323,14 @@ func (s *scheduler) flushed(r flushResult, l *runLoop) {
 	} else if r.upTo > f.sieveFlushed.Load() {
 		f.sieveFlushed.Store(r.upTo)
 	}
+}
+
+// untilC is Config.Until while the frontier waits idle for it, else nil.
+func untilC(f *Frontier) <-chan struct{} {
+	if f.idle.Load() {
+		return f.cfg.Until
+	}
+	return nil
 }
 
 // closedChan is always ready; moreC returns it when the loop must not block.

@@ -57,7 +57,7 @@ func (s *Settings) Table() settings.Table {
 		settings.Count(&s.FrontSize, "front-size", 256, "visit states kept active at first (grows when fetchers wait)").
 			WithDoc("visit states kept active at first; grows when fetchers wait (BUbiNG's required front)").
 			In(settings.Fetching).AtLeast(1).SetFixed("the front grows by itself when fetchers wait"),
-		settings.Count(&s.MaxURLs, "max-urls", 0, "fetch at most this many pages (0 = no limit)").
+		settings.Count(&s.MaxURLs, "max-urls", 0, "fetch at most this many pages (0 = no limit; per agent in a cluster)").
 			In(settings.Limits).AtLeast(int64(0)).SetLive(),
 		settings.Count(&s.MaxURLsPerKey, "max-urls-per-host", 100000, "URLs admitted per politeness key").
 			WithDoc("URLs admitted per politeness key (BUbiNG's maxUrlsPerSchemeAuthority)").

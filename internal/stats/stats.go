@@ -61,6 +61,12 @@ type Crawl struct {
 	Fetchers            atomic.Int64 `stat:"gauge"` // fetching goroutines
 	Parsers             atomic.Int64 `stat:"gauge"` // parsing goroutines
 
+	// Cluster (zero for a single agent).
+	ClusterSent          atomic.Int64 // URLs routed to the agent owning their key
+	ClusterReceived      atomic.Int64 // URLs received as their key's owner
+	ClusterReadySent     atomic.Int64 // new URLs handed to the agent fetching from their address
+	ClusterReadyReceived atomic.Int64 // new URLs received as their address's owner
+
 	// Fetching.
 	Fetched       atomic.Int64 // responses received (pages, not robots.txt)
 	RobotsFetched atomic.Int64 // robots.txt responses received
@@ -259,9 +265,14 @@ func Line(cur, prev Snapshot, dt time.Duration) string {
 	pages := cur["Fetched"]
 	rate := float64(pages-prev["Fetched"]) / sec
 	bps := float64(cur["BytesReceived"]-prev["BytesReceived"]) / sec
-	return fmt.Sprintf("pages %d (%.0f/s) %s/s | known %d ready %d queued %d | hosts active %d, ips %d | in flight %d | dup %d | errors %d",
+	line := fmt.Sprintf("pages %d (%.0f/s) %s/s | known %d ready %d queued %d | hosts active %d, ips %d | in flight %d | dup %d | errors %d",
 		pages, rate, human(bps), cur["SieveNew"], cur["Ready"], cur["Queued"],
 		cur["ActiveKeys"], cur["IPEntries"], cur["InFlight"], cur["Duplicates"]+cur["TextDuplicates"], cur.Errors())
+	if x := cur["ClusterSent"] + cur["ClusterReceived"] + cur["ClusterReadySent"] + cur["ClusterReadyReceived"]; x > 0 {
+		line += fmt.Sprintf(" | sent %d recv %d handed %d/%d",
+			cur["ClusterSent"], cur["ClusterReceived"], cur["ClusterReadySent"], cur["ClusterReadyReceived"])
+	}
+	return line
 }
 
 // Run is one run of a crawl, for its Summary.

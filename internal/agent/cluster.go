@@ -1,0 +1,322 @@
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/atomicfile"
+	"github.com/petrel-crawler/petrel/internal/cluster"
+	"github.com/petrel-crawler/petrel/internal/frontier"
+	"github.com/petrel-crawler/petrel/internal/stats"
+	"github.com/petrel-crawler/petrel/internal/urlx"
+)
+
+// ErrFinished is returned by Open for an agent of a crawl that is over.
+var ErrFinished = cluster.ErrFinished
+
+// clusterSettings lists the settings every agent of a crawl must share
+// (the table's cluster-wide column), in the table's order, for the
+// comparison at join; with the seeds (as a digest: each agent reads its own
+// file) that the scope derives from. Of the User-Agent only the product
+// token must agree: robots.txt groups are chosen by it.
+func clusterSettings(cfg Config, seeds []string) [][2]string {
+	var out [][2]string
+	for _, s := range cfg.Table() {
+		if !s.Cluster {
+			continue
+		}
+		v := s.String()
+		if s.Name == "user-agent" {
+			v, _, _ = strings.Cut(v, "/")
+		}
+		out = append(out, [2]string{s.Name, v})
+	}
+	sorted := slices.Clone(seeds)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	sum := sha256.Sum256([]byte(strings.Join(sorted, "\n")))
+	out = append(out,
+		[2]string{"seeds", fmt.Sprintf("%d URLs, sha256 %s", len(sorted), hex.EncodeToString(sum[:8]))},
+		[2]string{"meta-version", strconv.Itoa(int(frontier.MetaVersion))})
+	return out
+}
+
+// clusterRouter is the frontier's Router in a crawl of several agents:
+// URLs go to the owner of their politeness key's group, and URLs the
+// owner's sieve finds new go to the owner of their host's address.
+type clusterRouter struct {
+	a      *Agent
+	node   atomic.Pointer[cluster.Node]
+	assign frontier.Assign
+	host   frontier.Assign // the host policy: its Group of a URL is the host
+	stats  *stats.Crawl
+}
+
+func (r *clusterRouter) view() *cluster.View {
+	if n := r.node.Load(); n != nil {
+		return n.View()
+	}
+	return nil
+}
+
+func (r *clusterRouter) self() string { return r.a.cfg.Cluster.Agent }
+
+func (r *clusterRouter) peer(owner string) frontier.Peer {
+	if owner == "" || owner == r.self() {
+		return frontier.Self
+	}
+	return frontier.Peer(owner)
+}
+
+// OwnerOf returns the owner of url's politeness key's group.
+func (r *clusterRouter) OwnerOf(url []byte) frontier.Peer {
+	v := r.view()
+	if v == nil {
+		return frontier.Self
+	}
+	var buf [128]byte
+	return r.peer(v.OwnerBytes(r.assign.AppendGroup(buf[:0], url)))
+}
+
+// Forward sends a URL's record to its owner.
+func (r *clusterRouter) Forward(to frontier.Peer, rec []byte) error {
+	r.stats.ClusterSent.Add(1)
+	return r.node.Load().Route(string(to), cluster.KindURLs, rec)
+}
+
+// AddrOwner is Self: URLs reach this agent's scheduler only when it owns
+// their host's address (ReadyOwner placed them), so every address the
+// scheduler resolves is fetched here.
+func (r *clusterRouter) AddrOwner(netip.Addr) frontier.Peer { return frontier.Self }
+
+// ReadyOwner resolves the record's host (through the resolver's cache) and
+// returns the owner of its address. A name that does not resolve stays
+// here: the DNS stage will count its failure.
+func (r *clusterRouter) ReadyOwner(rec []byte) frontier.Peer {
+	v := r.view()
+	if v == nil {
+		return frontier.Self
+	}
+	host := r.host.Group(rec[frontier.MetaLen:])
+	ctx, cancel := context.WithTimeout(context.Background(), r.a.cfg.Fetch.DNSTimeout+time.Second)
+	defer cancel()
+	addrs, err := r.a.resolver.Lookup(ctx, host)
+	if err != nil || len(addrs) == 0 {
+		return frontier.Self
+	}
+	return r.peer(v.Owner(ipGroup(frontier.PickAddr(addrs))))
+}
+
+// ipGroup is what decides the owner of an address.
+func ipGroup(a netip.Addr) string { return "ip:" + a.String() }
+
+// ForwardReady sends a new URL to the owner of its host's address.
+func (r *clusterRouter) ForwardReady(to frontier.Peer, rec []byte) error {
+	r.stats.ClusterReadySent.Add(1)
+	return r.node.Load().Route(string(to), cluster.KindReady, rec)
+}
+
+// clusterHost is what the cluster node asks of the agent.
+type clusterHost struct {
+	a    *Agent
+	stop atomic.Pointer[context.CancelFunc]
+}
+
+func (h *clusterHost) Apply(b *cluster.Batch) error {
+	f := h.a.frontier
+	for _, rec := range b.Records {
+		var err error
+		switch b.Kind {
+		case cluster.KindURLs:
+			h.a.stats.ClusterReceived.Add(1)
+			err = f.Accept(rec)
+		case cluster.KindReady:
+			h.a.stats.ClusterReadyReceived.Add(1)
+			err = f.AcceptReady(rec)
+		default:
+			err = fmt.Errorf("unknown batch kind %s", b.Kind)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (h *clusterHost) Idle() bool { return h.a.frontier.Idle() }
+
+func (h *clusterHost) Stop(reason string) {
+	h.a.log.Info("stop asked", "reason", reason)
+	if c := h.stop.Load(); c != nil {
+		(*c)()
+	}
+}
+
+func (h *clusterHost) Progress() cluster.Progress {
+	s := h.a.stats
+	return cluster.Progress{Fetched: s.Fetched.Load(), Queued: s.Queued.Load() + s.Ready.Load()}
+}
+
+// startCluster starts this agent's node (Open, after the frontier exists).
+func (a *Agent) startCluster(seeds []urlx.URL, resumed bool) error {
+	raw := make([]string, len(seeds))
+	for i, s := range seeds {
+		raw[i] = s.String()
+	}
+	a.clusterSeeds, a.clusterResumed = seeds, resumed
+	c := a.cfg.Cluster
+	key, err := cluster.ReadKeyFile(c.KeyFile)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	var joins []string
+	for _, j := range c.Join {
+		if j != c.Bind {
+			joins = append(joins, j)
+		}
+	}
+	state := filepath.Join(a.cfg.Dir, "state")
+	n, err := cluster.Start(cluster.Config{
+		Name:         c.Agent,
+		Bind:         netip.MustParseAddrPort(c.Bind),
+		ExchangePort: c.ExchangePort,
+		Join:         joins,
+		Key:          key,
+		CrawlName:    c.CrawlName,
+		Wait:         c.Wait,
+		Dir:          filepath.Join(state, "cluster"),
+		FinishedPath: filepath.Join(state, "FINISHED"),
+		Timing:       cluster.Timing{Probe: c.Probe},
+		Settings:     clusterSettings(a.cfg, raw),
+		BatchDelay:   c.BatchDelay,
+		Logger:       a.log.With("part", "cluster"),
+	}, a.clusterHost)
+	if err != nil {
+		if errors.Is(err, cluster.ErrFinished) {
+			return err
+		}
+		return usageErr("%v", err)
+	}
+	a.node = n
+	a.router.node.Store(n)
+	go func() { // the frontier's Until follows the crawl's end
+		select {
+		case <-n.Finished():
+			close(a.until)
+		case <-n.Closed():
+		}
+	}()
+	return nil
+}
+
+// waitCluster blocks until the view's members are all here; then the
+// seeds are routed like any URL.
+func (a *Agent) waitCluster(ctx context.Context) error {
+	if a.progress != nil {
+		fmt.Fprintf(a.progress, "petrel: agent %s waiting for the crawl's agents (--cluster-wait %d)\n", a.cfg.Cluster.Agent, a.cfg.Cluster.Wait)
+	}
+	v, err := a.node.WaitReady(ctx)
+	if err != nil {
+		if ctx.Err() == nil && !errors.Is(err, cluster.ErrFinished) {
+			err = usageErr("%v", err) // refused by the crawl: the operator's to fix
+		}
+		return err
+	}
+	a.log.Info("cluster ready", "view", v.String())
+	if a.progress != nil {
+		fmt.Fprintf(a.progress, "petrel: agent %s: view %s\n", a.cfg.Cluster.Agent, v)
+	}
+	a.offerSeeds(a.clusterSeeds, a.clusterResumed)
+	return nil
+}
+
+// closeCluster ends the node after the frontier closed (its last flushes
+// may route URLs): buffered records go to the outbox, which gets up to
+// --leave-timeout to be delivered and otherwise waits for the next start.
+func (a *Agent) closeCluster() error {
+	if a.node == nil {
+		return nil
+	}
+	err := a.node.Close(a.cfg.Cluster.LeaveTimeout)
+	a.node = nil
+	return err
+}
+
+// clusterSummary is the summary's line for the exchange.
+func clusterSummary(s stats.Snapshot) string {
+	return fmt.Sprintf("  cluster            URLs sent %d, received %d; new URLs handed to address owners %d, received %d",
+		s["ClusterSent"], s["ClusterReceived"], s["ClusterReadySent"], s["ClusterReadyReceived"])
+}
+
+// untilChan is the frontier's Until: nil for a single agent.
+func untilChan(c chan struct{}) <-chan struct{} {
+	if c == nil {
+		return nil
+	}
+	return c
+}
+
+// warcPrefix names an agent's WARC files after it, so that the union of
+// the agents' warc/ directories is the crawl's archive.
+func warcPrefix(cfg Config) string {
+	if cfg.Cluster.Enabled() {
+		return "petrel-" + cfg.Cluster.Agent
+	}
+	return ""
+}
+
+// clusterStateFile holds, in a checkpoint, where the cluster inbox's
+// replay starts after a crash.
+const clusterStateFile = "cluster-applied.json"
+
+// checkpointCluster ends the cluster's part of a checkpoint begun with the
+// applier paused: it saves the inbox position beside the frontier's state
+// (err is the frontier's checkpoint error, passed through), resumes the
+// applier, and makes the URLs routed by the pages the checkpoint counts as
+// done durable in the outbox before the checkpoint is.
+func (a *Agent) checkpointCluster(dir string, err error) error {
+	var state []byte
+	if err == nil {
+		state, err = a.node.CheckpointState()
+	}
+	a.node.ResumeApply()
+	if err == nil {
+		err = a.node.Flush()
+	}
+	if err == nil {
+		err = atomicfile.Write(filepath.Join(dir, clusterStateFile), atomicfile.Options{Sync: true},
+			func(w io.Writer) error { _, err := w.Write(state); return err })
+	}
+	return err
+}
+
+// trimInbox drops the inbox segments that the oldest checkpoint kept
+// covers (the newest may prove unusable at recovery).
+func (a *Agent) trimInbox() {
+	if a.node == nil {
+		return
+	}
+	names := listCheckpoints(a.checkpointsDir())
+	if len(names) == 0 {
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(a.checkpointsDir(), names[0], clusterStateFile))
+	if err != nil {
+		return
+	}
+	if err := a.node.TrimInbox(b); err != nil {
+		a.log.Warn("cluster: trim inbox", "err", err)
+	}
+}

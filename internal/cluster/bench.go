@@ -1,0 +1,166 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The exchange benchmark (petrel bench exchange): one agent routes URLs to
+// another over loopback through everything a crawl uses — batches, the
+// sender's durable outbox, HTTP/2 over mutual TLS, the receiver's inbox
+// (acknowledged after its group-committed fsync) and the applier — with a
+// host that only counts what it is given. Sender and receiver run in two
+// processes, so that each side's CPU time is its own.
+
+// BenchOptions configure one side of the benchmark.
+type BenchOptions struct {
+	URLs      int            // URLs sent
+	BatchURLs int            // records per batch
+	Senders   int            // goroutines routing URLs at once
+	Dir       string         // state directory of this side
+	Bind      netip.AddrPort // this side's membership address
+	Peer      netip.AddrPort // the other side's (the sender joins it)
+	Key       Key
+}
+
+// BenchSide is what one side reports.
+type BenchSide struct {
+	URLs      int64   `json:"urls"`
+	Batches   uint64  `json:"batches"`
+	Bytes     int64   `json:"bytes"`  // batches' wire bytes
+	Fsyncs    int64   `json:"fsyncs"` // outbox (sender) or inbox (receiver)
+	Seconds   float64 `json:"seconds"`
+	DoneNanos int64   `json:"done_unix_nanos"` // when the last URL was applied (receiver)
+	MeanLen   float64 `json:"mean_url_bytes,omitempty"`
+}
+
+// BenchURL is the i-th URL of the benchmark: the shape of the synthetic
+// web's URLs (host names of a large web, paths of a few segments).
+func BenchURL(dst []byte, i int) []byte {
+	dst = append(dst, "https://h"...)
+	h := i % 100_000
+	for d := 100_000; d >= 1; d /= 10 { // six digits, zero-padded
+		dst = append(dst, byte('0'+h/d%10))
+	}
+	dst = append(dst, ".petrel.test/section-"...)
+	dst = strconv.AppendInt(dst, int64(i%37), 10)
+	dst = append(dst, "/page-"...)
+	dst = strconv.AppendInt(dst, int64(i/37), 10)
+	dst = append(dst, ".html?ref="...)
+	return strconv.AppendInt(dst, int64(i%7), 10)
+}
+
+type countingHost struct {
+	n    atomic.Int64
+	want int64
+	done chan struct{}
+	once sync.Once
+}
+
+func (h *countingHost) Apply(b *Batch) error {
+	if h.n.Add(int64(len(b.Records))) >= h.want {
+		h.once.Do(func() { close(h.done) })
+	}
+	return nil
+}
+func (h *countingHost) Idle() bool         { return true }
+func (h *countingHost) Stop(string)        {}
+func (h *countingHost) Progress() Progress { return Progress{} }
+
+func benchNode(o BenchOptions, name string, join []string, host Host) (*Node, error) {
+	return Start(Config{Name: name, Bind: o.Bind, Join: join, Key: o.Key, Wait: 2, CrawlName: "bench",
+		Dir: filepath.Join(o.Dir, name), Timing: Timing{Probe: 200 * time.Millisecond},
+		BatchURLs: o.BatchURLs, BatchDelay: 20 * time.Millisecond,
+		InboxBytes: 4 << 30, OutboxBytes: 1 << 30, Window: 8,
+		Logger: slog.New(slog.DiscardHandler)}, host)
+}
+
+// RunBenchReceiver is the receiving side: it reports (JSON on out) once it
+// has applied o.URLs URLs, then stops.
+func RunBenchReceiver(ctx context.Context, o BenchOptions, out io.Writer) error {
+	h := &countingHost{want: int64(o.URLs), done: make(chan struct{})}
+	n, err := benchNode(o, "receiver", nil, h)
+	if err != nil {
+		return err
+	}
+	defer n.Close(time.Second)
+	if _, err := n.WaitReady(ctx); err != nil {
+		return err
+	}
+	start := time.Now()
+	select {
+	case <-h.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	done := time.Now()
+	return json.NewEncoder(out).Encode(BenchSide{URLs: h.n.Load(), Batches: n.counts.appliedBatches.Load(),
+		Bytes: n.inbox.Size(), Fsyncs: n.inbox.Syncs(), Seconds: done.Sub(start).Seconds(), DoneNanos: done.UnixNano()})
+}
+
+// RunBenchSender is the sending side: it joins the receiver, routes
+// o.URLs URLs from o.Senders goroutines, and returns once its outbox is
+// empty (every batch acknowledged).
+func RunBenchSender(ctx context.Context, o BenchOptions) (BenchSide, time.Time, error) {
+	n, err := benchNode(o, "sender", []string{o.Peer.String()}, &countingHost{want: 1 << 62})
+	if err != nil {
+		return BenchSide{}, time.Time{}, err
+	}
+	defer n.Close(time.Second)
+	if _, err := n.WaitReady(ctx); err != nil {
+		return BenchSide{}, time.Time{}, err
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	var total atomic.Int64
+	errc := make(chan error, o.Senders)
+	for w := 0; w < o.Senders; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte
+			for i := w; i < o.URLs; i += o.Senders {
+				buf = BenchURL(buf[:0], i)
+				total.Add(int64(len(buf)))
+				if err := n.Route("receiver", KindURLs, buf); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	routed := time.Since(start)
+	defer func() { fmt.Fprintf(os.Stderr, "bench exchange: routed in %s\n", routed) }()
+	select {
+	case err := <-errc:
+		return BenchSide{}, start, err
+	default:
+	}
+	if err := n.Flush(); err != nil {
+		return BenchSide{}, start, err
+	}
+	for {
+		if b, _ := n.outbox.Len(); b == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return BenchSide{}, start, ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return BenchSide{URLs: int64(o.URLs), Batches: n.counts.sentBatches.Load(), Bytes: n.outbox.written.Load(),
+		Fsyncs: n.outbox.syncs.Load(), Seconds: time.Since(start).Seconds(),
+		MeanLen: float64(total.Load()) / float64(o.URLs)}, start, nil
+}
