@@ -56,7 +56,11 @@
 // Invariants: serving does no heavy per-request work (page bodies are
 // pre-generated or assembled from pre-generated paragraphs; bombs are built
 // once, lazily); every response of the normal web carries Content-Length;
-// the hit log is capped ([Config.MaxHits]) and counts what it drops;
+// the hit log is capped ([Config.MaxHits]) and counts what it drops, and
+// its times never shorten a gap (a Hit's Start is never before the client
+// sent the request, its End never after the client could have read the
+// response: End is when the response's last write began, noted by the
+// connection, see stamp.go);
 // connections held open by hostile cases are bounded and released by
 // [Web.Close] or the cancellation of the context given to [Start].
 package testweb

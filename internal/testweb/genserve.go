@@ -91,12 +91,13 @@ func StartGen(ctx context.Context, cfg GenConfig, opts GenServeOptions) (*GenWeb
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       60 * time.Second,
 		MaxHeaderBytes:    64 << 10,
+		ConnContext:       stampContext,
 	}
 	for _, ln := range w.lns {
 		w.wg.Add(1)
 		go func() {
 			defer w.wg.Done()
-			if err := w.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && w.opts.Logf != nil {
+			if err := w.srv.Serve(stampListener{ln}); err != nil && !errors.Is(err, http.ErrServerClosed) && w.opts.Logf != nil {
 				w.opts.Logf("testweb: serve %v: %v", ln.Addr(), err)
 			}
 		}()
@@ -166,7 +167,9 @@ func (w *GenWeb) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	status := w.serve(rw, r, name)
 	w.requests.Add(1)
 	if w.opts.LogHits {
-		w.log.record(Hit{Host: name, IP: localAddr(r), Path: r.RequestURI, Status: status, UserAgent: r.UserAgent(), Start: start})
+		h := Hit{Host: name, IP: localAddr(r), Path: r.RequestURI, Status: status, UserAgent: r.UserAgent(), Start: start}
+		endHTTP(&h, rw, r)
+		w.log.record(h)
 	}
 }
 

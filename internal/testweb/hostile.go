@@ -120,7 +120,7 @@ func (w *Web) buildHostile(ip netip.Addr) ([]func(), error) {
 		{name: "reset", raw: func(c net.Conn, _ *rawRequest, _ <-chan struct{}) int {
 			c.Write([]byte(html200 + "Content-Length: 1048576\r\n\r\n"))
 			c.Write(bytes.Repeat([]byte("<p>reset soon</p>\n"), 1000))
-			if tc, ok := c.(*net.TCPConn); ok {
+			if tc, ok := c.(interface{ SetLinger(int) error }); ok {
 				tc.SetLinger(0) // Close now sends RST
 			}
 			return 200

@@ -43,13 +43,14 @@ func (w *Web) startRaw(ln net.Listener, ip netip.Addr, handle func(net.Conn, *ra
 	go func() {
 		defer w.wg.Done()
 		for {
-			c, err := ln.Accept()
+			nc, err := ln.Accept()
 			if err != nil {
 				if !errors.Is(err, net.ErrClosed) {
 					w.logf("testweb: raw accept on %v: %v", ip, err)
 				}
 				return
 			}
+			c := &stampConn{Conn: nc}
 			rs.mu.Lock()
 			full := len(rs.conns) >= maxHeldConns
 			if !full {
@@ -76,7 +77,7 @@ func (w *Web) startRaw(ln net.Listener, ip netip.Addr, handle func(net.Conn, *ra
 }
 
 // serveConn reads one request head and answers it.
-func (rs *rawServer) serveConn(c net.Conn) {
+func (rs *rawServer) serveConn(c *stampConn) {
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	br := bufio.NewReaderSize(c, 4096)
 	req, err := readRawHead(br)
@@ -92,8 +93,10 @@ func (rs *rawServer) serveConn(c net.Conn) {
 	} else {
 		status = rs.handle(c, req, rs.done)
 	}
-	rs.w.record(Hit{Host: hostOnly(req.host), IP: rs.ip, Path: req.target, Status: status,
-		UserAgent: req.userAgent, Start: start})
+	h := Hit{Host: hostOnly(req.host), IP: rs.ip, Path: req.target, Status: status,
+		UserAgent: req.userAgent, Start: start}
+	c.end(&h)
+	rs.w.record(h)
 }
 
 // readRawHead reads a request line and headers, at most 64 KiB.

@@ -204,7 +204,7 @@ body { background: url(../img/css-bg.png) }
 
 // serve answers the site's requests on ln.
 func (w *RequisitesWeb) serve(ln net.Listener, ip netip.Addr) {
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, ConnContext: stampContext, Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		name := hostOnly(r.Host)
 		o := w.www
@@ -227,13 +227,15 @@ func (w *RequisitesWeb) serve(ln net.Listener, ip netip.Addr) {
 			status = res.status
 			writeBody(rw, status, res.ctype, res.body)
 		}
-		w.log.record(Hit{Host: name, IP: ip, Path: r.URL.RequestURI(), Status: status, UserAgent: r.UserAgent(), Start: start})
+		h := Hit{Host: name, IP: ip, Path: r.URL.RequestURI(), Status: status, UserAgent: r.UserAgent(), Start: start}
+		endHTTP(&h, rw, r)
+		w.log.record(h)
 	})}
 	w.srvs = append(w.srvs, srv)
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		srv.Serve(ln) // ends with Close (ErrServerClosed)
+		srv.Serve(stampListener{ln}) // ends with Close (ErrServerClosed)
 	}()
 }
 

@@ -50,9 +50,15 @@ type Hit struct {
 	Path      string     // path+query as requested
 	Status    int        // status sent (0 if none was sent)
 	UserAgent string
-	// Start is when the request headers had been read; End is when the
-	// response had been fully written and flushed (or abandoned).
+	// Start is when the handler began, the request headers read: never
+	// before the client sent them. End is when the last write of the
+	// response to the kernel began (or the response was abandoned): never
+	// after the client could have had its last byte (see stamp.go).
 	Start, End time.Time
+	// Cut says the connection had seen the client close before the
+	// response ended: End may then be a little later than the client's
+	// giving up.
+	Cut bool
 }
 
 // Web is a running synthetic web. Its methods are safe for concurrent use.
@@ -258,11 +264,10 @@ func (w *Web) serveHTTP(ln net.Listener, ip netip.Addr, group []*site) {
 		} else {
 			status = s.serve(w, rw, r)
 		}
-		if f, ok := rw.(http.Flusher); ok {
-			f.Flush()
-		}
-		w.record(Hit{Host: name, IP: ip, Path: r.URL.RequestURI(), Status: status,
-			UserAgent: r.UserAgent(), Start: start})
+		h := Hit{Host: name, IP: ip, Path: r.URL.RequestURI(), Status: status,
+			UserAgent: r.UserAgent(), Start: start}
+		endHTTP(&h, rw, r)
+		w.record(h)
 	})
 	srv := &http.Server{
 		Handler:           h,
@@ -270,6 +275,7 @@ func (w *Web) serveHTTP(ln net.Listener, ip netip.Addr, group []*site) {
 		IdleTimeout:       60 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          nil,
+		ConnContext:       stampContext,
 	}
 	w.mu.Lock()
 	w.servers = append(w.servers, srv)
@@ -277,7 +283,7 @@ func (w *Web) serveHTTP(ln net.Listener, ip netip.Addr, group []*site) {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(stampListener{ln}); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			w.logf("testweb: serve %v: %v", ip, err)
 		}
 	}()
@@ -376,7 +382,7 @@ func (w *Web) Expected() []string { return append([]string(nil), w.expect...) }
 // links.
 func (w *Web) Disallowed() []string { return append([]string(nil), w.disallw...) }
 
-// Hits returns a copy of the request log in arrival order, robots.txt
+// Hits returns a copy of the request log in End order, robots.txt
 // requests included.
 func (w *Web) Hits() []Hit { return w.log.all() }
 
