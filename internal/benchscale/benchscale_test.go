@@ -67,25 +67,25 @@ func TestDiskUsageCountsLinksOnce(t *testing.T) {
 	}
 }
 
-// TestScaleSmoke runs the benchmark to 5·10⁵ known URLs against a petrel
+// TestScaleSmoke runs the benchmark to 3·10⁵ known URLs against a petrel
 // built without the race detector, and checks the report: N reached, a
 // checkpoint at N, a clean stop, a loose memory bound, the frontier's disk
 // per known URL.
 func TestScaleSmoke(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds petrel and crawls for about half a minute")
+		t.Skip("builds petrel and crawls for about half a minute (minutes on a loaded machine)")
 	}
 	bin := filepath.Join(t.TempDir(), "petrel")
 	build := exec.Command("go", "build", "-o", bin, "../../cmd/petrel")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build petrel: %v\n%s", err, out)
 	}
-	const n = 500_000
+	const n = 300_000
 	var js, table bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	err := Run(ctx, Options{Known: n, Petrel: bin, WorkDir: t.TempDir(), Port: -1, Addrs: 256,
-		FirstIP: netip.MustParseAddr("127.130.0.1"), Every: time.Second, TimeBound: 2 * time.Minute, Log: discard}, &js, &table)
+		FirstIP: netip.MustParseAddr("127.130.0.1"), Every: time.Second, TimeBound: 4 * time.Minute, Log: discard}, &js, &table)
 	if err != nil {
 		t.Fatal(err)
 	}
