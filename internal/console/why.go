@@ -27,7 +27,7 @@ const (
 type Why struct {
 	URL    string `json:"url"`              // as normalised by the crawl
 	State  string `json:"state"`            // one of the Why* states
-	Rule   string `json:"rule,omitempty"`   // for refused: scope, trap:depth, over-budget, robots, ...
+	Rule   string `json:"rule,omitempty"`   // for refused: scope, trap-depth, over-budget, robots, ... (crawllog reasons)
 	Detail string `json:"detail,omitempty"` // one sentence
 	// Facts are what backs the answer, in order (e.g. the matching
 	// robots.txt line, a queue position, a WARC file and offset).
