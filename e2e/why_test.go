@@ -138,6 +138,48 @@ func TestWhy(t *testing.T) {
 		t.Errorf("robots: no matching line in %v", running["robots"])
 	}
 
+	// The blocklist: a host's queued URLs are dropped and counted, none of
+	// its requests starts afterwards, and why names the rule.
+	// The second busiest host (the busiest gave the queued URLs above).
+	var two []struct{ Host string }
+	json.Unmarshal(c.must(t, "GET", "/api/v1/hosts?sort=queued&limit=2", nil), &two)
+	if len(two) < 2 {
+		t.Fatalf("hosts: %v", two)
+	}
+	vu, _ := url.Parse(two[1].Host)
+	if two[1].Host == hosts[0].Host {
+		vu, _ = url.Parse(two[0].Host)
+	}
+	victim := vu.Hostname()
+	var blocked struct {
+		Added   []string
+		Dropped int64
+	}
+	json.Unmarshal(c.must(t, "POST", "/api/v1/blocklist", map[string]any{"entries": []string{victim}}), &blocked)
+	blockedAt := time.Now()
+	if len(blocked.Added) != 1 || blocked.Dropped == 0 {
+		t.Errorf("blocklist %s: %+v, want it added and its queued URLs dropped", victim, blocked)
+	}
+	if code, _ := c.call(t, "POST", "/api/v1/blocklist", map[string]any{"entries": []string{"10.0.0.0/33"}}, true); code != 400 {
+		t.Errorf("blocklist of a malformed range: %d, want 400", code)
+	}
+	var victimURL string
+	for _, u := range r.web.Expected() {
+		if strings.Contains(u, "//"+victim+":") && !fetchedNow(u) {
+			victimURL = u
+			break
+		}
+	}
+	if w := ask(victimURL); w.State != "refused" || w.Rule != "blocklist" {
+		t.Errorf("why %s after its host was blocked: %s", victimURL, w)
+	}
+	time.Sleep(time.Second)
+	for _, h := range r.web.Hits() {
+		if h.Host == victim && h.Start.After(blockedAt.Add(250*time.Millisecond)) {
+			t.Errorf("request %s %s started %v after its host was blocked", h.Host, h.Path, h.Start.Sub(blockedAt))
+		}
+	}
+
 	c.must(t, "POST", "/api/v1/stop", nil)
 	if err := c.wait(t, time.Minute); err != nil {
 		t.Fatalf("stop: %v\n%s", err, c.log())
