@@ -27,6 +27,7 @@ import (
 	"github.com/petrel-crawler/petrel/internal/crawllog"
 	"github.com/petrel-crawler/petrel/internal/diskq"
 	"github.com/petrel-crawler/petrel/internal/fetch"
+	"github.com/petrel-crawler/petrel/internal/filter"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/metrics"
 	"github.com/petrel-crawler/petrel/internal/sieve"
@@ -305,8 +306,13 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 		a.clusterHost = &clusterHost{a: a}
 		router, a.until = a.router, make(chan struct{})
 	}
+	var cuts frontier.Cuts
+	if a.live.Load().filters.Active(filter.StageFetch) {
+		cuts = a.cutsFor(cfg) // the fetch filter is decided at dispatch
+	}
 	a.frontier = frontier.New(frontier.Config{
 		Settings:    cfg.Frontier,
+		Cuts:        cuts,
 		Virtualizer: a.virtual,
 		Cache:       sieve.NewURLCache(cfg.URLCacheBytes()),
 		Hash:        sieve.Hash,

@@ -190,3 +190,25 @@ func TestCrawlLogOfACrawl(t *testing.T) {
 		}
 	}
 }
+
+// eachRecord reads every WARC file of dir with gowarc and calls fn for
+// each record.
+func eachRecord(t *testing.T, dir string, fn func(rec gowarc.WarcRecord)) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	for _, f := range files {
+		rd, err := gowarc.NewWarcFileReader(f, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			rec, err := rd.Next()
+			if err != nil {
+				break
+			}
+			fn(rec.WarcRecord)
+			rec.Close()
+		}
+		rd.Close()
+	}
+}

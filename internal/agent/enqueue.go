@@ -39,8 +39,9 @@ func (a *Agent) offerLinks(links []urlx.URL, via string, m frontier.Meta) {
 	}
 }
 
-// admit applies the blocklist, the scope and the trap rules to u, found
-// on the page via, counting and logging each refusal by reason.
+// admit applies the blocklist, the scope, the trap rules and the schedule
+// filter to u, found on the page via, counting and logging each refusal by
+// reason.
 func (a *Agent) admit(u urlx.URL, via string, m frontier.Meta) bool {
 	reason := a.rule(u, m)
 	switch reason {
@@ -51,6 +52,10 @@ func (a *Agent) admit(u urlx.URL, via string, m frontier.Meta) bool {
 	case crawllog.ReasonScope:
 		a.stats.OutOfScope.Add(1)
 		a.refuse(u.String(), via, m, reason, "--scope "+string(a.live.Load().scope.Kind()))
+		return false
+	case crawllog.ReasonFilterSchedule:
+		a.countFiltered(filter.StageSchedule)
+		a.refuse(u.String(), via, m, reason, a.live.Load().filters.Rule(filter.StageSchedule))
 		return false
 	case crawllog.ReasonLength:
 		a.stats.CutLength.Add(1)
@@ -68,7 +73,8 @@ func (a *Agent) admit(u urlx.URL, via string, m frontier.Meta) bool {
 }
 
 // rule returns the rule that refuses u found with m ("" when none does),
-// counting nothing. A requisite (m.Embeds > 0) passes the scope when
+// counting nothing: the blocklist, the scope, the trap rules, the schedule
+// filter, in that order. A requisite (m.Embeds > 0) passes the scope when
 // --embeds-off-scope is set: a page's style sheets, scripts and images are
 // often on another host (a CDN), and the archive needs them.
 func (a *Agent) rule(u urlx.URL, m frontier.Meta) crawllog.Reason {
@@ -81,6 +87,10 @@ func (a *Agent) rule(u urlx.URL, m frontier.Meta) crawllog.Reason {
 	}
 	switch l.traps.Check(u, int(m.Depth), int(m.Redirects)) {
 	case filter.Keep:
+		if l.filters.Active(filter.StageSchedule) &&
+			!l.filters.Accept(filter.StageSchedule, filter.NewSubject(u, int(m.Depth), m.Path.String())) {
+			return crawllog.ReasonFilterSchedule
+		}
 		return ""
 	case filter.CutLength:
 		return crawllog.ReasonLength

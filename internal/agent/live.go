@@ -33,6 +33,7 @@ type live struct {
 	maxEmbedHops      int
 	traps             filter.Traps
 	scope             *filter.Scope
+	filters           *filter.Stages // the five stages' filters
 	timeout           time.Duration
 	maxBody           int64
 	stopGrace         time.Duration
@@ -45,9 +46,12 @@ func newLive(c *Config, seeds []urlx.URL) *live {
 	for _, s := range seeds {
 		sc.AddSeed(s)
 	}
+	// The filters were checked with the settings (Config.Validate): an
+	// error here leaves the stages empty rather than the crawl stopped.
+	fs, _ := filter.NewStages(&c.Filter)
 	return &live{
 		fetchers: c.Fetchers, parsers: c.Parsers, maxLinks: c.MaxLinks, maxEmbedHops: c.MaxEmbedHops,
-		traps: c.Filter.Traps, scope: sc,
+		traps: c.Filter.Traps, scope: sc, filters: fs,
 		timeout: c.Fetch.Timeout, maxBody: c.Fetch.MaxBody, stopGrace: c.StopGrace,
 	}
 }
@@ -239,19 +243,23 @@ func (c *control) apply(changes map[string]any) ([]Change, error) {
 }
 
 // cutsFor returns the cuts that hold queued URLs to a changed scope and
-// depth limit when they come up for dispatch.
+// depth limit, and to the fetch filter, when they come up for dispatch.
 func (a *Agent) cutsFor(c *Config) frontier.Cuts {
 	cuts := frontier.Cuts{MaxDepth: c.Filter.Traps.MaxDepth}
-	if c.Filter.Scope != filter.ScopeAll {
-		sc := newLive(c, a.seeds).scope
-		offScope := c.EmbedsOffScope
-		cuts.Keep = func(raw string, m frontier.Meta) bool {
-			if m.Embeds > 0 && offScope {
-				return true
-			}
-			u, err := urlx.Parse(raw)
-			return err != nil || sc.Allows(u)
+	l := newLive(c, a.seeds)
+	if c.Filter.Scope == filter.ScopeAll && !l.filters.Active(filter.StageFetch) {
+		return cuts
+	}
+	offScope := c.EmbedsOffScope
+	cuts.Keep = func(raw string, m frontier.Meta) bool {
+		u, err := urlx.Parse(raw)
+		if err != nil {
+			return true
 		}
+		if c.Filter.Scope != filter.ScopeAll && !(m.Embeds > 0 && offScope) && !l.scope.Allows(u) {
+			return false
+		}
+		return a.passURLWith(l.filters, filter.StageFetch, u, a.vias.name(m.Via), m)
 	}
 	return cuts
 }

@@ -185,6 +185,9 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 		"checkpoint-every": "100ms", "max-links": 3, "scope": "host", "max-depth": 3, "max-body": "1KiB",
 		"max-urls-per-host": 40, "stop-grace": "1s", "max-delay": "20s", "delay-factor": 0.5,
 		"crawl-delay-cap": "5s", "retries": 1, "retry-delay": "50ms", "robots-expiry": "1h", "workbench-bytes": "8MiB",
+		"schedule-filter": "not PathStartsWith(/p/4)", "fetch-filter": "not PathStartsWith(/p/5)",
+		"parse-filter": "not PathStartsWith(/p/1)", "follow-filter": "not PathStartsWith(/p/2)",
+		"store-filter": "not PathStartsWith(/p/3)",
 	}
 	before := a.stats.Snapshot()
 	t1 := time.Now()
@@ -192,6 +195,7 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	applied := time.Now() // the scope and the filters are in force from here
 	if len(changes) != len(first) {
 		t.Errorf("%d changes reported, want %d: %+v", len(changes), len(first), changes)
 	}
@@ -255,8 +259,11 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 				t.Errorf("ip %s: gap %v after ip-delay became 60ms", h.IP, gap)
 			}
 		}
-		if h.Start.After(t1.Add(slack)) && !seedHosts[h.Host] {
-			t.Errorf("%s%s requested after the scope became host (not a seed's host)", h.Host, h.Path)
+		if h.Start.After(applied.Add(slack)) && strings.HasPrefix(h.Path, "/p/5") {
+			t.Errorf("%s%s requested after the fetch filter refused /p/5…", h.Host, h.Path)
+		}
+		if h.Start.After(applied.Add(slack)) && !seedHosts[h.Host] {
+			t.Errorf("%s%s requested %v after the scope became host (not a seed's host)", h.Host, h.Path, h.Start.Sub(applied))
 		}
 		lastByHost[h.Host], lastByIP[h.IP] = h.End, h.End
 	}
@@ -280,6 +287,11 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 	}
 	if mid["OutOfScope"]+mid["CutAtDispatch"] == before["OutOfScope"]+before["CutAtDispatch"] {
 		t.Error("nothing refused after the scope became host")
+	}
+	for _, stage := range []string{"Schedule", "Fetch", "Parse", "Follow", "Store"} {
+		if end["Filtered"+stage] == before["Filtered"+stage] {
+			t.Errorf("nothing refused by the %s filter after it was set", strings.ToLower(stage))
+		}
 	}
 	if got := end["Fetched"]; got > limit+10 {
 		t.Errorf("%d pages fetched, max-urls became %d", got, limit)

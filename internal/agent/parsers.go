@@ -8,6 +8,7 @@ import (
 	"github.com/petrel-crawler/petrel/internal/bloom"
 	"github.com/petrel-crawler/petrel/internal/console"
 	"github.com/petrel-crawler/petrel/internal/fetch"
+	"github.com/petrel-crawler/petrel/internal/filter"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/parse"
 	"github.com/petrel-crawler/petrel/internal/sieve"
@@ -58,6 +59,11 @@ func (a *Agent) handle(r *fetched) {
 	if resp.Truncated != "" {
 		st.Truncated.Add(1)
 	}
+	if !t.Robots && !a.passResponse(filter.StageStore, t.Meta, resp, false) {
+		a.logResponse(t, r.fetcher, resp, nil, "nostore")
+		a.follow(t, resp, false, false)
+		return
+	}
 	res, err := a.store.Write(&store.Exchange{
 		TargetURI: resp.URL,
 		IP:        resp.Addr.String(),
@@ -79,6 +85,14 @@ func (a *Agent) handle(r *fetched) {
 		}
 		a.logResponse(t, r.fetcher, resp, &res, "")
 	}
+	a.follow(t, resp, stored, stored && res.Revisit)
+}
+
+// follow goes on from a response: a robots.txt's sitemaps, a sitemap, a
+// redirect's target, or what a 2xx response leads to (see parse).
+// duplicate says the payload was stored as a revisit record.
+func (a *Agent) follow(t *frontier.Task, resp *fetch.Response, stored, duplicate bool) {
+	m := t.Meta
 	base, err := urlx.Parse(resp.URL)
 	if err != nil {
 		return
@@ -99,13 +113,15 @@ func (a *Agent) handle(r *fetched) {
 	switch {
 	case resp.Status >= 300 && resp.Status < 400:
 		if loc := resp.Header.Get("Location"); loc != "" {
-			if u, err := base.Resolve(loc); err == nil {
-				st.Redirects.Add(1)
-				a.offer(u, resp.URL, t.Meta.Redirect(via))
+			if u, err := base.Resolve(loc); err == nil && a.passResponse(filter.StageFollow, m, resp, duplicate) {
+				a.stats.Redirects.Add(1)
+				a.offer(u, resp.URL, m.Redirect(via))
 			}
 		}
 	case resp.Status >= 200 && resp.Status < 300:
-		a.parse(base, resp, t.Meta, via, stored)
+		if a.passResponse(filter.StageParse, m, resp, duplicate) {
+			a.parse(base, resp, m, via, stored, duplicate)
+		}
 	}
 }
 
@@ -166,7 +182,7 @@ func (a *Agent) location(resp *fetch.Response) string {
 // a document reached through requisites (m.Embeds > 0) is not a page, so
 // its links are not followed and it is not in the page log. A page stored
 // whole goes into the page log (as a seed's page when m is a seed's).
-func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via uint64, stored bool) {
+func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via uint64, stored, duplicate bool) {
 	st := a.stats
 	l := a.live.Load()
 	embeds := int(m.Embeds) < a.cfg.MaxEmbedHops
@@ -181,7 +197,9 @@ func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via 
 	if embeds && parse.IsCSS(resp.Header, base.Path()) {
 		res := parse.CSS(base, resp.Header, body, parse.Options{MaxLinks: l.maxLinks})
 		st.StyleSheets.Add(1)
-		a.offerEmbeds(res, resp.URL, embedMeta)
+		if a.passResponse(filter.StageFollow, m, resp, duplicate) {
+			a.offerEmbeds(res, resp.URL, embedMeta)
+		}
 		return
 	}
 	if !parse.IsHTML(resp.Header, body) {
@@ -195,9 +213,12 @@ func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via 
 	}
 	st.LinksFound.Add(int64(len(res.Links)))
 	st.LinksDropped.Add(int64(res.LinksDropped))
+	follow := a.passResponse(filter.StageFollow, m, resp, duplicate)
 	if res.NoFollow {
 		st.NoFollow.Add(1)
-		a.offerEmbeds(res, resp.URL, embedMeta) // requisites are part of the page, not links
+		if follow {
+			a.offerEmbeds(res, resp.URL, embedMeta) // requisites are part of the page, not links
+		}
 		return
 	}
 	if a.digests.seen(res.TextDigest) {
@@ -216,6 +237,9 @@ func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via 
 			st.NearDuplicates.Add(1)
 			a.log.Info("near duplicate", "url", resp.URL, "distance", d)
 		}
+	}
+	if !follow {
+		return
 	}
 	a.offerEmbeds(res, resp.URL, embedMeta)
 	if m.Embeds > 0 {

@@ -13,6 +13,50 @@
 // PathologicalPathDecideRule). Traps.Check names the rule that refused a URL
 // so that the caller counts each cut by reason.
 //
+// The filter language (Parse) is BUbiNG's, for its five stages (Stage):
+// schedule (before a URL enters the frontier), fetch (before its request),
+// parse (whether to parse a response), follow (whether to follow a page's
+// links and requisites) and store (whether to write its WARC records).
+// Each stage is a setting (schedule-filter, …); --scope is shorthand for a
+// schedule filter (Scope.Filter writes it out). A filter is parsed once
+// into a tree of predicates joined by and (&), or (|), not (!) and
+// parentheses ("and" binds tighter than "or"); true and false are
+// constants:
+//
+//	SchemeEquals(https) and not (HostEndsWith(.example.org) or PathEndsWithOneOf(.jpg,.png))
+//
+// The predicates (URL ones decide at every stage; response ones from the
+// parse stage; IsDuplicate in parse and follow only):
+//
+//	SchemeEquals(s)              the scheme is s
+//	HostEquals(h)                the host is h (case-insensitive)
+//	HostEndsWith(suffix)         the host ends with suffix
+//	HostEndsWithOneOf(a,b,…)     the host ends with one of them
+//	HostMatchesRegex(re)         the host matches the RE2 expression (unanchored)
+//	PortEquals(n)                the port, the scheme's default when none is written
+//	PathStartsWith(p)            the path starts with p
+//	PathEndsWithOneOf(a,b,…)     the path ends with one of them (case-insensitive)
+//	URLEquals(u)                 the URL is u (both normalised)
+//	URLContains(s)               the URL contains s
+//	URLMatchesRegex(re)          the whole URL matches re (anchored at both ends, as Java's matches)
+//	URLShorterThan(n)            the URL has fewer than n characters
+//	SURTPrefix(p)                the SURT form starts with p, e.g. SURTPrefix(http://(org,example,);
+//	                             without a scheme, (org,example,) matches http and https
+//	DuplicateSegmentsLessThan(n) no path segment occurs n times or more
+//	DepthAtMost(n)               at most n link hops from the seed
+//	IsSeed                       the URL is a seed
+//	LastHopIs(E,X)               the last hop of the hop path is one of the letters
+//	ContentTypeStartsWith(t)     the response's Content-Type starts with t (case-insensitive)
+//	StatusCategory(n)            the status is nxx
+//	StatusEquals(n)              the status is n
+//	IsDuplicate                  the payload is one already stored (a revisit record)
+//
+// Arguments are the text between the parentheses, trimmed; list
+// predicates split it at commas. An argument in double quotes may hold
+// anything (commas, parentheses, \" and \\). A filter that does not parse
+// is a SyntaxError naming the column; one that reads what its stage cannot
+// know is refused by Stage.Check.
+//
 // Invariants: filters are pure functions of the URL, its Meta numbers and
 // the seeds; they hold no state that changes during a crawl, so they are
 // safe for concurrent use and a resumed crawl filters as the first run did.

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/petrel-crawler/petrel/internal/urlx"
@@ -81,3 +82,38 @@ func (s *Scope) Allows(u urlx.URL) bool {
 
 // Kind returns the scope's rule.
 func (s *Scope) Kind() ScopeKind { return s.kind }
+
+// Filter returns the schedule filter that --scope is shorthand for, in the
+// filter language: the predicates that accept what Allows accepts.
+func (s *Scope) Filter() string {
+	var terms []string
+	switch s.kind {
+	case ScopeHost:
+		for _, h := range sortedKeys(s.hosts) {
+			terms = append(terms, "HostEquals("+h+")")
+		}
+	case ScopeDomain:
+		for _, d := range sortedKeys(s.domains) {
+			terms = append(terms, "HostEquals("+d+") or HostEndsWith(."+d+")")
+		}
+	case ScopePrefix:
+		for _, p := range s.prefixes {
+			terms = append(terms, "SURTPrefix("+p+")")
+		}
+	default:
+		return "true"
+	}
+	if len(terms) == 0 {
+		return "false"
+	}
+	return strings.Join(terms, " or ")
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -84,6 +84,13 @@ var families = []family{
 		"address_refused":  func(s *stats.Crawl) *atomic.Int64 { return &s.AddressRefused },
 		"broken_host":      func(s *stats.Crawl) *atomic.Int64 { return &s.PurgedURLs },
 	}),
+	by("petrel_urls_filtered_total", "URLs and responses refused by the filter of each of BUbiNG's five stages.", counter, "stage", map[string]cf{
+		"schedule": func(s *stats.Crawl) *atomic.Int64 { return &s.FilteredSchedule },
+		"fetch":    func(s *stats.Crawl) *atomic.Int64 { return &s.FilteredFetch },
+		"parse":    func(s *stats.Crawl) *atomic.Int64 { return &s.FilteredParse },
+		"follow":   func(s *stats.Crawl) *atomic.Int64 { return &s.FilteredFollow },
+		"store":    func(s *stats.Crawl) *atomic.Int64 { return &s.FilteredStore },
+	}),
 	one("petrel_robots_denied_total", "URLs not fetched because robots.txt disallows them.", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.RobotsDenied }),
 	by("petrel_duplicates_total", "Pages found to duplicate others, by kind: payload (stored as revisit records), text (same normalised text on the host), near (SimHash).", counter, "kind", map[string]cf{
 		"payload": func(s *stats.Crawl) *atomic.Int64 { return &s.Duplicates },

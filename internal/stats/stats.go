@@ -25,6 +25,11 @@ type Crawl struct {
 	Enqueued            atomic.Int64 // URLs offered to the frontier (seeds, links, redirects)
 	OutOfScope          atomic.Int64 // refused by the scope rule
 	Filtered            atomic.Int64 // refused by other URL rules (scheme, ...)
+	FilteredSchedule    atomic.Int64 // refused by the schedule filter (before the frontier)
+	FilteredFetch       atomic.Int64 // refused by the fetch filter (before the request)
+	FilteredParse       atomic.Int64 // responses the parse filter kept from being parsed
+	FilteredFollow      atomic.Int64 // pages whose links the follow filter kept from being followed
+	FilteredStore       atomic.Int64 // responses the store filter kept out of the WARC files
 	CutLength           atomic.Int64 // refused: longer than --max-url-length
 	CutRedirects        atomic.Int64 // refused: redirect chain longer than --max-redirects allows
 	CutDepth            atomic.Int64 // refused: more than --max-depth links from a seed
@@ -298,6 +303,7 @@ func Summary(r Run) string {
   content            text %d  image %d  application %d  other %d
   URLs               known %d, out of scope %d, over budget %d, robots-denied %d, filtered %d, address refused %d
   traps cut          length %d, redirects %d, depth %d, repeated segment %d
+  filters refused    schedule %d, fetch %d, parse %d, follow %d, store %d
   links              found %d, dropped %d, redirects %d, nofollow pages %d
   requisites         found %d, dropped %d, style sheets %d
   sitemaps           read %d, URLs %d, malformed %d, oversized %d, nested indexes %d
@@ -314,6 +320,7 @@ func Summary(r Run) string {
 		s["ContentText"], s["ContentImage"], s["ContentApp"], s["ContentOther"],
 		s["SieveNew"], s["OutOfScope"], s["OverBudget"], s["RobotsDenied"], s["Filtered"], s["AddressRefused"],
 		s["CutLength"], s["CutRedirects"], s["CutDepth"], s["CutRepeatedSegment"],
+		s["FilteredSchedule"], s["FilteredFetch"], s["FilteredParse"], s["FilteredFollow"], s["FilteredStore"],
 		s["LinksFound"], s["LinksDropped"], s["Redirects"], s["NoFollow"],
 		s["EmbedsFound"], s["EmbedsDropped"], s["StyleSheets"],
 		s["SitemapsRead"], s["SitemapURLs"], s["SitemapsMalformed"], s["SitemapsOversized"], s["SitemapsNested"],
