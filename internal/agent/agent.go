@@ -320,9 +320,13 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 		Resolver:    dnsStage{r: resolver, m: a.metrics, seeds: newSeedGuard(guard, a.progress, seeds)},
 		Guard:       guard.Check,
 		Router:      router,
-		Until:       untilChan(a.until),
-		Stats:       a.stats,
-		Logger:      a.log,
+		RobotsDenied: func(url string, m frontier.Meta) {
+			sa := url[:len(url)-len(urlPathQuery(url))]
+			a.refuse(url, a.vias.name(m.Via), m, crawllog.ReasonRobots, sa+"/robots.txt")
+		},
+		Until:  untilChan(a.until),
+		Stats:  a.stats,
+		Logger: a.log,
 	})
 	if err := loadFile(filepath.Join(state, "counts"), a.frontier.LoadCounts); err != nil {
 		return fmt.Errorf("agent: load per-key counts: %w", err)

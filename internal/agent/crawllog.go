@@ -132,7 +132,7 @@ func (a *Agent) logResponse(t *frontier.Task, fetcher int, resp *fetch.Response,
 // refuse logs a URL refused for reason (rule: the rule's text, when there
 // is one) to crawl.log and skipped.jsonl. The caller counts it.
 func (a *Agent) refuse(url, via string, m frontier.Meta, reason crawllog.Reason, rule string) {
-	e := crawllog.Entry{Seed: a.seedName(m)}
+	e := crawllog.Entry{Seed: a.seedName(m), HopPath: m.Path.String()}
 	a.crawlLog.Refuse(&e, &crawllog.Skip{URL: url, Via: via, Reason: reason, Rule: rule})
 }
 
@@ -154,4 +154,15 @@ func tlsAnnotation(ts *fetch.TLSState) string {
 		return "tls:unverified:expired"
 	}
 	return "tls:unverified:invalid"
+}
+
+// urlPathQuery returns the path and query of an absolute URL ("" when it
+// has none).
+func urlPathQuery(url string) string {
+	if i := strings.Index(url, "://"); i >= 0 {
+		if j := strings.IndexByte(url[i+3:], '/'); j >= 0 {
+			return url[i+3+j:]
+		}
+	}
+	return ""
 }

@@ -177,6 +177,18 @@ func TestCrawlLogOfACrawl(t *testing.T) {
 			t.Errorf("%s found on %s, which was not fetched", u, via)
 		}
 	}
+	robotsLines := 0
+	for _, l := range lines {
+		if r, _ := l.Annotation("skip"); r == string(crawllog.ReasonRobots) {
+			robotsLines++
+			if l.Status != crawllog.StatusRobots || l.HopPath == "" {
+				t.Errorf("robots.txt refusal %+v", l)
+			}
+		}
+	}
+	if robotsLines == 0 || int64(robotsLines) != st.RobotsDenied.Load() {
+		t.Errorf("%d -9998 lines, %d URLs denied by robots.txt", robotsLines, st.RobotsDenied.Load())
+	}
 	if refusals == 0 || st.OutOfScope.Load() == 0 {
 		t.Fatalf("no refusal logged (%d out of scope counted)", st.OutOfScope.Load())
 	}

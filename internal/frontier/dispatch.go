@@ -120,6 +120,9 @@ func (s *scheduler) robotsTask(t *Task, v *visitState, rs *robotsState, rec stri
 func (s *scheduler) pageTask(t *Task, v *visitState, rs *robotsState, pq, rec string, attempt int) *Task {
 	if attempt == 0 && !rs.rules.Allowed(pq) {
 		s.f.stats.RobotsDenied.Add(1)
+		if f := s.f.cfg.RobotsDenied; f != nil {
+			f(t.SchemeAuthority+pq, decodeMeta(rec[:MetaLen]))
+		}
 		return nil
 	}
 	if attempt == 0 && s.cut(v, t.SchemeAuthority, pq, rec) {

@@ -90,9 +90,14 @@ type Config struct {
 	// frontier waits for more work (AcceptReady, Enqueue) or for Until to
 	// close, and only then returns nil (a crawl of several agents ends
 	// when all of them are idle together, not when one is).
-	Until  <-chan struct{}
-	Stats  *stats.Crawl
-	Logger *slog.Logger
+	Until <-chan struct{}
+	// RobotsDenied, when set, is told of each queued URL that robots.txt
+	// disallows (the URL and its Meta), after it is counted, for the crawl
+	// log. It is called on the scheduler
+	// goroutine and must return quickly.
+	RobotsDenied func(url string, m Meta)
+	Stats        *stats.Crawl
+	Logger       *slog.Logger
 }
 
 func (c *Config) setDefaults() {
