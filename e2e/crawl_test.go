@@ -7,6 +7,7 @@ import (
 	"encoding/base32"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/netip"
 	"os"
@@ -19,6 +20,7 @@ import (
 
 	gowarc "github.com/nlnwa/gowarc/v3"
 
+	"github.com/petrel-crawler/petrel/internal/crawllog"
 	"github.com/petrel-crawler/petrel/internal/testweb"
 	"github.com/petrel-crawler/petrel/internal/urlx"
 )
@@ -172,7 +174,7 @@ func crawlSyntheticWeb(t *testing.T, firstIP string, extra ...string) *crawlRun 
 		}
 	}
 
-	checkPoliteness(t, hits, hostDelay, ipDelay)
+	checkPoliteness(t, r.dir, hits, hostDelay, ipDelay)
 	checkWARC(t, filepath.Join(r.dir, "warc"), expected, len(hits))
 	if !strings.Contains(r.stderr.String(), "crawl finished") {
 		t.Errorf("no summary on stderr:\n%s", r.stderr.String())
@@ -190,15 +192,18 @@ const tolerance = 8 * time.Millisecond
 
 // checkPoliteness asserts, from the server's log, that requests to one host
 // (and to one IP) never overlap and are separated by at least the delay
-// (less tolerance after a Cut exchange).
-func checkPoliteness(t *testing.T, hits []testweb.Hit, hostDelay, ipDelay time.Duration) {
+// (less tolerance after a Cut exchange). A violation is reported with the
+// crawler's own view of the two fetches, from the crawl.log of dir.
+func checkPoliteness(t *testing.T, dir string, hits []testweb.Hit, hostDelay, ipDelay time.Duration) {
 	t.Helper()
-	checkPolitenessWithin(t, hits, hostDelay, ipDelay, tolerance)
+	checkPolitenessWithin(t, hits, hostDelay, ipDelay, tolerance, dir)
 }
 
-// checkPolitenessWithin is checkPoliteness with another tolerance.
-func checkPolitenessWithin(t *testing.T, hits []testweb.Hit, hostDelay, ipDelay, tolerance time.Duration) {
+// checkPolitenessWithin is checkPoliteness with another tolerance, and the
+// crawl.log of each of dirs for the crawler's view.
+func checkPolitenessWithin(t *testing.T, hits []testweb.Hit, hostDelay, ipDelay, tolerance time.Duration, dirs ...string) {
 	t.Helper()
+	var cv *crawlerView
 	byHost := map[string][]testweb.Hit{}
 	byIP := map[netip.Addr][]testweb.Hit{}
 	for _, h := range hits {
@@ -217,7 +222,10 @@ func checkPolitenessWithin(t *testing.T, hits []testweb.Hit, hostDelay, ipDelay,
 			}
 			if gap < want {
 				if bad < 3 {
-					t.Errorf("%s: %s started %v after the end of %s (delay %v)", what, hs[i].Path, gap, p.Path, delay)
+					if cv == nil {
+						cv = readCrawlerView(dirs)
+					}
+					t.Errorf("%s: %s started %v after the end of %s (delay %v); %s", what, hs[i].Path, gap, p.Path, delay, cv.gap(p, hs[i]))
 				}
 				bad++
 			}
@@ -235,6 +243,54 @@ func checkPolitenessWithin(t *testing.T, hits []testweb.Hit, hostDelay, ipDelay,
 	for ip, hs := range byIP {
 		check("ip "+ip.String(), hs, ipDelay)
 	}
+}
+
+// crawlerView is the crawler's record of its fetches: crawl.log's start
+// and duration (milliseconds) of each, by host and path+query.
+type crawlerView struct {
+	fetches map[string][]crawllog.Line
+	err     error
+}
+
+func readCrawlerView(dirs []string) *crawlerView {
+	cv := &crawlerView{fetches: map[string][]crawllog.Line{}}
+	var files []string
+	for _, d := range dirs {
+		files = append(files, crawllog.Files(filepath.Join(d, "logs", "crawl.log"))...)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			cv.err = err
+			return cv
+		}
+		for _, s := range strings.Split(string(b), "\n") {
+			l, err := crawllog.Parse(s)
+			if err != nil || l.Start.IsZero() {
+				continue
+			}
+			if u, err := urlx.Parse(l.URL); err == nil {
+				k := key(u.Hostname(), u.PathQuery)
+				cv.fetches[k] = append(cv.fetches[k], l)
+			}
+		}
+	}
+	return cv
+}
+
+// gap says when the crawler ended fetch a and began fetch b (the last of
+// each in its log, wall clock to the millisecond).
+func (cv *crawlerView) gap(a, b testweb.Hit) string {
+	if cv.err != nil {
+		return "crawl.log: " + cv.err.Error()
+	}
+	la, lb := cv.fetches[key(a.Host, a.Path)], cv.fetches[key(b.Host, b.Path)]
+	if len(la) == 0 || len(lb) == 0 {
+		return "no crawl.log of the crawler has both"
+	}
+	end, start := la[len(la)-1].Start.Add(la[len(la)-1].Duration), lb[len(lb)-1].Start
+	return fmt.Sprintf("the crawler's crawl.log: first ended %s, second began %s (%v later)",
+		end.Format("15:04:05.000"), start.Format("15:04:05.000"), start.Sub(end))
 }
 
 // checkWARC reads every WARC file back with gowarc: the digests gowarc

@@ -319,7 +319,7 @@ func TestCrawlHostileWeb(t *testing.T) {
 			t.Errorf("nofollow target %s fetched %d times", u, n)
 		}
 	}
-	checkPoliteness(t, hits, hostDelay, ipDelay)
+	checkPoliteness(t, r.dir, hits, hostDelay, ipDelay)
 
 	hk := func(c, path string) string { return key(c+"."+testweb.HostileDomain, path) }
 	want := func(what string, got int, ok bool) {

@@ -106,7 +106,7 @@ func TestStopAndResume(t *testing.T) {
 	if n := len(r.web.Hits()); n != before {
 		t.Errorf("re-run of a complete crawl made %d requests", n-before)
 	}
-	checkPoliteness(t, r.web.Hits(), hostDelay, ipDelay)
+	checkPoliteness(t, r.dir, r.web.Hits(), hostDelay, ipDelay)
 	// Every page is in the WARC files of one run or the other; robots.txt
 	// may have been fetched again by the second run (its cache is not kept).
 	checkWARC(t, r.dir+"/warc", expected, len(r.web.Hits()))
