@@ -23,13 +23,13 @@ import (
 // judge the crawl from the web's request log and the union of the agents'
 // WARC files. Gossip timings are in milliseconds (--cluster-probe).
 
-// clusterTolerance is tolerance for the cluster tests, where three or four
-// crawler processes and the web share two cores: the gap between a
-// response's flush and its log entry grows to ~10 ms there, and more on a
-// loaded machine, so the cluster tests use delays of 120 and 60 ms. A request of
-// one agent overlapping another's to the same address would show a gap
-// near zero or negative, and the WARC check (one agent per address)
-// catches it directly.
+// clusterTolerance is what the cluster tests allow after an exchange the
+// client cut short (Hit.Cut: an agent killed or stopped mid-fetch, where
+// three or four crawler processes and the web share two cores); after any
+// other exchange checkPoliteness requires the full delay. A request of one
+// agent overlapping another's to the same address would show a gap near
+// zero or negative, and the WARC check (one agent per address) catches it
+// directly.
 const clusterTolerance = 25 * time.Millisecond
 
 // clusterRun is a crawl of several agents.
