@@ -8,8 +8,11 @@ import (
 	"testing"
 )
 
-// petrel is the path of the command built for these tests.
-var petrel string
+// petrel is the path of the command built for these tests; clusterPetrel
+// the one the multi-process cluster tests run, built without -race even
+// when the tests are (several race-instrumented agents on two cores would
+// measure the detector, not the crawl).
+var petrel, clusterPetrel string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "petrel-e2e-")
@@ -27,6 +30,16 @@ func TestMain(m *testing.M) {
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building petrel:", err)
 		os.Exit(1)
+	}
+	clusterPetrel = petrel
+	if raceEnabled {
+		clusterPetrel = filepath.Join(dir, "petrel-norace")
+		cmd := exec.Command("go", "build", "-o", clusterPetrel, "../cmd/petrel")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building petrel without -race:", err)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
