@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -265,23 +267,56 @@ func TestSubscription(t *testing.T) {
 	}
 }
 
-// BenchmarkFetch is the cost per page of a crawl.log line to the crawl's
-// goroutines (formatting and appending; the writing is the writer's).
+// BenchmarkFetch is the cost per page of a crawl.log line: formatting and
+// appending on the crawl's goroutines, writing on the log's own. cpu-ns/op
+// is the process's CPU time (every goroutine, the writer's included) per
+// line, from getrusage.
 func BenchmarkFetch(b *testing.B) {
 	l, err := Open(Options{Dir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer l.Close()
 	e := Entry{Status: 200, Size: 20480, URL: "http://host-17.test/page/42.html", HopPath: "LLL",
 		Via: "http://host-17.test/page/41.html", MIME: "text/html; charset=utf-8", Fetcher: 12, Start: time.Now(),
 		Duration: 3 * time.Millisecond, Digest: "sha1:7AJUMSDTOMT4FN7MBFGGNJU3Z56MLCMW", Seed: "http://host-17.test/",
 		Annotations: []string{"warc:petrel-20261201073519-00001.warc.gz@123456789"}}
 	b.ReportAllocs()
+	cpu0 := processCPU()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			ec := e
 			l.Fetch(&ec)
 		}
 	})
+	l.Close() // the lines are written before the CPU is read
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkRefuse is the cost of a refused URL: a crawl.log line and a
+// skipped.jsonl line.
+func BenchmarkRefuse(b *testing.B) {
+	l, err := Open(Options{Dir: b.TempDir(), SkippedTotalBytes: 1 << 40})
+	if err != nil {
+		b.Fatal(err)
+	}
+	urls := make([]string, 1<<12)
+	for i := range urls {
+		urls[i] = fmt.Sprintf("http://other-%d.test/page/%d.html", i%97, i)
+	}
+	b.ReportAllocs()
+	cpu0 := processCPU()
+	i := 0
+	for b.Loop() {
+		i++
+		l.Refuse(&Entry{HopPath: "LL"}, &Skip{URL: urls[i%len(urls)] + strconv.Itoa(i), Via: "http://host-17.test/", Reason: ReasonScope, Rule: "--scope host"})
+	}
+	l.Close()
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// processCPU is the user and system CPU time of the process, in ns.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

@@ -103,7 +103,8 @@ func (lf *lineFile) take() []byte {
 // counting, not writing, what would pass maxTotal; b becomes the spare
 // buffer.
 func (lf *lineFile) write(b []byte) error {
-	defer func() { lf.spare = b[:0] }()
+	whole := b
+	defer func() { lf.spare = whole[:0] }()
 	for len(b) > 0 {
 		if lf.maxTotal > 0 && lf.total >= lf.maxTotal {
 			n := int64(bytes.Count(b, []byte{'\n'}))
