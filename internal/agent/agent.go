@@ -67,7 +67,9 @@ type Agent struct {
 	store      *store.Writer
 	digests    *textDigests
 	metrics    *metrics.Metrics
-	warc       atomic.Pointer[store.Writer] // the store, kept after closeAll for the metrics
+	// clusterNode is the cluster's node once joined, for the metrics.
+	clusterNode atomic.Pointer[cluster.Node]
+	warc        atomic.Pointer[store.Writer] // the store, kept after closeAll for the metrics
 
 	// The settings that can change while the crawl runs: published for
 	// the goroutines that read them (live), held by the control loop (cur,
@@ -286,6 +288,7 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 		Version: Version,
 		Workers: func() (int, int) { l := a.live.Load(); return l.fetchers, l.parsers },
 		WARC:    a.warcFigures,
+		Cluster: clusterSource(cfg, a),
 		Logs: func() metrics.LogFigures {
 			f := a.crawlLog.Figures()
 			return metrics.LogFigures{CrawlLines: f.CrawlLines, SkippedLines: f.SkippedLines,
@@ -454,6 +457,15 @@ func (a *Agent) Stats() *stats.Crawl { return a.stats }
 // Metrics returns the crawl's Prometheus registry; its Handler serves
 // /metrics. Other parts add their collectors with its Register.
 func (a *Agent) Metrics() *metrics.Metrics { return a.metrics }
+
+// clusterSource is the metrics' source of cluster figures: nil for an
+// agent crawling alone.
+func clusterSource(cfg *Config, a *Agent) func() (metrics.ClusterFigures, bool) {
+	if !cfg.Cluster.Enabled() {
+		return nil
+	}
+	return a.clusterFigures
+}
 
 // warcFigures reads the WARC writer's record and byte counts (zero before
 // it opens and after it closes).

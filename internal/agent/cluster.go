@@ -19,6 +19,7 @@ import (
 	"github.com/petrel-crawler/petrel/internal/atomicfile"
 	"github.com/petrel-crawler/petrel/internal/cluster"
 	"github.com/petrel-crawler/petrel/internal/frontier"
+	"github.com/petrel-crawler/petrel/internal/metrics"
 	"github.com/petrel-crawler/petrel/internal/stats"
 	"github.com/petrel-crawler/petrel/internal/urlx"
 )
@@ -211,6 +212,7 @@ func (a *Agent) startCluster(seeds []urlx.URL, resumed bool) error {
 	}
 	a.node = n
 	a.router.node.Store(n)
+	a.clusterNode.Store(n)
 	go func() { // the frontier's Until follows the crawl's end
 		select {
 		case <-n.Finished():
@@ -319,4 +321,19 @@ func (a *Agent) trimInbox() {
 	if err := a.node.TrimInbox(b); err != nil {
 		a.log.Warn("cluster: trim inbox", "err", err)
 	}
+}
+
+// clusterFigures reads the exchange's figures for the metrics (zero until
+// the agent has joined).
+func (a *Agent) clusterFigures() (metrics.ClusterFigures, bool) {
+	n := a.clusterNode.Load()
+	if n == nil {
+		return metrics.ClusterFigures{}, true
+	}
+	var f metrics.ClusterFigures
+	if v := n.View(); v != nil {
+		f.Members = len(v.Agents)
+	}
+	f.OutboxBatches, f.OutboxBytes = n.OutboxLen()
+	return f, true
 }

@@ -275,6 +275,10 @@ func (n *Node) Name() string { return n.cfg.Name }
 // View returns the current view (nil before it is known).
 func (n *Node) View() *View { return n.view.Load() }
 
+// OutboxLen returns the batches and bytes the durable outbox holds for
+// every destination (sent, not yet acknowledged).
+func (n *Node) OutboxLen() (batches int, bytes int64) { return n.outbox.Len() }
+
 func (n *Node) viewEpoch() uint64 {
 	if v := n.view.Load(); v != nil {
 		return v.Epoch

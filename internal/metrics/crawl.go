@@ -193,15 +193,37 @@ var families = []family{
 		}},
 }
 
+// clusterFamilies are the families of a crawl of several agents, served
+// only when Sources.Cluster says the agent is one of several.
+var clusterFamilies = []family{
+	by("petrel_cluster_urls_total", "URLs exchanged with the other agents, by direction and kind: key (routed to the owner of their politeness key) or ready (new URLs handed to the agent fetching from their address).", counter, "flow", map[string]cf{
+		"key_sent":       func(s *stats.Crawl) *atomic.Int64 { return &s.ClusterSent },
+		"key_received":   func(s *stats.Crawl) *atomic.Int64 { return &s.ClusterReceived },
+		"ready_sent":     func(s *stats.Crawl) *atomic.Int64 { return &s.ClusterReadySent },
+		"ready_received": func(s *stats.Crawl) *atomic.Int64 { return &s.ClusterReadyReceived },
+	}),
+	{name: "petrel_cluster_members", help: "Agents in the ownership view in force.", kind: gauge,
+		points: func(src *Sources) []point { f, _ := src.Cluster(); return []point{{v: float64(f.Members)}} }},
+	{name: "petrel_cluster_outbox_batches", help: "Batches held in the durable outbox: sent to another agent and not yet acknowledged.", kind: gauge,
+		points: func(src *Sources) []point { f, _ := src.Cluster(); return []point{{v: float64(f.OutboxBatches)}} }},
+	{name: "petrel_cluster_outbox_bytes", help: "Bytes of the batches held in the durable outbox.", kind: gauge,
+		points: func(src *Sources) []point { f, _ := src.Cluster(); return []point{{v: float64(f.OutboxBytes)}} }},
+}
+
 // crawlCollector reads families from the counters at each scrape.
 type crawlCollector struct {
 	src   Sources
-	descs []*prometheus.Desc // parallel to families
+	fams  []family
+	descs []*prometheus.Desc // parallel to fams
 }
 
 func newCrawlCollector(src Sources) *crawlCollector {
-	c := &crawlCollector{src: src, descs: make([]*prometheus.Desc, len(families))}
-	for i, f := range families {
+	c := &crawlCollector{src: src, fams: families}
+	if src.Cluster != nil {
+		c.fams = append(append([]family(nil), families...), clusterFamilies...)
+	}
+	c.descs = make([]*prometheus.Desc, len(c.fams))
+	for i, f := range c.fams {
 		c.descs[i] = prometheus.NewDesc(f.name, f.help, f.labels, nil)
 	}
 	return c
@@ -216,7 +238,14 @@ func (c *crawlCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect reads every family's points.
 func (c *crawlCollector) Collect(ch chan<- prometheus.Metric) {
-	for i, f := range families {
+	clustered := false
+	if c.src.Cluster != nil {
+		_, clustered = c.src.Cluster()
+	}
+	for i, f := range c.fams {
+		if i >= len(families) && !clustered {
+			break
+		}
 		for _, p := range f.points(&c.src) {
 			ch <- prometheus.MustNewConstMetric(c.descs[i], f.kind, p.v, p.lv...)
 		}

@@ -16,7 +16,8 @@
 // ever holds a URL, a host or an address, so the number of series does
 // not grow with the crawl.
 //
-// Other parts add their own figures with Metrics.Register: a collector
-// of the cluster's exchange between agents (outbox, inbox, hand-offs)
-// names its metrics petrel_cluster_*.
+// An agent of a crawl of several also serves the exchange's figures
+// (Sources.Cluster: URLs sent and received, members, the outbox), all
+// named petrel_cluster_*; an agent alone serves none of them. Other parts
+// add figures of their own with Metrics.Register.
 package metrics

@@ -27,6 +27,17 @@ type Sources struct {
 	WARC func() (records, bytes int64)
 	// Logs returns the figures of the crawl log and the skipped log.
 	Logs func() LogFigures
+	// Cluster returns the figures of the exchange between agents, and
+	// false for an agent crawling alone (then no petrel_cluster_ metric
+	// is served).
+	Cluster func() (ClusterFigures, bool)
+}
+
+// ClusterFigures are an agent's view of a crawl of several agents.
+type ClusterFigures struct {
+	Members       int   // agents in the ownership view in force
+	OutboxBatches int   // batches held in the outbox, sent and not yet acknowledged
+	OutboxBytes   int64 // their bytes
 }
 
 // LogFigures are the counts of the crawl's line logs.

@@ -30,6 +30,7 @@ var labelValues = map[string][]string{
 	"log":       {"crawl", "skipped"},
 	"where":     {"skipped_cap", "stream"},
 	"stage":     {"schedule", "fetch", "parse", "follow", "store"},
+	"flow":      {"key_sent", "key_received", "ready_sent", "ready_received"},
 	"version":   nil,
 	"goversion": nil,
 }
@@ -202,6 +203,34 @@ func TestValues(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("%s: got %v, want %v", c.what, c.got, c.want)
 		}
+	}
+}
+
+// TestCluster: an agent of several serves the exchange's figures, lint
+// clean; an agent alone serves none.
+func TestCluster(t *testing.T) {
+	var st stats.Crawl
+	st.ClusterSent.Store(5)
+	m := New(Sources{Stats: &st, Version: "x", Cluster: func() (ClusterFigures, bool) {
+		return ClusterFigures{Members: 3, OutboxBatches: 2, OutboxBytes: 900}, true
+	}})
+	body := scrape(t, m)
+	problems, err := promlint.New(bytes.NewReader(body)).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	for _, want := range []string{"petrel_cluster_members 3", "petrel_cluster_outbox_batches 2", "petrel_cluster_outbox_bytes 900",
+		`petrel_cluster_urls_total{flow="key_sent"} 5`} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Errorf("no %q in /metrics", want)
+		}
+	}
+	alone, _ := testMetrics()
+	if bytes.Contains(scrape(t, alone), []byte("petrel_cluster_")) {
+		t.Error("an agent alone serves petrel_cluster_ metrics")
 	}
 }
 
