@@ -719,6 +719,16 @@ func (a *Agent) closeAll() error {
 	if a.console != nil && !a.opened {
 		a.console.Close() // a failed Open: Run never serves it
 	}
+	if a.crawlLog != nil {
+		// Every fetcher and parser has ended: no line comes any more. The
+		// refusals past skipped.jsonl's cap go into the statistics, so
+		// that why knows, on a stopped crawl too, that its answer may be
+		// missing.
+		if err := a.crawlLog.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("agent: crawl log: %w", err))
+		}
+		a.stats.SkippedUnlogged.Add(a.crawlLog.Figures().SkippedDropped)
+	}
 	if a.lock != nil {
 		if a.opened {
 			// A clean close. After a failed Open the marker stays, so that
@@ -741,12 +751,6 @@ func (a *Agent) closeAll() error {
 			a.logEnd(errors.Join(errs...))
 		}
 		a.lock.Close()
-	}
-	if a.crawlLog != nil {
-		// Every fetcher and parser has ended: no line comes any more.
-		if err := a.crawlLog.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("agent: crawl log: %w", err))
-		}
 	}
 	if a.log != nil && len(errs) > 0 {
 		a.log.Error("close", "err", errors.Join(errs...))

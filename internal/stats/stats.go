@@ -30,6 +30,7 @@ type Crawl struct {
 	FilteredParse       atomic.Int64 // responses the parse filter kept from being parsed
 	FilteredFollow      atomic.Int64 // pages whose links the follow filter kept from being followed
 	FilteredStore       atomic.Int64 // responses the store filter kept out of the WARC files
+	SkippedUnlogged     atomic.Int64 // refusals not written to logs/skipped.jsonl: past its total cap (counted at each stop)
 	CutLength           atomic.Int64 // refused: longer than --max-url-length
 	CutRedirects        atomic.Int64 // refused: redirect chain longer than --max-redirects allows
 	CutDepth            atomic.Int64 // refused: more than --max-depth links from a seed
