@@ -179,6 +179,7 @@ func warmBombs(t *testing.T, w *testweb.Web) {
 // warcSummary is what checkHostileWARC read back.
 type warcSummary struct {
 	requests  int
+	records   int               // response and revisit records in all
 	responses map[string]int    // key(host, path) → response and revisit records
 	truncated map[string]string // key → WARC-Truncated
 }
@@ -202,6 +203,7 @@ func checkHostileWARC(t *testing.T, dir string) warcSummary {
 		case gowarc.Response, gowarc.Revisit:
 			k := urlKey(t, h.Get(gowarc.WarcTargetURI))
 			s.responses[k]++
+			s.records++
 			if tr := h.Get(gowarc.WarcTruncated); tr != "" {
 				s.truncated[k] = tr
 			}
@@ -464,10 +466,17 @@ func TestCrawlHostileWeb(t *testing.T) {
 	if ws.requests > len(hits) {
 		t.Errorf("%d request records, but the server logged only %d requests", ws.requests, len(hits))
 	}
+	// Every exchange the crawl counts as stored is a request record and a
+	// response or revisit record: reading back fewer means the files were
+	// read short, and a URL missing below may be missing from the reading.
+	if ws.records != int(st["Stored"]) || ws.requests != int(st["Stored"]) {
+		t.Errorf("read back %d request and %d response or revisit records; the crawl wrote %d of each (Stored)",
+			ws.requests, ws.records, st["Stored"])
+	}
 	for k := range expected {
 		if ws.responses[k] == 0 {
 			t.Errorf("fetched URL %s has no response record; its requests: %+v; crawl log: %s", k,
-				hitsFor(hits, k), logLinesAbout(t, r.dir, strings.Fields(k)[1]))
+				hitsFor(hits, k), logLinesAbout(t, r.dir, strings.Fields(k)...))
 		}
 	}
 }
@@ -484,8 +493,8 @@ func hitsFor(hits []testweb.Hit, k string) []testweb.Hit {
 }
 
 // logLinesAbout returns the lines of the crawl log and the event log that
-// mention s (for failure messages).
-func logLinesAbout(t *testing.T, dir, s string) string {
+// mention every one of parts (for failure messages: a URL's host and path).
+func logLinesAbout(t *testing.T, dir string, parts ...string) string {
 	var out []string
 	for _, name := range []string{"crawl.log", "events.jsonl"} {
 		b, err := os.ReadFile(filepath.Join(dir, "logs", name))
@@ -493,11 +502,18 @@ func logLinesAbout(t *testing.T, dir, s string) string {
 			out = append(out, err.Error())
 			continue
 		}
+	lines:
 		for _, l := range strings.Split(string(b), "\n") {
-			if strings.Contains(l, s) {
-				out = append(out, l)
+			for _, s := range parts {
+				if !strings.Contains(l, s) {
+					continue lines
+				}
 			}
+			out = append(out, l)
 		}
+	}
+	if len(out) == 0 {
+		return "(no line)"
 	}
 	return strings.Join(out, "\n")
 }
