@@ -204,9 +204,32 @@ func (c crawlView) Reconfigure(changes map[string]any) error {
 	return nil
 }
 
-// Members lists the cluster's members: nil, an agent alone is no cluster.
-// A clustered agent answers with its membership view here.
-func (a *Agent) Members() []console.Member { return nil }
+// Members lists the cluster's members as this agent's ownership view has
+// them (nil when the agent is not in a cluster): each one's share of the
+// keys in parts per thousand, from its weight.
+func (a *Agent) Members() []console.Member {
+	n := a.clusterNode.Load()
+	if n == nil {
+		return nil
+	}
+	v := n.View()
+	if v == nil {
+		return nil
+	}
+	var total uint64
+	for _, m := range v.Agents {
+		total += uint64(max(m.Weight, 1))
+	}
+	out := make([]console.Member, 0, len(v.Agents))
+	for _, m := range v.Agents {
+		st := fmt.Sprintf("member (view %d)", v.Epoch)
+		if m.Name == n.Name() {
+			st = fmt.Sprintf("this agent (view %d)", v.Epoch)
+		}
+		out = append(out, console.Member{Name: m.Name, State: st, Owned: int(uint64(max(m.Weight, 1)) * 1000 / max(total, 1))})
+	}
+	return out
+}
 
 // Block adds entries to the blocklist.
 func (a *Agent) Block(ctx context.Context, entries []string) (console.BlockResult, error) {
