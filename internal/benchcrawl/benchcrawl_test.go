@@ -45,6 +45,7 @@ func TestParseFinished(t *testing.T) {
 	}{
 		{"crawl finished in 19.259s", 19259 * time.Millisecond, true},
 		{"crawl finished in 1m2.5s", 62500 * time.Millisecond, true},
+		{"crawl finished in 19.259s: --max-urls 60000 reached", 19259 * time.Millisecond, true},
 		{"crawl finished in soon", 0, false},
 		{"pages 1 (1/s)", 0, false},
 	} {

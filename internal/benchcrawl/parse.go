@@ -32,8 +32,10 @@ func parseProgress(line string) (int64, bool) {
 	return n, err == nil
 }
 
-// finishedRE matches Petrel's summary line "crawl finished in 19.259s".
-var finishedRE = regexp.MustCompile(`crawl finished in (\S+)`)
+// finishedRE matches Petrel's summary line "crawl finished in 19.259s",
+// also when a reason follows ("crawl finished in 19.259s: --max-urls N
+// reached").
+var finishedRE = regexp.MustCompile(`crawl finished in ([^\s:]+)`)
 
 // parseFinished returns the elapsed time of Petrel's summary line.
 func parseFinished(line string) (time.Duration, bool) {
