@@ -48,7 +48,10 @@ func (a *Agent) fetchLoop(stop, ctx context.Context, id int, quit <-chan struct{
 		}
 		a.stats.FetcherWaitNano.Add(int64(time.Since(waitStart)))
 		a.stats.FetcherWaits.Add(1)
-		if stop.Err() != nil || fr.Paused() {
+		// The fetch begins now: a task recalled by a Reconfigure that
+		// returned before this moment is handed back, not fetched.
+		start := time.Now()
+		if stop.Err() != nil || fr.Recalled(t) {
 			fr.Done(frontier.Outcome{Task: t, Result: frontier.Abandoned, End: time.Now()})
 			continue
 		}
@@ -61,7 +64,6 @@ func (a *Agent) fetchLoop(stop, ctx context.Context, id int, quit <-chan struct{
 		}
 		var resp *fetch.Response
 		var err error
-		start := time.Now()
 		l := a.live.Load()
 		req := fetch.Request{URL: t.URL(), Addr: t.Addr, Robots: t.Robots, Timeout: l.timeout}
 		if !t.Robots {

@@ -119,11 +119,36 @@ func (f *Frontier) Reconfigure(ctx context.Context, set Settings, cuts Cuts) err
 	return f.do(ctx, func(s *scheduler) { s.reconfigure(&liveSettings{set, cuts}) })
 }
 
-// reconfigure installs new settings in the scheduler.
+// reconfigure installs new settings in the scheduler. Once it has run, no
+// task decided under the old settings begins: the one waiting for a
+// fetcher and those in Todo's buffer are taken back (their URLs dispatched
+// again, or cut, under the new ones), and a task a fetcher already holds
+// is Recalled. A raised host or IP delay holds for keys and addresses
+// already waiting: their next allowed time moves by the increase, so that
+// it is at least the end of their last exchange plus the new delay.
 func (s *scheduler) reconfigure(set *liveSettings) {
 	old := s.set
 	s.set = set
 	s.f.live.Store(set)
+	s.f.gen.Add(1)
+	s.takeBack()
+	if d := set.HostDelay; d > old.HostDelay {
+		for _, v := range s.states {
+			if v.delay < d && v.nextFetch > 0 {
+				v.nextFetch += int64(d - v.delay)
+				v.delay, v.delayWhy = d, DelayHost
+				s.wb.offer(v)
+			}
+		}
+	}
+	if d := set.IPDelay - old.IPDelay; d > 0 {
+		for _, e := range s.wb.byAddr {
+			if e.nextFetch > 0 {
+				e.nextFetch += int64(d)
+				s.wb.fix(e)
+			}
+		}
+	}
 	s.dist.maxFront = max(int(set.WorkbenchBytes/1024), s.f.cfg.FrontSize)
 	s.dist.front = min(s.dist.front, s.dist.maxFront)
 	if set.MaxURLs == 0 || set.MaxURLs > s.dispatched {
@@ -157,15 +182,26 @@ func (f *Frontier) Resume(ctx context.Context) error {
 	return f.do(ctx, func(s *scheduler) { s.paused = false; f.paused.Store(false) })
 }
 
-// Paused reports whether dispatch is paused. Fetchers check it before they
-// start a task they received, and hand it back as Abandoned if it is.
+// Paused reports whether dispatch is paused.
 func (f *Frontier) Paused() bool { return f.paused.Load() }
 
-// pause takes back the task waiting for a fetcher and those in Todo's
-// buffer, which no fetcher has begun.
+// Recalled reports whether a fetcher must hand t back as Abandoned instead
+// of beginning it: dispatch is paused, or the settings changed
+// (Reconfigure) since t was dispatched. Fetchers check it after they take
+// note of the time the fetch begins, so that a fetch begun after
+// Reconfigure returned was decided under the new settings.
+func (f *Frontier) Recalled(t *Task) bool { return f.paused.Load() || t.gen != f.gen.Load() }
+
+// pause takes back the tasks no fetcher has begun.
 func (s *scheduler) pause() {
 	s.paused = true
 	s.f.paused.Store(true)
+	s.takeBack()
+}
+
+// takeBack releases as abandoned the task waiting for a fetcher and those
+// in Todo's buffer, which no fetcher has begun.
+func (s *scheduler) takeBack() {
 	if s.pending != nil {
 		s.release(Outcome{Task: s.pending, Result: Abandoned, End: s.f.clock.Now()})
 		s.pending = nil

@@ -262,3 +262,141 @@ func mustURL(t *testing.T, raw string) urlx.URL {
 	}
 	return u
 }
+
+// TestReconfigureDelayHoldsWaitingKeys raises the host delay while a key
+// waits for its next fetch (released, next allowed time set by the old
+// delay): its next request still comes the new delay after its last one.
+func TestReconfigureDelayHoldsWaitingKeys(t *testing.T) {
+	h := newHarness(t, Config{Settings: Settings{HostDelay: 100 * time.Millisecond}, Resolver: mapResolver{"one.test": netip.MustParseAddr("10.7.3.1")}})
+	for i := 0; i < 5; i++ {
+		h.enqueue(fmt.Sprintf("http://one.test/p%d", i))
+	}
+	var n atomic.Int32
+	var applied atomic.Pointer[time.Time]
+	err := h.run(1, func(tk *Task) Outcome {
+		if tk.Robots {
+			return Outcome{Result: Fetched, Robots: allowAll{}}
+		}
+		if n.Add(1) == 3 {
+			// After this page is released: the key then waits out 100ms.
+			go func() {
+				time.Sleep(5 * time.Millisecond)
+				set := h.f.Settings()
+				set.HostDelay = 400 * time.Millisecond
+				if err := h.f.Reconfigure(context.Background(), set, h.f.Cuts()); err != nil {
+					t.Error(err)
+				}
+				now := time.Now()
+				applied.Store(&now)
+			}()
+		}
+		return Outcome{Result: Fetched}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := h.pageRecords()
+	at := applied.Load()
+	if len(pages) != 5 || at == nil {
+		t.Fatalf("%d pages, change applied: %v", len(pages), at != nil)
+	}
+	checked := 0
+	for i := 1; i < len(pages); i++ {
+		if pages[i].start.After(*at) {
+			checked++
+			if gap := pages[i].start.Sub(pages[i-1].end); gap < 400*time.Millisecond {
+				t.Errorf("page %d: gap %v after the delay was raised to 400ms (the one before ended %v before the change)", i, gap, at.Sub(pages[i-1].end))
+			}
+		}
+	}
+	if checked < 2 {
+		t.Errorf("only %d pages began after the change", checked)
+	}
+}
+
+// TestReconfigureCutsRetries narrows Keep while a fetch that will be
+// retried is in flight: the retry is cut at dispatch like a first try.
+func TestReconfigureCutsRetries(t *testing.T) {
+	h := newHarness(t, Config{Settings: Settings{HostDelay: time.Millisecond, MaxRetries: 3}, Resolver: mapResolver{"one.test": netip.MustParseAddr("10.7.4.1")}})
+	h.enqueue("http://one.test/gone/x")
+	h.enqueue("http://one.test/kept")
+	err := h.run(1, func(tk *Task) Outcome {
+		if tk.Robots {
+			return Outcome{Result: Fetched, Robots: allowAll{}}
+		}
+		if strings.Contains(tk.URL(), "/gone/") {
+			cuts := Cuts{Keep: func(url string, _ Meta) bool { return !strings.Contains(url, "/gone/") }}
+			if err := h.f.Reconfigure(context.Background(), h.f.Settings(), cuts); err != nil {
+				t.Error(err)
+			}
+			return Outcome{Result: RetryLater}
+		}
+		return Outcome{Result: Fetched}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := 0
+	for _, r := range h.pageRecords() {
+		if strings.Contains(r.url, "/gone/") {
+			gone++
+		}
+	}
+	if gone != 1 {
+		t.Errorf("/gone/x fetched %d times, want once (its retries cut after Keep refused it)", gone)
+	}
+	if c := h.stats.CutAtDispatch.Load(); c != 1 {
+		t.Errorf("CutAtDispatch %d, want 1", c)
+	}
+}
+
+// TestReconfigureTakesBackUnbegunTasks narrows Keep while tasks wait in
+// Todo's buffer: they are taken back and cut, and a task a fetcher holds
+// but has not begun is Recalled.
+func TestReconfigureTakesBackUnbegunTasks(t *testing.T) {
+	res := mapResolver{}
+	for i := 0; i < 6; i++ {
+		res[fmt.Sprintf("h%d.test", i)] = netip.AddrFrom4([4]byte{10, 7, 5, byte(i + 1)})
+	}
+	h := newHarness(t, Config{Settings: Settings{HostDelay: time.Millisecond}, Resolver: res})
+	for i := 0; i < 6; i++ {
+		h.enqueue(fmt.Sprintf("http://h%d.test/gone/p", i))
+	}
+	var once sync.Once
+	err := h.run(1, func(tk *Task) Outcome {
+		if tk.Robots {
+			return Outcome{Result: Fetched, Robots: allowAll{}}
+		}
+		once.Do(func() {
+			// The other hosts' pages are dispatched meanwhile.
+			for deadline := time.Now().Add(10 * time.Second); len(h.f.todo) < 3 && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+			if len(h.f.todo) < 3 {
+				t.Errorf("only %d tasks waited in Todo", len(h.f.todo))
+			}
+			held := <-h.f.todo // as a fetcher that has received a task
+			cuts := Cuts{Keep: func(string, Meta) bool { return false }}
+			if err := h.f.Reconfigure(context.Background(), h.f.Settings(), cuts); err != nil {
+				t.Error(err)
+			}
+			if n := len(h.f.todo); n != 0 {
+				t.Errorf("%d tasks still in Todo after the change", n)
+			}
+			if !h.f.Recalled(held) {
+				t.Errorf("a task dispatched before the change is not Recalled")
+			}
+			h.f.Done(Outcome{Task: held, Result: Abandoned, End: time.Now()})
+		})
+		return Outcome{Result: Fetched}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.pageRecords()); n != 1 {
+		t.Errorf("%d pages fetched, want only the one begun before the change", n)
+	}
+	if c := h.stats.CutAtDispatch.Load(); c != 5 {
+		t.Errorf("CutAtDispatch %d, want the 5 others", c)
+	}
+}

@@ -125,7 +125,7 @@ func (s *scheduler) pageTask(t *Task, v *visitState, rs *robotsState, pq, rec st
 		}
 		return nil
 	}
-	if attempt == 0 && s.cut(v, t.SchemeAuthority, pq, rec) {
+	if s.cut(v, t.SchemeAuthority, pq, rec, attempt) {
 		return nil
 	}
 	if s.set.MaxURLs > 0 && s.dispatched >= s.set.MaxURLs {
@@ -145,6 +145,7 @@ func (s *scheduler) pageTask(t *Task, v *visitState, rs *robotsState, pq, rec st
 // dispatch counts t in flight on its visit state and entries.
 func (s *scheduler) dispatch(t *Task, e *ipEntry) {
 	v := t.vs
+	t.gen = s.f.gen.Load()
 	v.inFlight++
 	e.inFlight++
 	if t.other != nil {
@@ -159,10 +160,12 @@ func (s *scheduler) dispatch(t *Task, e *ipEntry) {
 
 // cut reports whether a queued page URL of v (sa+pq, record rec) is
 // refused at dispatch by a limit narrowed since it was queued (see
-// Settings), and counts it.
-func (s *scheduler) cut(v *visitState, sa, pq, rec string) bool {
+// Settings), and counts it. A retry (attempt > 0) is held to the depth
+// limit and Keep like a first try, not to the per-key budget, which its
+// first try already counted.
+func (s *scheduler) cut(v *visitState, sa, pq, rec string, attempt int) bool {
 	set := s.set
-	cut := set.MaxURLsPerKey > 0 && s.pagesOf(v, sa) >= set.MaxURLsPerKey
+	cut := attempt == 0 && set.MaxURLsPerKey > 0 && s.pagesOf(v, sa) >= set.MaxURLsPerKey
 	if !cut && (set.MaxDepth > 0 || set.Keep != nil) {
 		m := decodeMeta(rec[:MetaLen])
 		cut = (set.MaxDepth > 0 && int(m.Depth) > set.MaxDepth) || (set.Keep != nil && !set.Keep(sa+pq, m))

@@ -162,6 +162,7 @@ type Task struct {
 
 	vs    *visitState
 	other *ipEntry // the URL's own workbench entry, when not vs's (multi-host policies)
+	gen   uint64   // the settings generation it was dispatched under (see Recalled)
 }
 
 // URL returns the task's absolute URL.
@@ -233,6 +234,7 @@ type Frontier struct {
 	runDone     chan struct{} // closed when Run returns
 	live        atomic.Pointer[liveSettings]
 	paused      atomic.Bool
+	gen         atomic.Uint64 // settings generation: one more at each Reconfigure (see Recalled)
 
 	// Scheduler state (owned by Run's goroutine; Close uses it after Run).
 	sched *scheduler
