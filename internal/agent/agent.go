@@ -90,10 +90,9 @@ type Agent struct {
 	// observe, when set (by tests), is told the URL and Meta of every
 	// response a parser handles.
 	observe    func(url string, m frontier.Meta)
-	sitemaps   sitemapSet // URLs enqueued as sitemaps (--sitemaps)
-	opened     bool       // Open succeeded: closing is a clean stop
-	ended      *runEnd    // how Run ended (nil before)
-	leftQueued int64      // URLs left in the ready queue at the close
+	opened     bool    // Open succeeded: closing is a clean stop
+	ended      *runEnd // how Run ended (nil before)
+	leftQueued int64   // URLs left in the ready queue at the close
 
 	consoleState
 

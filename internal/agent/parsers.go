@@ -105,7 +105,7 @@ func (a *Agent) follow(t *frontier.Task, resp *fetch.Response, stored, duplicate
 		return
 	}
 	if a.cfg.Sitemaps {
-		if level, ok := a.sitemaps.take(resp.URL); ok {
+		if level, ok := sitemapLevel(t.Meta); ok {
 			a.sitemapResponse(base, resp, t.Meta, via, level)
 			return
 		}
@@ -132,7 +132,7 @@ func (a *Agent) sitemapResponse(base urlx.URL, resp *fetch.Response, m frontier.
 	case resp.Status >= 300 && resp.Status < 400:
 		if u, err := base.Resolve(resp.Header.Get("Location")); err == nil {
 			a.stats.Redirects.Add(1)
-			a.offerSitemap(u, resp.URL, m.Redirect(via), level)
+			a.offerSitemap(u, resp.URL, m.Redirect(via))
 		}
 	case resp.Status >= 200 && resp.Status < 300:
 		a.readSitemap(base, resp, m, via, level)

@@ -1,8 +1,6 @@
 package agent
 
 import (
-	"sync"
-
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/parse"
@@ -11,59 +9,34 @@ import (
 )
 
 // Sitemaps (--sitemaps): the Sitemap lines of every robots.txt and the
-// /sitemap.xml of each seed's host are enqueued as sitemaps (L hops, through
+// /sitemap.xml of each seed's host are enqueued as sitemaps (M hops, through
 // the scope, filters and sieve like any URL); a fetched sitemap is read
 // (parse.Sitemap: plain or gzipped, bounded) and its URLs offered as links
 // of it. A sitemap index's sitemaps are followed one level deep: an index
 // named by an index is counted and not followed. A malformed sitemap is
 // counted and logged, and the crawl goes on.
 //
-// The agent remembers which URLs it enqueued as sitemaps (sitemapSet), at
-// most maxSitemaps at once; the set is not saved, so a sitemap still queued
-// when a crawl stops is fetched after a resume but not read as one.
+// A URL is a sitemap when its hop path ends in manifest hops (M, redirects
+// among them allowed), and its level is how many, less one: the mark travels with the
+// URL through the queues, checkpoints and a resume, so a sitemap still
+// queued when a crawl stops is read as one when it is fetched after the
+// resume.
 
-// maxSitemaps bounds the sitemap URLs remembered at once; more are counted
-// and not enqueued.
-const maxSitemaps = 100_000
-
-// sitemapSet is the URLs enqueued as sitemaps and their level (0: from
-// robots.txt or a seed's host, 1: from a sitemap index). Safe for
-// concurrent use.
-type sitemapSet struct {
-	mu    sync.Mutex
-	level map[string]uint8
-}
-
-// add remembers u as a sitemap of level, unless the set is full.
-func (s *sitemapSet) add(u string, level uint8) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.level == nil {
-		s.level = make(map[string]uint8)
+// sitemapLevel returns the level of the sitemap with Meta m (0: named by a
+// robots.txt or a seed's host, 1: by a sitemap index) and whether m's URL
+// is a sitemap at all.
+func sitemapLevel(m frontier.Meta) (uint8, bool) {
+	n := m.Path.Manifests()
+	if n == 0 {
+		return 0, false
 	}
-	if _, ok := s.level[u]; !ok && len(s.level) >= maxSitemaps {
-		return false
-	}
-	s.level[u] = level
-	return true
+	return uint8(min(n-1, 255)), true
 }
 
-// take forgets u and returns its level, if it was a sitemap.
-func (s *sitemapSet) take(u string) (uint8, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	l, ok := s.level[u]
-	delete(s.level, u)
-	return l, ok
-}
-
-// offerSitemap enqueues u, found on via, as a sitemap of level with Meta m.
-func (a *Agent) offerSitemap(u urlx.URL, via string, m frontier.Meta, level uint8) {
+// offerSitemap enqueues u, found on via, as a sitemap with Meta m (whose
+// last hop is a manifest hop).
+func (a *Agent) offerSitemap(u urlx.URL, via string, m frontier.Meta) {
 	if !a.admit(u, via, m) {
-		return
-	}
-	if !a.sitemaps.add(u.String(), level) {
-		a.stats.SitemapsDropped.Add(1)
 		return
 	}
 	if err := a.frontier.Enqueue(u, m); err != nil {
@@ -82,7 +55,7 @@ func (a *Agent) seedSitemaps(seeds []urlx.URL) {
 		done[sa] = true
 		if u, err := s.Resolve("/sitemap.xml"); err == nil {
 			m := frontier.Meta{Seed: uint32(min(i+1, 1<<32-1))}
-			a.offerSitemap(u, s.String(), m.Link(sieve.Hash([]byte(s.String()))), 0)
+			a.offerSitemap(u, s.String(), m.Next(frontier.HopManifest, sieve.Hash([]byte(s.String()))))
 		}
 	}
 }
@@ -92,7 +65,7 @@ func (a *Agent) robotsSitemaps(base urlx.URL, resp *fetch.Response, m frontier.M
 	body, _ := fetch.DecodeBody(resp, fetch.MaxRobotsSize)
 	for _, s := range fetch.ParseRobots(body, a.productToken()).Sitemaps() {
 		if u, err := base.Resolve(s); err == nil {
-			a.offerSitemap(u, resp.URL, m.Link(via), 0)
+			a.offerSitemap(u, resp.URL, m.Next(frontier.HopManifest, via))
 		}
 	}
 }
@@ -123,7 +96,7 @@ func (a *Agent) readSitemap(base urlx.URL, resp *fetch.Response, m frontier.Meta
 			return
 		}
 		for _, u := range res.URLs {
-			a.offerSitemap(u, resp.URL, m.Link(via), level+1)
+			a.offerSitemap(u, resp.URL, m.Next(frontier.HopManifest, via))
 		}
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/petrel-crawler/petrel/internal/filter"
+	"github.com/petrel-crawler/petrel/internal/frontier"
 )
 
 // TestSitemaps crawls a host whose robots.txt names a sitemap index of a
@@ -118,5 +119,33 @@ func TestSitemaps(t *testing.T) {
 	}
 	if _, got := crawl("off", false); strings.Join(got, " ") != "/ /robots.txt" {
 		t.Errorf("without --sitemaps: %q", got)
+	}
+}
+
+// TestSitemapLevelInRecord checks that a sitemap's mark and level are in
+// its queue record (the format of the ready queue, the visit states'
+// queues and checkpoints), so that a sitemap queued at a stop is read as
+// one after the resume, and that the pages a sitemap lists are not.
+func TestSitemapLevelInRecord(t *testing.T) {
+	robots := frontier.Meta{Seed: 1}.Link(1).Next(frontier.HopPrerequisite, 2)
+	for _, c := range []struct {
+		name    string
+		m       frontier.Meta
+		level   uint8
+		sitemap bool
+	}{
+		{"page", frontier.Meta{Seed: 1}.Link(1), 0, false},
+		{"robots.txt's sitemap", robots.Next(frontier.HopManifest, 3), 0, true},
+		{"its redirect", robots.Next(frontier.HopManifest, 3).Redirect(4), 0, true},
+		{"index's sitemap", robots.Next(frontier.HopManifest, 3).Next(frontier.HopManifest, 5), 1, true},
+		{"a listed page", robots.Next(frontier.HopManifest, 3).Link(6), 0, false},
+	} {
+		m, _, err := frontier.SplitRecord(frontier.AppendRecord(nil, c.m, "http://sm.test/x.xml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if level, ok := sitemapLevel(m); ok != c.sitemap || level != c.level {
+			t.Errorf("%s (%s): sitemap %v level %d, want %v %d", c.name, m.Path, ok, level, c.sitemap, c.level)
+		}
 	}
 }

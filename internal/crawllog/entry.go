@@ -226,7 +226,7 @@ func Parse(s string) (Line, error) {
 	if l.URL == "" {
 		return bad("URL")
 	}
-	if strings.Trim(l.HopPath, "LREXP") != "" {
+	if strings.Trim(l.HopPath, "LREXPMIS") != "" { // Heritrix's hop letters
 		return bad("hop path")
 	}
 	if l.MIME == "-" || (!strings.Contains(l.MIME, "/") && l.MIME != "no-type" && l.MIME != "unknown") {

@@ -200,13 +200,13 @@ func init() {
 			make: func([]string) (node, error) {
 				return predicate{text: "IsSeed", test: func(s *Subject) bool { return s.HopPath == "" }}, nil
 			}},
-		"LastHopIs": {arity: 2, list: true, argHelp: "hop letters (L, R, E, X, P)", example: "LastHopIs(E,X)", doc: "the last hop of the URL's hop path is one of the letters",
+		"LastHopIs": {arity: 2, list: true, argHelp: "hop letters (L, R, E, X, P, M)", example: "LastHopIs(E,X)", doc: "the last hop of the URL's hop path is one of the letters",
 			make: func(args []string) (node, error) {
 				var letters string
 				for _, a := range args {
 					a = strings.ToUpper(a)
-					if len(a) != 1 || !strings.Contains("LREXP", a) {
-						return nil, fmt.Errorf("%q is not a hop letter (L, R, E, X or P)", a)
+					if len(a) != 1 || !strings.Contains("LREXPM", a) {
+						return nil, fmt.Errorf("%q is not a hop letter (L, R, E, X, P or M)", a)
 					}
 					letters += a
 				}

@@ -98,12 +98,13 @@ const (
 	HopEmbed                       // E: a page requisite (image, style sheet, script, frame)
 	HopSpeculative                 // X: a URL guessed from a script or text
 	HopPrerequisite                // P: something fetched first (e.g. robots.txt, DNS)
+	HopManifest                    // M: a URL a manifest names (a robots.txt Sitemap line, a sitemap index's sitemap)
 )
 
 // Letter returns the hop's letter ('?' for an unknown hop).
 func (h Hop) Letter() byte {
-	if h >= HopLink && h <= HopPrerequisite {
-		return "LREXP"[h-1]
+	if h >= HopLink && h <= HopManifest {
+		return "LREXPM"[h-1]
 	}
 	return '?'
 }
@@ -147,6 +148,24 @@ func (p HopPath) Push(h Hop) HopPath {
 	return HopPath(trunc | v<<3 | uint32(h&7))
 }
 
+// Manifests returns how many manifest hops (M) end the path, redirects
+// (R) among them not counted: 0 when the path does not end in M R*, 1 for
+// a sitemap named by a robots.txt or a seed's host, 2 for a sitemap named
+// by a sitemap index. A truncated path counts only the hops it kept.
+func (p HopPath) Manifests() int {
+	n, ms := p.Len(), 0
+	for i := 0; i < n; i++ {
+		switch Hop((uint32(p) >> (3 * i)) & 7) {
+		case HopManifest:
+			ms++
+		case HopRedirect:
+		default:
+			return ms
+		}
+	}
+	return ms
+}
+
 // Last returns the most recent hop (0 for the empty path).
 func (p HopPath) Last() Hop {
 	if p.Len() == 0 {
@@ -167,12 +186,13 @@ func (p HopPath) String() string {
 }
 
 // Next returns the Meta of a URL found by hop h from the page with Meta m
-// whose URL has fingerprint via: a link hop adds one to Depth and starts a
-// new redirect chain and embed count; a redirect adds one to Redirects; an
-// embed, speculative or prerequisite hop adds one to Embeds. Seed is kept.
+// whose URL has fingerprint via: a link or manifest hop adds one to Depth
+// and starts a new redirect chain and embed count; a redirect adds one to
+// Redirects; an embed, speculative or prerequisite hop adds one to Embeds.
+// Seed is kept.
 func (m Meta) Next(h Hop, via uint64) Meta {
 	switch h {
-	case HopLink:
+	case HopLink, HopManifest:
 		if m.Depth < 0xffff {
 			m.Depth++
 		}

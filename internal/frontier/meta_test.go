@@ -62,6 +62,27 @@ func TestHopPath(t *testing.T) {
 	}
 }
 
+func TestHopPathManifests(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		want int
+	}{
+		{"", 0}, {"L", 0}, {"M", 1}, {"LM", 1}, {"LMR", 1}, {"LMRR", 1}, {"LMM", 2}, {"LMRM", 2},
+		{"LMML", 0}, {"MLM", 1}, {"LME", 0}, {"LLLLLLLLMMMM", 4},
+	} {
+		var p HopPath
+		for _, r := range c.path {
+			p = p.Push(Hop(strings.IndexRune("LREXPM", r) + 1))
+		}
+		if got := p.Manifests(); got != c.want {
+			t.Errorf("%q: Manifests() = %d, want %d", c.path, got, c.want)
+		}
+	}
+	if HopManifest.Letter() != 'M' {
+		t.Errorf("manifest hop letter %c", HopManifest.Letter())
+	}
+}
+
 func TestMetaNext(t *testing.T) {
 	seed := Meta{Seed: 4}
 	m := seed.Link(11).Redirect(12).Redirect(13)

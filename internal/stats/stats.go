@@ -107,7 +107,6 @@ type Crawl struct {
 	SitemapsMalformed atomic.Int64 // sitemaps that are not sound sitemap XML (their URLs before the fault are kept)
 	SitemapsOversized atomic.Int64 // sitemaps over 50,000 URLs or 50 MiB, or cut at --max-body (read up to the bound)
 	SitemapsNested    atomic.Int64 // sitemap indexes named by an index, not followed
-	SitemapsDropped   atomic.Int64 // sitemap URLs not enqueued: too many remembered at once
 	NoFollow          atomic.Int64 // pages whose links were not followed (meta robots / X-Robots-Tag)
 	Duplicates        atomic.Int64 // payloads identical to one already stored (revisit records)
 	TextDuplicates    atomic.Int64 // pages whose normalised-text digest was seen on the host
