@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"os"
@@ -44,36 +45,39 @@ func (h *testHost) count() int {
 }
 
 // freeAddr returns a loopback address whose port and port+1 are free for
-// TCP and UDP.
+// TCP and UDP. The address is a random one of 127.0.0.0/8 and the port is
+// below Linux's ephemeral range (32768 and up), so neither another test's
+// listener nor an outgoing connection's local port is likely to hold it.
 func freeAddr(t testing.TB) netip.AddrPort {
 	t.Helper()
-	for i := 0; i < 50; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		ok := true
-		for _, q := range []int{p, p + 1} {
-			a := fmt.Sprintf("127.0.0.1:%d", q)
-			if tl, err := net.Listen("tcp", a); err != nil {
-				ok = false
-			} else {
-				tl.Close()
-			}
-			if ul, err := net.ListenPacket("udp", a); err != nil {
-				ok = false
-			} else {
-				ul.Close()
-			}
-		}
-		if ok && p < 65000 {
-			return netip.MustParseAddrPort(fmt.Sprintf("127.0.0.1:%d", p))
+	for i := 0; i < 200; i++ {
+		ip := netip.AddrFrom4([4]byte{127, byte(1 + rand.IntN(254)), byte(rand.IntN(256)), byte(1 + rand.IntN(254))})
+		p := 10000 + rand.IntN(20000)
+		if portPairFree(ip, p) {
+			return netip.AddrPortFrom(ip, uint16(p))
 		}
 	}
-	t.Fatal("no free port pair")
+	t.Fatal("no free port pair on 127.0.0.0/8 in 200 tries")
 	return netip.AddrPort{}
+}
+
+// portPairFree reports whether ports p and p+1 of ip can be bound for TCP
+// and for UDP.
+func portPairFree(ip netip.Addr, p int) bool {
+	for _, q := range []int{p, p + 1} {
+		a := netip.AddrPortFrom(ip, uint16(q)).String()
+		tl, err := net.Listen("tcp", a)
+		if err != nil {
+			return false
+		}
+		tl.Close()
+		ul, err := net.ListenPacket("udp", a)
+		if err != nil {
+			return false
+		}
+		ul.Close()
+	}
+	return true
 }
 
 var testKey = func() Key {
