@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/petrel-crawler/petrel/internal/topn"
 )
 
 // Fetch is one fetch as the crawl tells the console of it.
@@ -225,24 +227,29 @@ func (t *Tally) host(h *HostSummary) (lastErrors []string) {
 
 // topHosts returns up to n hosts by fetched or errors.
 func (t *Tally) topHosts(by string, n int) []HostSummary {
+	key := func(h *hostTally) int64 { return h.fetched }
+	if by == "errors" {
+		key = func(h *hostTally) int64 { return h.errors }
+	}
+	type named struct {
+		name string
+		h    *hostTally
+	}
+	top := topn.New(n, func(a, b named) bool {
+		if ka, kb := key(a.h), key(b.h); ka != kb {
+			return ka < kb
+		}
+		return a.name > b.name
+	})
 	t.mu.Lock()
-	out := make([]HostSummary, 0, len(t.hosts))
 	for name, h := range t.hosts {
-		out = append(out, HostSummary{Host: name, Fetched: h.fetched, Errors: h.errors, Bytes: h.bytes})
+		top.Push(named{name, h})
+	}
+	kept := top.Sorted()
+	out := make([]HostSummary, 0, len(kept))
+	for _, k := range kept {
+		out = append(out, HostSummary{Host: k.name, Fetched: k.h.fetched, Errors: k.h.errors, Bytes: k.h.bytes})
 	}
 	t.mu.Unlock()
-	key := func(h HostSummary) int64 { return h.Fetched }
-	if by == "errors" {
-		key = func(h HostSummary) int64 { return h.Errors }
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if key(out[i]) != key(out[j]) {
-			return key(out[i]) > key(out[j])
-		}
-		return out[i].Host < out[j].Host
-	})
-	if len(out) > n {
-		out = out[:n]
-	}
 	return out
 }

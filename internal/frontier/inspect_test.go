@@ -88,3 +88,70 @@ func TestWhereAndHost(t *testing.T) {
 		t.Errorf("Where after Run: %v", err)
 	}
 }
+
+// TestKeysTopN asks for the visit states holding most URLs while a crawl
+// is blocked on its first fetch: the first limit of them by queued URLs,
+// ties by key, whatever the limit.
+func TestKeysTopN(t *testing.T) {
+	res := mapResolver{}
+	h := newHarness(t, Config{Settings: Settings{FrontSize: 100, HostDelay: time.Millisecond}, Resolver: res})
+	for i := 0; i < 12; i++ {
+		host := fmt.Sprintf("h%02d.test", i)
+		res[host] = netip.AddrFrom4([4]byte{10, 9, 0, byte(i + 1)})
+		for j := 0; j < 1+i%5; j++ { // 1 to 5 URLs: ties
+			h.enqueue(fmt.Sprintf("http://%s/p%d", host, j))
+		}
+	}
+	gate := make(chan struct{})
+	done := make(chan error)
+	started := make(chan struct{}, 1)
+	go func() {
+		done <- h.run(1, func(tk *Task) Outcome {
+			select {
+			case started <- struct{}{}:
+				<-gate
+			default:
+			}
+			return Outcome{Result: Fetched, Robots: allowAll{}}
+		})
+	}()
+	<-started
+	ctx := context.Background()
+	var all []KeyInfo
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		var err error
+		if all, err = h.f.Keys(ctx, 1000); err != nil {
+			t.Fatal(err)
+		}
+		if len(all) == 12 {
+			break
+		}
+	}
+	if len(all) != 12 {
+		t.Fatalf("Keys: %d visit states, want 12", len(all))
+	}
+	for i := 1; i < len(all); i++ {
+		a, b := all[i-1], all[i]
+		if a.Queued < b.Queued || (a.Queued == b.Queued && a.Key > b.Key) {
+			t.Fatalf("Keys out of order at %d: %s (%d) before %s (%d)", i, a.Key, a.Queued, b.Key, b.Queued)
+		}
+	}
+	for _, limit := range []int{1, 3, 7} {
+		top, err := h.f.Keys(ctx, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(top) != limit {
+			t.Fatalf("Keys(%d): %d", limit, len(top))
+		}
+		for i := range top {
+			if top[i].Key != all[i].Key || top[i].Queued != all[i].Queued {
+				t.Errorf("Keys(%d)[%d] = %s (%d), want %s (%d)", limit, i, top[i].Key, top[i].Queued, all[i].Key, all[i].Queued)
+			}
+		}
+	}
+	close(gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

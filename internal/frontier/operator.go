@@ -3,8 +3,9 @@ package frontier
 import (
 	"context"
 	"net/netip"
-	"sort"
 	"strings"
+
+	"github.com/petrel-crawler/petrel/internal/topn"
 )
 
 // What the operator's console asks of the frontier beyond Where and Host:
@@ -15,21 +16,22 @@ import (
 // sampleURLs bounds the URLs KeyQueue returns from each part of a queue.
 const sampleURLs = 10
 
-// Keys returns up to limit visit states, those holding most URLs first.
+// Keys returns up to limit visit states, those holding most URLs first
+// (ties by key). It costs O(states · log limit) on the scheduler
+// goroutine: the states are not sorted, the limit greatest kept.
 func (f *Frontier) Keys(ctx context.Context, limit int) ([]KeyInfo, error) {
 	var out []KeyInfo
 	err := f.do(ctx, func(s *scheduler) {
-		vs := make([]*visitState, 0, len(s.states))
-		for _, v := range s.states {
-			vs = append(vs, v)
-		}
-		sort.Slice(vs, func(i, j int) bool {
-			if a, b := vs[i].queued(), vs[j].queued(); a != b {
-				return a > b
+		top := topn.New(limit, func(a, b *visitState) bool {
+			if qa, qb := a.queued(), b.queued(); qa != qb {
+				return qa < qb
 			}
-			return vs[i].key < vs[j].key
+			return a.key > b.key
 		})
-		for _, v := range vs[:min(len(vs), limit)] {
+		for _, v := range s.states {
+			top.Push(v)
+		}
+		for _, v := range top.Sorted() {
 			out = append(out, *s.keyInfo(v))
 		}
 	})
