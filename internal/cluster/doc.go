@@ -14,6 +14,7 @@
 //	tls.go         the exchange's TLS identity, derived from the key
 //	view.go        View: the versioned ownership view
 //	hrw.go         View.Owner: weighted rendezvous hashing
+//	viewchange.go  new views: ProposeView (prepare, commit), catch-up
 //	member.go      memberlist: gossip, node metadata, member states
 //	batch.go       Batch and its wire form (S2-compressed records)
 //	batcher.go     routed records → batches per destination (count, time)
@@ -31,7 +32,9 @@
 //
 //   - Ownership is a pure function of (view, group): two agents holding
 //     views of one epoch agree on every owner. A view changes only as a
-//     whole, under a new epoch; memberlist's suspicion never changes it.
+//     whole, under a new epoch, agreed by every alive member of the old
+//     view and every member of the new (viewchange.go); memberlist's
+//     suspicion never changes it. Epochs only grow on every agent.
 //   - A record handed to Route is either in a batch buffer, in the outbox
 //     (durable) or acknowledged by its receiver; an acknowledgement is sent
 //     only after the batch is fsynced in the receiver's inbox. The outbox

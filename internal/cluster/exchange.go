@@ -25,6 +25,8 @@ import (
 //	POST /v1/hello   {"name", "settings"}: 200 if the cluster-wide
 //	                 settings agree, 409 naming the first difference
 //	GET  /v1/view    the agent's ownership view (404 before it has one)
+//	POST /v1/view/prepare, /v1/view/commit, /v1/view/abort
+//	                 a view change's two phases (viewchange.go)
 //	GET  /v1/status  the agent's Status
 //	POST /v1/finish  the crawl is over: persist it and stop
 //	POST /v1/stop    a whole-crawl stop: stop cleanly (and, with
@@ -37,6 +39,9 @@ func (n *Node) handler() http.Handler {
 	mux.HandleFunc("POST /v1/batch", n.serveBatch)
 	mux.HandleFunc("POST /v1/hello", n.serveHello)
 	mux.HandleFunc("GET /v1/view", n.serveView)
+	mux.HandleFunc("POST /v1/view/prepare", n.serveViewPrepare)
+	mux.HandleFunc("POST /v1/view/commit", n.serveViewCommit)
+	mux.HandleFunc("POST /v1/view/abort", n.serveViewAbort)
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, n.Status()) })
 	mux.HandleFunc("POST /v1/finish", n.serveFinish)
 	mux.HandleFunc("POST /v1/stop", n.serveStop)

@@ -85,6 +85,7 @@ type Node struct {
 	batch   *batcher
 
 	view     atomic.Pointer[View]
+	vc       viewChange    // view changes (viewchange.go)
 	viewed   chan struct{} // closed when the view is known
 	ready    chan struct{} // closed when the view's members are all here
 	fatal    chan error    // refused at join
@@ -219,6 +220,7 @@ func Start(cfg Config, host Host) (*Node, error) {
 	n.goLoop(n.senderLoop)
 	n.goLoop(n.batch.loop)
 	n.goLoop(n.viewLoop)
+	n.goLoop(n.viewCatchUp)
 	n.goLoop(n.watchLoop)
 	n.goLoop(n.terminationLoop)
 	ok = true

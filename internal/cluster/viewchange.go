@@ -1,0 +1,374 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// View changes. A view is replaced only as a whole, by one of the next
+// epoch, made deliberately: on a join or a leave (this package), or on a
+// confirmed death (the caller decides; the same API). The protocol, over
+// the exchange, is a two-phase agreement run by one proposer — by
+// convention the coordinator, the alive member of the current view with
+// the smallest name (Node.Coordinator):
+//
+//  1. prepare: the proposer sends the proposed view to every target (every
+//     alive member of the current view and every member of the proposed
+//     one, itself included). A target promises it if the view's epoch is
+//     above its own and it promised no other view of that epoch in the
+//     last promiseTTL; otherwise it answers 409 and the proposal is
+//     abandoned (ErrViewConflict; nothing changed anywhere; the targets
+//     that promised are told to forget it: /v1/view/abort).
+//  2. commit: once every target promised, the proposer installs the view
+//     and sends it to every target again; a target installs it (saved in
+//     state/cluster/view.json, fsynced, then its epoch gossiped) and
+//     answers 200. A target the commit does not reach learns the view
+//     later from the gossiped epoch (it fetches GET /v1/view from a member
+//     announcing a newer epoch, viewCatchUp).
+//
+// Installing a view calls the host's ViewChanged (if the host implements
+// ViewChangeHost) with the old and the new view, before the target
+// answers the commit: what the old view's owners stop doing at the new
+// epoch is stopped before the proposer learns that the view is in force.
+// Views are installed in increasing epoch order on every agent; an agent
+// may skip epochs (ViewChanged then gets the views it had and has).
+
+// ViewChangeHost is implemented by a Host that acts on view changes (the
+// hand-off of moved keys).
+type ViewChangeHost interface {
+	// ViewChanged is called once per view installed after the first, in
+	// increasing epoch order, never concurrently, with the view this
+	// agent held and the new one. It must not block for long: start the
+	// hand-off and return.
+	ViewChanged(old, new *View)
+}
+
+// ErrViewConflict is returned by ProposeView when a target refused the
+// proposal: it holds, or promised, another view of that epoch or a newer
+// one. Nothing was installed; fetch the newer view and propose again.
+var ErrViewConflict = errors.New("cluster: view proposal refused: another view of that epoch or newer exists")
+
+// promiseTTL is how long a target keeps its promise for an epoch: a
+// proposer that failed between the phases does not block the next one
+// for longer.
+const promiseTTL = 10 * time.Second
+
+// viewChange is a Node's part of view changes.
+type viewChange struct {
+	mu        sync.Mutex // serialises installs (and the hook calls)
+	proposeMu sync.Mutex // one proposal at a time from this agent
+
+	promiseMu sync.Mutex
+	promised  *View // the view promised for its epoch
+	promisedT time.Time
+}
+
+// proposal is the body of /v1/view/prepare and /v1/view/commit.
+type proposal struct {
+	By     string `json:"by"`
+	Reason string `json:"reason,omitempty"`
+	View   *View  `json:"view"`
+}
+
+// NextView returns the agents of the view that follows v with the agents
+// add joined (a name already in v takes the new weight) and the agents
+// named in remove gone. Its epoch is v's plus one.
+func NextView(v *View, add []ViewAgent, remove ...string) (*View, error) {
+	var as []ViewAgent
+	for _, a := range v.Agents {
+		if !slices.Contains(remove, a.Name) && !slices.ContainsFunc(add, func(b ViewAgent) bool { return b.Name == a.Name }) {
+			as = append(as, a)
+		}
+	}
+	for _, a := range add {
+		if !slices.Contains(remove, a.Name) {
+			as = append(as, a)
+		}
+	}
+	if len(as) == 0 {
+		return nil, errors.New("cluster: a view needs at least one agent")
+	}
+	return NewView(v.Epoch+1, as)
+}
+
+// Coordinator returns the alive member of the current view with the
+// smallest name (this agent counts as alive): the one that proposes the
+// view changes for joins and leaves and detects the end of the crawl. ""
+// before the view is known or when no member of it is alive.
+func (n *Node) Coordinator() string {
+	v := n.View()
+	if v == nil {
+		return ""
+	}
+	alive := map[string]bool{n.cfg.Name: true}
+	for _, m := range n.aliveMembers() {
+		alive[m.Name] = true
+	}
+	for _, name := range v.Names() {
+		if alive[name] {
+			return name
+		}
+	}
+	return ""
+}
+
+// ProposeView makes next (whose epoch must be above the current view's)
+// the crawl's view, by the two-phase agreement above, and returns once
+// this agent has installed it and every target was sent the commit
+// (targets the commit did not reach before ctx ended catch up through
+// gossip; their names are in the error, the view stands). The targets are
+// the alive members of the current view and every member of next; a
+// member of next that is not alive makes the proposal fail before
+// anything is sent. A member of the current view that is suspect or dead
+// is not asked: a view without a dead member is proposed the same way.
+// ErrViewConflict: a target holds or promised another view of that epoch.
+func (n *Node) ProposeView(ctx context.Context, next *View, reason string) error {
+	n.vc.proposeMu.Lock()
+	defer n.vc.proposeMu.Unlock()
+	cur := n.View()
+	if cur == nil {
+		return errors.New("cluster: no view yet to change")
+	}
+	if next.Epoch <= cur.Epoch {
+		return fmt.Errorf("cluster: proposed view has epoch %d, not above the current %d", next.Epoch, cur.Epoch)
+	}
+	targets, err := n.viewTargets(cur, next)
+	if err != nil {
+		return err
+	}
+	p := proposal{By: n.cfg.Name, Reason: reason, View: next}
+	body, _ := json.Marshal(p)
+	if !n.promise(next) {
+		return ErrViewConflict
+	}
+	promised := []string{}
+	for name, addr := range targets {
+		if _, err := n.client.post(ctx, addr, "/v1/view/prepare", body); err != nil {
+			n.abandon(next, promised, targets, body)
+			var se *StatusError
+			if errors.As(err, &se) && se.Code == http.StatusConflict {
+				return fmt.Errorf("%w (agent %s)", ErrViewConflict, name)
+			}
+			return fmt.Errorf("cluster: view proposal: prepare at %s: %w", name, err)
+		}
+		promised = append(promised, name)
+	}
+	n.log.Info("cluster: view change", "view", next.String(), "reason", reason)
+	if err := n.installView(next); err != nil {
+		return err
+	}
+	var missed []string
+	for name, addr := range targets {
+		if err := n.commitAt(ctx, addr, body); err != nil {
+			missed = append(missed, name)
+		}
+	}
+	if len(missed) > 0 {
+		slices.Sort(missed)
+		return fmt.Errorf("cluster: view %d installed; not yet at %s (they catch up by gossip)", next.Epoch, strings.Join(missed, ", "))
+	}
+	return nil
+}
+
+// abandon releases the promises made to a proposal that will not be
+// committed (best effort: an unreleased promise lapses after promiseTTL).
+func (n *Node) abandon(v *View, promised []string, targets map[string]string, body []byte) {
+	n.unpromise(v)
+	for _, name := range promised {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		n.client.post(ctx, targets[name], "/v1/view/abort", body)
+		cancel()
+	}
+}
+
+// unpromise drops this agent's promise of v, if it is the one held.
+func (n *Node) unpromise(v *View) {
+	n.vc.promiseMu.Lock()
+	defer n.vc.promiseMu.Unlock()
+	if p := n.vc.promised; p != nil && p.Epoch == v.Epoch && sameAgents(p, v) {
+		n.vc.promised = nil
+	}
+}
+
+// viewTargets maps the agents that must agree on next to their exchange
+// addresses (this agent excluded).
+func (n *Node) viewTargets(cur, next *View) (map[string]string, error) {
+	alive := map[string]string{}
+	for _, m := range n.aliveMembers() {
+		if m.Meta.Exchange != "" {
+			alive[m.Name] = m.Meta.Exchange
+		}
+	}
+	out := map[string]string{}
+	for _, name := range next.Names() {
+		if name == n.cfg.Name {
+			continue
+		}
+		addr, ok := alive[name]
+		if !ok {
+			return nil, fmt.Errorf("cluster: view proposal: agent %s of the new view is not alive", name)
+		}
+		out[name] = addr
+	}
+	for _, name := range cur.Names() {
+		if addr, ok := alive[name]; ok && name != n.cfg.Name {
+			out[name] = addr
+		}
+	}
+	return out, nil
+}
+
+// commitAt sends the commit to addr, again until it is answered or ctx
+// ends.
+func (n *Node) commitAt(ctx context.Context, addr string, body []byte) error {
+	for {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := n.client.post(cctx, addr, "/v1/view/commit", body)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// promise records that this agent will install no other view of v's
+// epoch for promiseTTL; false if it holds or promised another view of that
+// epoch or a newer one.
+func (n *Node) promise(v *View) bool {
+	if cur := n.View(); cur != nil && cur.Epoch >= v.Epoch {
+		return cur.Epoch == v.Epoch && sameAgents(cur, v)
+	}
+	n.vc.promiseMu.Lock()
+	defer n.vc.promiseMu.Unlock()
+	if p := n.vc.promised; p != nil && time.Since(n.vc.promisedT) < promiseTTL &&
+		p.Epoch >= v.Epoch && !(p.Epoch == v.Epoch && sameAgents(p, v)) {
+		return false
+	}
+	n.vc.promised, n.vc.promisedT = v, time.Now()
+	return true
+}
+
+func sameAgents(a, b *View) bool { return slices.Equal(a.Agents, b.Agents) }
+
+// installView makes v this agent's view if it is newer than the one held:
+// saved durably, then in force, then its epoch gossiped; the host's
+// ViewChanged runs before it returns. An older or equal epoch is ignored.
+func (n *Node) installView(v *View) error {
+	n.vc.mu.Lock()
+	defer n.vc.mu.Unlock()
+	old := n.View()
+	if old != nil && old.Epoch >= v.Epoch {
+		return nil
+	}
+	if err := saveView(filepath.Join(n.cfg.Dir, "view.json"), v); err != nil {
+		return fmt.Errorf("cluster: save view: %w", err)
+	}
+	n.setView(v)
+	if h, ok := n.host.(ViewChangeHost); ok && old != nil {
+		h.ViewChanged(old, v)
+	}
+	n.members.setMeta(func(m *Meta) { m.ViewEpoch = v.Epoch })
+	return nil
+}
+
+func (n *Node) serveViewPrepare(w http.ResponseWriter, r *http.Request) {
+	p, ok := readProposal(w, r)
+	if !ok {
+		return
+	}
+	if !n.promise(p.View) {
+		http.Error(w, fmt.Sprintf("view %d refused: this agent holds or promised another", p.View.Epoch), http.StatusConflict)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+func (n *Node) serveViewAbort(w http.ResponseWriter, r *http.Request) {
+	if p, ok := readProposal(w, r); ok {
+		n.unpromise(p.View)
+		w.WriteHeader(http.StatusOK)
+	}
+}
+
+func (n *Node) serveViewCommit(w http.ResponseWriter, r *http.Request) {
+	p, ok := readProposal(w, r)
+	if !ok {
+		return
+	}
+	if cur := n.View(); cur == nil || cur.Epoch < p.View.Epoch {
+		n.log.Info("cluster: view change", "view", p.View.String(), "by", p.By, "reason", p.Reason)
+	}
+	if err := n.installView(p.View); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+func readProposal(w http.ResponseWriter, r *http.Request) (proposal, bool) {
+	var p proposal
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxControlBytes))
+	if err == nil {
+		err = json.NewDecoder(bytes.NewReader(b)).Decode(&p)
+	}
+	if err == nil && p.View == nil {
+		err = errors.New("no view")
+	}
+	if err != nil {
+		http.Error(w, "bad view proposal: "+err.Error(), http.StatusBadRequest)
+		return p, false
+	}
+	return p, true
+}
+
+// viewCatchUp installs a newer view announced by gossip: an agent that
+// missed a commit (unreachable then) fetches the view of the member
+// announcing the highest epoch above its own. Agents without a view yet
+// are left to helloAll (the first view, or a join).
+func (n *Node) viewCatchUp(ctx context.Context) {
+	t := time.NewTicker(max(n.cfg.Timing.probe(), 50*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		cur := n.View()
+		if cur == nil {
+			continue
+		}
+		var best Member
+		for _, m := range n.aliveMembers() {
+			if m.Meta.ViewEpoch > cur.Epoch && m.Meta.ViewEpoch > best.Meta.ViewEpoch && n.isAgreed(m.Name) {
+				best = m
+			}
+		}
+		if best.Name == "" {
+			continue
+		}
+		v, err := n.fetchView(ctx, best.Meta.Exchange)
+		if err != nil || v.Epoch <= cur.Epoch {
+			continue
+		}
+		n.log.Info("cluster: view learnt from a member", "view", v.String(), "from", best.Name)
+		if err := n.installView(v); err != nil {
+			n.log.Error("cluster: install view", "err", err)
+		}
+	}
+}
