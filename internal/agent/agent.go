@@ -312,7 +312,16 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 	if a.live.Load().filters.Active(filter.StageFetch) {
 		cuts = a.cutsFor(cfg) // the fetch filter is decided at dispatch
 	}
-	a.frontier = frontier.New(frontier.Config{
+	counts, err := os.Open(filepath.Join(state, "counts"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("agent: load per-key counts: %w", err)
+	}
+	var countsIn io.Reader // nil when there is no file (a fresh crawl)
+	if err == nil {
+		defer counts.Close()
+		countsIn = bufio.NewReaderSize(counts, 1<<20)
+	}
+	a.frontier, err = frontier.New(frontier.Config{
 		Settings:    cfg.Frontier,
 		Cuts:        cuts,
 		Virtualizer: a.virtual,
@@ -326,24 +335,28 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 			sa := url[:len(url)-len(urlPathQuery(url))]
 			a.refuse(url, a.vias.name(m.Via), m, crawllog.ReasonRobots, sa+"/robots.txt")
 		},
-		Until:  untilChan(a.until),
-		Stats:  a.stats,
-		Logger: a.log,
+		Until:     untilChan(a.until),
+		Stats:     a.stats,
+		Logger:    a.log,
+		Counts:    countsIn,
+		OpenSieve: func(r *frontier.Receiver) (frontier.Sieve, error) { return a.openSieve(cfg, r) },
 	})
-	if err := loadFile(filepath.Join(state, "counts"), a.frontier.LoadCounts); err != nil {
-		return fmt.Errorf("agent: load per-key counts: %w", err)
-	}
+	return err
+}
 
-	var recv sieve.NewFlowReceiver = a.frontier.Receiver()
+// openSieve opens the sieve under the frontier, its new flows going to r
+// (through the crash tests' fault injection when it is on).
+func (a *Agent) openSieve(cfg *Config, r *frontier.Receiver) (frontier.Sieve, error) {
+	var recv sieve.NewFlowReceiver = r
 	if a.crash = newCrashPoint(); a.crash != nil {
 		recv = &crashingReceiver{NewFlowReceiver: recv, c: a.crash}
 	}
-	a.sieve, err = sieve.Open(filepath.Join(state, "sieve"), recv, sieve.Options{BufferKeys: cfg.Sieve.BufferKeys, Logger: a.log, KeyPrefix: frontier.MetaLen})
+	s, err := sieve.Open(filepath.Join(cfg.Dir, "state", "sieve"), recv, sieve.Options{BufferKeys: cfg.Sieve.BufferKeys, Logger: a.log, KeyPrefix: frontier.MetaLen})
 	if err != nil {
-		return fmt.Errorf("agent: open sieve: %w", err)
+		return nil, fmt.Errorf("agent: open sieve: %w", err)
 	}
-	a.frontier.SetSieve(a.sieve)
-	return nil
+	a.sieve = s
+	return s, nil
 }
 
 // openFetcherAndStore opens the fetcher, the WARC store and the digest
@@ -765,19 +778,6 @@ func (a *Agent) closeAll() error {
 	}
 	a.frontier, a.ready, a.virtual, a.store, a.lock, a.logFile = nil, nil, nil, nil, nil, nil
 	return errors.Join(errs...)
-}
-
-// loadFile calls read on the file at path if it exists.
-func loadFile(path string, read func(io.Reader) error) error {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return read(bufio.NewReaderSize(f, 1<<20))
 }
 
 // dnsStage adapts the fetch resolver to the frontier: names that cannot

@@ -221,18 +221,27 @@ func openWithSink(opts Options, dir string, st *stats.Crawl, front int) (*fronti
 		return nil, nil, nil, err
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	f := frontier.New(frontier.Config{
+	var sv *sieve.DRUM
+	f, err := frontier.New(frontier.Config{
 		Settings: frontier.Settings{HostDelay: opts.HostDelay, IPDelay: opts.IPDelay,
 			WorkbenchBytes: opts.WorkbenchBytes, FrontSize: front},
 		Ready: ready, Virtualizer: virt, Resolver: resolver{opts.KeysPerIP},
 		Cache: sieve.NewURLCache(16 << 20), Hash: sieve.Hash,
 		Stats: st, Logger: quiet, DNSWorkers: 64,
+		OpenSieve: func(r *frontier.Receiver) (frontier.Sieve, error) {
+			var err error
+			sv, err = sieve.Open(filepath.Join(dir, "sieve"), r, sieve.Options{Logger: quiet, KeyPrefix: frontier.MetaLen, BufferKeys: 1 << 20})
+			if err != nil {
+				return nil, err
+			}
+			return sv, nil
+		},
 	})
-	sv, err := sieve.Open(filepath.Join(dir, "sieve"), f.Receiver(), sieve.Options{Logger: quiet, KeyPrefix: frontier.MetaLen, BufferKeys: 1 << 20})
 	if err != nil {
+		virt.Close()
+		ready.Close()
 		return nil, nil, nil, err
 	}
-	f.SetSieve(sv)
 	closeAll := func() error {
 		err := f.Close()
 		virt.Close()

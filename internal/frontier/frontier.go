@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/netip"
 	"strings"
@@ -72,10 +73,19 @@ type Config struct {
 	// Cuts refuse queued URLs at dispatch (see Cuts; zero: none).
 	Cuts Cuts
 
-	Sieve Sieve
-	Cache URLCache
-	Hash  func([]byte) uint64
-	Ready ReadyQueue
+	// OpenSieve opens the sieve under the frontier, whose new flows go to
+	// the receiver it is given. New calls it once, after reading Counts:
+	// a sieve may deliver flows while it opens (keys it recovers from its
+	// files), and each is counted against its key's budget as it comes.
+	// Nil: a frontier without a sieve (its ready queue is filled another
+	// way; Enqueue must not be called).
+	OpenSieve func(*Receiver) (Sieve, error)
+	// Counts, when set, holds the per-key URL counts of an earlier run
+	// (what SaveCounts wrote), read by New before the sieve opens.
+	Counts io.Reader
+	Cache  URLCache
+	Hash   func([]byte) uint64
+	Ready  ReadyQueue
 	// Virtualizer holds the tails of visit-state queues on disk when the
 	// workbench is over budget (nil: everything stays in RAM).
 	Virtualizer Virtualizer
@@ -240,12 +250,13 @@ type Frontier struct {
 	sched *scheduler
 	clock Clock
 	base  time.Time
+
+	sieve Sieve // from Config.OpenSieve (nil without one)
 }
 
-// New creates a frontier. The sieve in cfg must deliver its new flows to the
-// frontier (see Receiver): create the sieve with f.Receiver() and set it
-// with SetSieve before Run when the two depend on each other.
-func New(cfg Config) *Frontier {
+// New creates a frontier: it reads cfg.Counts, then opens the sieve with
+// cfg.OpenSieve, giving it the frontier's Receiver.
+func New(cfg Config) (*Frontier, error) {
 	cfg.setDefaults()
 	f := &Frontier{
 		cfg:   cfg,
@@ -265,11 +276,20 @@ func New(cfg Config) *Frontier {
 	f.live.Store(&liveSettings{cfg.Settings, cfg.Cuts})
 	f.counts.init()
 	f.sched = newScheduler(f)
-	return f
+	if cfg.Counts != nil {
+		if err := f.counts.readFrom(cfg.Counts); err != nil {
+			return nil, fmt.Errorf("frontier: per-key counts: %w", err)
+		}
+	}
+	if cfg.OpenSieve != nil {
+		s, err := cfg.OpenSieve(&Receiver{f: f})
+		if err != nil {
+			return nil, err
+		}
+		f.sieve = s
+	}
+	return f, nil
 }
-
-// SetSieve sets the sieve; call it before Run.
-func (f *Frontier) SetSieve(s Sieve) { f.cfg.Sieve = s }
 
 // Todo is where fetchers receive tasks. It is closed when Run returns.
 func (f *Frontier) Todo() <-chan *Task { return f.todo }
@@ -429,7 +449,7 @@ func (f *Frontier) admitOwned(key []byte) error {
 	if p := f.sieveErr.Load(); p != nil {
 		return *p
 	}
-	if _, err := f.cfg.Sieve.Enqueue(key); err != nil {
+	if _, err := f.sieve.Enqueue(key); err != nil {
 		err = fmt.Errorf("frontier: sieve enqueue: %w", err)
 		f.sieveErr.CompareAndSwap(nil, &err)
 		f.poke()
@@ -440,11 +460,9 @@ func (f *Frontier) admitOwned(key []byte) error {
 	return nil
 }
 
-// Receiver returns the sieve's new-flow receiver: keys found new are pushed
-// to the ready queue, within the per-key budget.
-func (f *Frontier) Receiver() *Receiver { return &Receiver{f: f} }
-
-// Receiver receives the sieve's new flows (BUbiNG's NewFlowReceiver).
+// Receiver receives the sieve's new flows (BUbiNG's NewFlowReceiver): keys
+// found new are pushed to the ready queue, within the per-key budget. New
+// gives one to Config.OpenSieve.
 type Receiver struct{ f *Frontier }
 
 // PrepareToAppend starts a flow.

@@ -92,8 +92,11 @@ func newHarness(t *testing.T, cfg Config) *harness {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	f := New(cfg)
-	f.SetSieve(sieve.NewMemoryPrefix(f.Receiver(), MetaLen))
+	cfg.OpenSieve = func(r *Receiver) (Sieve, error) { return sieve.NewMemoryPrefix(r, MetaLen), nil }
+	f, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return &harness{t: t, f: f, stats: cfg.Stats}
 }
 

@@ -373,7 +373,7 @@ func (s *scheduler) startFlush(now int64) {
 	s.lastFlush = now
 	upTo := f.sieveIn.Load()
 	go func() {
-		err := f.cfg.Sieve.Flush()
+		err := f.sieve.Flush()
 		s.flushDone <- flushResult{upTo: upTo, err: err}
 	}()
 }

@@ -133,7 +133,10 @@ func newSim(t *testing.T, cfg Config, addrs map[string]netip.Addr) *sim {
 		cfg.Stats = new(stats.Crawl)
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	f := New(cfg)
+	f, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return &sim{t: t, f: f, s: f.sched, clock: clock, ready: ready, addrs: addrs}
 }
 

@@ -140,16 +140,14 @@ func (f *Frontier) Close() error {
 	if saved > 0 {
 		f.log.Info("frontier: queued URLs saved to the ready queue", "urls", saved)
 	}
-	if f.cfg.Sieve != nil {
-		if err := f.cfg.Sieve.Close(); err != nil {
+	if f.sieve != nil {
+		if err := f.sieve.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("frontier: close sieve: %w", err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// SaveCounts writes the per-key URL counts (for resuming a crawl).
+// SaveCounts writes the per-key URL counts (for resuming a crawl: see
+// Config.Counts).
 func (f *Frontier) SaveCounts(w io.Writer) error { return f.counts.writeTo(w) }
-
-// LoadCounts reads counts written by SaveCounts; call it before Run.
-func (f *Frontier) LoadCounts(r io.Reader) error { return f.counts.readFrom(r) }
