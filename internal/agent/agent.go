@@ -22,6 +22,7 @@ import (
 
 	"github.com/petrel-crawler/petrel/internal/atomicfile"
 	"github.com/petrel-crawler/petrel/internal/bloom"
+	"github.com/petrel-crawler/petrel/internal/clock"
 	"github.com/petrel-crawler/petrel/internal/cluster"
 	"github.com/petrel-crawler/petrel/internal/console"
 	"github.com/petrel-crawler/petrel/internal/crawllog"
@@ -47,6 +48,7 @@ func usageErr(format string, a ...any) error {
 // Agent is one running crawl.
 type Agent struct {
 	cfg   Config
+	clock clock.Clock // cfg.Clock: the time of the frontier and the periodic loops
 	stats *stats.Crawl
 	log   *slog.Logger
 
@@ -116,7 +118,10 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 	if err != nil {
 		return nil, err
 	}
-	opened := &Agent{cfg: cfg, stats: new(stats.Crawl), progress: progress, cpRequests: make(chan chan error, 1),
+	if cfg.Clock == nil {
+		cfg.Clock = clock.System
+	}
+	opened := &Agent{cfg: cfg, clock: cfg.Clock, stats: new(stats.Crawl), progress: progress, cpRequests: make(chan chan error, 1),
 		reconfig: make(chan reconfigReq), runDone: make(chan struct{})}
 	a = opened
 	defer func() {
@@ -331,6 +336,7 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 		Resolver:    dnsStage{r: resolver, m: a.metrics, seeds: newSeedGuard(guard, a.progress, seeds)},
 		Guard:       guard.Check,
 		Router:      router,
+		Clock:       cfg.Clock,
 		RobotsDenied: func(url string, m frontier.Meta) {
 			sa := url[:len(url)-len(urlPathQuery(url))]
 			a.refuse(url, a.vias.name(m.Via), m, crawllog.ReasonRobots, sa+"/robots.txt")
@@ -621,28 +627,23 @@ func (a *Agent) Run(ctx context.Context) error {
 // progressLoop prints the progress line every interval (0: none) until
 // ctx ends; a new interval arrives on every.
 func (a *Agent) progressLoop(ctx context.Context, interval time.Duration, every <-chan time.Duration) {
-	var t *time.Ticker
-	var tick <-chan time.Time
+	p := periodic{clock: a.clock}
 	set := func(d time.Duration) {
-		if t != nil {
-			t.Stop()
-			t, tick = nil, nil
-		}
-		if d > 0 && a.progress != nil {
-			t = time.NewTicker(d)
-			tick = t.C
+		if a.progress != nil {
+			p.set(d)
 		}
 	}
 	set(interval)
-	defer set(0)
-	prev, last := a.stats.Snapshot(), time.Now()
+	defer p.stop()
+	prev, last := a.stats.Snapshot(), a.clock.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case d := <-every:
 			set(d)
-		case now := <-tick:
+		case now := <-p.C():
+			p.again()
 			cur := a.stats.Snapshot()
 			fmt.Fprintln(a.progress, stats.Line(cur, prev, now.Sub(last)))
 			a.writeProgressFile(cur, now)

@@ -251,47 +251,17 @@ func listCheckpoints(dir string) []string {
 	return out
 }
 
-// checkpointLoop takes a checkpoint at the start of the crawl (so that a
-// crash always has one to go back to), then every interval and on request.
+// checkpointLoop takes a checkpoint at the start of the crawl, then every
+// interval on the crawl's clock and on request (see checkpointTimes).
 func (a *Agent) checkpointLoop(ctx context.Context, interval time.Duration, every <-chan time.Duration) {
-	take := func() error {
+	checkpointTimes(ctx, a.clock, interval, every, a.cpRequests, func() error {
 		err := a.checkpoint(ctx)
 		if err != nil && ctx.Err() == nil {
 			a.stats.CheckpointErrors.Add(1)
 			a.log.Error("checkpoint failed", "err", err)
 		}
 		return err
-	}
-	take()
-	var t *time.Ticker
-	var tick <-chan time.Time
-	set := func(d time.Duration) {
-		if t != nil {
-			t.Stop()
-			t, tick = nil, nil
-		}
-		if d > 0 {
-			t = time.NewTicker(d)
-			tick = t.C
-		}
-	}
-	set(interval)
-	defer set(0)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case d := <-every:
-			set(d)
-		case <-tick:
-			take()
-		case reply := <-a.cpRequests:
-			err := take()
-			if reply != nil {
-				reply <- err
-			}
-		}
-	}
+	})
 }
 
 // RequestCheckpoint asks the running crawl for a checkpoint now (SIGUSR1);

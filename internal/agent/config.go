@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/petrel-crawler/petrel/internal/clock"
 	"github.com/petrel-crawler/petrel/internal/cluster"
 	"github.com/petrel-crawler/petrel/internal/console"
 	"github.com/petrel-crawler/petrel/internal/crawllog"
@@ -52,6 +53,10 @@ type Config struct {
 	// win over the settings changed while an earlier run of the crawl ran
 	// (saved in state/). It is not a setting.
 	Given []string
+	// Clock is the crawl's time for the frontier's scheduler and the
+	// agent's periodic loops (checkpoints, progress); nil is the system
+	// clock. It is not a setting: tests give one they move by hand.
+	Clock clock.Clock
 
 	Frontier frontier.Settings
 	Fetch    fetch.Settings

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/petrel-crawler/petrel/internal/clock"
 )
 
 // Deterministic tests of the scheduler's timing on a fake clock (see sim):
@@ -173,7 +175,7 @@ func TestSimBackoff(t *testing.T) {
 // ckSink is a checkpoint sink whose sieve checkpoint takes a given time on
 // the fake clock.
 type ckSink struct {
-	clock *fakeClock
+	clock *clock.Manual
 	takes time.Duration
 	todo  [][]byte
 }

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/petrel-crawler/petrel/internal/clock"
 	"github.com/petrel-crawler/petrel/internal/stats"
 	"github.com/petrel-crawler/petrel/internal/urlx"
 )
@@ -151,7 +152,7 @@ func (c *Config) setDefaults() {
 		c.Router = Local{}
 	}
 	if c.Clock == nil {
-		c.Clock = systemClock{}
+		c.Clock = clock.System
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

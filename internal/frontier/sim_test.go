@@ -7,79 +7,18 @@ import (
 	"log/slog"
 	"net/netip"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/petrel-crawler/petrel/internal/clock"
 	"github.com/petrel-crawler/petrel/internal/diskq"
 	"github.com/petrel-crawler/petrel/internal/stats"
 	"github.com/petrel-crawler/petrel/internal/urlx"
 )
 
-// fakeClock is a Clock moved by hand.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) NewTimer(d time.Duration) Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{c: c, ch: make(chan time.Time, 1), at: c.now.Add(d), on: true}
-	c.timers = append(c.timers, t)
-	return t
-}
-
-// Advance moves the clock by d and fires the timers that are due.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	for _, t := range c.timers {
-		if t.on && !t.at.After(c.now) {
-			t.on = false
-			select {
-			case t.ch <- c.now:
-			default:
-			}
-		}
-	}
-}
-
-type fakeTimer struct {
-	c  *fakeClock
-	ch chan time.Time
-	at time.Time
-	on bool
-}
-
-func (t *fakeTimer) C() <-chan time.Time { return t.ch }
-func (t *fakeTimer) Reset(d time.Duration) {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	t.drain()
-	t.at, t.on = t.c.now.Add(d), true
-}
-func (t *fakeTimer) Stop() {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	t.drain()
-	t.on = false
-}
-func (t *fakeTimer) drain() {
-	select {
-	case <-t.ch:
-	default:
-	}
+// newFakeClock returns a clock moved by hand.
+func newFakeClock() *clock.Manual {
+	return clock.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 }
 
 // sim drives a scheduler on a fake clock without its goroutine: a discrete
@@ -91,7 +30,7 @@ type sim struct {
 	t     *testing.T
 	f     *Frontier
 	s     *scheduler
-	clock *fakeClock
+	clock *clock.Manual
 	ready *diskq.Queue
 	addrs map[string]netip.Addr // DNS answers; a missing name fails
 	dnsOK func(host string, fails int) bool
