@@ -310,6 +310,9 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 	if cfg.Cluster.Enabled() {
 		host, _ := frontier.ParseAssign("host")
 		a.router = &clusterRouter{a: a, assign: cfg.Frontier.Assign, host: host, stats: a.stats}
+		if a.router.early.saved, err = loadSavedView(state); err != nil {
+			return err
+		}
 		a.clusterHost = &clusterHost{a: a}
 		router, a.until = a.router, make(chan struct{})
 	}

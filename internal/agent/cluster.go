@@ -54,6 +54,15 @@ func clusterSettings(cfg Config, seeds []string) [][2]string {
 	return out
 }
 
+// seedStrings spells the seeds.
+func seedStrings(seeds []urlx.URL) []string {
+	raw := make([]string, len(seeds))
+	for i, s := range seeds {
+		raw[i] = s.String()
+	}
+	return raw
+}
+
 // clusterRouter is the frontier's Router in a crawl of several agents:
 // URLs go to the owner of their politeness key's group, and URLs the
 // owner's sieve finds new go to the owner of their host's address.
@@ -63,13 +72,14 @@ type clusterRouter struct {
 	assign frontier.Assign
 	host   frontier.Assign // the host policy: its Group of a URL is the host
 	stats  *stats.Crawl
+	early  earlyRoutes // before the node starts (clusterearly.go)
 }
 
 func (r *clusterRouter) view() *cluster.View {
 	if n := r.node.Load(); n != nil {
 		return n.View()
 	}
-	return nil
+	return r.early.saved
 }
 
 func (r *clusterRouter) self() string { return r.a.cfg.Cluster.Agent }
@@ -94,7 +104,7 @@ func (r *clusterRouter) OwnerOf(url []byte) frontier.Peer {
 // Forward sends a URL's record to its owner.
 func (r *clusterRouter) Forward(to frontier.Peer, rec []byte) error {
 	r.stats.ClusterSent.Add(1)
-	return r.node.Load().Route(string(to), cluster.KindURLs, rec)
+	return r.route(to, cluster.KindURLs, rec)
 }
 
 // AddrOwner is Self: URLs reach this agent's scheduler only when it owns
@@ -126,7 +136,7 @@ func ipGroup(a netip.Addr) string { return "ip:" + a.String() }
 // ForwardReady sends a new URL to the owner of its host's address.
 func (r *clusterRouter) ForwardReady(to frontier.Peer, rec []byte) error {
 	r.stats.ClusterReadySent.Add(1)
-	return r.node.Load().Route(string(to), cluster.KindReady, rec)
+	return r.route(to, cluster.KindReady, rec)
 }
 
 // clusterHost is what the cluster node asks of the agent.
@@ -172,10 +182,7 @@ func (h *clusterHost) Progress() cluster.Progress {
 
 // startCluster starts this agent's node (Open, after the frontier exists).
 func (a *Agent) startCluster(seeds []urlx.URL, resumed bool) error {
-	raw := make([]string, len(seeds))
-	for i, s := range seeds {
-		raw[i] = s.String()
-	}
+	raw := seedStrings(seeds)
 	a.clusterSeeds, a.clusterResumed = seeds, resumed
 	c := a.cfg.Cluster
 	key, err := cluster.ReadKeyFile(c.KeyFile)
@@ -213,6 +220,9 @@ func (a *Agent) startCluster(seeds []urlx.URL, resumed bool) error {
 	a.node = n
 	a.router.node.Store(n)
 	a.clusterNode.Store(n)
+	if err := a.router.unpark(n); err != nil {
+		return err
+	}
 	go func() { // the frontier's Until follows the crawl's end
 		select {
 		case <-n.Finished():

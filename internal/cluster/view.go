@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -51,6 +52,10 @@ func NewView(epoch uint64, agents []ViewAgent) (*View, error) {
 	}
 	return v, nil
 }
+
+// LoadView reads the view saved in a node's state directory (Config.Dir);
+// nil, and no error, if there is none.
+func LoadView(dir string) (*View, error) { return loadView(filepath.Join(dir, "view.json")) }
 
 // Has reports whether name owns keys in v.
 func (v *View) Has(name string) bool {
