@@ -391,6 +391,10 @@ func (a *Agent) recoverFromCrash(state string) (string, error) {
 	var cp *loadedCheckpoint
 	for i := len(names) - 1; i >= 0 && cp == nil; i-- {
 		c, err := loadCheckpoint(filepath.Join(state, "checkpoints", names[i]))
+		if errors.Is(err, diskq.ErrOldFormat) {
+			// Falling back would start the crawl again from its seeds.
+			return "", fmt.Errorf("checkpoint %s: %w; recover it with the Petrel that wrote it", names[i], err)
+		}
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("checkpoint %s unusable (%v), trying the previous one", names[i], err))
 			continue

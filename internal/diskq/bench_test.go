@@ -1,8 +1,11 @@
 package diskq
 
 import (
+	"encoding/binary"
 	"runtime"
 	"testing"
+
+	"github.com/petrel-crawler/petrel/internal/testweb"
 )
 
 const benchRecord = 60
@@ -18,16 +21,42 @@ func reportRate(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 }
 
+// BenchmarkQueuePush pushes one 60-byte record again and again.
 func BenchmarkQueuePush(b *testing.B) {
+	r := rec(1, benchRecord)
+	benchPush(b, func(int) []byte { return r })
+}
+
+// BenchmarkQueuePop pops one 60-byte record pushed again and again.
+func BenchmarkQueuePop(b *testing.B) {
+	r := rec(1, benchRecord)
+	benchPop(b, func(int) []byte { return r })
+}
+
+// BenchmarkQueuePushURLs pushes ready-queue-shaped records and reports
+// their mean size and the disk bytes per record.
+func BenchmarkQueuePushURLs(b *testing.B) {
+	recs := urlRecords(1 << 16)
+	benchPush(b, func(i int) []byte { return recs[i&(1<<16-1)] })
+}
+
+// BenchmarkQueuePopURLs pops ready-queue-shaped records.
+func BenchmarkQueuePopURLs(b *testing.B) {
+	recs := urlRecords(1 << 16)
+	benchPop(b, func(i int) []byte { return recs[i&(1<<16-1)] })
+}
+
+func benchPush(b *testing.B, record func(i int) []byte) {
 	q, err := Open(b.TempDir(), benchOpts())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer q.Close()
-	r := rec(1, benchRecord)
-	b.SetBytes(benchRecord)
+	var raw int64
 	b.ResetTimer()
-	for range b.N {
+	for i := range b.N {
+		r := record(i)
+		raw += int64(len(r))
 		if err := q.Push(r); err != nil {
 			b.Fatal(err)
 		}
@@ -35,18 +64,20 @@ func BenchmarkQueuePush(b *testing.B) {
 	if err := q.Sync(); err != nil {
 		b.Fatal(err)
 	}
+	b.StopTimer()
 	reportRate(b)
+	b.ReportMetric(float64(raw)/float64(b.N), "rec-B")
+	b.ReportMetric(float64(q.Bytes())/float64(b.N), "disk-B/rec")
 }
 
-func BenchmarkQueuePop(b *testing.B) {
+func benchPop(b *testing.B, record func(i int) []byte) {
 	q, err := Open(b.TempDir(), benchOpts())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer q.Close()
-	r := rec(1, benchRecord)
-	for range b.N {
-		if err := q.Push(r); err != nil {
+	for i := range b.N {
+		if err := q.Push(record(i)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -54,7 +85,6 @@ func BenchmarkQueuePop(b *testing.B) {
 		b.Fatal(err)
 	}
 	buf := make([]byte, 0, 256)
-	b.SetBytes(benchRecord)
 	b.ResetTimer()
 	for range b.N {
 		var ok bool
@@ -160,3 +190,40 @@ func BenchmarkQueuesDequeueBursty(b *testing.B) {
 	b.StopTimer()
 	reportRate(b)
 }
+
+// urlRecords returns n records shaped like the ready queue's, in the
+// order a crawl discovers them: 21 bytes of metadata (the page they were
+// found on, a depth), then the new links of one page of the generated web
+// after another (the web of bench scale; URLs of mean 73 bytes).
+func urlRecords(n int) [][]byte {
+	g, err := testweb.NewGen(testweb.GenConfig{Seed: 1})
+	if err != nil {
+		panic(err)
+	}
+	seen := make(map[string]bool, n)
+	out := make([][]byte, 0, n)
+	x := uint64(88172645463325252)
+	next := func() uint64 {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		return x
+	}
+	for len(out) < n {
+		h := int(next() % uint64(g.Config().Hosts))
+		p := int(next() % uint64(g.Pages(h)))
+		via, depth := next(), byte(next()%8)
+		for _, l := range g.Links(h, p) {
+			if seen[l] {
+				continue
+			}
+			seen[l] = true
+			b := make([]byte, 0, 21+len(l))
+			b = append(b, 1, 0, depth, 0, 0, 0, 0, 0, 0x11, 0, 0, 0, 1)
+			b = binary.BigEndian.AppendUint64(b, via)
+			out = append(out, append(b, l...))
+		}
+	}
+	return out[:n]
+}
+

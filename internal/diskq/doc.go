@@ -9,20 +9,30 @@
 // Both types keep their records in segment files named by a 16-digit hex
 // sequence number (".dq" for Queue, ".mq" for Queues). Every segment starts
 // with a 32-byte header (magic, format version, sequence number, base
-// position, CRC-32C); every record carries its length and a CRC-32C of
-// length and data (and, in Queues, the id of its queue). The exact layouts
-// are documented in format.go, queue.go and queues.go, next to the code
-// that reads and writes them; segment.go holds the segment writer both
-// types share, and says when its bytes reach the file and the disk.
+// position, CRC-32C). Queue (format version 2) writes blocks of records,
+// each compressed with zstd as a whole and carrying its sizes, record
+// count and a CRC-32C; Queues (format version 1) writes records one by
+// one, each with its length, the id of its queue and a CRC-32C. The exact
+// layouts are documented in format.go, block.go, queue.go and queues.go,
+// next to the code that reads and writes them; segment.go holds the
+// segment writer both types share, and says when its bytes reach the file
+// and the disk. Files of an earlier format version are refused with
+// ErrOldFormat, naming the file and both versions.
 //
 // # Invariants
 //
 //   - Segment files are append-only and written sequentially through a
 //     write buffer; only the last segment of a directory is ever written.
-//   - Only the last segment can end in an invalid record, the torn write of
-//     a crash. Opening cuts such a tail at the last valid record and reports
-//     it (Recovery, and a log line); an invalid record elsewhere, or one met
-//     while popping, is reported as ErrCorrupt and never skipped or misread.
+//   - Only the last segment can end in an invalid record or block, the torn
+//     write of a crash. Opening cuts such a tail at the last valid one and
+//     reports it (Recovery, and a log line); an invalid record or block
+//     elsewhere, or one met while popping, is reported as ErrCorrupt and
+//     never skipped or misread.
+//   - Queue: records are buffered in an open block of up to
+//     Options.BufferBytes, sealed (compressed and written) when it fills,
+//     when a Pop needs its records, and by Sync, Mark and Close; a sealed
+//     block never changes. A Position names the head as a block's offset
+//     and the records of that block already popped.
 //   - Small state files (queue.meta, queues.index) are replaced atomically:
 //     written to a temporary file, fsynced (with Options.Sync), renamed.
 //   - Queue: records are popped in push order; segments before the head are
@@ -39,7 +49,8 @@
 // pushed record durable; OpenAt returns to it exactly, however the process
 // died. Open after a crash is at-least-once: the head goes back to the last
 // Open, Sync, Mark or Close, so records popped since come back; records
-// pushed and written before the crash are kept, a torn tail is cut.
+// pushed and sealed before the crash are kept (the open block is lost), a
+// torn tail is cut.
 //
 // Queues: Close persists the index; OpenQueues restores every queue
 // exactly. Without an index (a crash) the index is rebuilt by scanning all
@@ -51,7 +62,9 @@
 //
 // # Memory
 //
-// Queue holds two buffers of Options.BufferBytes. Queues holds one write
+// Queue holds four buffers of about Options.BufferBytes (the open block,
+// the block being written, the read-ahead and the decoded head block) and
+// a zstd encoder and decoder (about 2 MiB). Queues holds one write
 // buffer, one read window allocated per DequeueN and, per queued record,
 // its position as a zigzag varint delta (about 3 to 5 bytes, see
 // IndexBytes), plus about 100 bytes per non-empty queue.

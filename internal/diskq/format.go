@@ -22,13 +22,15 @@ import (
 // Segment file header (segHeaderSize = 32 bytes):
 //
 //	[0:8)   magic      "petrelQ1" (Queue) or "petrelM1" (Queues)
-//	[8:12)  version    uint32, currently 1
+//	[8:12)  version    uint32: Queue 2 (queueFormat), Queues 1 (queuesFormat)
 //	[12:20) seq        uint64, the segment number; equals the number in the file name
 //	[20:28) base       uint64, Queues: logical position of byte 0 of this file; Queue: 0
 //	[28:32) crc        uint32, CRC-32C of bytes [0:28)
 //
-// Queue record: [len uint32][crc uint32][len bytes of data],
-// crc = CRC-32C(len bytes || data).
+// Queue, version 2: the segment holds blocks of records, each compressed
+// as a whole (block.go). Version 1 held one record after another,
+// [len uint32][crc uint32][len bytes of data]; a Queue refuses a version 1
+// segment or queue.meta with ErrOldFormat.
 //
 // Queues record: [id uint64][len uint32][crc uint32][len bytes of data],
 // crc = CRC-32C(id bytes || len bytes || data).
@@ -42,9 +44,9 @@ import (
 
 const (
 	segHeaderSize = 32
-	formatVersion = 1
+	queueFormat   = 2 // Queue: segments of compressed blocks, queue.meta with Position version 2
+	queuesFormat  = 1 // Queues: segments of records, queues.index
 
-	qRecHeader = 8  // Queue record header
 	mRecHeader = 16 // Queues record header
 
 	// MaxRecordBytes is the largest record either queue type accepts.
@@ -67,6 +69,11 @@ var (
 // fails validation: a bad magic, version or checksum, or a truncated record
 // where none may be.
 var ErrCorrupt = errors.New("diskq: corrupt data")
+
+// ErrOldFormat is returned (wrapped, with the file) when a queue's files
+// were written in an earlier format version that this version does not
+// read: version 1 of Queue, whose records were not compressed.
+var ErrOldFormat = errors.New("diskq: written in an earlier format (by an earlier Petrel), which this version does not read")
 
 // ErrClosed is returned by operations on a closed queue.
 var ErrClosed = errors.New("diskq: queue closed")
@@ -160,10 +167,18 @@ func crcOf(parts ...[]byte) uint32 {
 	return c
 }
 
+// segVersion is the format version of the segments with magic.
+func segVersion(magic [8]byte) uint32 {
+	if magic == magicQueue {
+		return queueFormat
+	}
+	return queuesFormat
+}
+
 func encodeSegHeader(magic [8]byte, seq, base uint64) []byte {
 	b := make([]byte, segHeaderSize)
 	copy(b, magic[:])
-	binary.LittleEndian.PutUint32(b[8:], formatVersion)
+	binary.LittleEndian.PutUint32(b[8:], segVersion(magic))
 	binary.LittleEndian.PutUint64(b[12:], seq)
 	binary.LittleEndian.PutUint64(b[20:], base)
 	binary.LittleEndian.PutUint32(b[28:], crcOf(b[:28]))
@@ -187,7 +202,10 @@ func readSegHeader(f *os.File, path string, magic [8]byte, seq uint64) (base uin
 	if crcOf(b[:28]) != binary.LittleEndian.Uint32(b[28:]) {
 		return 0, fmt.Errorf("diskq: segment %s: header checksum mismatch: %w", path, ErrCorrupt)
 	}
-	if v := binary.LittleEndian.Uint32(b[8:]); v != formatVersion {
+	if v, want := binary.LittleEndian.Uint32(b[8:]), segVersion(magic); v != want {
+		if v < want {
+			return 0, fmt.Errorf("diskq: segment %s: format version %d, this version reads %d: %w", path, v, want, ErrOldFormat)
+		}
 		return 0, fmt.Errorf("diskq: segment %s: unsupported version %d: %w", path, v, ErrCorrupt)
 	}
 	if s := binary.LittleEndian.Uint64(b[12:]); s != seq {
@@ -246,7 +264,7 @@ func openSegment(dir, ext string, magic [8]byte, seq uint64, last bool, rec *Rec
 }
 
 // scanRecords reads the records of a segment file from offset from to size,
-// with headers of hdrLen bytes (qRecHeader or mRecHeader), and calls fn
+// with headers of hdrLen bytes (mRecHeader), and calls fn
 // with the offset and header of each valid one. It returns where the valid
 // records end: size, or the start of the first invalid one.
 func scanRecords(f io.ReaderAt, from, size int64, hdrLen, bufSize int, fn func(off int64, hdr []byte)) (end int64) {

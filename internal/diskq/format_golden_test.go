@@ -3,6 +3,7 @@ package diskq
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"flag"
 	"fmt"
 	"hash/crc32"
@@ -184,7 +185,10 @@ func (tr *formatTrace) check(golden string) {
 }
 
 // TestQueueFormatGolden pins the files a Queue writes, and when, against
-// testdata/queue_format.golden (go test -run Golden -update rewrites it).
+// testdata/queue_format_v2.golden (go test -run Golden -update rewrites it):
+// format version 2, blocks compressed with zstd (the compressed bytes are
+// those of the klauspost/compress version in go.mod; a new version of it
+// may write other bytes, which the golden file then shows).
 func TestQueueFormatGolden(t *testing.T) {
 	tr := newFormatTrace(t)
 	opts := tr.options()
@@ -192,12 +196,13 @@ func TestQueueFormatGolden(t *testing.T) {
 	tr.step("Open", nil, err)
 	tr.must(err)
 	next := 0
+	record := goldenRecord
 	push := func(k int, size func(i int) int) {
 		t.Helper()
 		var err error
 		first := next
 		for range k {
-			if err = q.Push(goldenRecord(next, size(next))); err != nil {
+			if err = q.Push(record(next, size(next))); err != nil {
 				break
 			}
 			next++
@@ -268,15 +273,22 @@ func TestQueueFormatGolden(t *testing.T) {
 	tr.must(err)
 	f, err := os.OpenFile(filepath.Join(tr.dir, segName(segs[len(segs)-1], queueExt)), os.O_WRONLY|os.O_APPEND, 0)
 	tr.must(err)
-	f.Write([]byte{40, 0, 0, 0, 1, 2, 3})
+	f.Write([]byte{40, 0, 0, 0, 1, 2, 3}) // shorter than a block header
 	f.Close()
 	tr.step("append torn record", nil, nil)
 	q, err = Open(tr.dir, opts)
 	tr.must(err)
 	tr.step("Open", q.Recovery(), err)
 	pop(100)
+	// Records that do not compress: stored blocks, roll-over to new
+	// segments, consumed segments deleted.
+	record = noise
+	for range 4 {
+		push(10, func(int) int { return 200 })
+	}
+	pop(40)
 	tr.step("Close", q.Len(), q.Close())
-	tr.check("queue_format.golden")
+	tr.check("queue_format_v2.golden")
 }
 
 // TestQueuesFormatGolden pins the files a Queues writes, and when, against
@@ -376,4 +388,43 @@ func TestQueuesFormatGolden(t *testing.T) {
 	enqueue(3, roundRobin, small)
 	tr.step("Close", m.Total(), m.Close())
 	tr.check("queues_format.golden")
+}
+
+// TestQueueFormatV1Refused: a queue directory of format version 1
+// (testdata/queue-v1, written by an earlier Petrel: uncompressed records,
+// Positions of 45 bytes) is refused with ErrOldFormat and a message naming
+// the file and both versions, and is left as it was.
+func TestQueueFormatV1Refused(t *testing.T) {
+	dir := t.TempDir()
+	ents, err := os.ReadDir("testdata/queue-v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("testdata/queue-v1", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = b
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := Options{Logger: slog.New(slog.DiscardHandler)}
+	_, err = Open(dir, opts)
+	if !errors.Is(err, ErrOldFormat) || !strings.Contains(err.Error(), "0000000000000001.dq: format version 1, this version reads 2") {
+		t.Fatalf("Open = %v, want ErrOldFormat naming the segment and the versions", err)
+	}
+	os.Remove(filepath.Join(dir, "0000000000000001.dq")) // the metadata alone is refused too
+	if _, err := Open(dir, opts); !errors.Is(err, ErrOldFormat) || !strings.Contains(err.Error(), "queue.meta: format version 1") {
+		t.Fatalf("Open without segments = %v, want ErrOldFormat naming queue.meta", err)
+	}
+	var pos Position
+	if err := pos.UnmarshalBinary(files["mark.pos"]); !errors.Is(err, ErrOldFormat) {
+		t.Fatalf("UnmarshalBinary(version 1 mark) = %v, want ErrOldFormat", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, queueMetaName)); !bytes.Equal(b, files[queueMetaName]) {
+		t.Error("refusing the queue changed its metadata")
+	}
 }

@@ -18,42 +18,66 @@ const (
 
 var magicQueueMeta = [8]byte{'p', 'e', 't', 'r', 'e', 'l', 'Q', 'M'}
 
-// qseg is one segment file of a Queue. size is its logical size: the bytes
-// in the file plus, for the tail segment, the bytes still in the write buffer.
+// qseg is one segment file of a Queue. size is the bytes of its blocks in
+// the file; records not yet sealed in a block are counted by the Queue.
 type qseg struct {
 	seq  uint64
 	size int64
 }
 
 // Queue is a persistent FIFO of byte records stored in segment files in one
-// directory, with sequential I/O only: records are appended to the last
-// segment through a write buffer and read from the first through a
-// read-ahead buffer. Fully consumed segments are deleted unless a Mark still
+// directory, with sequential I/O only: records are gathered in a block (the
+// write buffer), and each block is compressed and appended to the last
+// segment when it fills; records are read back from the first segment a
+// block at a time. Fully consumed segments are deleted unless a Mark still
 // needs them. A Queue is safe for concurrent use.
+//
+// The head (the next record to pop) is record rskip of the block at byte
+// roff of segment rseq; when every record of that block has been popped,
+// rskip is its count until the next Pop moves on. A Pop that finds no
+// sealed block left seals the write buffer first, so the head is always in
+// a block of the file.
 type Queue struct {
-	mu   sync.Mutex
-	dir  string
-	opts Options
-	log  *slog.Logger
+	mu    sync.Mutex
+	dir   string
+	opts  Options
+	log   *slog.Logger
+	codec *blockCodec
 
 	segs []qseg // existing segment files in increasing seq order; the last is the tail
 
-	w        segmentWriter // on the last segment
+	w        segmentWriter // on the last segment; writes whole blocks, buffers nothing
 	dirDirty bool          // a segment file was created or removed since the last directory fsync
+	pend     []byte        // the open block: records framed by appendRecord
+	pendN    int           // records in pend
+	cbuf     []byte        // the sealed block being written
 
 	// reader, on the head segment
 	r       *os.File
 	rseq    uint64
-	roff    int64
-	rbuf    []byte // read-ahead: rbuf[:rlen] holds file bytes [rbufOff, rbufOff+rlen)
-	rbufOff int64
+	roff    int64 // offset of the head block
+	rskip   int64 // records of the head block already popped
+	rbuf    []byte
+	rbufOff int64 // read-ahead: rbuf[:rlen] holds file bytes [rbufOff, rbufOff+rlen)
 	rlen    int
+	blk     blockState
 
 	n        int64
 	pins     []Position
 	recovery Recovery
 	err      error // sticky corruption error
 	closed   bool
+}
+
+// blockState is the head block, decoded, while the reader is on it.
+type blockState struct {
+	loaded bool
+	raw    []byte // its records; a slice of dec, or of rbuf for a stored block
+	dec    []byte // decompression buffer
+	data   []byte // stored data read beyond rbuf's size
+	p      int    // where record rskip starts in raw
+	count  int64
+	end    int64 // offset of the next block
 }
 
 // Open opens the queue stored in dir, creating dir and an empty queue if
@@ -76,7 +100,10 @@ func Open(dir string, opts Options) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := newQueue(dir, opts)
+	q, err := newQueue(dir, opts)
+	if err != nil {
+		return nil, err
+	}
 	q.recovery = rec
 	if len(segs) == 0 {
 		if haveMeta && meta.pos.Len > 0 {
@@ -101,12 +128,12 @@ func Open(dir string, opts Options) (*Queue, error) {
 	}
 	if haveMeta && meta.clean && rec.CutBytes == 0 && meta.pos.TailSegment == last.seq && meta.pos.TailOffset == last.size &&
 		q.segIndex(meta.pos.Segment) >= 0 {
-		q.rseq, q.roff, q.n = meta.pos.Segment, meta.pos.Offset, meta.pos.Len
+		q.rseq, q.roff, q.rskip, q.n = meta.pos.Segment, meta.pos.Offset, meta.pos.Skip, meta.pos.Len
 	} else {
 		q.recovery.Dirty = true
 		q.rseq, q.roff = segs[0].seq, segHeaderSize
 		if haveMeta && q.segIndex(meta.pos.Segment) >= 0 {
-			q.rseq, q.roff = meta.pos.Segment, meta.pos.Offset
+			q.rseq, q.roff, q.rskip = meta.pos.Segment, meta.pos.Offset, meta.pos.Skip
 		}
 		if err := q.scanLocked(); err != nil {
 			return nil, err
@@ -142,7 +169,10 @@ func OpenAt(dir string, pos Position, opts Options) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := newQueue(dir, opts)
+	q, err := newQueue(dir, opts)
+	if err != nil {
+		return nil, err
+	}
 	q.recovery = rec
 	q.segs = segs
 	// Every segment from the mark's head to its tail must exist.
@@ -184,7 +214,7 @@ func OpenAt(dir string, pos Position, opts Options) (*Queue, error) {
 		}
 	}
 	q.pins = append(q.pins, pos)
-	q.rseq, q.roff, q.n = pos.Segment, pos.Offset, pos.Len
+	q.rseq, q.roff, q.rskip, q.n = pos.Segment, pos.Offset, pos.Skip, pos.Len
 	if err := q.w.open(q.tail().seq, q.tail().size); err != nil {
 		return nil, err
 	}
@@ -200,14 +230,22 @@ func OpenAt(dir string, pos Position, opts Options) (*Queue, error) {
 	return q, nil
 }
 
-func newQueue(dir string, opts Options) *Queue {
-	return &Queue{
-		dir:  dir,
-		opts: opts,
-		log:  opts.Logger,
-		w:    newSegmentWriter(dir, queueExt, magicQueue, opts),
-		rbuf: make([]byte, opts.BufferBytes),
+func newQueue(dir string, opts Options) (*Queue, error) {
+	codec, err := newBlockCodec()
+	if err != nil {
+		return nil, err
 	}
+	q := &Queue{
+		dir:   dir,
+		opts:  opts,
+		log:   opts.Logger,
+		codec: codec,
+		w:     newSegmentWriter(dir, queueExt, magicQueue, opts),
+		pend:  make([]byte, 0, opts.BufferBytes),
+		rbuf:  make([]byte, opts.BufferBytes),
+	}
+	q.w.buf = nil // blocks are written whole (writeBlock)
+	return q, nil
 }
 
 func (q *Queue) logRecovery() {
@@ -254,8 +292,11 @@ type queueMeta struct {
 
 // Metadata file "queue.meta", replaced atomically:
 //
-//	magic "petrelQM" | version uint32 | flags uint32 (bit 0: clean close)
-//	| state Position (45 bytes) | npins uint32 | npins × Position | crc uint32
+//	magic "petrelQM" | version uint32 (2) | flags uint32 (bit 0: clean close)
+//	| state Position (53 bytes) | npins uint32 | npins × Position | crc uint32
+//
+// Version 1 (Positions of 45 bytes, in uncompressed segments) is refused
+// with ErrOldFormat.
 func readQueueMeta(dir string) (queueMeta, bool, error) {
 	var m queueMeta
 	b, err := os.ReadFile(filepath.Join(dir, queueMetaName))
@@ -268,17 +309,20 @@ func readQueueMeta(dir string) (queueMeta, bool, error) {
 	bad := func(why string) (queueMeta, bool, error) {
 		return m, false, fmt.Errorf("diskq: metadata %s: %s: %w", filepath.Join(dir, queueMetaName), why, ErrCorrupt)
 	}
+	if len(b) < 12 || [8]byte(b[:8]) != magicQueueMeta {
+		return bad("bad magic")
+	}
+	if v := binary.LittleEndian.Uint32(b[8:]); v != queueFormat {
+		if v < queueFormat {
+			return m, false, fmt.Errorf("diskq: metadata %s: format version %d, this version reads %d: %w", filepath.Join(dir, queueMetaName), v, queueFormat, ErrOldFormat)
+		}
+		return bad(fmt.Sprintf("unsupported version %d", v))
+	}
 	if len(b) < 8+4+4+positionSize+4+4 {
 		return bad("too short")
 	}
-	if [8]byte(b[:8]) != magicQueueMeta {
-		return bad("bad magic")
-	}
 	if crcOf(b[:len(b)-4]) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
 		return bad("checksum mismatch")
-	}
-	if v := binary.LittleEndian.Uint32(b[8:]); v != formatVersion {
-		return bad(fmt.Sprintf("unsupported version %d", v))
 	}
 	m.clean = binary.LittleEndian.Uint32(b[12:])&1 != 0
 	p := b[16:]
@@ -305,7 +349,7 @@ func readQueueMeta(dir string) (queueMeta, bool, error) {
 func (q *Queue) writeMetaLocked(clean bool) error {
 	b := make([]byte, 0, 8+4+4+positionSize*(1+len(q.pins))+8)
 	b = append(b, magicQueueMeta[:]...)
-	b = binary.LittleEndian.AppendUint32(b, formatVersion)
+	b = binary.LittleEndian.AppendUint32(b, queueFormat)
 	var flags uint32
 	if clean {
 		flags = 1
@@ -343,11 +387,11 @@ func (q *Queue) tail() *qseg { return &q.segs[len(q.segs)-1] }
 
 func (q *Queue) positionLocked() Position {
 	t := q.tail()
-	return Position{Segment: q.rseq, Offset: q.roff, TailSegment: t.seq, TailOffset: t.size, Len: q.n}
+	return Position{Segment: q.rseq, Offset: q.roff, Skip: q.rskip, TailSegment: t.seq, TailOffset: t.size, Len: q.n}
 }
 
 // scanLocked counts the valid records from the head to the end and cuts a
-// torn tail off the last segment. An invalid record in any other segment is
+// torn tail off the last segment. An invalid block in any other segment is
 // corruption.
 func (q *Queue) scanLocked() error {
 	q.n = 0
@@ -363,14 +407,30 @@ func (q *Queue) scanLocked() error {
 			if i != len(q.segs)-1 {
 				return fmt.Errorf("diskq: segment %s: head offset %d beyond end %d: %w", q.segPath(s.seq), from, s.size, ErrCorrupt)
 			}
-			q.roff, from = s.size, s.size
+			q.roff, q.rskip, from = s.size, 0, s.size
 		}
 		f, err := os.Open(q.segPath(s.seq))
 		if err != nil {
 			return fmt.Errorf("diskq: scan: %w", err)
 		}
-		end := scanRecords(f, from, s.size, qRecHeader, q.opts.BufferBytes, func(int64, []byte) { q.n++ })
+		headCount := int64(-1)
+		end := scanBlocks(f, from, s.size, q.opts.BufferBytes, func(off int64, b blockHead) {
+			q.n += int64(b.count)
+			if i == hi && off == q.roff {
+				headCount = int64(b.count)
+			}
+		})
 		f.Close()
+		if i == hi {
+			switch {
+			case headCount >= q.rskip:
+				q.n -= q.rskip
+			case headCount >= 0:
+				return fmt.Errorf("diskq: segment %s offset %d: head is record %d of a block of %d: %w", q.segPath(s.seq), q.roff, q.rskip, headCount, ErrCorrupt)
+			default:
+				q.rskip = 0 // the head block was lost with the torn tail
+			}
+		}
 		if end == s.size {
 			continue
 		}
@@ -382,9 +442,9 @@ func (q *Queue) scanLocked() error {
 	return nil
 }
 
-// Push appends rec to the tail of the queue. The record is buffered; it is
-// in the file after the buffer fills, a Pop reaches it, or Sync, Mark or
-// Close is called.
+// Push appends rec to the tail of the queue. The record is buffered in the
+// open block; it is in the file once the block fills, a Pop reaches it, or
+// Sync, Mark or Close is called.
 func (q *Queue) Push(rec []byte) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -394,19 +454,40 @@ func (q *Queue) Push(rec []byte) error {
 	if len(rec) > MaxRecordBytes {
 		return fmt.Errorf("diskq: push %d bytes: %w", len(rec), ErrTooLarge)
 	}
-	sz := int64(qRecHeader + len(rec))
+	q.pend = appendRecord(q.pend, rec)
+	q.pendN++
+	q.n++
+	if len(q.pend) >= q.opts.BufferBytes {
+		return q.sealLocked()
+	}
+	return nil
+}
+
+// sealLocked compresses the open block, if it holds records, and appends
+// it to the tail segment, rolling over first when the segment is full. On
+// a write error the records stay in the open block.
+func (q *Queue) sealLocked() error {
+	if q.pendN == 0 {
+		return nil
+	}
+	q.cbuf = q.codec.encode(q.cbuf, q.pend, q.pendN)
+	sz := int64(len(q.cbuf))
 	if q.w.full(q.tail().size, sz) {
 		if err := q.rollLocked(); err != nil {
 			return err
 		}
 	}
-	var hdr [qRecHeader]byte
-	frameRecord(hdr[:], rec)
-	if err := q.w.append(hdr[:], rec, "push"); err != nil {
+	if err := q.w.write(q.cbuf, "push"); err != nil {
 		return err
 	}
 	q.tail().size += sz
-	q.n++
+	q.pend, q.pendN = q.pend[:0], 0
+	if cap(q.pend) > 2*q.opts.BufferBytes { // after a record larger than the buffer
+		q.pend = make([]byte, 0, q.opts.BufferBytes)
+	}
+	if cap(q.cbuf) > 2*q.opts.BufferBytes {
+		q.cbuf = nil
+	}
 	return nil
 }
 
@@ -430,8 +511,8 @@ func (q *Queue) rollLocked() error {
 
 // Pop removes the record at the head of the queue and returns it appended
 // to dst[:0]. It returns ok == false if the queue is empty. A checksum
-// mismatch or truncated record returns an error wrapping ErrCorrupt; the
-// error is sticky, as the queue cannot know where the next record starts.
+// mismatch or a malformed block returns an error wrapping ErrCorrupt; the
+// error is sticky, as the queue cannot know where the next block starts.
 func (q *Queue) Pop(dst []byte) (rec []byte, ok bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -455,16 +536,32 @@ func (q *Queue) Pop(dst []byte) (rec []byte, ok bool, err error) {
 }
 
 func (q *Queue) popLocked(dst []byte) ([]byte, error) {
-	for {
+	for !q.blk.loaded || q.rskip >= q.blk.count {
+		if q.blk.loaded { // every record of the head block popped: on to the next
+			q.roff, q.rskip = q.blk.end, 0
+			q.unloadBlock()
+		}
 		hi := q.segIndex(q.rseq)
 		if hi < 0 {
 			return nil, fmt.Errorf("diskq: pop: head segment %d missing: %w", q.rseq, ErrCorrupt)
 		}
 		if q.roff < q.segs[hi].size {
-			break
+			if err := q.loadBlockLocked(q.segs[hi].size); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if q.rskip != 0 {
+			return nil, q.corruptAt(fmt.Sprintf("head is record %d of a block past the end of the segment", q.rskip))
 		}
 		if hi == len(q.segs)-1 {
-			return nil, fmt.Errorf("diskq: pop: %d records counted but none left in %s: %w", q.n, q.segPath(q.rseq), ErrCorrupt)
+			if q.pendN == 0 {
+				return nil, fmt.Errorf("diskq: pop: %d records counted but none left in %s: %w", q.n, q.segPath(q.rseq), ErrCorrupt)
+			}
+			if err := q.sealLocked(); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		q.closeReader()
 		q.rseq, q.roff = q.segs[hi+1].seq, segHeaderSize
@@ -472,52 +569,76 @@ func (q *Queue) popLocked(dst []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	hi := q.segIndex(q.rseq)
-	size := q.segs[hi].size
-	isTail := hi == len(q.segs)-1
-	if q.roff+qRecHeader > size {
-		return nil, q.corruptAt("truncated record header")
-	}
-	if isTail {
-		if err := q.w.flushTo(q.roff + qRecHeader); err != nil {
-			return nil, err
-		}
-	}
-	hdr, err := q.readAhead(q.roff, qRecHeader)
-	if err != nil {
-		return nil, err
-	}
-	l := binary.LittleEndian.Uint32(hdr[:4])
-	sum := binary.LittleEndian.Uint32(hdr[4:])
-	var lb [4]byte
-	copy(lb[:], hdr[:4])
-	if l > MaxRecordBytes || q.roff+qRecHeader+int64(l) > size {
-		return nil, q.corruptAt(fmt.Sprintf("bad record length %d", l))
-	}
-	if isTail {
-		if err := q.w.flushTo(q.roff + qRecHeader + int64(l)); err != nil {
-			return nil, err
-		}
-	}
-	off := q.roff + qRecHeader
-	if int(l) <= len(q.rbuf) {
-		data, err := q.readAhead(off, int(l))
-		if err != nil {
-			return nil, err
-		}
-		dst = append(dst, data...)
-	} else {
-		dst = append(dst, make([]byte, l)...)
-		if _, err := q.r.ReadAt(dst, off); err != nil {
-			return nil, q.corruptAt(fmt.Sprintf("read record: %v", err))
-		}
-	}
-	if crcOf(lb[:], dst) != sum {
-		return nil, q.corruptAt("checksum mismatch")
-	}
-	q.roff = off + int64(l)
+	rec, next := nextRecord(q.blk.raw, q.blk.p)
+	dst = append(dst, rec...)
+	q.blk.p = next
+	q.rskip++
 	q.n--
 	return dst, nil
+}
+
+// loadBlockLocked reads, checks and decodes the head block, at q.roff of
+// the head segment (of size bytes), and moves to its record q.rskip.
+func (q *Queue) loadBlockLocked(size int64) error {
+	if q.roff+blockHeader > size {
+		return q.corruptAt("truncated block header")
+	}
+	h, err := q.readAhead(q.roff, blockHeader)
+	if err != nil {
+		return err
+	}
+	var hdr [blockHeader]byte
+	copy(hdr[:], h)
+	b, bad := parseBlockHeader(hdr[:])
+	if bad != "" {
+		return q.corruptAt(bad)
+	}
+	off := q.roff + blockHeader
+	if off+int64(b.stored) > size {
+		return q.corruptAt(fmt.Sprintf("block of %d bytes past the end of the segment", b.stored))
+	}
+	var data []byte
+	if int(b.stored) <= len(q.rbuf) {
+		if data, err = q.readAhead(off, int(b.stored)); err != nil {
+			return err
+		}
+	} else {
+		q.blk.data = append(q.blk.data[:0], make([]byte, b.stored)...)
+		if _, err := q.r.ReadAt(q.blk.data, off); err != nil {
+			return q.corruptAt(fmt.Sprintf("read block: %v", err))
+		}
+		data = q.blk.data
+	}
+	if !b.sumOK(hdr[:], data) {
+		return q.corruptAt("checksum mismatch")
+	}
+	raw, bad := q.codec.decode(q.blk.dec, b, data)
+	if bad != "" {
+		return q.corruptAt(bad)
+	}
+	if b.codec == codecZstd {
+		q.blk.dec = raw
+	}
+	if q.rskip > int64(b.count) {
+		return q.corruptAt(fmt.Sprintf("head is record %d of a block of %d", q.rskip, b.count))
+	}
+	p := 0
+	for range q.rskip {
+		_, p = nextRecord(raw, p)
+	}
+	q.blk.loaded, q.blk.raw, q.blk.p = true, raw, p
+	q.blk.count, q.blk.end = int64(b.count), off+int64(b.stored)
+	return nil
+}
+
+// unloadBlock forgets the head block, and the buffers a block larger than
+// the read-ahead buffer needed.
+func (q *Queue) unloadBlock() {
+	q.blk.loaded, q.blk.raw = false, nil
+	if cap(q.blk.dec) > 4*q.opts.BufferBytes {
+		q.blk.dec = nil
+	}
+	q.blk.data = nil
 }
 
 func (q *Queue) corruptAt(why string) error {
@@ -581,12 +702,13 @@ func (q *Queue) Len() int64 {
 	return q.n
 }
 
-// Bytes returns the size of the segment files on disk plus the bytes still
-// in the write buffer. Segments kept for a pinned mark are included.
+// Bytes returns the size of the segment files on disk plus the bytes of
+// the records in the open block (not yet compressed). Segments kept for a
+// pinned mark are included.
 func (q *Queue) Bytes() int64 {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	var b int64
+	b := int64(len(q.pend))
 	for _, s := range q.segs {
 		b += s.size
 	}
@@ -600,7 +722,7 @@ func (q *Queue) Recovery() Recovery {
 	return q.recovery
 }
 
-// Sync writes the buffered records to the file and, with Options.Sync,
+// Sync seals the open block, writes it to the file and, with Options.Sync,
 // fsyncs it. It also records the current head so that Open after a crash
 // does not return records popped before the Sync.
 func (q *Queue) Sync() error {
@@ -609,11 +731,14 @@ func (q *Queue) Sync() error {
 	if q.closed {
 		return ErrClosed
 	}
+	if err := q.sealLocked(); err != nil {
+		return err
+	}
 	return q.checkpointLocked()
 }
 
-// checkpointLocked writes the buffered records to the file, fsyncs it with
-// Options.Sync, and records the head, tail and marks in queue.meta.
+// checkpointLocked fsyncs the tail segment with Options.Sync, and records
+// the head, tail and marks in queue.meta. The open block must be sealed.
 func (q *Queue) checkpointLocked() error {
 	if err := q.w.sync("sync"); err != nil {
 		return err
@@ -631,7 +756,10 @@ func (q *Queue) Mark() (Position, error) {
 	if q.closed {
 		return Position{}, ErrClosed
 	}
-	pos := q.positionLocked() // flushing and syncing do not move it
+	if err := q.sealLocked(); err != nil {
+		return Position{}, err
+	}
+	pos := q.positionLocked() // syncing does not move it
 	q.pins = append(q.pins, pos)
 	if err := q.checkpointLocked(); err != nil {
 		q.pins = q.pins[:len(q.pins)-1]
@@ -664,8 +792,8 @@ func (q *Queue) Marks() []Position {
 	return append([]Position(nil), q.pins...)
 }
 
-// Close flushes and syncs the queue, records its state for Open and closes
-// its files. Close on a closed queue returns ErrClosed.
+// Close seals the open block, syncs the queue, records its state for Open
+// and closes its files. Close on a closed queue returns ErrClosed.
 func (q *Queue) Close() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -673,11 +801,15 @@ func (q *Queue) Close() error {
 		return ErrClosed
 	}
 	q.closed = true
-	err := q.w.sync("sync")
+	err := q.sealLocked()
+	if err == nil {
+		err = q.w.sync("sync")
+	}
 	if err == nil && q.err == nil {
 		err = q.writeMetaLocked(true)
 	}
 	q.closeFiles()
+	q.codec.close()
 	return err
 }
 
@@ -686,7 +818,7 @@ func (q *Queue) closeFiles() {
 	q.w.close()
 }
 
-// crashForTest abandons the queue as a crash would: buffered records are
+// crashForTest abandons the queue as a crash would: the open block is
 // lost and no state is recorded.
 func (q *Queue) crashForTest() {
 	q.mu.Lock()

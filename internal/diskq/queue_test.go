@@ -30,6 +30,23 @@ func rec(i, n int) []byte {
 	return b
 }
 
+// noise returns a record of n bytes that does not compress, tagged with i,
+// for tests that need the file sizes of uncompressed data.
+func noise(i, n int) []byte {
+	b := make([]byte, n)
+	x := uint64(i)*0x9e3779b97f4a7c15 + 1
+	for j := range b {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		b[j] = byte(x)
+	}
+	if n >= 4 {
+		copy(b, fmt.Sprintf("%04d", i%10000))
+	}
+	return b
+}
+
 func segFiles(t *testing.T, dir, ext string) []string {
 	t.Helper()
 	m, err := filepath.Glob(filepath.Join(dir, "*"+ext))
@@ -150,7 +167,8 @@ func TestQueuePopReachesWriteBuffer(t *testing.T) {
 			t.Fatalf("Pop %d mismatch", i)
 		}
 	}
-	if q.Bytes() != segHeaderSize+3*(qRecHeader+60) {
+	// Each Pop sealed the one record pushed before it as a block.
+	if q.Bytes() > segHeaderSize+3*(blockHeader+1+60) {
 		t.Errorf("Bytes = %d", q.Bytes())
 	}
 	if err := q.Push(make([]byte, MaxRecordBytes+1)); !errors.Is(err, ErrTooLarge) {
@@ -158,33 +176,42 @@ func TestQueuePopReachesWriteBuffer(t *testing.T) {
 	}
 }
 
-// TestQueueTornTail simulates a crash that tore the last record: the
-// reopened queue holds exactly the complete records and reports the cut.
+// TestQueueTornTail simulates a crash that tore the last block: the
+// reopened queue holds exactly the records of the complete blocks and
+// reports the cut.
 func TestQueueTornTail(t *testing.T) {
-	const n, size = 50, 100
+	const blocks, per, size = 5, 10, 100
 	cases := []struct {
 		name  string
 		clean bool // Close before tearing, else crash after Sync
 		cut   int  // bytes removed from the end of the last segment
+		lost  int  // blocks lost
 	}{
-		{"crash-mid-data", false, 30},
-		{"crash-mid-header", false, size + 4},
-		{"crash-after-header", false, size},
-		{"clean-mid-data", true, 1},
-		{"crash-whole-record-plus", false, size + qRecHeader + 50},
+		{"crash-mid-data", false, 30, 1},
+		{"crash-mid-header", false, -(blockHeader - 4), 1}, // negative: leave that much of the last block
+		{"crash-after-header", false, -blockHeader, 1},
+		{"clean-mid-data", true, 1, 1},
+		{"crash-whole-block-plus", false, -1, 2}, // cut a block and one byte of the one before
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			opts := testOpts(4096)
+			opts := testOpts(0)
 			q, err := Open(dir, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i := range n {
-				if err := q.Push(rec(i, size)); err != nil {
+			ends := []int64{segHeaderSize} // where each block ends
+			for b := range blocks {
+				for i := range per {
+					if err := q.Push(noise(b*per+i, size)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := q.Sync(); err != nil { // seals a block
 					t.Fatal(err)
 				}
+				ends = append(ends, q.Bytes())
 			}
 			mustPop(t, q) // the head is not at the start
 			if tc.clean {
@@ -198,11 +225,17 @@ func TestQueueTornTail(t *testing.T) {
 			}
 			files := segFiles(t, dir, queueExt)
 			last := files[len(files)-1]
-			st, _ := os.Stat(last)
-			if err := os.Truncate(last, st.Size()-int64(tc.cut)); err != nil {
+			full := ends[blocks]
+			keep := full - int64(tc.cut)
+			switch {
+			case tc.cut == -1:
+				keep = ends[blocks-1] - 1
+			case tc.cut < 0:
+				keep = ends[blocks-1] - int64(tc.cut)
+			}
+			if err := os.Truncate(last, keep); err != nil {
 				t.Fatal(err)
 			}
-			lost := (tc.cut + size + qRecHeader - 1) / (size + qRecHeader)
 			q, err = Open(dir, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -212,14 +245,15 @@ func TestQueueTornTail(t *testing.T) {
 			if !rc.Dirty || rc.CutBytes == 0 {
 				t.Errorf("Recovery = %+v, want a reported cut", rc)
 			}
-			if want := int64(lost*(size+qRecHeader) - tc.cut); rc.CutBytes != want {
+			if want := keep - ends[blocks-tc.lost]; rc.CutBytes != want {
 				t.Errorf("CutBytes = %d, want %d", rc.CutBytes, want)
 			}
-			if q.Len() != int64(n-1-lost) {
-				t.Fatalf("Len = %d, want %d", q.Len(), n-1-lost)
+			n := (blocks-tc.lost)*per - 1
+			if q.Len() != int64(n) {
+				t.Fatalf("Len = %d, want %d", q.Len(), n)
 			}
-			for i := 1; i < n-lost; i++ {
-				if got := mustPop(t, q); !bytes.Equal(got, rec(i, size)) {
+			for i := 1; i <= n; i++ {
+				if got := mustPop(t, q); !bytes.Equal(got, noise(i, size)) {
 					t.Fatalf("record %d mismatch", i)
 				}
 			}
@@ -282,9 +316,14 @@ func TestQueueCorruption(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range 200 { // about 3 segments
-			if err := q.Push(rec(i, 100)); err != nil {
+		for i := range 200 { // blocks of 10 records, about 6 segments
+			if err := q.Push(noise(i, 100)); err != nil {
 				t.Fatal(err)
+			}
+			if i%10 == 9 {
+				if err := q.Sync(); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 		if err := q.Close(); err != nil {
@@ -305,14 +344,14 @@ func TestQueueCorruption(t *testing.T) {
 	t.Run("checksum-on-pop", func(t *testing.T) {
 		dir, opts := setup(t)
 		first := segFiles(t, dir, queueExt)[0]
-		flip(t, first, segHeaderSize+5*(qRecHeader+100)+qRecHeader+7) // data of record 5
+		flip(t, first, segHeaderSize+blockHeader+10*101+blockHeader+7) // data of block 1
 		q, err := Open(dir, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer q.Close()
-		for i := range 5 {
-			if got := mustPop(t, q); !bytes.Equal(got, rec(i, 100)) {
+		for i := range 10 {
+			if got := mustPop(t, q); !bytes.Equal(got, noise(i, 100)) {
 				t.Fatal("mismatch before the corruption")
 			}
 		}
@@ -326,7 +365,7 @@ func TestQueueCorruption(t *testing.T) {
 	})
 	t.Run("bad-length-on-pop", func(t *testing.T) {
 		dir, opts := setup(t)
-		flip(t, segFiles(t, dir, queueExt)[0], segHeaderSize+3) // high byte of record 0 length
+		flip(t, segFiles(t, dir, queueExt)[0], segHeaderSize+3) // high byte of block 0's length
 		q, err := Open(dir, opts)
 		if err != nil {
 			t.Fatal(err)
@@ -339,7 +378,7 @@ func TestQueueCorruption(t *testing.T) {
 	t.Run("middle-segment-on-recovery", func(t *testing.T) {
 		dir, opts := setup(t)
 		os.Remove(filepath.Join(dir, queueMetaName)) // force a recovery scan
-		flip(t, segFiles(t, dir, queueExt)[0], segHeaderSize+qRecHeader+1)
+		flip(t, segFiles(t, dir, queueExt)[0], segHeaderSize+blockHeader+1)
 		if _, err := Open(dir, opts); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("Open = %v, want ErrCorrupt", err)
 		}
@@ -361,7 +400,7 @@ func TestQueueCorruption(t *testing.T) {
 }
 
 func TestPositionMarshal(t *testing.T) {
-	p := Position{Segment: 3, Offset: 100, TailSegment: 9, TailOffset: 4000, Len: 12345}
+	p := Position{Segment: 3, Offset: 100, Skip: 7, TailSegment: 9, TailOffset: 4000, Len: 12345}
 	b, err := p.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -385,7 +424,7 @@ func TestQueueMarkOpenAt(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 300 { // about 5 segments of 60-byte records
-		if err := q.Push(rec(i, 60)); err != nil {
+		if err := q.Push(noise(i, 60)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -405,7 +444,7 @@ func TestQueueMarkOpenAt(t *testing.T) {
 		mustPop(t, q)
 	}
 	for i := 300; i < 500; i++ {
-		if err := q.Push(rec(i, 60)); err != nil {
+		if err := q.Push(noise(i, 60)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -423,16 +462,16 @@ func TestQueueMarkOpenAt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The cut is the 200 records pushed after the mark plus the headers of
-	// the segments created for them.
-	if rc := q.Recovery(); rc.CutBytes < 200*(qRecHeader+60) || (rc.CutBytes-200*(qRecHeader+60))%segHeaderSize != 0 {
+	// The cut is the 200 records pushed after the mark (in blocks that do
+	// not compress) plus the headers of the segments created for them.
+	if rc := q.Recovery(); rc.CutBytes < 200*61 {
 		t.Errorf("CutBytes = %d, want the 200 records pushed after the mark", rc.CutBytes)
 	}
 	if q.Len() != 280 {
 		t.Fatalf("Len after OpenAt = %d, want 280", q.Len())
 	}
 	for i := 20; i < 150; i++ {
-		if got := mustPop(t, q); !bytes.Equal(got, rec(i, 60)) {
+		if got := mustPop(t, q); !bytes.Equal(got, noise(i, 60)) {
 			t.Fatalf("record %d mismatch", i)
 		}
 	}
@@ -488,7 +527,7 @@ func TestQueueMarkOpenAt(t *testing.T) {
 		t.Fatalf("Len = %d, want 30", q.Len())
 	}
 	for i := 270; i < 300; i++ {
-		if got := mustPop(t, q); !bytes.Equal(got, rec(i, 60)) {
+		if got := mustPop(t, q); !bytes.Equal(got, noise(i, 60)) {
 			t.Fatalf("record %d mismatch", i)
 		}
 	}

@@ -844,7 +844,7 @@ func (m *Queues) writeIndex() error {
 	}
 	b := make([]byte, 0, size)
 	b = append(b, magicQueuesIndex[:]...)
-	b = binary.LittleEndian.AppendUint32(b, formatVersion)
+	b = binary.LittleEndian.AppendUint32(b, queuesFormat)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.segs)))
 	for _, s := range m.segs {
 		b = binary.LittleEndian.AppendUint64(b, s.seq)
@@ -886,7 +886,7 @@ func (m *Queues) loadIndex() (bool, error) {
 	if crcOf(b[:len(b)-4]) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
 		return bad("checksum mismatch")
 	}
-	if v := binary.LittleEndian.Uint32(b[8:]); v != formatVersion {
+	if v := binary.LittleEndian.Uint32(b[8:]); v != queuesFormat {
 		return bad(fmt.Sprintf("unsupported version %d", v))
 	}
 	ns := int(binary.LittleEndian.Uint32(b[12:]))

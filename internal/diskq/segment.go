@@ -1,10 +1,12 @@
 package diskq
 
-// segmentWriter appends records to the last segment file of a directory,
-// the only one ever written, for both Queue (".dq") and Queues (".mq"). It
-// owns the write buffer, flush, fsync and the creation of new segment
-// files; the records come framed by frameRecord (format.go). When to roll
-// over, and what becomes of the old file, are up to its owner.
+// segmentWriter appends to the last segment file of a directory, the only
+// one ever written, for both Queue (".dq") and Queues (".mq"). It owns the
+// write buffer, flush, fsync and the creation of new segment files. Queues
+// appends records framed by frameRecord (format.go) through the buffer;
+// Queue, which buffers records in its open block, writes whole compressed
+// blocks (block.go) with write and has no buffer here. When to roll over,
+// and what becomes of the old file, are up to its owner.
 //
 // Invariants:
 //
@@ -117,6 +119,19 @@ func (w *segmentWriter) append(hdr, data []byte, op string) error {
 	}
 	w.buf = append(w.buf, hdr...)
 	w.buf = append(w.buf, data...)
+	return nil
+}
+
+// write appends b, a whole Queue block, to the current segment at once,
+// after whatever the buffer holds. op names the operation in errors.
+func (w *segmentWriter) write(b []byte, op string) error {
+	if err := w.flush(); err != nil {
+		return err
+	}
+	if _, err := w.f.WriteAt(b, w.flushed); err != nil {
+		return fmt.Errorf("diskq: %s: %w", op, err)
+	}
+	w.flushed += int64(len(b))
 	return nil
 }
 
