@@ -226,4 +226,3 @@ func urlRecords(n int) [][]byte {
 	}
 	return out[:n]
 }
-
