@@ -360,7 +360,8 @@ func (a *Agent) openSieve(cfg *Config, r *frontier.Receiver) (frontier.Sieve, er
 	if a.crash = newCrashPoint(); a.crash != nil {
 		recv = &crashingReceiver{NewFlowReceiver: recv, c: a.crash}
 	}
-	s, err := sieve.Open(filepath.Join(cfg.Dir, "state", "sieve"), recv, sieve.Options{BufferKeys: cfg.Sieve.BufferKeys, Logger: a.log, KeyPrefix: frontier.MetaLen})
+	s, err := sieve.Open(filepath.Join(cfg.Dir, "state", "sieve"), recv, sieve.Options{BufferKeys: cfg.Sieve.BufferKeys, Logger: a.log, KeyPrefix: frontier.MetaLen,
+		GroupHash: cfg.Frontier.Assign.GroupHash})
 	if err != nil {
 		return nil, fmt.Errorf("agent: open sieve: %w", err)
 	}

@@ -390,7 +390,8 @@ func WhyDir(dir, raw string) (console.Why, error) {
 		return w, nil
 	}
 	key := u.AppendString(frontier.Meta{}.Append(nil))
-	found, aux, err := sieve.ContainsDir(filepath.Join(state, "sieve"), key, frontier.MetaLen)
+	found, aux, err := sieve.ContainsDir(filepath.Join(state, "sieve"), key,
+		sieve.Options{KeyPrefix: frontier.MetaLen, GroupHash: a.cfg.Frontier.Assign.GroupHash})
 	if err != nil {
 		return w, err
 	}

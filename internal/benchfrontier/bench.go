@@ -230,7 +230,8 @@ func openWithSink(opts Options, dir string, st *stats.Crawl, front int) (*fronti
 		Stats: st, Logger: quiet, DNSWorkers: 64,
 		OpenSieve: func(r *frontier.Receiver) (frontier.Sieve, error) {
 			var err error
-			sv, err = sieve.Open(filepath.Join(dir, "sieve"), r, sieve.Options{Logger: quiet, KeyPrefix: frontier.MetaLen, BufferKeys: 1 << 20})
+			sv, err = sieve.Open(filepath.Join(dir, "sieve"), r, sieve.Options{Logger: quiet, KeyPrefix: frontier.MetaLen, BufferKeys: 1 << 20,
+				GroupHash: frontier.Assign{}.GroupHash})
 			if err != nil {
 				return nil, err
 			}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/petrel-crawler/petrel/internal/sieve"
 )
 
 func agents(n int) []ViewAgent {
@@ -31,11 +33,12 @@ func groupName(i int) string { return "h" + strconv.Itoa(i) + ".example.test" }
 
 const balanceNames = 1_000_000
 
-// groupHashes are the hashes of the balance tests' names, computed once.
+// groupHashes are the slots of the balance tests' names (what ownerIndex
+// takes), computed once.
 var groupHashes = func() []uint64 {
 	hs := make([]uint64, balanceNames)
 	for i := range hs {
-		hs[i] = xxhash.Sum64String(groupName(i))
+		hs[i] = uint64(sieve.Slot(xxhash.Sum64String(groupName(i))))
 	}
 	return hs
 }()

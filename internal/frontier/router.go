@@ -107,6 +107,15 @@ func (a Assign) AppendGroup(dst, url []byte) []byte {
 	return append(dst, hostOf(string(sa))...)
 }
 
+// GroupHash returns the xxhash of url's Group: the sieve's Options.GroupHash
+// (the top bits of a URL's sieve hash are its group's slot) and what the
+// cluster's ownership view decides owners by. It allocates nothing for
+// groups of up to 128 bytes.
+func (a Assign) GroupHash(url []byte) uint64 {
+	var buf [128]byte
+	return xxhash.Sum64(a.AppendGroup(buf[:0], url))
+}
+
 // Accept takes a record (Meta, then URL: see AppendRecord) that another
 // agent's Router forwarded to this agent, its owner: it goes to the per-key
 // budget and the sieve, skipping the URL cache (the finder asked its own)

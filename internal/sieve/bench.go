@@ -1,6 +1,7 @@
 package sieve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -107,6 +108,14 @@ func appendKey(b []byte, id uint64) []byte {
 	b = append(b, "/item-"...)
 	b = strconv.AppendUint(b, id, 10)
 	return append(b, ".html"...)
+}
+
+// hostGroup is the group hash the benchmark gives the sieve, as the
+// frontier does for the host policies: the hash of the key's host.
+func hostGroup(key []byte) uint64 {
+	_, rest, _ := bytes.Cut(key, []byte("://"))
+	host, _, _ := bytes.Cut(rest, []byte("/"))
+	return Hash(host)
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -273,7 +282,7 @@ func benchPetrel(ctx context.Context, opts BenchOptions) (BenchResult, error) {
 	ps := startSampler()
 	start := time.Now()
 	s, err := Open(dir, recv, Options{BufferKeys: opts.BufferKeys, Compressed: opts.Compressed, NoSync: opts.NoSync,
-		Logger: quietLogger()})
+		Logger: quietLogger(), GroupHash: hostGroup})
 	if err != nil {
 		return r, err
 	}

@@ -68,10 +68,17 @@ func TestBenchSieveCLI(t *testing.T) {
 	}
 }
 
+// BenchmarkDRUMEnqueue measures enqueueing, flushes included, with hashes
+// grouped by host (as the frontier opens its sieve) or not.
 func BenchmarkDRUMEnqueue(b *testing.B) {
-	for _, compressed := range []bool{false, true} {
-		b.Run(fmt.Sprintf("compressed=%v", compressed), func(b *testing.B) {
-			s, err := Open(b.TempDir(), &countRecv{}, Options{BufferKeys: 1 << 18, Compressed: compressed, NoSync: true, Logger: quietLogger()})
+	for _, c := range []struct{ compressed, grouped bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
+		compressed := c.compressed
+		b.Run(fmt.Sprintf("compressed=%v/grouped=%v", compressed, c.grouped), func(b *testing.B) {
+			opts := Options{BufferKeys: 1 << 18, Compressed: compressed, NoSync: true, Logger: quietLogger()}
+			if c.grouped {
+				opts.GroupHash = hostGroup
+			}
+			s, err := Open(b.TempDir(), &countRecv{}, opts)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -84,6 +91,10 @@ func BenchmarkDRUMEnqueue(b *testing.B) {
 			}
 			if err := s.Close(); err != nil {
 				b.Fatal(err)
+			}
+			st := s.Stats()
+			if st.Flushes > 0 {
+				b.ReportMetric(float64(st.TotalFlush.Nanoseconds())/float64(st.Enqueued), "flush-ns/key")
 			}
 		})
 	}

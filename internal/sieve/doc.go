@@ -30,6 +30,19 @@
 // hold Golomb-Rice codes of the gaps between sorted hashes (about 5 bytes per
 // key at 10⁸ keys instead of 8).
 //
+// # Grouped hashes and slots
+//
+// With Options.GroupHash (as Petrel's frontier opens it) a key's hash is
+// KeyHash: the top GroupBits bits come from its politeness-key group's
+// hash (the key's slot), the rest from the key. The store, sorted by hash
+// and split into buckets by its top bits, then holds each slot's entries
+// in one run of one bucket file, and ExtractSlots, DeleteSlots and
+// InsertHashes (slots.go) read, remove or add the seen-set part of a set
+// of slots in one sequential pass: the hand-off of keys between the agents
+// of a crawl. The odds of a collision are those of 64-bit hashes over the
+// whole crawl; within one group of n keys they are n²/2⁴⁵ (0.03 pairs for
+// a host of 10⁶ URLs).
+//
 // # Receiver, goroutines and back-pressure
 //
 // DRUM calls the receiver from its own flush goroutine, never from Enqueue's

@@ -64,6 +64,7 @@ type testHooks struct {
 // Create one with Open.
 type DRUM struct {
 	keyPrefix int // leading key bytes not hashed (Options.KeyPrefix)
+	hasher    hasher
 	dir       string
 	recv      NewFlowReceiver
 	log       *slog.Logger
@@ -86,6 +87,7 @@ type DRUM struct {
 	work    chan *batch
 	wg      sync.WaitGroup
 
+	flushMu sync.Mutex // held by a flush and by the slot operations (slots.go)
 	storeMu sync.Mutex // guards man against Checkpoint while committing
 	man     manifest
 
@@ -110,7 +112,7 @@ func open(dir string, recv NewFlowReceiver, opts Options, hooks testHooks) (*DRU
 	if recv == nil {
 		return nil, errors.New("sieve: open: nil receiver")
 	}
-	s := &DRUM{keyPrefix: opts.KeyPrefix, dir: dir, recv: recv, log: opts.Logger, bufKeys: opts.BufferKeys,
+	s := &DRUM{keyPrefix: opts.KeyPrefix, hasher: hasher{opts.KeyPrefix, opts.GroupHash}, dir: dir, recv: recv, log: opts.Logger, bufKeys: opts.BufferKeys,
 		compress: opts.Compressed, sync: !opts.NoSync, hooks: hooks}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -178,11 +180,21 @@ func (s *DRUM) loadStore(nb int) ([]uint64, error) {
 			}
 		}
 		s.man = manifest{buckets: make([]bucketMeta, nb)}
+		if s.hasher.group != nil {
+			s.man.flags |= flagGrouped
+		}
 	case err != nil:
 		return nil, fmt.Errorf("sieve: open: %w", err)
 	default:
 		if s.man, err = decodeManifest(data); err != nil {
 			return nil, fmt.Errorf("sieve: open %s: %w", s.dir, err)
+		}
+		if err := checkGrouped(s.man, s.hasher.group != nil); err != nil {
+			return nil, fmt.Errorf("sieve: open %s: %w", s.dir, err)
+		}
+		s.man.flags &^= flagGrouped
+		if s.hasher.group != nil {
+			s.man.flags |= flagGrouped
 		}
 		if len(s.man.buckets) != nb {
 			s.log.Info("sieve: keeping the store's bucket count", "buckets", len(s.man.buckets), "asked", nb)
@@ -302,7 +314,7 @@ func (s *DRUM) Enqueue(key []byte) (flushed bool, err error) {
 	if len(key) < s.keyPrefix {
 		return false, fmt.Errorf("sieve: enqueue: key of %d bytes is shorter than its %d-byte prefix", len(key), s.keyPrefix)
 	}
-	h := hashKey(key, s.keyPrefix)
+	h := s.hasher.hash(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
@@ -550,7 +562,9 @@ func (s *DRUM) flusher() {
 	defer s.wg.Done()
 	for b := range s.work {
 		start := time.Now()
+		s.flushMu.Lock()
 		newKeys, err := s.process(b)
+		s.flushMu.Unlock()
 		d := time.Since(start)
 		s.mu.Lock()
 		if err != nil {
@@ -635,14 +649,10 @@ func (s *DRUM) process(b *batch) (uint64, error) {
 		return 0, err
 	}
 	var newKeys uint64
-	man := s.man.clone()
-	man.gen = gen
-	for k, r := range results {
+	for _, r := range results {
 		newKeys += r.newKeys
-		if r.changed {
-			man.buckets[k] = r.meta
-		}
 	}
+	man := s.nextManifest(gen, results)
 	// Write the next manifest before the receiver sees anything, so that
 	// running out of space fails the flush with nothing delivered.
 	if s.hooks.beforeManifest != nil {
@@ -661,6 +671,33 @@ func (s *DRUM) process(b *batch) (uint64, error) {
 			return 0, err
 		}
 	}
+	if err := s.commit(man, results); err != nil {
+		// The receiver has the flow but the store may not record it: after a
+		// crash here the flow is delivered again (at-least-once window).
+		return 0, fmt.Errorf("sieve: flush: %w", err)
+	}
+	if err := os.Remove(b.auxPath); err != nil {
+		s.log.Warn("sieve: removing aux file", "err", err)
+	}
+	return newKeys, nil
+}
+
+// nextManifest is the manifest of generation gen: the current one with
+// the buckets results changed.
+func (s *DRUM) nextManifest(gen uint64, results []mergeResult) manifest {
+	man := s.man.clone()
+	man.gen = gen
+	for k, r := range results {
+		if r.changed {
+			man.buckets[k] = r.meta
+		}
+	}
+	return man
+}
+
+// commit renames the prepared manifest man into place (the commit point),
+// makes it the sieve's, and removes the store files it replaced.
+func (s *DRUM) commit(man manifest, results []mergeResult) error {
 	s.storeMu.Lock()
 	old := s.man
 	renamed, err := commitManifest(s.dir, s.sync)
@@ -669,9 +706,7 @@ func (s *DRUM) process(b *batch) (uint64, error) {
 	}
 	s.storeMu.Unlock()
 	if err != nil {
-		// The receiver has the flow but the store may not record it: after a
-		// crash here the flow is delivered again (at-least-once window).
-		return 0, fmt.Errorf("sieve: flush: %w", err)
+		return err
 	}
 	for k, r := range results {
 		if r.changed && old.buckets[k].gen != 0 {
@@ -680,10 +715,7 @@ func (s *DRUM) process(b *batch) (uint64, error) {
 			}
 		}
 	}
-	if err := os.Remove(b.auxPath); err != nil {
-		s.log.Warn("sieve: removing aux file", "err", err)
-	}
-	return newKeys, nil
+	return nil
 }
 
 // mergeBucket merges the sorted batch slice ps into bucket k's store, writing
@@ -777,7 +809,7 @@ func (s *DRUM) deliver(b *batch, nbits []atomic.Uint64) error {
 	err = readAux(bufio.NewReaderSize(f, ioBufSize), len(b.pairs),
 		func(i int) bool { return nbits[i/64].Load()&(1<<(i%64)) != 0 },
 		func(_ int, key []byte) error {
-			if err := s.recv.Append(hashKey(key, s.keyPrefix), key); err != nil {
+			if err := s.recv.Append(s.hasher.hash(key), key); err != nil {
 				recvErr = err
 				return err
 			}

@@ -1,6 +1,12 @@
 package sieve
 
-// On-disk format (version 1)
+// On-disk format (version 2)
+//
+// Version 2 (this one) adds the manifest's flag bit 1: the store's hashes
+// are grouped (Options.GroupHash: the top GroupBits bits of each hash are
+// its key group's slot). Version 1 stores hashed the URL alone: their
+// entries cannot be regrouped without the URLs, so Open refuses them with
+// an error saying so (finish such a crawl with the Petrel that began it).
 //
 // A store directory holds:
 //
@@ -27,7 +33,7 @@ package sieve
 //
 // Manifest:
 //
-//	magic "PTRLSMAN" | version u32 | flags u32 | gen u64 | nbuckets u32 |
+//	magic "PTRLSMAN" | version u32 | flags u32 (bit 1: grouped) | gen u64 | nbuckets u32 |
 //	nbuckets × (fileGen u64 | count u64 | size u64) | crc u32 of all before
 //
 // fileGen 0 means an empty bucket with no file. The manifest is replaced
@@ -38,6 +44,7 @@ package sieve
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -51,11 +58,12 @@ import (
 const (
 	fileMagic      = "PTRLSIEV"
 	manifestMagic  = "PTRLSMAN"
-	formatVersion  = 1
+	formatVersion  = 2
 	headerSize     = 32
 	blockHdrSize   = 12
 	blockKeys      = 8192
 	flagCompressed = 1
+	flagGrouped    = 2 // manifest: hashes carry their group's slot (Options.GroupHash)
 	manifestName   = "MANIFEST"
 	ioBufSize      = 256 << 10
 )
@@ -118,7 +126,9 @@ func decodeManifest(b []byte) (manifest, error) {
 	if crc32.Checksum(body, castagnoli) != sum {
 		return m, fmt.Errorf("sieve: manifest: checksum mismatch: %w", ErrCorrupt)
 	}
-	if v := binary.LittleEndian.Uint32(b[8:]); v != formatVersion {
+	if v := binary.LittleEndian.Uint32(b[8:]); v == 1 {
+		return m, ErrFormat1
+	} else if v != formatVersion {
 		return m, fmt.Errorf("sieve: manifest: unsupported version %d", v)
 	}
 	m.flags = binary.LittleEndian.Uint32(b[12:])
@@ -140,6 +150,24 @@ func decodeManifest(b []byte) (manifest, error) {
 		}
 	}
 	return m, nil
+}
+
+// ErrFormat1 is returned for a store of format version 1, whose hashes do
+// not carry their group.
+var ErrFormat1 = errors.New("sieve: store of format version 1 (hashes without their key group, made by an earlier Petrel): " +
+	"this Petrel reads version 2 only and cannot regroup old hashes without their URLs; " +
+	"finish that crawl with the Petrel that began it, or start a new crawl directory")
+
+// checkGrouped refuses a store whose hashes were made the other way
+// (grouped or not) than asked; an empty store takes either.
+func checkGrouped(m manifest, grouped bool) error {
+	if n, _ := m.storedKeys(); n == 0 || (m.flags&flagGrouped != 0) == grouped {
+		return nil
+	}
+	if grouped {
+		return errors.New("sieve: the store's hashes carry no key group, and a group hash was asked for")
+	}
+	return errors.New("sieve: the store's hashes carry their key group, and no group hash was given")
 }
 
 // writeManifest atomically replaces dir/MANIFEST with m.

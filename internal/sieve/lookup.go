@@ -18,7 +18,7 @@ func (s *DRUM) Contains(key []byte) (found, buffered, pending bool, err error) {
 	if len(key) < s.keyPrefix {
 		return false, false, false, fmt.Errorf("sieve: contains: key shorter than its prefix")
 	}
-	h := hashKey(key, s.keyPrefix)
+	h := s.hasher.hash(key)
 	s.mu.Lock()
 	for _, p := range s.active.pairs {
 		if p.h == h {
@@ -42,10 +42,12 @@ func (s *DRUM) Contains(key []byte) (found, buffered, pending bool, err error) {
 }
 
 // ContainsDir reports whether the store of a sieve that is not open (a
-// stopped crawl's) holds key; keyPrefix is Options.KeyPrefix. Keys left in
-// auxiliary files by a crash are not searched (aux says there are some).
-func ContainsDir(dir string, key []byte, keyPrefix int) (found, aux bool, err error) {
-	if len(key) < keyPrefix {
+// stopped crawl's) holds key; opts gives its KeyPrefix and GroupHash (the
+// rest is ignored). Keys left in auxiliary files by a crash are not
+// searched (aux says there are some).
+func ContainsDir(dir string, key []byte, opts Options) (found, aux bool, err error) {
+	hs := hasher{opts.KeyPrefix, opts.GroupHash}
+	if len(key) < hs.prefix {
 		return false, false, fmt.Errorf("sieve: contains: key shorter than its prefix")
 	}
 	data, err := os.ReadFile(filepath.Join(dir, manifestName))
@@ -62,11 +64,15 @@ func ContainsDir(dir string, key []byte, keyPrefix int) (found, aux bool, err er
 	if m, _ := filepath.Glob(filepath.Join(dir, "aux-*.log")); len(m) > 0 {
 		aux = true
 	}
-	r, err := openBucket(dir, man, hashKey(key, keyPrefix))
+	if err := checkGrouped(man, opts.GroupHash != nil); err != nil {
+		return false, aux, fmt.Errorf("sieve: %s: %w", dir, err)
+	}
+	h := hs.hash(key)
+	r, err := openBucket(dir, man, h)
 	if err != nil {
 		return false, aux, err
 	}
-	found, err = scanBucket(r, hashKey(key, keyPrefix))
+	found, err = scanBucket(r, h)
 	return found, aux, err
 }
 

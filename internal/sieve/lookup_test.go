@@ -52,11 +52,11 @@ func TestContains(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, i := range []int{0, 12345, 30000} {
-		if found, aux, err := ContainsDir(dir, key(i), 3); err != nil || !found || aux {
+		if found, aux, err := ContainsDir(dir, key(i), Options{KeyPrefix: 3}); err != nil || !found || aux {
 			t.Errorf("ContainsDir(%s) = %v, aux %v, %v", key(i), found, aux, err)
 		}
 	}
-	if found, _, _ := ContainsDir(dir, key(20001), 3); found {
+	if found, _, _ := ContainsDir(dir, key(20001), Options{KeyPrefix: 3}); found {
 		t.Error("ContainsDir found a key never enqueued")
 	}
 }

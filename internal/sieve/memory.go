@@ -103,7 +103,7 @@ func (m *Memory) deliverLocked() error {
 	for _, end := range m.ends {
 		key := m.arena[start:end:end]
 		start = end
-		h := hashKey(key, m.keyPrefix)
+		h := hasher{prefix: m.keyPrefix}.hash(key)
 		if _, ok := m.seen[h]; ok {
 			continue
 		}
