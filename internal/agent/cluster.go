@@ -195,6 +195,10 @@ func (a *Agent) startCluster(seeds []urlx.URL, resumed bool) error {
 			joins = append(joins, j)
 		}
 	}
+	grace, err := clusterGrace(a.cfg)
+	if err != nil {
+		return usageErr("%v", err)
+	}
 	state := filepath.Join(a.cfg.Dir, "state")
 	n, err := cluster.Start(cluster.Config{
 		Name:         c.Agent,
@@ -209,6 +213,7 @@ func (a *Agent) startCluster(seeds []urlx.URL, resumed bool) error {
 		Timing:       cluster.Timing{Probe: c.Probe},
 		Settings:     clusterSettings(a.cfg, raw),
 		BatchDelay:   c.BatchDelay,
+		Grace:        grace,
 		Logger:       a.log.With("part", "cluster"),
 	}, a.clusterHost)
 	if err != nil {

@@ -62,6 +62,11 @@ func (a *Agent) fetchLoop(stop, ctx context.Context, id int, quit <-chan struct{
 			fr.Done(frontier.Outcome{Task: t, Result: frontier.Failed, End: time.Now()})
 			continue
 		}
+		// An agent that may be cut off from the crawl starts nothing.
+		fctx, guardDone, ok := a.guardedFetch(stop, ctx, t)
+		if !ok {
+			continue
+		}
 		var resp *fetch.Response
 		var err error
 		l := a.live.Load()
@@ -69,9 +74,12 @@ func (a *Agent) fetchLoop(stop, ctx context.Context, id int, quit <-chan struct{
 		if !t.Robots {
 			req.MaxBody = l.maxBody
 		}
-		resp, err = a.fetcher.Fetch(ctx, req)
-		if ctx.Err() != nil {
-			// Stopped mid-fetch: the URL goes back to its queue, nothing is stored.
+		resp, err = a.fetcher.Fetch(fctx, req)
+		cut := fctx.Err() != nil
+		guardDone()
+		if cut {
+			// Stopped mid-fetch (or cut by the zombie guard): the URL goes
+			// back to its queue, nothing is stored.
 			if resp != nil {
 				resp.Release()
 			}

@@ -25,6 +25,9 @@
 //	idset.go       batch ids seen (watermark per stream)
 //	applier.go     inbox → host, in order, replayable after a crash
 //	termination.go the end of the crawl, detected by waves
+//	grace.go       the grace period G after a death, and its bound
+//	guard.go       Guard: no request from an agent that may be cut off
+//	zombie.go      the node's guard: when it closes, confirming the view
 //	status.go      Status (petrel cluster status)
 //	node.go        Node: the parts together; joining; forming the view
 //

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -76,6 +77,8 @@ type membership struct {
 	meta   Meta
 	known  map[string]Member // from memberlist's events (see members)
 	events chan struct{}     // a member joined, left or changed (coalesced)
+
+	onRound atomic.Pointer[func()] // called when a probe of another member is answered (Guard.Round)
 }
 
 func startMembership(name string, bind netip.AddrPort, label string, key Key, t Timing, meta Meta, logger *slog.Logger) (*membership, error) {
@@ -90,6 +93,7 @@ func startMembership(name string, bind netip.AddrPort, label string, key Key, t 
 	c.SecretKey = key.GossipKey()
 	c.Delegate = m
 	c.Events = m
+	c.Ping = m
 	p := t.probe()
 	c.ProbeInterval = p
 	c.ProbeTimeout = p / 2
@@ -201,6 +205,15 @@ func (m *membership) NotifyMsg([]byte)                           {}
 func (m *membership) GetBroadcasts(overhead, limit int) [][]byte { return nil }
 func (m *membership) LocalState(join bool) []byte                { return nil }
 func (m *membership) MergeRemoteState(buf []byte, join bool)     {}
+
+// memberlist.PingDelegate: an answered probe is a completed gossip round.
+
+func (m *membership) AckPayload() []byte { return nil }
+func (m *membership) NotifyPingComplete(*memberlist.Node, time.Duration, []byte) {
+	if f := m.onRound.Load(); f != nil {
+		(*f)()
+	}
+}
 
 // memberlist.EventDelegate
 

@@ -63,6 +63,7 @@ type Config struct {
 	OutboxBytes int64         // per destination (0: 256 MiB)
 	InboxBytes  int64         // (0: 1 GiB)
 	Window      int           // batches in flight per destination (0: 8)
+	Grace       time.Duration // G (grace.go; 0: GraceBound with Petrel's default fetch timeout and delays)
 
 	Logger *slog.Logger
 }
@@ -83,6 +84,7 @@ type Node struct {
 	outbox  *Outbox
 	inbox   *Inbox
 	batch   *batcher
+	guard   *Guard // zombie guard (zombie.go)
 
 	view     atomic.Pointer[View]
 	vc       viewChange    // view changes (viewchange.go)
@@ -149,6 +151,9 @@ func (c *Config) setDefaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.Grace <= 0 {
+		c.Grace = GraceBound(c.Timing, c.Wait, 30*time.Second, 30*time.Second)
+	}
 }
 
 // ExchangeAddr returns the exchange's address.
@@ -213,9 +218,12 @@ func Start(cfg Config, host Host) (*Node, error) {
 		n.setView(v)
 		meta.ViewEpoch = v.Epoch
 	}
+	n.guard = n.newGuard()
 	if n.members, err = startMembership(cfg.Name, cfg.Bind, "petrel/"+cfg.CrawlName, cfg.Key, cfg.Timing, meta, n.log); err != nil {
 		return nil, err
 	}
+	round := n.guard.Round
+	n.members.onRound.Store(&round)
 	n.goLoop(n.applyLoop)
 	n.goLoop(n.senderLoop)
 	n.goLoop(n.batch.loop)
@@ -223,6 +231,7 @@ func Start(cfg Config, host Host) (*Node, error) {
 	n.goLoop(n.viewCatchUp)
 	n.goLoop(n.watchLoop)
 	n.goLoop(n.terminationLoop)
+	n.goLoop(n.zombieLoop)
 	ok = true
 	return n, nil
 }

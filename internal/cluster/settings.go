@@ -21,6 +21,7 @@ type Settings struct {
 	CrawlName    string        // names the crawl in every gossip packet
 	Probe        time.Duration // failure detector's probe interval
 	BatchDelay   time.Duration // longest wait of a record for its batch
+	Grace        time.Duration // G: wait after a member is declared dead before its keys are taken over (0: the bound, see GraceBound)
 }
 
 // Enabled reports whether the crawl is one agent of several.
@@ -76,5 +77,8 @@ func (s *Settings) Table() settings.Table {
 			In(settings.Cluster).Range(10*time.Millisecond, time.Minute).SetFixed(atStart),
 		settings.Duration(&s.BatchDelay, "cluster-batch-delay", 50*time.Millisecond, "longest wait of a URL for its batch to another agent").
 			In(settings.Cluster).Range(time.Millisecond, time.Minute).SetFixed(atStart),
+		settings.Duration(&s.Grace, "cluster-grace", 0, "grace period G: how long after an agent is declared dead the others wait before taking over its keys; an agent that completed no gossip round for G/2 fetches nothing (0 = the smallest safe value: longest suspicion + --fetch-timeout + largest delay, 85.5s with the defaults and fewer than 9 agents)").
+			WithDoc("grace period G: how long after an agent is declared dead the others wait before taking over its keys; an agent that completed no gossip round for G/2 fetches nothing. 0 = the smallest safe value (GraceBound: memberlist's longest suspicion + `--fetch-timeout` + the largest of the delays), 85.5 s with the defaults and fewer than 9 agents; a smaller value is refused").
+			In(settings.Cluster).AtLeast(time.Duration(0)).SetFixed(atStart),
 	}
 }

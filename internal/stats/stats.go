@@ -72,6 +72,7 @@ type Crawl struct {
 	ClusterReceived      atomic.Int64 // URLs received as their key's owner
 	ClusterReadySent     atomic.Int64 // new URLs handed to the agent fetching from their address
 	ClusterReadyReceived atomic.Int64 // new URLs received as their address's owner
+	ZombieRefused        atomic.Int64 // fetches handed back unbegun while the zombie guard was closed
 
 	// Fetching.
 	Fetched       atomic.Int64 // responses received (pages, not robots.txt)

@@ -1,0 +1,46 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/cluster"
+	"github.com/petrel-crawler/petrel/internal/frontier"
+)
+
+// clusterGrace returns the grace period G of the crawl's settings: the
+// smallest safe one when --cluster-grace is 0, an error when it is below
+// that.
+func clusterGrace(cfg Config) (time.Duration, error) {
+	f := cfg.Frontier
+	largest := max(f.HostDelay, f.IPDelay, f.MaxDelay, f.CrawlDelayCap)
+	return cluster.ResolveGrace(cfg.Cluster.Grace, cluster.Timing{Probe: cfg.Cluster.Probe}, cfg.Cluster.Wait, cfg.Fetch.Timeout, largest)
+}
+
+// fetchGuard returns the zombie guard a fetcher obeys (nil for an agent
+// crawling alone).
+func (a *Agent) fetchGuard() *cluster.Guard {
+	if n := a.clusterNode.Load(); n != nil {
+		return n.Guard()
+	}
+	return nil
+}
+
+// guardedFetch reports whether the fetcher may begin t: when the zombie
+// guard is closed, t goes back to its queue and the fetcher waits until the
+// guard opens (or stop ends). ctx is then the fetch's context, cut when the
+// guard closes; call done after the fetch.
+func (a *Agent) guardedFetch(stop, ctx context.Context, t *frontier.Task) (fctx context.Context, done func(), ok bool) {
+	g := a.fetchGuard()
+	if g == nil {
+		return ctx, func() {}, true
+	}
+	if !g.Allowed() {
+		a.stats.ZombieRefused.Add(1)
+		a.frontier.Done(frontier.Outcome{Task: t, Result: frontier.Abandoned, End: time.Now()})
+		g.WaitOpen(stop)
+		return nil, nil, false
+	}
+	fctx, done = g.Context(ctx)
+	return fctx, done, true
+}
