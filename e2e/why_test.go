@@ -6,10 +6,12 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/petrel-crawler/petrel/internal/crawllog"
 	"github.com/petrel-crawler/petrel/internal/testweb"
 )
 
@@ -114,7 +116,7 @@ func TestWhy(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	cases[6].state, cases[6].rule, cases[6].stopped, cases[6].stoppedRule = "failed", "broken-host", "failed", "robots-unavailable"
+	cases[6].state, cases[6].rule, cases[6].stopped, cases[6].stoppedRule = "failed", "robots-unavailable", "failed", "robots-unavailable"
 
 	running := map[string]whyAnswer{}
 	for _, tc := range cases {
@@ -184,6 +186,11 @@ func TestWhy(t *testing.T) {
 	if err := c.wait(t, time.Minute); err != nil {
 		t.Fatalf("stop: %v\n%s", err, c.log())
 	}
+	droppedURL := checkDropsLogged(t, c.dir, victim, blocked.Dropped, dead)
+	cases = append(cases, struct {
+		name, url, state, rule string
+		stopped, stoppedRule   string
+	}{name: "blocked", url: droppedURL, stopped: "refused", stoppedRule: "blocklist"})
 	for _, tc := range cases {
 		if tc.name == "queued" || tc.name == "virtualized" {
 			if fetchedNow(tc.url) {
@@ -206,6 +213,64 @@ func TestWhy(t *testing.T) {
 	if !strings.Contains(string(text), "state   fetched") || !strings.Contains(string(text), "WARC record") {
 		t.Errorf("petrel why --dir %s (text):\n%s", seed, text)
 	}
+}
+
+// checkDropsLogged checks that the URLs the crawl gave up with their host
+// have their lines: at least dropped URLs of the blocklisted host victim,
+// each in skipped.jsonl (reason blocklist) and in crawl.log (-5001,
+// skip:blocklist), none of them fetched; the dead host's seed with its
+// robots.txt unavailable (-61). It returns one of the URLs dropped by the
+// blocklist.
+func checkDropsLogged(t *testing.T, dir, victim string, dropped int64, deadSeed string) (one string) {
+	t.Helper()
+	skips := map[string]crawllog.Skip{}
+	for _, f := range crawllog.Files(filepath.Join(dir, "logs", "skipped.jsonl")) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if s, err := crawllog.ParseSkip([]byte(l)); err == nil {
+				skips[s.URL+" "+string(s.Reason)] = s
+			}
+		}
+	}
+	lines := map[string]crawllog.Line{}
+	fetched := map[string]bool{}
+	for _, f := range crawllog.Files(filepath.Join(dir, "logs", "crawl.log")) {
+		b, _ := os.ReadFile(f)
+		for _, s := range strings.Split(string(b), "\n") {
+			if l, err := crawllog.Parse(s); err == nil {
+				if reason, ok := l.Annotation("skip"); ok {
+					lines[l.URL+" "+reason] = l
+				} else if l.Status > 0 {
+					fetched[l.URL] = true
+				}
+			}
+		}
+	}
+	var n int64
+	for k, s := range skips {
+		if s.Reason != crawllog.ReasonBlocklist || !strings.Contains(s.URL, "//"+victim+":") {
+			continue
+		}
+		n++
+		one = s.URL
+		if l, ok := lines[k]; !ok || l.Status != crawllog.StatusBlockedByUser {
+			t.Errorf("blocked %s: crawl.log line %+v (found %v), want status %d", s.URL, l, ok, crawllog.StatusBlockedByUser)
+		}
+		if fetched[s.URL] {
+			t.Errorf("blocked %s was fetched", s.URL)
+		}
+	}
+	if n < dropped {
+		t.Errorf("skipped.jsonl has %d blocklisted URLs of %s, want at least the %d dropped", n, victim, dropped)
+	}
+	k := deadSeed + " " + string(crawllog.ReasonRobotsFailed)
+	if s, ok := skips[k]; !ok || s.Status != crawllog.StatusRobotsPrerequisite || lines[k].Status != crawllog.StatusRobotsPrerequisite {
+		t.Errorf("dead seed %s: skipped %+v (%v), crawl.log %+v; want both with status %d", deadSeed, s, ok, lines[k], crawllog.StatusRobotsPrerequisite)
+	}
+	return one
 }
 
 func hasFact(w whyAnswer, name, value string) bool {

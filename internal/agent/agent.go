@@ -344,6 +344,7 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 			sa := url[:len(url)-len(urlPathQuery(url))]
 			a.refuse(url, a.vias.name(m.Via), m, crawllog.ReasonRobots, sa+"/robots.txt")
 		},
+		Dropped:   a.dropped,
 		Until:     untilChan(a.until),
 		Stats:     a.stats,
 		Logger:    a.log,

@@ -136,6 +136,27 @@ func (a *Agent) refuse(url, via string, m frontier.Meta, reason crawllog.Reason,
 	a.crawlLog.Refuse(&e, &crawllog.Skip{URL: url, Via: via, Reason: reason, Rule: rule})
 }
 
+// dropped logs a URL the frontier gave up (it counted it) to crawl.log and
+// skipped.jsonl: the URLs of a purged or blocklisted host, of a dead name
+// or a refused address, of an authority whose robots.txt never came, and
+// those over their key's budget.
+func (a *Agent) dropped(url string, m frontier.Meta, why frontier.DropReason) {
+	reason, rule := crawllog.ReasonBrokenHost, ""
+	switch why {
+	case frontier.DropRobotsUnavailable:
+		reason, rule = crawllog.ReasonRobotsFailed, url[:len(url)-len(urlPathQuery(url))]+"/robots.txt"
+	case frontier.DropDNS:
+		reason = crawllog.ReasonDNS
+	case frontier.DropAddress:
+		reason = crawllog.ReasonAddress
+	case frontier.DropBlocked:
+		reason = crawllog.ReasonBlocklist
+	case frontier.DropOverBudget:
+		reason, rule = crawllog.ReasonOverBudget, "--max-urls-per-host "+strconv.FormatInt(a.frontier.Settings().MaxURLsPerKey, 10)
+	}
+	a.refuse(url, a.vias.name(m.Via), m, reason, rule)
+}
+
 // tlsAnnotation is the crawl log's note on an https response's certificate:
 // tls:verified, tls:off, or tls:unverified: and the kind of failure
 // (unknown-authority, hostname, expired or invalid; the WARC record's

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/console"
+	"github.com/petrel-crawler/petrel/internal/crawllog"
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/urlx"
@@ -59,6 +60,9 @@ func (a *Agent) fetchLoop(stop, ctx context.Context, id int, quit <-chan struct{
 			// Blocked after it was queued: dropped, not fetched.
 			a.stats.Blocked.Add(1)
 			a.stats.BlockedQueued.Add(1)
+			if !t.Robots {
+				a.refuse(t.URL(), a.vias.name(t.Meta.Via), t.Meta, crawllog.ReasonBlocklist, t.Addr.String())
+			}
 			fr.Done(frontier.Outcome{Task: t, Result: frontier.Failed, End: time.Now()})
 			continue
 		}

@@ -98,7 +98,5 @@ func (a *Agent) dropBlocked(ctx context.Context) (int64, error) {
 	n, err := a.frontier.Drop(ctx, func(key, host string, addr netip.Addr) bool {
 		return a.block.host(host) || (addr.IsValid() && a.block.addr(addr))
 	})
-	a.stats.Blocked.Add(n)
-	a.stats.BlockedQueued.Add(n)
 	return n, notRunning(err)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/console"
+	"github.com/petrel-crawler/petrel/internal/crawllog"
 	"github.com/petrel-crawler/petrel/internal/diskq"
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/frontier"
@@ -73,7 +74,9 @@ func (a *Agent) Why(ctx context.Context, raw string) (console.Why, error) {
 		w.State, w.Detail = console.WhyInSieve, "offered to the crawl; waiting in the sieve's buffer for its next flush"
 		return w, nil
 	case found:
-		a.knownNotHeld(ctx, &w, u)
+		if !ev.skipped(&w) {
+			a.knownNotHeld(ctx, &w, u)
+		}
 		return w, nil
 	}
 	if rule := a.rule(u, frontier.Meta{}); rule != "" {
@@ -158,19 +161,45 @@ func (a *Agent) knownNotHeld(ctx context.Context, w *console.Why, u urlx.URL) {
 	limit := a.frontier.Settings().MaxURLsPerKey
 	switch {
 	case ok && k.Broken:
-		w.State, w.Rule = console.WhyFailed, "broken-host"
-		w.Detail = "its visit state " + k.Key + " was purged as broken (too many failures, robots.txt unavailable, or blocklisted): its URLs were dropped"
+		w.State, w.Rule = console.WhyFailed, k.DropWhy.String()
+		if k.DropWhy == frontier.DropBlocked {
+			w.State = console.WhyRefused
+		}
+		w.Detail = "its visit state " + k.Key + " was purged (" + dropDetail[crawllog.Reason(w.Rule)] + "): its URLs were dropped"
 	case limit > 0 && budget >= limit:
 		w.State, w.Rule = console.WhyRefused, "over-budget"
 		w.Detail = fmt.Sprintf("the sieve knows it, and its key has used its budget (%d of %d URLs): it was dropped after the sieve", budget, limit)
 	default:
 		w.Detail = "the sieve knows it (it will never be fetched twice), but nothing holds it now and no fetch or refusal of it is recorded"
-		w.Caveats = append(w.Caveats, "refusals after the sieve (robots.txt when its rules have expired, a dead host, the address guard) are counted but not kept per URL")
+	}
+	if w.State == console.WhyKnown || k.Broken {
+		a.unloggedCaveat(w)
 	}
 	if ok {
 		w.Add("politeness key", k.Key)
 		w.Add("visit state", keyState(k))
 	}
+}
+
+// unloggedCaveat says when refusals were counted but not logged, so that
+// the answer may miss the one of this URL.
+func (a *Agent) unloggedCaveat(w *console.Why) {
+	f := a.crawlLog.Figures()
+	if n := f.SkippedDropped + a.stats.DropsUnlogged.Load(); n > 0 {
+		w.Caveats = append(w.Caveats, fmt.Sprintf("%d refusals were counted but not written to logs/skipped.jsonl (past its cap, or dropped in bulk past the drop log's bounds): this URL's may be one of them", n))
+	}
+}
+
+// dropDetail explains the reasons for which URLs are dropped with their
+// host or refused after the sieve.
+var dropDetail = map[crawllog.Reason]string{
+	crawllog.ReasonBrokenHost:   "its fetches failed too many times in a row",
+	crawllog.ReasonRobotsFailed: "its robots.txt could not be fetched after every retry",
+	crawllog.ReasonDNS:          "its host name did not resolve",
+	crawllog.ReasonAddress:      "the address guard refused its host's address",
+	crawllog.ReasonBlocklist:    "its host or address is on the blocklist",
+	crawllog.ReasonOverBudget:   "its key had used its budget of URLs (--max-urls-per-host)",
+	crawllog.ReasonRetries:      "it failed on every try",
 }
 
 func refusedByRule(w *console.Why, rule string) {
@@ -198,8 +227,8 @@ type evidence struct {
 	url      string
 	archive  store.Archive
 	captures []store.Capture
-	failures []string // "time: error" of each failed attempt logged
-	refusals []string // reasons from logs/skipped.jsonl
+	failures []string        // "time: error" of each failed attempt logged
+	refusals []crawllog.Skip // from logs/skipped.jsonl, in order
 	notes    []string
 }
 
@@ -263,7 +292,9 @@ func (ev *evidence) readLogs(dir string) {
 			}
 			switch {
 			case skipped:
-				ev.refusals = append(ev.refusals, fmt.Sprint(m["reason"]))
+				if s, err := crawllog.ParseSkip(line); err == nil {
+					ev.refusals = append(ev.refusals, s)
+				}
 			case m["msg"] == "fetch failed":
 				ev.failures = append(ev.failures, fmt.Sprintf("%v: %v (%v)", m["time"], m["kind"], m["err"]))
 			}
@@ -292,13 +323,28 @@ func (ev *evidence) decide(w *console.Why, maxRetries int) bool {
 	return false
 }
 
-// skipped reports a refusal logs/skipped.jsonl recorded.
+// skipped reports the last refusal logs/skipped.jsonl recorded: a URL
+// dropped with its host (broken, its robots.txt unavailable, its name or
+// address dead) failed; any other was refused.
 func (ev *evidence) skipped(w *console.Why) bool {
 	if len(ev.refusals) == 0 {
 		return false
 	}
-	w.State, w.Rule = console.WhyRefused, ev.refusals[len(ev.refusals)-1]
+	s := ev.refusals[len(ev.refusals)-1]
+	w.State, w.Rule = console.WhyRefused, string(s.Reason)
+	switch s.Reason {
+	case crawllog.ReasonBrokenHost, crawllog.ReasonRobotsFailed, crawllog.ReasonDNS, crawllog.ReasonAddress, crawllog.ReasonRetries:
+		w.State = console.WhyFailed
+	}
 	w.Detail = "refused: " + w.Rule + " (logs/skipped.jsonl)"
+	if d := dropDetail[s.Reason]; d != "" {
+		w.Detail = "dropped, not fetched: " + d + " (logs/skipped.jsonl)"
+	}
+	if s.Rule != "" {
+		w.Add("rule", s.Rule)
+	}
+	w.Add("refused at", s.Time)
+	w.Add("crawl.log status", s.Status)
 	return true
 }
 
@@ -420,6 +466,9 @@ func WhyDir(dir, raw string) (console.Why, error) {
 			w.Add("position", pos)
 			return w, nil
 		}
+		if ev.skipped(&w) {
+			return w, nil
+		}
 		if rev, err := readEvidence(dir, u.SchemeAuthority()+"/robots.txt", false); err == nil && len(rev.failures) > 0 && len(rev.captures) == 0 {
 			w.State, w.Rule = console.WhyFailed, "robots-unavailable"
 			w.Detail = "the robots.txt of its authority could not be fetched after every retry, so its URLs were dropped"
@@ -430,7 +479,7 @@ func WhyDir(dir, raw string) (console.Why, error) {
 		}
 		w.State = console.WhyKnown
 		w.Detail = "the sieve knows it (it will never be fetched twice), but it is not queued, not in the WARC files and not in the logs"
-		w.Caveats = append(w.Caveats, "refusals after the sieve (over the per-host budget, a dead host, the address guard) are counted, not kept per URL")
+		w.Caveats = append(w.Caveats, "refusals are kept per URL in logs/skipped.jsonl up to its cap (--skipped-total-bytes), and a URL the crawl gives up in bulk past the drop log's bounds is counted (DropsUnlogged), not logged")
 		return w, nil
 	}
 	if ev.skipped(&w) {

@@ -36,7 +36,8 @@
 // The negative codes are Heritrix's (FetchStatusCodes): -1 the name did
 // not resolve, -2 the connection failed, -3 the connection broke, -4 a
 // timeout, -5 any other failure, -6 the host's name lookup had failed
-// before, -8 the retries are used up, -62 another prerequisite failed
+// before, -8 the retries are used up, -61 the robots.txt prerequisite
+// failed (not fetched after every retry), -62 another prerequisite failed
 // (the host was purged as broken), -4000 a trap rule (chaff), -4001 too
 // many link hops, -5000 out of scope (scope or schedule filter), -5001
 // blocked by the operator (address guard, blocklist), -5002 refused by a

@@ -10,21 +10,22 @@ import (
 
 // Heritrix's negative status codes used by Petrel (see the package doc).
 const (
-	StatusDNSFailed        = -1
-	StatusConnectFailed    = -2
-	StatusConnectBroken    = -3
-	StatusTimeout          = -4
-	StatusOtherFailure     = -5
-	StatusDNSPrerequisite  = -6
-	StatusRetriesExhausted = -8
-	StatusPrerequisite     = -62
-	StatusChaff            = -4000
-	StatusTooManyHops      = -4001
-	StatusOutOfScope       = -5000
-	StatusBlockedByUser    = -5001
-	StatusBlockedByFilter  = -5002
-	StatusOverQuota        = -5003
-	StatusRobots           = -9998
+	StatusDNSFailed          = -1
+	StatusConnectFailed      = -2
+	StatusConnectBroken      = -3
+	StatusTimeout            = -4
+	StatusOtherFailure       = -5
+	StatusDNSPrerequisite    = -6
+	StatusRetriesExhausted   = -8
+	StatusRobotsPrerequisite = -61
+	StatusPrerequisite       = -62
+	StatusChaff              = -4000
+	StatusTooManyHops        = -4001
+	StatusOutOfScope         = -5000
+	StatusBlockedByUser      = -5001
+	StatusBlockedByFilter    = -5002
+	StatusOverQuota          = -5003
+	StatusRobots             = -9998
 )
 
 // Entry is one line of crawl.log. Zero values print as "-" (Fetcher 0 as

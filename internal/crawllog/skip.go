@@ -13,26 +13,27 @@ type Reason string
 
 // The reasons a URL is refused.
 const (
-	ReasonScope           Reason = "scope"             // out of --scope
-	ReasonFilterSchedule  Reason = "filter-schedule"   // refused by the schedule filter
-	ReasonFilterFetch     Reason = "filter-fetch"      // refused by the fetch filter
-	ReasonFilterParse     Reason = "filter-parse"      // not parsed: the parse filter
-	ReasonFilterFollow    Reason = "filter-follow"     // links not followed: the follow filter
-	ReasonFilterStore     Reason = "filter-store"      // not stored: the store filter
-	ReasonLength          Reason = "trap-length"       // longer than --max-url-length
-	ReasonRedirects       Reason = "trap-redirects"    // redirect chain longer than --max-redirects
-	ReasonDepth           Reason = "trap-depth"        // more than --max-depth links from a seed
-	ReasonRepeatedSegment Reason = "trap-segment"      // a path segment repeated past --max-segment-repeats
-	ReasonRule            Reason = "rule"              // another URL rule (scheme, form)
-	ReasonOverBudget      Reason = "over-budget"       // the host holds --max-urls-per-host URLs
-	ReasonRobots          Reason = "robots"            // disallowed by robots.txt
-	ReasonAddress         Reason = "address"           // the address guard refused the host's address
-	ReasonDNS             Reason = "dns"               // the host name did not resolve
-	ReasonBrokenHost      Reason = "broken-host"       // the host was purged after repeated failures
-	ReasonBlocklist       Reason = "blocklist"         // the operator blocked the host or address
-	ReasonNoFollow        Reason = "nofollow"          // the page asked not to follow its links
-	ReasonRedirectScope   Reason = "redirect-scope"    // a redirect led out of scope
-	ReasonRetries         Reason = "retries-exhausted" // failed on every try
+	ReasonScope           Reason = "scope"              // out of --scope
+	ReasonFilterSchedule  Reason = "filter-schedule"    // refused by the schedule filter
+	ReasonFilterFetch     Reason = "filter-fetch"       // refused by the fetch filter
+	ReasonFilterParse     Reason = "filter-parse"       // not parsed: the parse filter
+	ReasonFilterFollow    Reason = "filter-follow"      // links not followed: the follow filter
+	ReasonFilterStore     Reason = "filter-store"       // not stored: the store filter
+	ReasonLength          Reason = "trap-length"        // longer than --max-url-length
+	ReasonRedirects       Reason = "trap-redirects"     // redirect chain longer than --max-redirects
+	ReasonDepth           Reason = "trap-depth"         // more than --max-depth links from a seed
+	ReasonRepeatedSegment Reason = "trap-segment"       // a path segment repeated past --max-segment-repeats
+	ReasonRule            Reason = "rule"               // another URL rule (scheme, form)
+	ReasonOverBudget      Reason = "over-budget"        // the host holds --max-urls-per-host URLs
+	ReasonRobots          Reason = "robots"             // disallowed by robots.txt
+	ReasonAddress         Reason = "address"            // the address guard refused the host's address
+	ReasonDNS             Reason = "dns"                // the host name did not resolve
+	ReasonBrokenHost      Reason = "broken-host"        // the host was purged after repeated failures
+	ReasonRobotsFailed    Reason = "robots-unavailable" // its robots.txt could not be fetched after every retry
+	ReasonBlocklist       Reason = "blocklist"          // the operator blocked the host or address
+	ReasonNoFollow        Reason = "nofollow"           // the page asked not to follow its links
+	ReasonRedirectScope   Reason = "redirect-scope"     // a redirect led out of scope
+	ReasonRetries         Reason = "retries-exhausted"  // failed on every try
 )
 
 // Status is the crawl.log status code of a refusal for r.
@@ -56,6 +57,8 @@ func (r Reason) Status() int {
 		return StatusDNSPrerequisite
 	case ReasonBrokenHost:
 		return StatusPrerequisite
+	case ReasonRobotsFailed:
+		return StatusRobotsPrerequisite
 	case ReasonRetries:
 		return StatusRetriesExhausted
 	}

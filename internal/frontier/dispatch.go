@@ -32,7 +32,7 @@ func (s *scheduler) next(now int64) *Task {
 func (s *scheduler) task(now int64, e *ipEntry, v *visitState, rec string, attempt int) *Task {
 	sa, pq, h := s.locate(v, rec)
 	if h.dead {
-		s.drop(h)
+		s.drop(h, v.prefix, rec)
 		return nil
 	}
 	if !h.resolved {
@@ -48,7 +48,8 @@ func (s *scheduler) task(now int64, e *ipEntry, v *visitState, rec string, attem
 		}
 	}
 	if rs.dead {
-		s.f.stats.PurgedURLs.Add(1)
+		s.countDrop(DropRobotsUnavailable, 1)
+		s.drops.one(DropRobotsUnavailable, v.prefix, rec)
 		return nil
 	}
 	if rs.rules != nil && now >= rs.expires {
@@ -209,13 +210,11 @@ func (s *scheduler) uncountPage(v *visitState, sa string) {
 	}
 }
 
-// drop counts a URL whose host is dead.
-func (s *scheduler) drop(h *hostState) {
-	if h.refused {
-		s.f.stats.AddressRefused.Add(1)
-	} else {
-		s.f.stats.PurgedURLs.Add(1)
-	}
+// drop counts a URL whose host is dead and tells the drop log of it (rec
+// is meta+suffix of prefix).
+func (s *scheduler) drop(h *hostState, prefix, rec string) {
+	s.countDrop(h.dropWhy(), 1)
+	s.drops.one(h.dropWhy(), prefix, rec)
 }
 
 // pop takes the next record of v: retries first, then the RAM queue,

@@ -103,7 +103,8 @@ func (s *scheduler) place(rec []byte, force bool) bool {
 		v = s.newVisitState(key, prefix, hostOf(string(sa)))
 	}
 	if v.broken() {
-		s.f.stats.PurgedURLs.Add(1)
+		s.countDrop(v.dropWhy, 1)
+		s.drops.one(v.dropWhy, "", string(rec))
 		return true
 	}
 	// The record is meta+suffix: move the meta next to the suffix.
@@ -125,7 +126,7 @@ func (s *scheduler) place(rec []byte, force bool) bool {
 // (ip policy), or drops it if the host is dead.
 func (s *scheduler) park(h *hostState, rec []byte) {
 	if h.dead {
-		s.drop(h)
+		s.drop(h, "", string(rec))
 		return
 	}
 	h.parked = append(h.parked, append([]byte(nil), rec...))
@@ -200,7 +201,7 @@ func (s *scheduler) newVisitState(key, prefix, host string) *visitState {
 	case h.resolved:
 		s.attach(v)
 	case h.dead:
-		v.phase = phaseBroken
+		v.phase, v.dropWhy = phaseBroken, h.dropWhy()
 	default:
 		s.waitHost(v, h)
 	}

@@ -33,6 +33,14 @@ type hostState struct {
 	parked    [][]byte      // ready records waiting for it (ip policy)
 }
 
+// dropWhy is why a URL of a dead host is dropped.
+func (h *hostState) dropWhy() DropReason {
+	if h.refused {
+		return DropAddress
+	}
+	return DropDNS
+}
+
 // dnsStage is the scheduler's side of the DNS workers.
 type dnsStage struct {
 	hosts    map[string]*hostState
@@ -231,19 +239,16 @@ func (s *scheduler) resolveFailed(h *hostState, err error) {
 		f.stats.DNSFailures.Add(1)
 		f.log.Info("frontier: name did not resolve", "host", h.name, "err", err)
 	}
-	for range h.parked {
+	for _, rec := range h.parked {
 		s.addQueued(-1)
-		s.drop(h)
+		s.drop(h, "", string(rec))
 	}
 	h.parked = nil
 	waiters := h.waiters
 	h.waiters = nil
 	for _, v := range waiters {
 		if v.host == h {
-			if h.refused {
-				f.stats.AddressRefused.Add(v.queued())
-			}
-			s.purge(v)
+			s.purge(v, h.dropWhy())
 			continue
 		}
 		v.setPhase(phaseReady)

@@ -42,6 +42,11 @@ type Virtualizer interface {
 	Enqueue(id uint64, rec []byte) error
 	DequeueN(id uint64, n int) ([][]byte, error)
 	Remove(id uint64) (int64, error)
+	// The frontier's drop log reads and removes the queue of a purged
+	// visit state on a goroutine of its own (dropLog), while the
+	// scheduler uses other ids: a Virtualizer must be safe for concurrent
+	// use.
+	//
 	// Snapshot calls fn for every record held, without removing any (for
 	// checkpoints), in the order of the files (sequential I/O): FIFO
 	// within an id only until a compaction has moved some of its records.
@@ -107,8 +112,17 @@ type Config struct {
 	// log. It is called on the scheduler
 	// goroutine and must return quickly.
 	RobotsDenied func(url string, m Meta)
-	Stats        *stats.Crawl
-	Logger       *slog.Logger
+	// Dropped, when set, is told of each URL the frontier gives up
+	// without fetching it (DropReason), after it is counted: the URLs of
+	// a visit state purged or emptied by Drop, those that reach a purged
+	// visit state or a dead host later, those over their key's budget.
+	// The scheduler's drops are told on a goroutine of the frontier's
+	// (bounded: see dropLog; URLs past its bounds are counted in
+	// DropsUnlogged instead), the over-budget ones on the goroutine that
+	// offered the URL; it must be safe for concurrent use.
+	Dropped func(url string, m Meta, why DropReason)
+	Stats   *stats.Crawl
+	Logger  *slog.Logger
 }
 
 func (c *Config) setDefaults() {
@@ -444,7 +458,7 @@ func (f *Frontier) enqueueKey(key []byte, hash uint64) error {
 func (f *Frontier) admitOwned(key []byte) error {
 	sa := schemeAuthorityOf(key[MetaLen:])
 	if budget := f.live.Load().MaxURLsPerKey; budget > 0 && f.counts.get(sa) >= budget {
-		f.stats.OverBudget.Add(1)
+		f.overBudget(key)
 		return nil
 	}
 	if p := f.sieveErr.Load(); p != nil {
@@ -459,6 +473,15 @@ func (f *Frontier) admitOwned(key []byte) error {
 	f.stats.SieveEnqueued.Add(1)
 	f.sieveIn.Add(1)
 	return nil
+}
+
+// overBudget counts (and tells Dropped of) the record key (Meta, then
+// URL), refused because its key has used its budget.
+func (f *Frontier) overBudget(key []byte) {
+	f.stats.OverBudget.Add(1)
+	if f.cfg.Dropped != nil {
+		f.cfg.Dropped(string(key[MetaLen:]), decodeMeta(key), DropOverBudget)
+	}
 }
 
 // Receiver receives the sieve's new flows (BUbiNG's NewFlowReceiver): keys
@@ -480,7 +503,7 @@ func (r *Receiver) Append(hash uint64, key []byte) error {
 	}
 	sa := schemeAuthorityOf(key[MetaLen:])
 	if budget := f.live.Load().MaxURLsPerKey; budget > 0 && f.counts.add(sa) > budget {
-		f.stats.OverBudget.Add(1)
+		f.overBudget(key)
 		return nil
 	}
 	if rr, ok := f.cfg.Router.(ReadyRouter); ok {

@@ -88,9 +88,10 @@ type KeyInfo struct {
 	Addr        netip.Addr  // its workbench entry's address (invalid until resolved)
 	IPNextFetch time.Time   // earliest next request to Addr (zero: now)
 	IPInFlight  int
-	Waiting     string // "dns", "robots.txt" or ""
-	Broken      bool   // purged: its URLs are dropped
-	Failures    int    // consecutive failed URLs
+	Waiting     string     // "dns", "robots.txt" or ""
+	Broken      bool       // purged: its URLs are dropped
+	DropWhy     DropReason // why it was purged (Broken)
+	Failures    int        // consecutive failed URLs
 }
 
 // HostInfo is the state of one host name.
@@ -269,7 +270,7 @@ func (s *scheduler) findInState(v *visitState, suffix string, info *URLInfo) {
 func (s *scheduler) keyInfo(v *visitState) *KeyInfo {
 	k := &KeyInfo{Key: v.key, Host: v.host.name, Queued: v.queued(), OnDisk: v.onDisk, InFlight: v.inFlight,
 		Pages: v.pages, NextFetch: s.f.wall(v.nextFetch), Delay: v.delay, DelayWhy: v.delayWhy,
-		Broken: v.broken(), Failures: v.failures}
+		Broken: v.broken(), DropWhy: v.dropWhy, Failures: v.failures}
 	if e := v.entry; e != nil {
 		k.Addr, k.IPNextFetch, k.IPInFlight = e.addr, s.f.wall(e.nextFetch), e.inFlight
 	}

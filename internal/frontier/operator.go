@@ -112,7 +112,9 @@ func (f *Frontier) RobotsRule(ctx context.Context, url string) (known, allowed b
 
 // Drop empties the visit states match names (by key, host name or
 // address) and marks them broken, so that nothing more of them is
-// fetched; it returns the URLs dropped. Requests in flight end as they
+// fetched; it returns the URLs dropped, counted (Blocked, BlockedQueued)
+// and told to Dropped (DropBlocked) like those that reach the visit
+// states later. Requests in flight end as they
 // would.
 func (f *Frontier) Drop(ctx context.Context, match func(key, host string, addr netip.Addr) bool) (int64, error) {
 	var n int64
@@ -123,7 +125,9 @@ func (f *Frontier) Drop(ctx context.Context, match func(key, host string, addr n
 				addr = v.host.addr
 			}
 			if !v.broken() && match(v.key, v.host.name, addr) {
-				n += s.empty(v)
+				d := s.empty(v, DropBlocked)
+				s.countDrop(DropBlocked, d)
+				n += d
 			}
 		}
 	})

@@ -57,7 +57,7 @@ func (s *scheduler) releasePage(v *visitState, t *Task, o Outcome) (time.Duratio
 	case Failed:
 		v.failures++
 		if v.failures >= s.f.cfg.MaxFailures {
-			s.purge(v)
+			s.purge(v, DropBrokenHost)
 		}
 	case Abandoned:
 		s.putBack(v, t.record(), t.Attempt)
@@ -92,33 +92,50 @@ func (s *scheduler) keyDelay(sa string, o Outcome) (time.Duration, DelayReason) 
 	return d, why
 }
 
-// purge drops a broken visit state's URLs (BUbiNG's brokenVisitStates).
-func (s *scheduler) purge(v *visitState) {
+// purge drops a broken visit state's URLs (BUbiNG's brokenVisitStates),
+// counted by countDrop.
+func (s *scheduler) purge(v *visitState, why DropReason) {
 	if v.broken() {
 		return
 	}
-	n := s.empty(v)
+	n := s.empty(v, why)
 	s.f.stats.BrokenKeys.Add(1)
-	s.f.stats.PurgedURLs.Add(n)
-	s.f.log.Info("frontier: visit state purged as broken", "key", v.key, "urls", n)
+	s.countDrop(why, n)
+	s.f.log.Info("frontier: visit state purged as broken", "key", v.key, "urls", n, "why", why.String())
 }
 
-// empty drops v's URLs and marks it broken (nothing more of it is
-// fetched), returning the URLs dropped.
-func (s *scheduler) empty(v *visitState) int64 {
+// countDrop counts n URLs dropped for why: AddressRefused for a refused
+// address, Blocked (and BlockedQueued) for the blocklist, PurgedURLs
+// otherwise (over-budget URLs are counted where they are refused).
+func (s *scheduler) countDrop(why DropReason, n int64) {
+	st := s.f.stats
+	switch why {
+	case DropAddress:
+		st.AddressRefused.Add(n)
+	case DropBlocked:
+		st.Blocked.Add(n)
+		st.BlockedQueued.Add(n)
+	default:
+		st.PurgedURLs.Add(n)
+	}
+}
+
+// empty drops v's URLs for why (handing them to the drop log) and marks
+// it broken (nothing more of it is fetched), returning the URLs dropped.
+func (s *scheduler) empty(v *visitState, why DropReason) int64 {
 	f := s.f
 	s.wb.withdraw(v)
 	n := v.queued()
 	s.addQueued(-n)
 	s.queuedBytes -= int64(v.queue.bytes())
-	if v.onDisk > 0 {
+	s.virtualized -= v.onDisk
+	if !s.drops.purged(v, why) && v.onDisk > 0 {
 		if _, err := f.cfg.Virtualizer.Remove(v.id); err != nil {
 			f.log.Error("frontier: virtualizer remove", "key", v.key, "err", err)
 		}
-		s.virtualized -= v.onDisk
 	}
 	v.queue, v.retries, v.onDisk = pathQueue{}, nil, 0
-	v.phase = phaseBroken
+	v.phase, v.dropWhy = phaseBroken, why
 	if v.inFlight == 0 {
 		s.deactivate(v)
 	}

@@ -29,6 +29,7 @@ type scheduler struct {
 	dist   distributor
 	dns    dnsStage
 	robots robotsTable
+	drops  dropLog
 	states map[string]*visitState
 	nextID uint64
 
@@ -66,6 +67,7 @@ func newScheduler(f *Frontier) *scheduler {
 		assign:     c.Assign,
 		dns:        newDNSStage(),
 		robots:     robotsTable{m: make(map[string]*robotsState)},
+		drops:      dropLog{fn: c.Dropped, virt: c.Virtualizer, stats: c.Stats, log: c.Logger},
 		states:     make(map[string]*visitState),
 		flushDone:  make(chan flushResult, 1),
 		flying:     make(map[*Task]struct{}),
@@ -139,6 +141,8 @@ func (f *Frontier) Run(ctx context.Context) error {
 	for i := 0; i < f.cfg.DNSWorkers; i++ {
 		go s.dns.worker(dnsCtx, f.cfg.Resolver, f.cfg.Guard)
 	}
+	s.drops.start()
+	defer s.drops.stop()
 	l := &runLoop{ctx: ctx, ctxDone: ctx.Done(), timer: f.clock.NewTimer(time.Hour), tick: f.clock.NewTimer(tickEvery)}
 	defer l.timer.Stop()
 	defer l.tick.Stop()
@@ -184,6 +188,7 @@ func (s *scheduler) step(now int64, l *runLoop) (more bool) {
 	if s.err != nil {
 		l.stopping = true
 	}
+	s.drops.flush()
 	return more
 }
 

@@ -37,7 +37,8 @@ type visitState struct {
 	delay     time.Duration // the delay set by the last release, and why
 	delayWhy  DelayReason
 	inFlight  int
-	failures  int // consecutive failed URLs (retries exhausted)
+	failures  int        // consecutive failed URLs (retries exhausted)
+	dropWhy   DropReason // why it was purged (broken)
 
 	heapIndex int // position in entry.states, -1 when not there
 }

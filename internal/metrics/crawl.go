@@ -83,6 +83,7 @@ var families = []family{
 		"over_budget":      func(s *stats.Crawl) *atomic.Int64 { return &s.OverBudget },
 		"address_refused":  func(s *stats.Crawl) *atomic.Int64 { return &s.AddressRefused },
 		"broken_host":      func(s *stats.Crawl) *atomic.Int64 { return &s.PurgedURLs },
+		"blocklist":        func(s *stats.Crawl) *atomic.Int64 { return &s.Blocked },
 	}),
 	by("petrel_urls_filtered_total", "URLs and responses refused by the filter of each of BUbiNG's five stages.", counter, "stage", map[string]cf{
 		"schedule": func(s *stats.Crawl) *atomic.Int64 { return &s.FilteredSchedule },
@@ -183,13 +184,14 @@ var families = []family{
 			f := src.Logs()
 			return []point{{v: float64(f.CrawlLines), lv: []string{"crawl"}}, {v: float64(f.SkippedLines), lv: []string{"skipped"}}}
 		}},
-	{name: "petrel_log_lines_dropped_total", help: "Lines not written or not delivered, by where: skipped_cap (refusals past the skipped log's total cap, counted only) or stream (lines a slow follower of the crawl log missed).", kind: counter,
+	{name: "petrel_log_lines_dropped_total", help: "Lines not written or not delivered, by where: skipped_cap (refusals past the skipped log's total cap, counted only), drop_log (URLs dropped in bulk past the frontier's drop log bounds, counted only) or stream (lines a slow follower of the crawl log missed).", kind: counter,
 		labels: []string{"where"}, points: func(src *Sources) []point {
 			if src.Logs == nil {
 				return nil
 			}
 			f := src.Logs()
-			return []point{{v: float64(f.SkippedDropped), lv: []string{"skipped_cap"}}, {v: float64(f.StreamDropped), lv: []string{"stream"}}}
+			return []point{{v: float64(f.SkippedDropped), lv: []string{"skipped_cap"}}, {v: float64(src.Stats.DropsUnlogged.Load()), lv: []string{"drop_log"}},
+				{v: float64(f.StreamDropped), lv: []string{"stream"}}}
 		}},
 }
 

@@ -28,7 +28,7 @@ var labelValues = map[string][]string{
 	"state":     {"ready", "queued_memory", "queued_disk", "in_flight", "active", "idle", "busy", "total"},
 	"pool":      {"fetcher", "parser"},
 	"log":       {"crawl", "skipped"},
-	"where":     {"skipped_cap", "stream"},
+	"where":     {"skipped_cap", "drop_log", "stream"},
 	"stage":     {"schedule", "fetch", "parse", "follow", "store"},
 	"flow":      {"key_sent", "key_received", "ready_sent", "ready_received"},
 	"version":   nil,

@@ -54,6 +54,7 @@ type Crawl struct {
 	DNSFailures         atomic.Int64 // visit states whose name did not resolve
 	BrokenKeys          atomic.Int64 // visit states purged as broken (BUbiNG's brokenVisitStates)
 	PurgedURLs          atomic.Int64 // URLs dropped with a broken visit state
+	DropsUnlogged       atomic.Int64 // URLs dropped (counted by their reason) without a crawl.log line: over the drop log's bounds, or left at the stop
 	Retries             atomic.Int64 // fetch attempts repeated after a failure or 5xx
 	FetcherWaitNano     atomic.Int64 // total time fetchers waited for work
 	Checkpoints         atomic.Int64 // checkpoints taken
