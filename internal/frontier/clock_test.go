@@ -306,3 +306,96 @@ func TestSimQueuedInvariant(t *testing.T) {
 		}
 	}
 }
+
+// TestSimReconfigureRobotsExpiry lowers RobotsExpiry mid-crawl: the rules
+// fetched before the change expire by the new value (robots.txt is asked
+// again at the next dispatch), and from then on no page is dispatched
+// under rules older than it.
+func TestSimReconfigureRobotsExpiry(t *testing.T) {
+	m := newSim(t, Config{Settings: Settings{HostDelay: time.Second, RobotsExpiry: time.Hour}},
+		map[string]netip.Addr{"a.test": netip.MustParseAddr("10.9.6.1")})
+	for i := 0; i < 6; i++ {
+		m.add(fmt.Sprintf("http://a.test/p%d", i), Meta{})
+	}
+	const expiry = 1500 * time.Millisecond
+	var pages int
+	var changed time.Time
+	m.run(func(tk *Task) (Outcome, time.Duration) {
+		if tk.Robots {
+			return Outcome{Result: Fetched, Robots: allowAll{}}, time.Millisecond
+		}
+		if pages++; pages == 3 {
+			set := *m.s.set
+			set.RobotsExpiry = expiry
+			m.s.reconfigure(&set)
+			changed = m.clock.Now()
+		}
+		return Outcome{Result: Fetched}, 10 * time.Millisecond
+	}, 1000)
+	var robots []simFetch
+	for _, r := range m.log {
+		if r.robots {
+			robots = append(robots, r)
+			continue
+		}
+		last := robots[len(robots)-1]
+		if r.start.After(changed) && r.start.Sub(last.end) >= expiry {
+			t.Errorf("%s dispatched %v after its robots.txt ended, RobotsExpiry %v", r.url, r.start.Sub(last.end), expiry)
+		}
+	}
+	if len(robots) < 3 || robots[1].start.Before(changed) {
+		t.Fatalf("robots.txt fetched at %v (change at %v): want it again after the change", robotsStarts(m, robots), changed.Sub(m.f.base))
+	}
+	for i := 1; i < len(robots); i++ {
+		if i > 1 && robots[i].start.Sub(robots[i-1].end) < expiry {
+			t.Errorf("robots.txt asked again %v after the last one, RobotsExpiry %v", robots[i].start.Sub(robots[i-1].end), expiry)
+		}
+	}
+}
+
+func robotsStarts(m *sim, rs []simFetch) []time.Duration {
+	var out []time.Duration
+	for _, r := range rs {
+		out = append(out, r.start.Sub(m.f.base))
+	}
+	return out
+}
+
+// TestSimReconfigureCrawlDelayCap raises CrawlDelayCap while the key waits
+// out the old cap: its next request comes the new cap after its last one,
+// as every one after.
+func TestSimReconfigureCrawlDelayCap(t *testing.T) {
+	m := newSim(t, Config{Settings: Settings{HostDelay: 100 * time.Millisecond, CrawlDelayCap: 200 * time.Millisecond}},
+		map[string]netip.Addr{"a.test": netip.MustParseAddr("10.9.7.1")})
+	for i := 0; i < 6; i++ {
+		m.add(fmt.Sprintf("http://a.test/p%d", i), Meta{})
+	}
+	done := false
+	m.check = func() {
+		if err := m.s.checkQueued(); err != nil {
+			t.Fatal(err)
+		}
+		if pages := len(m.log) - 1; !done && pages == 3 { // the third page released: the key waits
+			done = true
+			set := *m.s.set
+			set.CrawlDelayCap = time.Second
+			m.s.reconfigure(&set)
+		}
+	}
+	m.run(func(tk *Task) (Outcome, time.Duration) {
+		if tk.Robots {
+			return Outcome{Result: Fetched, Robots: allowAll{delay: 10 * time.Second}}, time.Millisecond
+		}
+		return Outcome{Result: Fetched}, 20 * time.Millisecond
+	}, 1000)
+	want := []time.Duration{200, 200, 200, 1000, 1000, 1000}
+	gs := m.gaps(simKey)["http://a.test"]
+	if len(gs) != len(want) {
+		t.Fatalf("gaps %v", gs)
+	}
+	for i, g := range gs {
+		if g != want[i]*time.Millisecond {
+			t.Errorf("gap %d: %v, want %v (all %v)", i, g, want[i]*time.Millisecond, gs)
+		}
+	}
+}

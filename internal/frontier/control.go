@@ -104,9 +104,12 @@ func (f *Frontier) Cuts() Cuts { return f.live.Load().Cuts }
 // when a value is out of range, Assign or FrontSize would change, or Run
 // is not running.
 //
-// A change applies from the next decision it enters: a visit state's next
-// fetch time already computed stands (a lowered delay does not shorten a
-// wait in progress; a raised one applies from the key's next response).
+// A change applies from the next decision it enters. A raised HostDelay,
+// IPDelay or CrawlDelayCap holds for keys and addresses already waiting
+// (see reconfigure); a raised DelayFactor or MaxDelay applies from each
+// key's next response; a lowered delay does not shorten a wait in
+// progress. RobotsExpiry counts from each robots.txt's fetch, so a lowered
+// one expires the rules fetched before the change as well.
 // Narrowing a limit (MaxURLs, MaxURLsPerKey, the cuts) cuts queued URLs as
 // they come up for dispatch, counted in stats.CutAtDispatch; widening one
 // affects the URLs found afterwards (and, for MaxURLs, lets dispatch go
@@ -123,20 +126,25 @@ func (f *Frontier) Reconfigure(ctx context.Context, set Settings, cuts Cuts) err
 // task decided under the old settings begins: the one waiting for a
 // fetcher and those in Todo's buffer are taken back (their URLs dispatched
 // again, or cut, under the new ones), and a task a fetcher already holds
-// is Recalled. A raised host or IP delay holds for keys and addresses
-// already waiting: their next allowed time moves by the increase, so that
-// it is at least the end of their last exchange plus the new delay.
+// is Recalled. A raised host or IP delay, or Crawl-delay cap, holds for
+// keys and addresses already waiting: their next allowed time moves by the
+// increase, so that it is at least the end of their last exchange plus the
+// new delay.
 func (s *scheduler) reconfigure(set *liveSettings) {
 	old := s.set
 	s.set = set
 	s.f.live.Store(set)
 	s.f.gen.Add(1)
 	s.takeBack()
-	if d := set.HostDelay; d > old.HostDelay {
+	if set.HostDelay > old.HostDelay || set.CrawlDelayCap > old.CrawlDelayCap {
 		for _, v := range s.states {
+			d, why := set.HostDelay, DelayHost
+			if cd := v.rs.crawlDelay(set); cd > d {
+				d, why = cd, DelayCrawlDelay
+			}
 			if v.delay < d && v.nextFetch > 0 {
 				v.nextFetch += int64(d - v.delay)
-				v.delay, v.delayWhy = d, DelayHost
+				v.delay, v.delayWhy = d, why
 				s.wb.offer(v)
 			}
 		}

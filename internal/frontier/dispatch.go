@@ -52,7 +52,7 @@ func (s *scheduler) task(now int64, e *ipEntry, v *visitState, rec string, attem
 		s.drops.one(DropRobotsUnavailable, v.prefix, rec)
 		return nil
 	}
-	if rs.rules != nil && now >= rs.expires {
+	if rs.rules != nil && now >= rs.expires(s.set) {
 		rs.rules = nil
 	}
 	other, ok := s.otherEntry(now, e, v, h, rec, attempt)

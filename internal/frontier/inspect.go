@@ -322,7 +322,7 @@ func (s *scheduler) hostInfo(name string) HostInfo {
 	for sa, rs := range s.robots.m {
 		if hostOf(sa) == name {
 			info.Budget[sa] = 0
-			info.Robots[sa] = RobotsInfo{Fetched: rs.rules != nil, Expires: s.f.wall(rs.expires), InFlight: rs.inFlight,
+			info.Robots[sa] = RobotsInfo{Fetched: rs.rules != nil, Expires: s.f.wall(rs.expires(s.set)), InFlight: rs.inFlight,
 				Failures: rs.fails, Dead: rs.dead}
 		}
 	}

@@ -81,10 +81,8 @@ func (s *scheduler) keyDelay(sa string, o Outcome) (time.Duration, DelayReason) 
 			d, why = a, DelayAdaptive
 		}
 	}
-	if rs := s.robots.m[sa]; rs != nil && rs.rules != nil {
-		if cd := min(rs.rules.CrawlDelay(), c.CrawlDelayCap); cd > d {
-			d, why = cd, DelayCrawlDelay
-		}
+	if cd := s.robots.m[sa].crawlDelay(c); cd > d {
+		d, why = cd, DelayCrawlDelay
 	}
 	if o.RetryAfter > d {
 		d, why = min(o.RetryAfter, c.MaxDelay), DelayRetryAfter

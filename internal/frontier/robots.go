@@ -25,13 +25,26 @@ type RobotsRules interface {
 // robotsState is the robots.txt of one scheme+authority.
 type robotsState struct {
 	rules    RobotsRules // nil: not fetched, expired, or unavailable for now
-	expires  int64
+	fetched  int64       // end of the fetch that gave rules; they expire RobotsExpiry later
 	inFlight bool
 	fails    int
 	dead     bool   // unavailable after every retry: the authority's URLs are dropped
 	redirect string // the path+query the last robots.txt response redirected to ("": /robots.txt)
 	hops     int    // redirects followed for the fetch going on
 	waiters  []*visitState
+}
+
+// expires is when the rules expire under the settings in force (a lowered
+// RobotsExpiry holds for rules fetched before the change).
+func (r *robotsState) expires(set *liveSettings) int64 { return r.fetched + int64(set.RobotsExpiry) }
+
+// crawlDelay is the Crawl-delay of the rules, up to the cap in force (0
+// without rules).
+func (r *robotsState) crawlDelay(set *liveSettings) time.Duration {
+	if r == nil || r.rules == nil {
+		return 0
+	}
+	return min(r.rules.CrawlDelay(), set.CrawlDelayCap)
 }
 
 // robotsTable maps scheme+authority to its robots.txt state.
@@ -70,7 +83,7 @@ func (s *scheduler) releaseRobots(v *visitState, t *Task, o Outcome, end int64) 
 	case o.Result == Fetched && o.RobotsRedirect != "":
 		rs.redirect, rs.hops = o.RobotsRedirect, rs.hops+1
 	case o.Result == Fetched && o.Robots != nil:
-		rs.rules, rs.expires, rs.fails = o.Robots, end+int64(s.set.RobotsExpiry), 0
+		rs.rules, rs.fetched, rs.fails = o.Robots, end, 0
 		rs.redirect, rs.hops = "", 0
 		delay, why = s.keyDelay(t.SchemeAuthority, o)
 	default:
