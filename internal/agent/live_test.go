@@ -104,14 +104,14 @@ func (w *timedWriter) count(from time.Time) int {
 	return n
 }
 
-// TestReconfigureEveryLiveSetting changes every live setting in the middle
-// of a crawl of the synthetic web and a slow site, and observes each one's
+// TestReconfigureEveryLiveSetting changes, with TestReconfigureTiming (the
+// settings of when requests are made), every live setting in the middle of
+// a crawl of the synthetic web and a slow site, and observes each one's
 // effect: in the servers' request logs where a setting shapes requests
 // (gaps per host and per address, requests at once, hosts out of scope,
-// timeouts, truncated bodies), otherwise in the agent's gauges, counters
-// and log (pools, progress lines, checkpoints, links dropped, depth) or, for
-// the frontier's policy values, in the settings the scheduler decides with
-// (their effect is the frontier's own fake-clock tests).
+// pages per host, timeouts, truncated bodies), otherwise in the agent's
+// gauges, counters and log (pools, progress lines, checkpoints, links
+// dropped, depth).
 func TestReconfigureEveryLiveSetting(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -183,9 +183,8 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 	first := map[string]any{
 		"host-delay": "150ms", "ip-delay": "60ms", "fetchers": 6, "parsers": 3, "progress": "30ms",
 		"checkpoint-every": "100ms", "max-links": 3, "scope": "host", "max-depth": 3, "max-body": "1KiB",
-		"max-urls-per-host": 40, "stop-grace": "1s", "max-delay": "20s", "delay-factor": 0.5,
-		"crawl-delay-cap": "5s", "retries": 1, "retry-delay": "50ms", "robots-expiry": "1h", "workbench-bytes": "8MiB",
-		"schedule-filter": "not PathStartsWith(/p/4)", "fetch-filter": "not PathStartsWith(/p/5)",
+		"max-urls-per-host": 40,
+		"schedule-filter":   "not PathStartsWith(/p/4)", "fetch-filter": "not PathStartsWith(/p/5)",
 		"parse-filter": "not PathStartsWith(/p/1)", "follow-filter": "not PathStartsWith(/p/2)",
 		"store-filter": "not PathStartsWith(/p/3)",
 	}
@@ -232,12 +231,14 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 	}
 	end := a.stats.Snapshot()
 
-	// Every live setting was changed here.
+	// Every live setting was changed here or by TestReconfigureTiming.
 	for _, s := range a.cfg.Table() {
 		_, in1 := first[s.Name]
 		_, in2 := second[s.Name]
-		if s.Live && !in1 && !in2 {
-			t.Errorf("live setting --%s is not changed by this test", s.Name)
+		_, in3 := timingFirst[s.Name]
+		_, in4 := timingSecond[s.Name]
+		if s.Live && !in1 && !in2 && !in3 && !in4 {
+			t.Errorf("live setting --%s is not changed by this test or TestReconfigureTiming", s.Name)
 		}
 	}
 
@@ -334,17 +335,30 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 		}
 	}
 	depthMu.Unlock()
-	if set.MaxDelay != 20*time.Second || set.DelayFactor != 0.5 || set.CrawlDelayCap != 5*time.Second || set.MaxRetries != 1 ||
-		set.RetryDelay != 50*time.Millisecond || set.RobotsExpiry != time.Hour || set.WorkbenchBytes != 8<<20 || set.MaxURLsPerKey != 40 {
-		t.Errorf("the frontier decides with %+v", set)
+	if set.MaxURLsPerKey != 40 {
+		t.Errorf("the frontier decides with max-urls-per-host %d, want 40", set.MaxURLsPerKey)
 	}
-	if a.live.Load().stopGrace != time.Second {
-		t.Errorf("stop-grace in force %v, want 1s", a.live.Load().stopGrace)
+	for host, n := range pagesPerHost(hits) {
+		if n > 40 {
+			t.Errorf("%s: %d pages, max-urls-per-host 40", host, n)
+		}
 	}
 	log := readLog(t, cfg.Dir)
 	if !strings.Contains(log, `"msg":"setting changed","setting":"host-delay","old":"5ms","new":"150ms"`) {
 		t.Errorf("the crawl log lacks the host-delay change (old → new)")
 	}
+}
+
+// pagesPerHost counts the distinct pages (robots.txt aside) of each host.
+func pagesPerHost(hits []testweb.Hit) map[string]int {
+	seen, out := map[string]bool{}, map[string]int{}
+	for _, h := range hits {
+		if k := h.Host + h.Path; h.Path != "/robots.txt" && !seen[k] {
+			seen[k] = true
+			out[h.Host]++
+		}
+	}
+	return out
 }
 
 func readLog(t *testing.T, dir string) string {
