@@ -83,8 +83,23 @@ type reconfigReply struct {
 // live (and why) — and then changes nothing. The request is carried out by
 // the crawl's control loop, which owns the running values; the change is
 // logged, and saved in state/ so that a restart keeps it. Called before
-// Run, it waits for Run to start (or ctx to end).
+// Run, it waits for Run to start (or ctx to end). In a crawl of several
+// agents, a cluster-wide setting changes on every agent or on none
+// (clusterconfig.go).
 func (a *Agent) Reconfigure(ctx context.Context, changes map[string]any) ([]Change, error) {
+	if n := a.clusterNode.Load(); n != nil {
+		a.curMu.Lock()
+		wide, _ := clusterWide(a.cur, changes)
+		a.curMu.Unlock()
+		if len(wide) > 0 {
+			return a.reconfigureCluster(ctx, n, changes)
+		}
+	}
+	return a.reconfigureLocal(ctx, changes)
+}
+
+// reconfigureLocal is Reconfigure on this agent alone.
+func (a *Agent) reconfigureLocal(ctx context.Context, changes map[string]any) ([]Change, error) {
 	req := reconfigReq{changes: changes, reply: make(chan reconfigReply, 1)}
 	select {
 	case a.reconfig <- req:
@@ -275,7 +290,10 @@ func (a *Agent) saveLive() error {
 
 // loadLive applies the settings saved by earlier runs' Reconfigure over
 // cfg, except those given on the command line this time (cfg.Given): those
-// win, and the log says so. It returns the saved changes still in force.
+// win, and the log says so — but not a cluster-wide setting of an agent of
+// a crawl of several, which every agent changed together: the saved value
+// is the crawl's, and the same command lines resume it. It returns the
+// saved changes still in force.
 func loadLive(cfg *Config, logf func(msg string, args ...any)) (map[string]any, error) {
 	saved := map[string]any{}
 	b, err := os.ReadFile(filepath.Join(cfg.Dir, "state", liveFile))
@@ -292,7 +310,7 @@ func loadLive(cfg *Config, logf func(msg string, args ...any)) (map[string]any, 
 	for name, v := range saved {
 		s := t.Lookup(name)
 		switch {
-		case slices.Contains(cfg.Given, name):
+		case slices.Contains(cfg.Given, name) && !(s != nil && s.Cluster && cfg.Cluster.Enabled()):
 			logf("the command line overrides a setting changed while the crawl ran", "setting", name, "saved", v, "given", s.Value())
 			delete(saved, name)
 		case s == nil || s.SetValue(v) != nil || s.Validate() != nil:

@@ -27,6 +27,9 @@ import (
 //	GET  /v1/view    the agent's ownership view (404 before it has one)
 //	POST /v1/view/prepare, /v1/view/commit, /v1/view/abort
 //	                 a view change's two phases (viewchange.go)
+//	POST /v1/config/prepare, /v1/config/commit, /v1/config/abort
+//	                 a live change of cluster-wide settings (config.go)
+//	GET  /v1/config  the config epoch and the values changed under it
 //	GET  /v1/status  the agent's Status
 //	POST /v1/finish  the crawl is over: persist it and stop
 //	POST /v1/stop    a whole-crawl stop: stop cleanly (and, with
@@ -42,6 +45,10 @@ func (n *Node) handler() http.Handler {
 	mux.HandleFunc("POST /v1/view/prepare", n.serveViewPrepare)
 	mux.HandleFunc("POST /v1/view/commit", n.serveViewCommit)
 	mux.HandleFunc("POST /v1/view/abort", n.serveViewAbort)
+	mux.HandleFunc("POST /v1/config/prepare", n.serveConfigPrepare)
+	mux.HandleFunc("POST /v1/config/commit", n.serveConfigCommit)
+	mux.HandleFunc("POST /v1/config/abort", n.serveConfigAbort)
+	mux.HandleFunc("GET /v1/config", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, n.Config()) })
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, n.Status()) })
 	mux.HandleFunc("POST /v1/finish", n.serveFinish)
 	mux.HandleFunc("POST /v1/stop", n.serveStop)
@@ -99,9 +106,10 @@ type Hello struct {
 
 // HelloReply answers a Hello.
 type HelloReply struct {
-	OK        bool   `json:"ok"`
-	Diff      string `json:"diff,omitempty"`       // the first difference
-	ViewEpoch uint64 `json:"view_epoch,omitempty"` // the responder's view
+	OK          bool   `json:"ok"`
+	Diff        string `json:"diff,omitempty"`         // the first difference
+	ViewEpoch   uint64 `json:"view_epoch,omitempty"`   // the responder's view
+	ConfigEpoch uint64 `json:"config_epoch,omitempty"` // the responder's cluster-wide settings
 }
 
 func (n *Node) serveHello(w http.ResponseWriter, r *http.Request) {
@@ -110,8 +118,11 @@ func (n *Node) serveHello(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	rep := HelloReply{OK: true, ViewEpoch: n.viewEpoch()}
-	if d := FirstDifference(n.cfg.Settings, h.Settings); d != "" {
+	rep := HelloReply{OK: true, ViewEpoch: n.viewEpoch(), ConfigEpoch: n.ConfigEpoch()}
+	if d := FirstDifference(n.helloSettings(), h.Settings); d != "" {
+		if rep.ConfigEpoch > 0 {
+			d += fmt.Sprintf(" (the crawl's values since its config epoch %d, changed while it ran)", rep.ConfigEpoch)
+		}
 		rep.OK, rep.Diff = false, d
 		n.refuse(h.Name, d)
 		w.WriteHeader(http.StatusConflict)

@@ -27,6 +27,7 @@ type Meta struct {
 	Incarnation uint64 `json:"i"`           // process starts on its crawl directory
 	Finished    bool   `json:"f,omitempty"` // the crawl is over (state/FINISHED)
 	Stopping    bool   `json:"s,omitempty"` // a whole-crawl stop was asked
+	ConfigEpoch uint64 `json:"c,omitempty"` // epoch of the cluster-wide settings changed live (config.go)
 }
 
 // Member is a peer as gossip knows it.

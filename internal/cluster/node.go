@@ -88,6 +88,7 @@ type Node struct {
 
 	view     atomic.Pointer[View]
 	vc       viewChange    // view changes (viewchange.go)
+	cc       liveConfig    // cluster-wide settings changes (config.go)
 	viewed   chan struct{} // closed when the view is known
 	ready    chan struct{} // closed when the view's members are all here
 	fatal    chan error    // refused at join
@@ -203,6 +204,9 @@ func Start(cfg Config, host Host) (*Node, error) {
 	if err := n.loadApplied(); err != nil {
 		return nil, err
 	}
+	if err := n.loadConfig(); err != nil {
+		return nil, err
+	}
 	if n.client, err = NewClient(cfg.Key); err != nil {
 		return nil, err
 	}
@@ -211,7 +215,7 @@ func Start(cfg Config, host Host) (*Node, error) {
 		return nil, err
 	}
 	n.receiving.Store(true)
-	meta := Meta{Exchange: cfg.ExchangeAddr(), Weight: cfg.Weight, Incarnation: inc}
+	meta := Meta{Exchange: cfg.ExchangeAddr(), Weight: cfg.Weight, Incarnation: inc, ConfigEpoch: n.ConfigEpoch()}
 	if v, err := loadView(filepath.Join(cfg.Dir, "view.json")); err != nil {
 		return nil, err
 	} else if v != nil {
@@ -229,6 +233,7 @@ func Start(cfg Config, host Host) (*Node, error) {
 	n.goLoop(n.batch.loop)
 	n.goLoop(n.viewLoop)
 	n.goLoop(n.viewCatchUp)
+	n.goLoop(n.configCatchUp)
 	n.goLoop(n.watchLoop)
 	n.goLoop(n.terminationLoop)
 	n.goLoop(n.zombieLoop)
@@ -518,7 +523,7 @@ func (n *Node) helloAll(ctx context.Context) bool {
 }
 
 func (n *Node) hello(ctx context.Context, addr string) (*HelloReply, error) {
-	body, _ := json.Marshal(Hello{Name: n.cfg.Name, Settings: n.cfg.Settings})
+	body, _ := json.Marshal(Hello{Name: n.cfg.Name, Settings: n.helloSettings()})
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	out, err := n.client.post(ctx, addr, "/v1/hello", body)

@@ -1,12 +1,11 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -184,11 +183,7 @@ func (n *Node) ProposeView(ctx context.Context, next *View, reason string) error
 // committed (best effort: an unreleased promise lapses after promiseTTL).
 func (n *Node) abandon(v *View, promised []string, targets map[string]string, body []byte) {
 	n.unpromise(v)
-	for _, name := range promised {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		n.client.post(ctx, targets[name], "/v1/view/abort", body)
-		cancel()
-	}
+	n.postAll(promised, targets, "/v1/view/abort", body)
 }
 
 // unpromise drops this agent's promise of v, if it is the one held.
@@ -203,47 +198,19 @@ func (n *Node) unpromise(v *View) {
 // viewTargets maps the agents that must agree on next to their exchange
 // addresses (this agent excluded).
 func (n *Node) viewTargets(cur, next *View) (map[string]string, error) {
-	alive := map[string]string{}
-	for _, m := range n.aliveMembers() {
-		if m.Meta.Exchange != "" {
-			alive[m.Name] = m.Meta.Exchange
-		}
+	out, missing := n.exchangesOf(next.Names())
+	if missing != "" {
+		return nil, fmt.Errorf("cluster: view proposal: agent %s of the new view is not alive", missing)
 	}
-	out := map[string]string{}
-	for _, name := range next.Names() {
-		if name == n.cfg.Name {
-			continue
-		}
-		addr, ok := alive[name]
-		if !ok {
-			return nil, fmt.Errorf("cluster: view proposal: agent %s of the new view is not alive", name)
-		}
-		out[name] = addr
-	}
-	for _, name := range cur.Names() {
-		if addr, ok := alive[name]; ok && name != n.cfg.Name {
-			out[name] = addr
-		}
-	}
+	old, _ := n.exchangesOf(cur.Names())
+	maps.Copy(out, old)
 	return out, nil
 }
 
 // commitAt sends the commit to addr, again until it is answered or ctx
 // ends.
 func (n *Node) commitAt(ctx context.Context, addr string, body []byte) error {
-	for {
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := n.client.post(cctx, addr, "/v1/view/commit", body)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return n.postUntil(ctx, addr, "/v1/view/commit", body)
 }
 
 // promise records that this agent will install no other view of v's
@@ -322,18 +289,12 @@ func (n *Node) serveViewCommit(w http.ResponseWriter, r *http.Request) {
 
 func readProposal(w http.ResponseWriter, r *http.Request) (proposal, bool) {
 	var p proposal
-	b, err := io.ReadAll(io.LimitReader(r.Body, maxControlBytes))
-	if err == nil {
-		err = json.NewDecoder(bytes.NewReader(b)).Decode(&p)
-	}
-	if err == nil && p.View == nil {
-		err = errors.New("no view")
-	}
-	if err != nil {
-		http.Error(w, "bad view proposal: "+err.Error(), http.StatusBadRequest)
-		return p, false
-	}
-	return p, true
+	return p, readControl(w, r, &p, "view proposal", func() error {
+		if p.View == nil {
+			return errors.New("no view")
+		}
+		return nil
+	})
 }
 
 // viewCatchUp installs a newer view announced by gossip: an agent that

@@ -1,0 +1,104 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"github.com/petrel-crawler/petrel/internal/cluster"
+)
+
+// Live changes of cluster-wide settings in a crawl of several agents.
+// Reconfigure (and PATCH /api/v1/config) of a setting in the table's
+// cluster-wide column goes through the node's ChangeConfig: every agent of
+// the view checks the values (PrepareConfig: the same plan Reconfigure
+// makes, nothing applied), then every agent applies them through its
+// control loop (CommitConfig), under the next config epoch; one refusal
+// and nothing changes anywhere, the error naming the agent and its reason.
+// The other settings of the request change on this agent only, after the
+// cluster-wide ones. The changed values are saved in state/ as any live
+// change is (live-settings.json) and, in a cluster, win over the command
+// line at the next start (loadLive), so that the same commands resume the
+// crawl with the values every agent holds.
+
+// clusterWide splits changes into the cluster-wide settings and the
+// others.
+func clusterWide(cur Config, changes map[string]any) (wide, local map[string]any) {
+	wide, local = map[string]any{}, map[string]any{}
+	t := cur.Table()
+	for name, v := range changes {
+		if s := t.Lookup(name); s != nil && s.Cluster {
+			wide[name] = v
+		} else {
+			local[name] = v
+		}
+	}
+	return wide, local
+}
+
+// reconfigureCluster is Reconfigure of changes that name a cluster-wide
+// setting: checked here first, then changed on every agent, then the rest
+// changed here.
+func (a *Agent) reconfigureCluster(ctx context.Context, n *cluster.Node, changes map[string]any) ([]Change, error) {
+	a.curMu.Lock()
+	cur := a.cur
+	a.curMu.Unlock()
+	_, diff, err := plan(cur, changes)
+	if err != nil || len(diff) == 0 {
+		return nil, err
+	}
+	wide, local := clusterWide(cur, changes)
+	epoch, err := n.ChangeConfig(ctx, wide)
+	if err != nil && epoch == 0 {
+		return nil, fmt.Errorf("cluster-wide setting not changed: %w", err)
+	}
+	if err != nil {
+		a.log.Warn("cluster-wide settings changed; some agents not told yet", "epoch", epoch, "err", err)
+	}
+	if len(local) > 0 {
+		if _, err := a.reconfigureLocal(ctx, local); err != nil {
+			return nil, fmt.Errorf("cluster-wide settings changed (config epoch %d), the others not: %w", epoch, err)
+		}
+	}
+	return diff, nil
+}
+
+// PrepareConfig checks a cluster-wide change proposed by an agent of the
+// crawl: every name must be a cluster-wide setting that can change live,
+// every value valid here, and the crawl running here.
+func (h *clusterHost) PrepareConfig(values map[string]any) error {
+	a := h.a
+	select {
+	case <-a.runDone:
+		return ErrNotRunning
+	default:
+	}
+	a.curMu.Lock()
+	cur := a.cur
+	a.curMu.Unlock()
+	t := cur.Table()
+	for name := range values {
+		if s := t.Lookup(name); s != nil && !s.Cluster {
+			return fmt.Errorf("--%s is not a cluster-wide setting", name)
+		}
+	}
+	_, _, err := plan(cur, values)
+	return err
+}
+
+// CommitConfig applies a cluster-wide change every agent prepared, and
+// returns the settings this agent's hello compares from now on.
+func (h *clusterHost) CommitConfig(ctx context.Context, epoch uint64, values map[string]any) ([][2]string, error) {
+	a := h.a
+	changes, err := a.reconfigureLocal(ctx, maps.Clone(values))
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range changes {
+		a.log.Info("cluster-wide setting changed", "epoch", epoch, "setting", c.Name, "old", c.Old, "new", c.New)
+	}
+	a.curMu.Lock()
+	cur := a.cur
+	a.curMu.Unlock()
+	return clusterSettings(cur, seedStrings(a.clusterSeeds)), nil
+}
