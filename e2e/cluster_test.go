@@ -359,9 +359,11 @@ func (a *agentProc) waitFor(t *testing.T, s string, timeout time.Duration) {
 }
 
 // TestClusterRefusesIntruders runs a crawl of two agents and, once it has
-// its view, an agent holding another key (it never becomes a member and
-// fetches nothing) and one with another assignment policy (refused with
-// the difference, exit 2, nothing fetched); the crawl itself is whole.
+// its view, sends forged, replayed and malformed batches to one agent's
+// exchange (checkForgedAndReplayed), then starts an agent holding another
+// key (it never becomes a member and fetches nothing) and one with another
+// assignment policy (refused with the difference, exit 2, nothing
+// fetched); the crawl itself is whole.
 func TestClusterRefusesIntruders(t *testing.T) {
 	const hostDelay, ipDelay = 120 * time.Millisecond, 60 * time.Millisecond
 	web := startWeb(t, testweb.Config{Hosts: 12, HostsPerIP: 3, PagesPerHost: 15, Seed: 17,
@@ -379,6 +381,7 @@ func TestClusterRefusesIntruders(t *testing.T) {
 	if out, err := exec.Command(clusterPetrel, "cluster", "keygen", otherKey).CombinedOutput(); err != nil {
 		t.Fatalf("keygen: %v\n%s", err, out)
 	}
+	checkForgedAndReplayed(t, c, crawl[0], otherKey)
 	wrongKey, wrongAssign := intruders[0], intruders[1]
 	c.agents = []*agentProc{crawl[0], crawl[1], wrongKey}
 	c.start(t, wrongKey, append(c.flags(hostDelay, ipDelay), "--cluster-wait", "2", "--cluster-key-file", otherKey)...)
