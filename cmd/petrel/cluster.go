@@ -19,7 +19,7 @@ import (
 func clusterCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cluster",
-		Short: "Tools for a crawl of several agents: keygen, status, stop",
+		Short: "Tools for a crawl of several agents: keygen, status, stop, forget",
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "keygen FILE",
@@ -33,7 +33,7 @@ func clusterCmd() *cobra.Command {
 			return nil
 		},
 	})
-	cmd.AddCommand(clusterStatusCmd(), clusterStopCmd())
+	cmd.AddCommand(clusterStatusCmd(), clusterStopCmd(), clusterForgetCmd())
 	return cmd
 }
 

@@ -28,6 +28,9 @@
 //	grace.go       the grace period G after a death, and its bound
 //	guard.go       Guard: no request from an agent that may be cut off
 //	zombie.go      the node's guard: when it closes, confirming the view
+//	death.go       takeover of a dead agent's keys after G, its return,
+//	               re-routing the outbox of agents not in the view
+//	forget.go      petrel cluster forget: a view without a dead agent
 //	status.go      Status (petrel cluster status)
 //	node.go        Node: the parts together; joining; forming the view
 //
@@ -51,5 +54,10 @@
 //     view and settings travel over the exchange.
 //   - Nothing is decided over before every member of the view is alive
 //     and idle, with empty outboxes and applied inboxes, in two
-//     consecutive waves with unchanged counters (termination.go).
+//     consecutive waves with unchanged counters (termination.go), and no
+//     agent taken out by a death is still listed absent (death.go).
+//   - No agent fetches unless its zombie guard is open: a gossip round
+//     within G/2 and its view confirmed by the view's members (zombie.go);
+//     the keys of a dead agent are taken over only G after its death, by
+//     a view that a strict majority of the old one is alive to agree.
 package cluster

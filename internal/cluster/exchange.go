@@ -34,6 +34,7 @@ import (
 //	POST /v1/finish  the crawl is over: persist it and stop
 //	POST /v1/stop    a whole-crawl stop: stop cleanly (and, with
 //	                 ?all=1, tell every member)
+//	POST /v1/forget  {"name"}: a view without that agent (forget.go)
 
 const maxControlBytes = 1 << 20
 
@@ -52,6 +53,7 @@ func (n *Node) handler() http.Handler {
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, n.Status()) })
 	mux.HandleFunc("POST /v1/finish", n.serveFinish)
 	mux.HandleFunc("POST /v1/stop", n.serveStop)
+	mux.HandleFunc("POST /v1/forget", n.serveForget)
 	return mux
 }
 

@@ -167,18 +167,6 @@ func (m *membership) record(n *memberlist.Node, state string) {
 	m.notify()
 }
 
-func stateName(s memberlist.NodeStateType) string {
-	switch s {
-	case memberlist.StateAlive:
-		return "alive"
-	case memberlist.StateSuspect:
-		return "suspect"
-	case memberlist.StateDead:
-		return "dead"
-	}
-	return "left"
-}
-
 func (m *membership) leave(timeout time.Duration) {
 	if err := m.ml.Leave(timeout); err != nil {
 		m.log.Warn("cluster: leave", "err", err)
@@ -221,7 +209,14 @@ func (m *membership) NotifyPingComplete(*memberlist.Node, time.Duration, []byte)
 func (m *membership) NotifyJoin(n *memberlist.Node)   { m.record(n, "alive") }
 func (m *membership) NotifyUpdate(n *memberlist.Node) { m.record(n, "alive") }
 func (m *membership) NotifyLeave(n *memberlist.Node) {
-	m.record(n, stateName(n.State))
+	// memberlist passes the Node embedded in its node state, whose own
+	// State it does not update (it sets the outer one): a leave is a
+	// death unless the Node says left.
+	state := "dead"
+	if n.State == memberlist.StateLeft {
+		state = "left"
+	}
+	m.record(n, state)
 }
 
 // slogWriter turns memberlist's log lines into debug records (warnings and

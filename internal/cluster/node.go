@@ -84,7 +84,8 @@ type Node struct {
 	outbox  *Outbox
 	inbox   *Inbox
 	batch   *batcher
-	guard   *Guard // zombie guard (zombie.go)
+	guard   *Guard       // zombie guard (zombie.go)
+	last    lastStatuses // members' last figures (forget.go)
 
 	view     atomic.Pointer[View]
 	vc       viewChange    // view changes (viewchange.go)
@@ -125,6 +126,8 @@ type counters struct {
 	duplicateBatches            atomic.Uint64
 	inboxFull                   atomic.Uint64
 	sendErrors                  atomic.Uint64
+	reroutedBatches             atomic.Uint64 // batches for agents not in the view, re-routed (death.go)
+	reroutedURLs                atomic.Uint64
 }
 
 // ErrFinished is returned by Start when the crawl is already over.
@@ -237,6 +240,7 @@ func Start(cfg Config, host Host) (*Node, error) {
 	n.goLoop(n.watchLoop)
 	n.goLoop(n.terminationLoop)
 	n.goLoop(n.zombieLoop)
+	n.goLoop(n.deathLoop)
 	ok = true
 	return n, nil
 }

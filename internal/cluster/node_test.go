@@ -86,13 +86,16 @@ var testKey = func() Key {
 	return k
 }()
 
-func startNode(t *testing.T, name string, key Key, join []string, wait int, host Host, settings [][2]string) (*Node, error) {
+func startNode(t *testing.T, name string, key Key, join []string, wait int, host Host, settings [][2]string, opts ...func(*Config)) (*Node, error) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
 	cfg := Config{Name: name, Bind: freeAddr(t), Join: join, Key: key, Wait: wait,
 		Dir: dir, FinishedPath: filepath.Join(dir, "FINISHED"), Timing: Timing{Probe: 100 * time.Millisecond},
 		Settings: settings, BatchDelay: 5 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	return Start(cfg, host)
 }
 
@@ -191,6 +194,29 @@ func TestTerminationWaitsForBusyAndAbsent(t *testing.T) {
 	case <-a.Finished():
 		t.Fatal("finished while b is absent")
 	case <-time.After(700 * time.Millisecond):
+	}
+	// Two agents: no majority, so no takeover by itself; forgetting b
+	// (a takeover, then a view without it) lets the crawl end.
+	deadline := time.Now().Add(10 * time.Second)
+	for a.aliveNames()["b"] {
+		if time.Now().After(deadline) {
+			t.Fatal("b never declared dead")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if v := a.View(); v.Epoch != 1 {
+		t.Fatalf("a took b's keys over without a majority: %s", v)
+	}
+	if _, err := a.Forget(context.Background(), "b"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.Finished():
+	case <-time.After(10 * time.Second):
+		t.Fatalf("not finished after forgetting b; view %s", a.View())
+	}
+	if v := a.View(); v.String() != "epoch 3: a" {
+		t.Errorf("view after forgetting b: %s, want epoch 3: a", v)
 	}
 	b.closeParts()
 	a.Close(100 * time.Millisecond)

@@ -69,8 +69,8 @@ func (n *Node) sendTo(ctx context.Context, dest string) {
 			return
 		}
 		addr := n.exchangeOf(dest)
-		if addr == "" {
-			batch = nil // not a live member now: wait for it
+		if v := n.View(); addr == "" || v != nil && !v.Has(dest) {
+			batch = nil // not a live member of the view now: wait for it, or for death.go's re-routing
 		}
 		for _, e := range batch {
 			mu.Lock()

@@ -22,7 +22,8 @@ import (
 // those intervals share the instant between the waves, at which no batch
 // was unacknowledged or unapplied anywhere. A suspect or dead member, or
 // one missing from the answers, restarts the count: work held only by an
-// absent agent keeps the crawl open.
+// absent agent keeps the crawl open, and so does an agent taken out of the
+// view by a death and not forgotten (View.Absent).
 //
 // The detector then writes state/FINISHED, gossips it, and tells every
 // member over the exchange; each one does the same.
@@ -51,7 +52,8 @@ func (n *Node) terminationLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		v := n.View()
-		if v == nil || len(v.Agents) < n.cfg.Wait || !n.isDetector(v) {
+		// An absent agent (death.go) may hold work nobody else has.
+		if v == nil || v.Epoch <= 1 && len(v.Agents) < n.cfg.Wait || len(v.Absent) > 0 || !n.isDetector(v) {
 			prev = nil
 			continue
 		}

@@ -18,6 +18,10 @@ import (
 type View struct {
 	Epoch  uint64      `json:"epoch"`
 	Agents []ViewAgent `json:"agents"` // sorted by name, names distinct
+	// Absent names the agents taken out of the view by a death (death.go)
+	// and not forgotten: they own no keys, but may hold work only they
+	// have, so the crawl is not over while one is listed. Sorted.
+	Absent []string `json:"absent,omitempty"`
 
 	uniform bool     // every weight is the same
 	seeds   []uint64 // xxhash of each agent's name, in Agents' order
@@ -77,6 +81,7 @@ func (v *View) UnmarshalJSON(b []byte) error {
 	var w struct {
 		Epoch  uint64      `json:"epoch"`
 		Agents []ViewAgent `json:"agents"`
+		Absent []string    `json:"absent"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
@@ -85,11 +90,16 @@ func (v *View) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
+	nv.Absent = w.Absent
 	*v = *nv
 	return nil
 }
 
-// String is "epoch 3: a, b, c".
+// String is "epoch 3: a, b, c", with " (absent: d)" when agents are absent.
 func (v *View) String() string {
-	return fmt.Sprintf("epoch %d: %s", v.Epoch, strings.Join(v.Names(), ", "))
+	s := fmt.Sprintf("epoch %d: %s", v.Epoch, strings.Join(v.Names(), ", "))
+	if len(v.Absent) > 0 {
+		s += " (absent: " + strings.Join(v.Absent, ", ") + ")"
+	}
+	return s
 }

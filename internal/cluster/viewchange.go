@@ -81,7 +81,8 @@ type proposal struct {
 
 // NextView returns the agents of the view that follows v with the agents
 // add joined (a name already in v takes the new weight) and the agents
-// named in remove gone. Its epoch is v's plus one.
+// named in remove gone. Its epoch is v's plus one. The agents absent
+// from v (death.go) stay absent unless added.
 func NextView(v *View, add []ViewAgent, remove ...string) (*View, error) {
 	var as []ViewAgent
 	for _, a := range v.Agents {
@@ -97,7 +98,11 @@ func NextView(v *View, add []ViewAgent, remove ...string) (*View, error) {
 	if len(as) == 0 {
 		return nil, errors.New("cluster: a view needs at least one agent")
 	}
-	return NewView(v.Epoch+1, as)
+	nv, err := NewView(v.Epoch+1, as)
+	if err == nil {
+		nv.Absent = absentAfter(v.Absent, add) // death.go
+	}
+	return nv, err
 }
 
 // Coordinator returns the alive member of the current view with the

@@ -1,0 +1,143 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// rerouteHost is a testHost that re-routes by its node's view: a record's
+// group is the record itself.
+type rerouteHost struct {
+	*testHost
+	node *Node
+}
+
+func (h *rerouteHost) Owner(_ Kind, rec []byte) string {
+	o := h.node.View().Owner(string(rec))
+	if o == h.node.Name() {
+		return ""
+	}
+	return o
+}
+
+func (h *rerouteHost) ViewChanged(old, new *View) {}
+
+func startGraced(t *testing.T, name string, join []string, h *rerouteHost, grace time.Duration) *Node {
+	t.Helper()
+	n, err := startNode(t, name, testKey, join, 3, h, [][2]string{{"assign", "authority"}}, func(c *Config) { c.Grace = grace })
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.node = n
+	return n
+}
+
+// TestDeathTakeoverAndForget kills one agent of three (no leave): the
+// crawl stays open while it is dead, the others take its keys over in a
+// new view after the grace period (it is listed absent, so the crawl still
+// stays open), the batches held for it are re-routed to the new owners
+// and applied once, and a forget lets the crawl end.
+func TestDeathTakeoverAndForget(t *testing.T) {
+	const grace = time.Second
+	ha, hb, hc := &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}
+	a := startGraced(t, "a", nil, ha, grace)
+	b := startGraced(t, "b", []string{a.cfg.Bind.String()}, hb, grace)
+	c := startGraced(t, "c", []string{a.cfg.Bind.String()}, hc, grace)
+	waitReady(t, a, b, c)
+	v1 := a.View()
+
+	// c dies: no leave, its listeners gone.
+	killed := time.Now()
+	c.members.ml.Shutdown()
+	c.server.Close()
+	// URLs for c's keys found meanwhile wait in a's outbox.
+	var forC []string
+	for i := 0; len(forC) < 200; i++ {
+		if g := fmt.Sprintf("http://h%d.test/", i); v1.Owner(g) == "c" {
+			forC = append(forC, g)
+			if err := a.Route("c", KindURLs, []byte(g)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The takeover: a view without c, c absent, after at least G.
+	deadline := time.Now().Add(15 * time.Second)
+	for a.View().Epoch == v1.Epoch || b.View().Epoch == v1.Epoch {
+		select {
+		case <-a.Finished():
+			t.Fatal("the crawl finished while c was dead")
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no takeover: views %s / %s", a.View(), b.View())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if took := time.Since(killed); took < grace {
+		t.Errorf("takeover %s after the kill, before the grace period %s", took, grace)
+	}
+	v2 := a.View()
+	if v2.Has("c") || !slices.Equal(v2.Absent, []string{"c"}) || b.View().String() != v2.String() {
+		t.Fatalf("views after the takeover: %s / %s", v2, b.View())
+	}
+	// The batches for c reach the new owners, once each.
+	deadline = time.Now().Add(10 * time.Second)
+	for ha.count()+hb.count() < len(forC) {
+		if time.Now().After(deadline) {
+			t.Fatalf("re-routed: a applied %d, b %d of %d records", ha.count(), hb.count(), len(forC))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, g := range forC {
+		owner := map[string]*rerouteHost{"a": ha, "b": hb}[v2.Owner(g)]
+		owner.mu.Lock()
+		k := owner.records[g]
+		owner.mu.Unlock()
+		if k != 1 {
+			t.Errorf("%s applied %d times at its new owner %s", g, k, v2.Owner(g))
+		}
+	}
+	if b, _ := a.OutboxLen(); b != 0 {
+		t.Errorf("a's outbox holds %d batches after the re-routing", b)
+	}
+	// c is absent: the crawl stays open although a and b are idle.
+	select {
+	case <-a.Finished():
+		t.Fatal("the crawl finished while c is absent")
+	case <-time.After(time.Second):
+	}
+	// petrel cluster forget, through b (forwarded to the coordinator, a).
+	msg, err := b.client.Forget(context.Background(), b.cfg.ExchangeAddr(), "c")
+	if err != nil || !contains(msg, "forgot agent c") {
+		t.Fatalf("forget: %q, %v", msg, err)
+	}
+	t.Logf("forget: %s", msg)
+	for _, nd := range []*Node{a, b} {
+		select {
+		case <-nd.Finished():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: crawl not finished after the forget; view %s", nd.Name(), nd.View())
+		}
+	}
+	if v := a.View(); v.Has("c") || len(v.Absent) != 0 {
+		t.Errorf("view after the forget: %s", v)
+	}
+	if _, err := a.Forget(context.Background(), "b"); err == nil {
+		t.Error("forgot an alive agent")
+	}
+	c.closeParts()
+	for _, nd := range []*Node{a, b} {
+		nd.Close(100 * time.Millisecond)
+	}
+	if v, err := LoadView(filepath.Join(a.cfg.Dir)); err != nil || v.Epoch != a.View().Epoch {
+		t.Errorf("saved view %v, %v", v, err)
+	}
+}
