@@ -540,62 +540,11 @@ func (a *Agent) Run(ctx context.Context) error {
 			return errors.Join(err, a.closeAll())
 		}
 	}
-	// Fetches in flight at a stop get a grace period to finish.
-	fetchCtx, cancelFetch := context.WithCancel(context.Background())
-	defer cancelFetch()
-	runDone := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			grace := time.NewTimer(a.live.Load().stopGrace)
-			defer grace.Stop()
-			select {
-			case <-grace.C:
-				cancelFetch()
-			case <-runDone:
-			}
-		case <-runDone:
-		}
-	}()
-
-	// Fetched pages wait for a parser here: with the parsers' own pages,
-	// at most 3 × Parsers bodies (each within --max-body) are held (at
-	// most 2 × the first run's Parsers + the parsers now).
-	results := make(chan *fetched, a.cfg.Parsers*2)
-	c := &control{a: a, ctx: ctx,
-		progEvery: make(chan time.Duration), cpEvery: make(chan time.Duration),
-		fetchers: &pool{run: func(id int, quit <-chan struct{}) { a.fetchLoop(ctx, fetchCtx, id, quit, results) }, gauge: &a.stats.Fetchers},
-		parsers:  &pool{run: func(_ int, quit <-chan struct{}) { a.parseLoop(results, quit) }, gauge: &a.stats.Parsers},
-	}
-	c.fetchers.resize(a.cfg.Fetchers)
-	c.parsers.resize(a.cfg.Parsers)
-	progCtx, stopProg := context.WithCancel(context.Background())
-	progDone := make(chan struct{})
-	go func() {
-		defer close(progDone)
-		a.progressLoop(progCtx, a.cfg.Progress, c.progEvery)
-	}()
-	cpCtx, stopCheckpoints := context.WithCancel(ctx)
-	cpDone := make(chan struct{})
-	go func() {
-		defer close(cpDone)
-		a.checkpointLoop(cpCtx, a.cfg.CheckpointEvery, c.cpEvery)
-	}()
-	ctlCtx, stopControl := context.WithCancel(context.Background())
-	ctlDone := make(chan struct{})
-	go func() {
-		defer close(ctlDone)
-		c.loop(ctlCtx)
-	}()
-
+	l := a.startLoops(ctx)
+	defer l.cancelFetch()
 	startSnap := a.stats.Snapshot()
 	runErr := a.frontier.Run(ctx)
-	stopControl()
-	<-ctlDone
-	close(a.runDone)
-	stopCheckpoints()
-	<-cpDone
-	close(runDone)
+	l.endControl()
 	if a.node != nil {
 		// What the inbox holds goes into the frontier, which saves it.
 		drain, cancel := context.WithTimeout(context.Background(), a.cfg.Cluster.LeaveTimeout)
@@ -608,12 +557,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if errors.Is(runErr, context.Canceled) && stopped {
 		runErr = nil // a clean stop
 	}
-	cancelFetch()
-	c.fetchers.wg.Wait()
-	close(results)
-	c.parsers.wg.Wait()
-	stopProg()
-	<-progDone
+	l.endWorkers()
 
 	a.ended = &runEnd{err: runErr, stopped: stopped, elapsed: time.Since(start)}
 	// The console stops before the parts it reads are closed.
@@ -627,6 +571,95 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// runLoops are the goroutines of a run besides the scheduler: the
+// fetchers and parsers, the control loop that sizes their pools, the
+// progress and checkpoint loops, and the stop's grace timer.
+type runLoops struct {
+	a                                      *Agent
+	c                                      *control
+	results                                chan *fetched
+	cancelFetch                            context.CancelFunc // cuts the fetches in flight
+	stopControl, stopCheckpoints, stopProg context.CancelFunc
+	ctlDone, cpDone, progDone, graceDone   chan struct{}
+	ended                                  chan struct{} // closed by endControl: the grace timer is moot
+}
+
+// startLoops starts a run's loops; ctx is the run's (its end is a stop).
+func (a *Agent) startLoops(ctx context.Context) *runLoops {
+	l := &runLoops{a: a, ctlDone: make(chan struct{}), cpDone: make(chan struct{}), progDone: make(chan struct{}),
+		graceDone: make(chan struct{}), ended: make(chan struct{})}
+	// Fetches in flight at a stop get a grace period to finish.
+	fetchCtx, cancelFetch := context.WithCancel(context.Background())
+	l.cancelFetch = cancelFetch
+	go func() {
+		defer close(l.graceDone)
+		select {
+		case <-ctx.Done():
+			grace := a.clock.NewTimer(a.live.Load().stopGrace)
+			defer grace.Stop()
+			select {
+			case <-grace.C():
+				cancelFetch()
+			case <-l.ended:
+			}
+		case <-l.ended:
+		}
+	}()
+	// Fetched pages wait for a parser here: with the parsers' own pages,
+	// at most 3 × Parsers bodies (each within --max-body) are held (at
+	// most 2 × the first run's Parsers + the parsers now).
+	l.results = make(chan *fetched, a.cfg.Parsers*2)
+	c := &control{a: a, ctx: ctx,
+		progEvery: make(chan time.Duration), cpEvery: make(chan time.Duration),
+		fetchers: &pool{run: func(id int, quit <-chan struct{}) { a.fetchLoop(ctx, fetchCtx, id, quit, l.results) }, gauge: &a.stats.Fetchers},
+		parsers:  &pool{run: func(_ int, quit <-chan struct{}) { a.parseLoop(l.results, quit) }, gauge: &a.stats.Parsers},
+	}
+	l.c = c
+	c.fetchers.resize(a.cfg.Fetchers)
+	c.parsers.resize(a.cfg.Parsers)
+	var progCtx, cpCtx, ctlCtx context.Context
+	progCtx, l.stopProg = context.WithCancel(context.Background())
+	go func() {
+		defer close(l.progDone)
+		a.progressLoop(progCtx, a.cfg.Progress, c.progEvery)
+	}()
+	cpCtx, l.stopCheckpoints = context.WithCancel(ctx)
+	go func() {
+		defer close(l.cpDone)
+		a.checkpointLoop(cpCtx, a.cfg.CheckpointEvery, c.cpEvery)
+	}()
+	ctlCtx, l.stopControl = context.WithCancel(context.Background())
+	go func() {
+		defer close(l.ctlDone)
+		c.loop(ctlCtx)
+	}()
+	return l
+}
+
+// endControl ends, once the scheduler has returned, the control loop
+// (Reconfigure then says the crawl is not running), the checkpoint loop and
+// the grace timer.
+func (l *runLoops) endControl() {
+	l.stopControl()
+	<-l.ctlDone
+	close(l.a.runDone)
+	l.stopCheckpoints()
+	<-l.cpDone
+	close(l.ended)
+	<-l.graceDone
+}
+
+// endWorkers cuts the fetches still in flight and waits for the fetchers,
+// the parsers (every result parsed) and the progress loop to end.
+func (l *runLoops) endWorkers() {
+	l.cancelFetch()
+	l.c.fetchers.wg.Wait()
+	close(l.results)
+	l.c.parsers.wg.Wait()
+	l.stopProg()
+	<-l.progDone
 }
 
 // progressLoop prints the progress line every interval (0: none) until
@@ -687,49 +720,7 @@ func (a *Agent) closeAll() error {
 		}
 	}
 	if a.store != nil {
-		// The two digest filters (not synced: see
-		// digestfile.go) are written while the WARC writer drains and syncs
-		// its last file; no record is written any more. They are saved only
-		// from a crawl that opened: after a failed Open the files of the
-		// last stop stay as they are.
-		var payloadErr, textErr, storeErr error
-		var saves sync.WaitGroup
-		saves.Go(func() { storeErr = a.store.Close() })
-		if a.opened {
-			saves.Go(func() {
-				payloadErr = saveDigestFilter(filepath.Join(state, "payload-digests"), a.store.SaveDigests)
-			})
-			if a.digests != nil {
-				saves.Go(func() {
-					textErr = saveDigestFilter(filepath.Join(state, "text-digests"), a.digests.writeTo)
-				})
-			}
-		}
-		saves.Wait()
-		if a.opened {
-			a.filterLine = filterSummary(a.store.DigestStats(), a.digests.stats(), a.cfg.URLCacheBytes())
-		}
-		if storeErr != nil && a.opened && payloadErr == nil {
-			// The last records may not have reached the WARC files: a
-			// filter holding their digests would make their next captures
-			// revisits of nothing. Start the next run without one.
-			payloadErr = os.Remove(filepath.Join(state, "payload-digests"))
-		}
-		if payloadErr != nil {
-			errs = append(errs, fmt.Errorf("agent: save payload digests: %w", payloadErr))
-		}
-		if textErr != nil {
-			errs = append(errs, fmt.Errorf("agent: save text digests: %w", textErr))
-		}
-		if storeErr != nil {
-			errs = append(errs, storeErr)
-		}
-		a.stats.WARCBytes.Add(a.store.Stats().CompressedBytes)
-		if a.opened && storeErr == nil && a.cfg.Store.Index {
-			if _, err := store.IndexCrawl(a.cfg.Dir); err != nil {
-				errs = append(errs, fmt.Errorf("agent: merged index: %w", err))
-			}
-		}
+		errs = append(errs, a.closeStore(state)...)
 	}
 	if a.fetcher != nil {
 		a.fetcher.CloseIdle()
@@ -748,27 +739,7 @@ func (a *Agent) closeAll() error {
 		a.stats.SkippedUnlogged.Add(a.crawlLog.Figures().SkippedDropped)
 	}
 	if a.lock != nil {
-		if a.opened {
-			// A clean close. After a failed Open the marker stays, so that
-			// the next start recovers again.
-			os.Remove(filepath.Join(state, "RUNNING"))
-		}
-		if a.opened {
-			// After a failed Open the counters are not the crawl's: the
-			// saved ones stay.
-			snap := a.stats.Snapshot()
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			snap["RuntimeMallocs"] = int64(ms.Mallocs) // this process's, for benchmarks
-			snap["RuntimeTotalAlloc"] = int64(ms.TotalAlloc)
-			if err := atomicfile.Write(filepath.Join(state, "stats.json"), atomicfile.Options{Sync: true}, snap.WriteJSON); err != nil {
-				errs = append(errs, fmt.Errorf("agent: save stats: %w", err))
-			}
-		}
-		if a.ended != nil {
-			a.logEnd(errors.Join(errs...))
-		}
-		a.lock.Close()
+		errs = a.closeLock(state, errs)
 	}
 	if a.log != nil && len(errs) > 0 {
 		a.log.Error("close", "err", errors.Join(errs...))
@@ -784,6 +755,83 @@ func (a *Agent) closeAll() error {
 	}
 	a.frontier, a.ready, a.virtual, a.store, a.lock, a.logFile = nil, nil, nil, nil, nil, nil
 	return errors.Join(errs...)
+}
+
+// closeStore closes the WARC store while the digest filters are saved
+// beside it, and writes the merged index; it returns what failed.
+func (a *Agent) closeStore(state string) (errs []error) {
+	// The two digest filters (not synced: see
+	// digestfile.go) are written while the WARC writer drains and syncs
+	// its last file; no record is written any more. They are saved only
+	// from a crawl that opened: after a failed Open the files of the
+	// last stop stay as they are.
+	var payloadErr, textErr, storeErr error
+	var saves sync.WaitGroup
+	saves.Go(func() { storeErr = a.store.Close() })
+	if a.opened {
+		saves.Go(func() {
+			payloadErr = saveDigestFilter(filepath.Join(state, "payload-digests"), a.store.SaveDigests)
+		})
+		if a.digests != nil {
+			saves.Go(func() {
+				textErr = saveDigestFilter(filepath.Join(state, "text-digests"), a.digests.writeTo)
+			})
+		}
+	}
+	saves.Wait()
+	if a.opened {
+		a.filterLine = filterSummary(a.store.DigestStats(), a.digests.stats(), a.cfg.URLCacheBytes())
+	}
+	if storeErr != nil && a.opened && payloadErr == nil {
+		// The last records may not have reached the WARC files: a
+		// filter holding their digests would make their next captures
+		// revisits of nothing. Start the next run without one.
+		payloadErr = os.Remove(filepath.Join(state, "payload-digests"))
+	}
+	if payloadErr != nil {
+		errs = append(errs, fmt.Errorf("agent: save payload digests: %w", payloadErr))
+	}
+	if textErr != nil {
+		errs = append(errs, fmt.Errorf("agent: save text digests: %w", textErr))
+	}
+	if storeErr != nil {
+		errs = append(errs, storeErr)
+	}
+	a.stats.WARCBytes.Add(a.store.Stats().CompressedBytes)
+	if a.opened && storeErr == nil && a.cfg.Store.Index {
+		if _, err := store.IndexCrawl(a.cfg.Dir); err != nil {
+			errs = append(errs, fmt.Errorf("agent: merged index: %w", err))
+		}
+	}
+	return errs
+}
+
+// closeLock ends a clean run's marker and saves its counters, logs the
+// end of the run (errs: what failed in closing so far), and unlocks the
+// directory; it returns errs with what failed here.
+func (a *Agent) closeLock(state string, errs []error) []error {
+	if a.opened {
+		// A clean close. After a failed Open the marker stays, so that
+		// the next start recovers again.
+		os.Remove(filepath.Join(state, "RUNNING"))
+	}
+	if a.opened {
+		// After a failed Open the counters are not the crawl's: the
+		// saved ones stay.
+		snap := a.stats.Snapshot()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		snap["RuntimeMallocs"] = int64(ms.Mallocs) // this process's, for benchmarks
+		snap["RuntimeTotalAlloc"] = int64(ms.TotalAlloc)
+		if err := atomicfile.Write(filepath.Join(state, "stats.json"), atomicfile.Options{Sync: true}, snap.WriteJSON); err != nil {
+			errs = append(errs, fmt.Errorf("agent: save stats: %w", err))
+		}
+	}
+	if a.ended != nil {
+		a.logEnd(errors.Join(errs...))
+	}
+	a.lock.Close()
+	return errs
 }
 
 // dnsStage adapts the fetch resolver to the frontier: names that cannot

@@ -37,21 +37,32 @@ func Run(ctx context.Context, opts Options, jsonOut, tableOut io.Writer) error {
 	return WriteReport(rep, jsonOut, tableOut, o.Plot, func(path string) error { return writePlotFile(path, rep) })
 }
 
+// workDir makes the benchmark's work directory: o.WorkDir, or a temporary
+// one that cleanup removes unless o.Keep.
+func workDir(o Options) (dir string, cleanup func(), err error) {
+	if o.WorkDir != "" {
+		if err := os.MkdirAll(o.WorkDir, 0o755); err != nil {
+			return "", nil, fmt.Errorf("benchcrawl: work directory: %w", err)
+		}
+		return o.WorkDir, func() {}, nil
+	}
+	d, err := os.MkdirTemp("", "petrel-benchcrawl-")
+	if err != nil {
+		return "", nil, fmt.Errorf("benchcrawl: work directory: %w", err)
+	}
+	if o.Keep {
+		return d, func() {}, nil
+	}
+	return d, func() { os.RemoveAll(d) }, nil
+}
+
 // run does the work of Run and returns the report.
 func run(ctx context.Context, o Options) (*Report, error) {
-	work := o.WorkDir
-	if work == "" {
-		d, err := os.MkdirTemp("", "petrel-benchcrawl-")
-		if err != nil {
-			return nil, fmt.Errorf("benchcrawl: work directory: %w", err)
-		}
-		work = d
-		if !o.Keep {
-			defer os.RemoveAll(d)
-		}
-	} else if err := os.MkdirAll(work, 0o755); err != nil {
-		return nil, fmt.Errorf("benchcrawl: work directory: %w", err)
+	work, cleanup, err := workDir(o)
+	if err != nil {
+		return nil, err
 	}
+	defer cleanup()
 	rep := &Report{
 		Date:      time.Now().UTC().Format(time.RFC3339),
 		Machine:   machine(),

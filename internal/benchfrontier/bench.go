@@ -157,8 +157,9 @@ func Run(ctx context.Context, opts Options, jsonOut, tableOut io.Writer) error {
 }
 
 // agentMemoryLimit holds the Go heap near the workbench budget plus a fixed
-// allowance, as agent.Open does (without the agent's URL-cache share: this
-// benchmark's cache is 16 MiB, inside the allowance).
+// allowance, as petrel crawl does (agent.Config.MemoryBudget, without the
+// URL-cache share: this benchmark's cache is 16 MiB, inside the
+// allowance). The benchmark owns its process, as a command does.
 func agentMemoryLimit(workbench int64) {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(workbench + 192<<20)

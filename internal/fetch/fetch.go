@@ -34,8 +34,7 @@ const (
 	// its delay while it talks to many others, so the pool must hold about
 	// as many connections as requests made within one host delay for a
 	// connection to be reused: the agent's --max-idle-conns defaults to
-	// 2048 (a new loopback connection cost ~8 % of a crawl's CPU,
-	// BENCHMARKS.md).
+	// 2048 (BENCHMARKS.md has what a new connection per request costs).
 	DefaultMaxIdleConns   = 32
 	DefaultAcceptEncoding = "gzip, deflate, br"
 	DefaultAccept         = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
@@ -277,6 +276,59 @@ func (f *Fetcher) dialTLS(ctx context.Context, _, hostport string) (net.Conn, er
 	return &captureConn{Conn: tc, tls: tlsState(cs, mode != TLSOff, verr)}, nil
 }
 
+// requestAddr checks that req.URL is an absolute http(s) URL and returns the
+// address to dial (req.Addr, or the URL's host when it is an address
+// literal), or the kind of the failure: no address, or one the guard
+// refuses.
+func (f *Fetcher) requestAddr(req Request) (netip.Addr, ErrorKind, error) {
+	u, err := url.Parse(req.URL)
+	if err != nil {
+		return netip.Addr{}, ErrOther, err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return netip.Addr{}, ErrOther, errors.New("not an absolute http(s) URL")
+	}
+	addr := req.Addr
+	if !addr.IsValid() {
+		if addr, err = netip.ParseAddr(u.Hostname()); err != nil {
+			return netip.Addr{}, ErrOther, errors.New("no address given for the host")
+		}
+	}
+	addr = addr.Unmap()
+	if err := f.opts.Guard.Check(addr); err != nil {
+		return netip.Addr{}, ErrForbidden, err
+	}
+	return addr, 0, nil
+}
+
+// bodyEnd says how reading a body ended, from what readCapped returned
+// (at most maxBody+1 bytes, and its error): the body kept, its Truncated
+// value, and for a body cut short by the timeout or the connection the
+// kind of failure and the read's error (nil: a success, a body cut at
+// maxBody included). overflow reports whether the raw capture overflowed a
+// body read in full.
+func bodyEnd(ctx context.Context, body []byte, rerr error, maxBody int64, overflow func() bool) ([]byte, string, ErrorKind, error) {
+	switch {
+	case int64(len(body)) > maxBody:
+		return body[:maxBody], TruncatedLength, 0, nil
+	case rerr == nil:
+		if overflow() {
+			return body, TruncatedLength, 0, nil
+		}
+		return body, "", 0, nil
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(rerr, context.DeadlineExceeded):
+		return body, TruncatedTime, ErrTimeout, rerr
+	}
+	kind := classify(rerr, true)
+	if kind == ErrProtocol || kind == ErrOther {
+		kind = ErrReset
+	}
+	if errors.Is(rerr, context.Canceled) {
+		kind = ErrOther
+	}
+	return body, TruncatedDisconnect, kind, rerr
+}
+
 // Fetch performs one GET of req.URL on req.Addr. It follows no redirect and
 // retries nothing that reached the server.
 //
@@ -292,22 +344,9 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	fail := func(kind ErrorKind, err error) error {
 		return &fetchError{kind: kind, url: req.URL, err: err}
 	}
-	u, err := url.Parse(req.URL)
+	addr, kind, err := f.requestAddr(req)
 	if err != nil {
-		return nil, fail(ErrOther, err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fail(ErrOther, errors.New("not an absolute http(s) URL"))
-	}
-	addr := req.Addr
-	if !addr.IsValid() {
-		if addr, err = netip.ParseAddr(u.Hostname()); err != nil {
-			return nil, fail(ErrOther, errors.New("no address given for the host"))
-		}
-	}
-	addr = addr.Unmap()
-	if err := f.opts.Guard.Check(addr); err != nil {
-		return nil, fail(ErrForbidden, err)
+		return nil, fail(kind, err)
 	}
 
 	timeout, maxBody, respMax := f.opts.Timeout, f.opts.MaxBody, f.respMax
@@ -380,26 +419,8 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	bp := f.getBody()
 	body, rerr := readCapped(hresp.Body, *bp, maxBody)
 	var ferr error
-	switch {
-	case int64(len(body)) > maxBody:
-		body = body[:maxBody]
-		resp.Truncated = TruncatedLength
-	case rerr == nil:
-		if conn != nil && overflowed(conn, cp) {
-			resp.Truncated = TruncatedLength
-		}
-	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(rerr, context.DeadlineExceeded):
-		resp.Truncated = TruncatedTime
-		ferr = fail(ErrTimeout, fmt.Errorf("reading body: %w", rerr))
-	default:
-		resp.Truncated = TruncatedDisconnect
-		kind := classify(rerr, true)
-		if kind == ErrProtocol || kind == ErrOther {
-			kind = ErrReset
-		}
-		if errors.Is(rerr, context.Canceled) {
-			kind = ErrOther
-		}
+	body, resp.Truncated, kind, rerr = bodyEnd(ctx, body, rerr, maxBody, func() bool { return conn != nil && overflowed(conn, cp) })
+	if rerr != nil {
 		ferr = fail(kind, fmt.Errorf("reading body: %w", rerr))
 	}
 	// Closing before EOF (truncation) makes the transport drop the

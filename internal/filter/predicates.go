@@ -108,6 +108,9 @@ func lowerAll(args []string) []string {
 // BUbiNG has the predicate.
 var predicates map[string]predicateDef
 
+// init fills predicates: one entry per predicate, a table longer than a
+// screen because the language has that many words (each entry its own
+// arity, help, example and code), read one entry at a time.
 func init() {
 	predicates = map[string]predicateDef{
 		"SchemeEquals": {arity: 1, argHelp: "a scheme", example: "SchemeEquals(https)", doc: "the URL's scheme is the argument",

@@ -549,7 +549,9 @@ func indexFrom(b []byte, p, end int, c byte) int {
 // scriptEnd returns the end of the script data starting at b[p]: the index
 // of the "</script" that closes it, or len(b). It is Tokenizer.readScript's
 // state machine, with the same quirks (the escaped "<!--" states and the
-// double-escaped "<script>" inside them).
+// double-escaped "<script>" inside them). It is longer than a screen to
+// stay one loop over one switch with the tokenizer's states in its order,
+// so that the two can be compared state by state.
 func scriptEnd(b []byte, p int) int {
 	const (
 		data = iota

@@ -103,9 +103,9 @@
 // Whatever the level, a deflate block pays for building its Huffman tables
 // (a few microseconds) however short it is, which a request record of a
 // few hundred bytes does not repay: records under Options.StoreBelow (1 KiB
-// by default) go in a stored block of their gzip member. In a crawl of
-// 20 KiB pages this took 6 % off the crawler's CPU for WARC files 3 %
-// larger. Readers see ordinary gzip members either way.
+// by default) go in a stored block of their gzip member, for a little less
+// CPU and slightly larger files (BENCHMARKS.md has the figures). Readers
+// see ordinary gzip members either way.
 //
 // # Reading
 //

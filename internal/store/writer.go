@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"log/slog"
 	"os"
@@ -96,9 +97,8 @@ type Options struct {
 	// below this many bytes is written in a stored (uncompressed) deflate
 	// block of its gzip member. Building the Huffman tables of a compressed
 	// block costs a few microseconds whatever the block's size, which small
-	// records (requests, redirects, error pages) do not repay: in a crawl of
-	// 20 KiB pages this saves about 6 % of the crawler's CPU for files 3 %
-	// larger (BENCHMARKS.md). 0 selects DefaultStoreBelow; a negative value
+	// records (requests, redirects, error pages) do not repay (BENCHMARKS.md
+	// has what it saves). 0 selects DefaultStoreBelow; a negative value
 	// compresses every record.
 	StoreBelow int
 	// DigestsExpected is the capacity of the first stage of the scalable
@@ -371,6 +371,76 @@ func open(opts Options, create func(string) (fileHandle, error)) (*Writer, error
 	return w, nil
 }
 
+// checkExchange refuses an exchange that cannot make valid records.
+func checkExchange(ex *Exchange) error {
+	if ex == nil {
+		return errors.New("store: write: nil exchange")
+	}
+	if ex.TargetURI == "" {
+		return errors.New("store: write: empty TargetURI")
+	}
+	for _, v := range [...]string{ex.TargetURI, ex.IP, ex.Truncated} {
+		if strings.ContainsAny(v, "\r\n") {
+			return fmt.Errorf("store: write: line break in WARC field value %q", v)
+		}
+	}
+	return nil
+}
+
+// payloadOf returns the SHA-1 of resp's payload (its body, de-chunked when
+// the chunking is well formed) and its length; h is reset and used.
+func payloadOf(h hash.Hash, resp httpResponse) (sum [sha1.Size]byte, n int) {
+	h.Reset()
+	n = len(resp.body)
+	if resp.chunked {
+		cw := countWriter{w: h}
+		if dechunk(&cw, resp.body) {
+			n = int(cw.n)
+		} else {
+			h.Reset()
+			h.Write(resp.body)
+		}
+	} else {
+		h.Write(resp.body)
+	}
+	h.Sum(sum[:0])
+	return sum, n
+}
+
+// revisitRecord makes rsp the revisit record of ex (response resp), whose
+// payload was first stored by ref; head holds its first fields. It
+// returns its block digest (of the HTTP header, the record's block).
+func revisitRecord(rsp *recordSpec, h hash.Hash, head []field, ex *Exchange, resp httpResponse, ref digestRef, payloadDigest string) string {
+	blockDigest := digestOf(h, resp.header)
+	rsp.fields = append(head,
+		field{"WARC-Profile", profileIdentical},
+		field{"WARC-Refers-To", ref.id},
+		field{"WARC-Refers-To-Target-URI", ref.uri},
+		field{"WARC-Refers-To-Date", ref.date},
+		field{"WARC-Block-Digest", blockDigest},
+		field{"WARC-Payload-Digest", payloadDigest})
+	rsp.fields = appendTLS(rsp.fields, ex.TLS)
+	rsp.fields = append(rsp.fields, field{"Content-Type", ctResponse})
+	rsp.block1, rsp.block2 = resp.header, nil
+	return blockDigest
+}
+
+// responseRecord makes rsp the response record of ex; head holds its
+// first fields. It returns its block digest.
+func responseRecord(rsp *recordSpec, h hash.Hash, head []field, ex *Exchange, payloadDigest string) string {
+	blockDigest := digestOf(h, ex.Response)
+	rsp.fields = append(head,
+		field{"WARC-Block-Digest", blockDigest},
+		field{"WARC-Payload-Digest", payloadDigest})
+	if ex.Truncated != "" {
+		rsp.fields = append(rsp.fields, field{"WARC-Truncated", ex.Truncated})
+	}
+	rsp.fields = appendTLS(rsp.fields, ex.TLS)
+	rsp.fields = append(rsp.fields, field{"Content-Type", ctResponse})
+	rsp.block1, rsp.block2 = ex.Response, nil
+	return blockDigest
+}
+
 // Write stores ex as a request record and a response record (or a revisit
 // record when a 2xx response carries a non-empty payload seen before). It
 // blocks until both records are in the file's buffer flushed to the
@@ -378,16 +448,8 @@ func open(opts Options, create func(string) (fileHandle, error)) (*Writer, error
 // is full. Records are appended in the order Write calls are admitted.
 // ex's slices are not retained after Write returns.
 func (w *Writer) Write(ex *Exchange) (Result, error) {
-	if ex == nil {
-		return Result{}, errors.New("store: write: nil exchange")
-	}
-	if ex.TargetURI == "" {
-		return Result{}, errors.New("store: write: empty TargetURI")
-	}
-	for _, v := range [...]string{ex.TargetURI, ex.IP, ex.Truncated} {
-		if strings.ContainsAny(v, "\r\n") {
-			return Result{}, fmt.Errorf("store: write: line break in WARC field value %q", v)
-		}
+	if err := checkExchange(ex); err != nil {
+		return Result{}, err
 	}
 	date := ex.Date
 	if date.IsZero() {
@@ -397,20 +459,7 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 	resp := parseResponse(ex.Response)
 
 	h := sha1.New()
-	payloadLen := len(resp.body)
-	if resp.chunked {
-		cw := countWriter{w: h}
-		if dechunk(&cw, resp.body) {
-			payloadLen = int(cw.n)
-		} else {
-			h.Reset()
-			h.Write(resp.body)
-		}
-	} else {
-		h.Write(resp.body)
-	}
-	var payloadSum [sha1.Size]byte
-	h.Sum(payloadSum[:0])
+	payloadSum, payloadLen := payloadOf(h, resp)
 	payloadDigest := sha1Digest(payloadSum[:])
 	reqDigest := digestOf(h, ex.Request)
 	// A truncated capture is not the payload: its digest neither makes it a
@@ -461,33 +510,11 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 			w.refs.put(payloadSum, digestRef{uri: ex.TargetURI, date: dateStr, id: respID})
 		}
 	}
-	rsp := &j.recs[1]
 	if j.revisit {
-		blockDigest := digestOf(h, resp.header)
-		rsp.fields = append(common("revisit", respID, reqID),
-			field{"WARC-Profile", profileIdentical},
-			field{"WARC-Refers-To", ref.id},
-			field{"WARC-Refers-To-Target-URI", ref.uri},
-			field{"WARC-Refers-To-Date", ref.date},
-			field{"WARC-Block-Digest", blockDigest},
-			field{"WARC-Payload-Digest", payloadDigest})
-		rsp.fields = appendTLS(rsp.fields, ex.TLS)
-		rsp.fields = append(rsp.fields, field{"Content-Type", ctResponse})
-		rsp.block1, rsp.block2 = resp.header, nil
-		j.res.BlockDigest = blockDigest
+		j.res.BlockDigest = revisitRecord(&j.recs[1], h, common("revisit", respID, reqID), ex, resp, ref, payloadDigest)
 		j.res.Revisit = true
 	} else {
-		blockDigest := digestOf(h, ex.Response)
-		rsp.fields = append(common("response", respID, reqID),
-			field{"WARC-Block-Digest", blockDigest},
-			field{"WARC-Payload-Digest", payloadDigest})
-		if ex.Truncated != "" {
-			rsp.fields = append(rsp.fields, field{"WARC-Truncated", ex.Truncated})
-		}
-		rsp.fields = appendTLS(rsp.fields, ex.TLS)
-		rsp.fields = append(rsp.fields, field{"Content-Type", ctResponse})
-		rsp.block1, rsp.block2 = ex.Response, nil
-		j.res.BlockDigest = blockDigest
+		j.res.BlockDigest = responseRecord(&j.recs[1], h, common("response", respID, reqID), ex, payloadDigest)
 	}
 	if w.opts.Index {
 		e := indexEntry{uri: ex.TargetURI, date: date, mime: resp.mime, status: resp.status,
