@@ -13,7 +13,7 @@ import (
 
 func benchCrawlCmd() *cobra.Command {
 	var o benchcrawl.Options
-	var peers, firstIP, jsonPath string
+	var peers, firstIP, agentIP, jsonPath string
 	cmd := &cobra.Command{
 		Use:   "crawl",
 		Short: "Crawl the synthetic web (served by a separate process) with Petrel, Colly and wget, against the web's own limit",
@@ -28,6 +28,13 @@ func benchCrawlCmd() *cobra.Command {
 					return flagError{fmt.Errorf("--web-first-ip %q: want a 127.x.y.z address", firstIP)}
 				}
 				o.FirstIP = a
+			}
+			if agentIP != "" {
+				a, err := netip.ParseAddr(agentIP)
+				if err != nil || !a.Is4() || !a.IsLoopback() {
+					return flagError{fmt.Errorf("--agent-first-ip %q: want a 127.x.y.z address", agentIP)}
+				}
+				o.AgentFirstIP = a
 			}
 			jsonOut := os.Stdout
 			if jsonPath != "" {
@@ -64,6 +71,11 @@ func benchCrawlCmd() *cobra.Command {
 	fs.IntVar(&o.LimitConns, "limit-conns", 0, "wrk connections per address (default 32)")
 	fs.IntVar(&o.Repeat, "repeat", 1, "run every crawler this many times, in rounds; report each one's median run")
 	fs.StringVar(&o.Plot, "plot", "", "draw pages/s over time to this SVG file")
+	fs.IntVar(&o.Agents, "agents", 0, "also crawl with this many agents of one crawl on this machine, alternating with one agent, and compare (--max-urls is shared out; peers default to petrel)")
+	fs.StringVar(&agentIP, "agent-first-ip", "", "with --agents: the first agent's loopback address (default 127.216.0.1; the others take the next ones)")
+	fs.DurationVar(&o.ClusterProbe, "cluster-probe", 0, "with --agents: the agents' --cluster-probe (default 250ms)")
+	fs.DurationVar(&o.ClusterBatchDelay, "cluster-batch-delay", 0, "with --agents: the agents' --cluster-batch-delay (default: the crawler's)")
+	fs.StringVar(&o.CPUProfileDir, "cpuprofile-dir", "", "write a CPU profile of every petrel crawl (each agent's too) into this directory")
 	fs.StringVar(&jsonPath, "json", "", "JSON output file (default stdout)")
 	return cmd
 }

@@ -71,17 +71,21 @@ func runBenchExchange(cmd *cobra.Command, o cluster.BenchOptions) error {
 	recvBind := cmd.Flags().Lookup("bind").Value.String()
 	sendBind := cmd.Flags().Lookup("sender-bind").Value.String()
 	var out bytes.Buffer
-	child := exec.CommandContext(cmd.Context(), os.Args[0], "bench", "exchange", "--role", "receiver",
+	args := []string{"bench", "exchange", "--role", "receiver",
 		"--key-file", keyFile, "--bind", recvBind, "--dir", filepath.Join(dir, "recv"),
-		"--urls", fmt.Sprint(o.URLs), "--batch-urls", fmt.Sprint(o.BatchURLs))
+		"--urls", fmt.Sprint(o.URLs), "--batch-urls", fmt.Sprint(o.BatchURLs)}
+	if p := cmd.Flags().Lookup("cpuprofile"); p != nil && p.Value.String() != "" {
+		args = append(args, "--cpuprofile", p.Value.String()+".receiver") // the sender's is the file named
+	}
+	child := exec.CommandContext(cmd.Context(), os.Args[0], args...)
 	child.Stdout, child.Stderr = &out, os.Stderr
 	if err := child.Start(); err != nil {
 		return err
 	}
-	var before syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &before)
 	o.Key, o.Dir = k, filepath.Join(dir, "send")
 	o.Bind, o.Peer = netip.MustParseAddrPort(sendBind), netip.MustParseAddrPort(recvBind)
+	var before syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &before)
 	send, start, err := cluster.RunBenchSender(cmd.Context(), o)
 	if err != nil {
 		child.Process.Kill()
@@ -107,7 +111,10 @@ func runBenchExchange(cmd *cobra.Command, o cluster.BenchOptions) error {
 		"date": time.Now().UTC().Format(time.RFC3339), "urls": o.URLs, "batch_urls": o.BatchURLs,
 		"mean_url_bytes": send.MeanLen, "seconds": elapsed, "urls_per_second": float64(o.URLs) / elapsed,
 		"sender": map[string]any{"batches": send.Batches, "wire_bytes": send.Bytes, "bytes_per_url": float64(send.Bytes) / float64(o.URLs),
-			"fsyncs": send.Fsyncs, "fsyncs_per_second": float64(send.Fsyncs) / elapsed, "cpu_us_per_url": sendCPU.Seconds() * 1e6 / float64(o.URLs)},
+			"fsyncs": send.Fsyncs, "fsyncs_per_second": float64(send.Fsyncs) / elapsed, "cpu_us_per_url": sendCPU.Seconds() * 1e6 / float64(o.URLs),
+			"generate_cpu_us_per_url": send.GenerateCPU.Seconds() * 1e6 / float64(o.URLs),
+			"exchange_cpu_us_per_url": (sendCPU - 2*send.GenerateCPU).Seconds() * 1e6 / float64(o.URLs),
+			"note":                    "cpu_us_per_url is the whole sending process's (start-up, gossip, and making every URL twice: once alone to measure it, once to route it); exchange_cpu_us_per_url leaves the two makings out"},
 		"receiver": map[string]any{"batches": recv.Batches, "inbox_bytes": recv.Bytes, "fsyncs": recv.Fsyncs,
 			"fsyncs_per_second": float64(recv.Fsyncs) / elapsed, "cpu_us_per_url": recvCPU.Seconds() * 1e6 / float64(o.URLs),
 			"note": "CPU of the whole receiving process, start-up and gossip included"},

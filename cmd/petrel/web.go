@@ -72,8 +72,9 @@ address, for petrel crawl --system-dns --dns-server ADDR).`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "testweb: %d hosts on %d addresses; hosts file %s, seeds %s; Ctrl-C stops\n",
-				len(w.Hosts()), len(w.Addrs()), hosts, seeds)
+			cross, all := w.LinkShare()
+			fmt.Fprintf(os.Stderr, "testweb: %d hosts on %d addresses, cross-host links %.1f %% of %d; hosts file %s, seeds %s; Ctrl-C stops\n",
+				len(w.Hosts()), len(w.Addrs()), 100*float64(cross)/float64(max(all, 1)), all, hosts, seeds)
 			fmt.Fprintf(os.Stderr, "testweb: crawl it from another shell with\n  petrel crawl --hosts %s --seeds %s --allow-private --system-dns=false --host-delay 100ms --dir ./testweb-crawl\n", hosts, seeds)
 			<-cmd.Context().Done()
 			return nil

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/petrel-crawler/petrel/internal/atomicfile"
 	"github.com/petrel-crawler/petrel/internal/cluster"
@@ -121,9 +120,9 @@ func (r *clusterRouter) ReadyOwner(rec []byte) frontier.Peer {
 		return frontier.Self
 	}
 	host := r.host.Group(rec[frontier.MetaLen:])
-	ctx, cancel := context.WithTimeout(context.Background(), r.a.cfg.Fetch.DNSTimeout+time.Second)
-	defer cancel()
-	addrs, err := r.a.resolver.Lookup(ctx, host)
+	// The resolver bounds a query by its own timeout (and answers most
+	// from its cache): no deadline of our own to make per URL.
+	addrs, err := r.a.resolver.Lookup(context.Background(), host)
 	if err != nil || len(addrs) == 0 {
 		return frontier.Self
 	}

@@ -1,6 +1,7 @@
 package benchcrawl
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -87,6 +88,22 @@ type Options struct {
 	// speed touches each alike; the report's table and ratios use each
 	// crawler's median run by pages/s, and every run is listed.
 	Repeat int
+	// Agents, when 2 or more, adds a crawl of that many agents of one
+	// crawl on this machine to every round, right after the single Petrel
+	// (see agents.go); the report then compares the two (AgentsSummary).
+	// Peers defaults to Petrel alone.
+	Agents int
+	// AgentFirstIP is the first agent's loopback address; the others take
+	// the next ones (default 127.216.0.1).
+	AgentFirstIP netip.Addr
+	// ClusterProbe is the agents' --cluster-probe (default 250ms).
+	ClusterProbe time.Duration
+	// ClusterBatchDelay, if set, is the agents' --cluster-batch-delay
+	// (otherwise the crawler's default).
+	ClusterBatchDelay time.Duration
+	// CPUProfileDir, if set, gets a CPU profile of every Petrel process
+	// (--cpuprofile), named after its run and agent.
+	CPUProfileDir string
 	// Plot, if set, is the path of an SVG file drawing pages/s over time.
 	Plot string
 	// Log receives progress messages (default: slog.Default()).
@@ -153,10 +170,28 @@ func (o Options) withDefaults() (Options, error) {
 	case o.Port < 0:
 		o.Port = 0
 	}
-	if len(o.Peers) == 0 {
+	switch {
+	case len(o.Peers) > 0:
+	case o.Agents > 1:
+		o.Peers = []string{PeerPetrel}
+	default:
 		o.Peers = []string{PeerPetrel, PeerColly, PeerWget}
 		if !pb {
 			o.Peers = append(o.Peers, PeerLimit)
+		}
+	}
+	if o.Agents > 1 {
+		if !o.AgentFirstIP.IsValid() {
+			o.AgentFirstIP = netip.AddrFrom4([4]byte{127, 216, 0, 1})
+		}
+		if !o.AgentFirstIP.Is4() || !o.AgentFirstIP.IsLoopback() {
+			return o, fmt.Errorf("benchcrawl: agents' first address %v is not an IPv4 loopback address", o.AgentFirstIP)
+		}
+		if o.ClusterProbe <= 0 {
+			o.ClusterProbe = 250 * time.Millisecond
+		}
+		if !o.has(PeerPetrel) {
+			return o, errors.New("benchcrawl: --agents compares with the single Petrel: keep petrel in --peers")
 		}
 	}
 	for _, p := range o.Peers {

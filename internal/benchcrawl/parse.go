@@ -47,6 +47,20 @@ func parseFinished(line string) (time.Duration, bool) {
 	return d, err == nil
 }
 
+// linkShareRE matches the web's first line: "…, cross-host links 34.2 % of 1234; …".
+var linkShareRE = regexp.MustCompile(`cross-host links ([0-9.]+) % of`)
+
+// parseLinkShare returns the cross-host share of the links (0 to 1) that
+// "petrel testweb" states in its first line.
+func parseLinkShare(line string) (float64, bool) {
+	m := linkShareRE.FindStringSubmatch(line)
+	if m == nil {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	return v / 100, err == nil
+}
+
 // wgetKind classifies one line of wget --no-verbose output.
 type wgetKind int
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -33,9 +34,12 @@ type Report struct {
 	Limit *Limit `json:"limit,omitempty"`
 	// AllowedRate is the rate the delays allow on this web (pages/s; see
 	// AllowedRateHow), reported in the politeness-bound mode.
-	AllowedRate    float64  `json:"allowed_rate,omitempty"`
-	AllowedRateHow string   `json:"allowed_rate_how,omitempty"`
-	Notes          []string `json:"notes,omitempty"`
+	AllowedRate    float64 `json:"allowed_rate,omitempty"`
+	AllowedRateHow string  `json:"allowed_rate_how,omitempty"`
+	// Agents compares the crawl of several agents with the single agent
+	// (Options.Agents > 1 only).
+	Agents *AgentsSummary `json:"agents,omitempty"`
+	Notes  []string       `json:"notes,omitempty"`
 }
 
 // Machine describes where the benchmark ran.
@@ -55,6 +59,9 @@ type Web struct {
 	PagesPerHost int `json:"pages_per_host"`
 	LinksPerPage int `json:"links_per_page"`
 	PageBytes    int `json:"page_bytes"`
+	// CrossHostLinkShare is the share of the pages' links whose target is
+	// on another host (as "petrel testweb" counts them; 0 if it did not say).
+	CrossHostLinkShare float64 `json:"cross_host_link_share"`
 }
 
 // RunResult holds one crawler's figures. Rates use the crawler's own page
@@ -105,6 +112,30 @@ type RunResult struct {
 	RatioPeakRSS     float64  `json:"ratio_peak_rss,omitempty"`
 	Series           []Sample `json:"series,omitempty"`
 	Notes            []string `json:"notes,omitempty"`
+
+	// A crawl of several agents (Options.Agents): the figures above are
+	// the crawl's — pages, CPU, bytes and peak RSS summed over the agents,
+	// the wall time from the first agent's exec to the last one's exit.
+	Agents    int        `json:"agents,omitempty"`
+	AgentRuns []AgentRun `json:"agent_runs,omitempty"`
+	// Exchange sums the agents' "Cluster…" counters of stats.json.
+	Exchange map[string]int64 `json:"exchange,omitempty"`
+	// URLsExchangedPerPage is the URLs one agent sent another (to the
+	// owner of their key, then, once new, to the owner of their address,
+	// and any forwarded), counted once at the sender, per page fetched.
+	URLsExchangedPerPage float64 `json:"urls_exchanged_per_page,omitempty"`
+
+	mallocs, allocBytes int64 // summed RuntimeMallocs and RuntimeTotalAlloc
+}
+
+// AgentRun is one agent's part of a crawl of several agents.
+type AgentRun struct {
+	Name         string  `json:"name"`
+	Pages        int64   `json:"pages"`
+	ElapsedS     float64 `json:"elapsed_s"`
+	CPUSeconds   float64 `json:"cpu_s"`
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+	Error        string  `json:"error,omitempty"`
 }
 
 // Sample is one point of a crawler's progress: its page count T seconds
@@ -214,6 +245,9 @@ func (rep *Report) WriteTable(w io.Writer) error {
 			fmt.Fprintf(w, "  %s: %s\n", r.Crawler, strings.Join(runs, ", "))
 		}
 	}
+	if a := rep.Agents; a != nil {
+		rep.writeAgents(w, a)
+	}
 	if rep.Limit != nil {
 		fmt.Fprintf(w, "limit (wrk): %.0f pages/s; Petrel reaches %.1f%% of it\n", rep.Limit.PagesPerSec, 100*rep.Limit.PetrelShare)
 	}
@@ -232,6 +266,39 @@ func (rep *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	return nil
+}
+
+// writeAgents writes the comparison of a crawl of several agents with
+// the single agent.
+func (rep *Report) writeAgents(w io.Writer, a *AgentsSummary) {
+	fmt.Fprintf(w, "%d agents against one, medians of %d rounds each (web: %.1f %% of its links cross hosts):\n",
+		a.Agents, a.Rounds, 100*a.CrossHostLinkShare)
+	fmt.Fprintf(w, "  pages/s: %.1f (one agent) and %.1f (%d agents)\n", a.SinglePagesPerSec, a.AgentsPagesPerSec, a.Agents)
+	met := "met"
+	if a.Overhead > a.OverheadTarget {
+		met = "NOT met"
+	}
+	fmt.Fprintf(w, "  CPU s per 1,000 pages: %.3f and %.3f: overhead %.3f (target ≤ %.2f: %s; median of the rounds' own ratios %.3f)\n",
+		a.SingleCPUPer1000, a.AgentsCPUPer1000, a.Overhead, a.OverheadTarget, met, a.Paired)
+	fmt.Fprintf(w, "  URLs exchanged per page: %.2f\n", a.URLsExchangedPerPage)
+	for _, r := range rep.Runs {
+		for _, ar := range r.AgentRuns {
+			fmt.Fprintf(w, "  %s (median run): %d pages, %.1f s, %.2f CPU s, peak RSS %.0f MiB\n",
+				ar.Name, ar.Pages, ar.ElapsedS, ar.CPUSeconds, float64(ar.PeakRSSBytes)/(1<<20))
+		}
+		if len(r.Exchange) > 0 {
+			keys := make([]string, 0, len(r.Exchange))
+			for k := range r.Exchange {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			var parts []string
+			for _, k := range keys {
+				parts = append(parts, fmt.Sprintf("%s %d", k, r.Exchange[k]))
+			}
+			fmt.Fprintf(w, "  exchange (median run, summed over the agents): %s\n", strings.Join(parts, ", "))
+		}
+	}
 }
 
 // WriteJSON writes the report as one indented JSON object.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,7 +83,7 @@ func run(ctx context.Context, o Options) (*Report, error) {
 	}
 	defer web.stop()
 	rep.Web = Web{Hosts: len(web.hosts.ipOf), Addresses: len(web.hosts.addrs), HostsPerIP: o.HostsPerIP,
-		PagesPerHost: o.PagesPerHost, LinksPerPage: o.LinksPerPage, PageBytes: o.PageBytes}
+		PagesPerHost: o.PagesPerHost, LinksPerPage: o.LinksPerPage, PageBytes: o.PageBytes, CrossHostLinkShare: web.linkShare}
 
 	runners := []struct {
 		peer string
@@ -92,10 +93,21 @@ func run(ctx context.Context, o Options) (*Report, error) {
 		{PeerColly, runColly},
 		{PeerWget, runWget},
 	}
+	if o.Agents > 1 {
+		runners = slices.Insert(runners, 1, struct {
+			peer string
+			fn   func(context.Context, Options, *webProc, string) RunResult
+		}{agentsName(o.Agents), runAgents})
+	}
+	if o.CPUProfileDir != "" {
+		if err := os.MkdirAll(o.CPUProfileDir, 0o755); err != nil {
+			return nil, fmt.Errorf("benchcrawl: profiles: %w", err)
+		}
+	}
 	var all []RunResult
 	for round := range o.Repeat {
 		for _, r := range runners {
-			if !o.has(r.peer) {
+			if !o.has(r.peer) && r.peer != agentsName(o.Agents) {
 				continue
 			}
 			if err := ctx.Err(); err != nil {
@@ -111,7 +123,7 @@ func run(ctx context.Context, o Options) (*Report, error) {
 			after, _ := procCPU(web.pid)
 			res.WebCPUSeconds = (after - before).Seconds()
 			res.finish()
-			if r.peer == PeerPetrel && res.Skipped == "" && res.Error != "" && res.Pages == 0 {
+			if (r.peer == PeerPetrel || res.Agents > 0) && res.Skipped == "" && res.Error != "" && res.Pages == 0 {
 				return nil, fmt.Errorf("benchcrawl: petrel failed: %s", res.Error)
 			}
 			o.Log.Info("benchcrawl: done", "crawler", r.peer, "pages", res.Pages, "pages_per_s", res.PagesPerSec, "skipped", res.Skipped)
@@ -119,6 +131,9 @@ func run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	rep.Runs = medianRuns(all)
+	if o.Agents > 1 {
+		rep.Agents = summarizeAgents(all, o.Agents, web.linkShare)
+	}
 	if o.Repeat > 1 {
 		for _, r := range all {
 			r.Series = nil
@@ -193,6 +208,7 @@ type webProc struct {
 	hostsPath, seedsPath string
 	hosts                *hostsFile
 	seeds                []string
+	linkShare            float64 // cross-host share of the links, from the web's first line
 	done                 chan struct{}
 }
 
@@ -210,8 +226,12 @@ func startWeb(ctx context.Context, o Options, dir string) (*webProc, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	ready := make(chan struct{})
 	var once atomic.Bool
+	var share atomic.Uint64
 	lw := &lineWriter{fn: func(l string) {
 		if strings.HasPrefix(l, "testweb:") && once.CompareAndSwap(false, true) {
+			if v, ok := parseLinkShare(l); ok {
+				share.Store(math.Float64bits(v))
+			}
 			close(ready)
 		}
 	}}
@@ -235,6 +255,7 @@ func startWeb(ctx context.Context, o Options, dir string) (*webProc, error) {
 		w.stop()
 		return nil, fmt.Errorf("benchcrawl: start web: %w", ctx.Err())
 	}
+	w.linkShare = math.Float64frombits(share.Load())
 	w.hostsPath, w.seedsPath = filepath.Join(dir, "hosts"), filepath.Join(dir, "seeds.txt")
 	f, err := os.Open(w.hostsPath)
 	if err != nil {
@@ -268,25 +289,10 @@ func (w *webProc) stop() {
 func runPetrel(ctx context.Context, o Options, web *webProc, dir string) RunResult {
 	res := RunResult{Crawler: PeerPetrel, PagesChecked: -1}
 	_ = os.RemoveAll(dir)
-	args := []string{"crawl", "--dir", dir, "--hosts", web.hostsPath, "--seeds", web.seedsPath,
-		"--allow-private", "--system-dns=false",
-		"--host-delay", o.HostDelay.String(), "--ip-delay", o.IPDelay.String(),
-		"--progress", o.Progress.String()}
-	if o.MaxURLs > 0 {
-		args = append(args, "--max-urls", strconv.FormatInt(o.MaxURLs, 10))
-	}
+	args := petrelArgs(o, web, dir, o.MaxURLs, filepath.Base(dir))
 	res.Command = o.Petrel + " " + strings.Join(args, " ")
 	var elapsed atomic.Int64
-	pr := runMeasured(ctx, procSpec{
-		name: o.Petrel, args: args, bound: o.TimeBound, every: o.Progress, stop: syscall.SIGINT,
-		onLine: func(l string, pages *atomic.Int64) {
-			if n, ok := parseProgress(l); ok {
-				pages.Store(n)
-			} else if d, ok := parseFinished(l); ok {
-				elapsed.Store(int64(d))
-			}
-		},
-	})
+	pr := runMeasured(ctx, petrelSpec(o, args, &elapsed))
 	res.fromProc(pr)
 	if d := time.Duration(elapsed.Load()); d > 0 {
 		res.SelfReportedS = d.Seconds()
@@ -299,27 +305,76 @@ func runPetrel(ctx context.Context, o Options, web *webProc, dir string) RunResu
 		res.Pages = pr.pages
 		return res
 	}
-	res.Pages = st["Fetched"]
-	res.Robots = st["RobotsFetched"]
-	res.BytesReceived = st["BytesReceived"]
-	if res.Pages > 0 {
-		res.AllocsPerPage = float64(st["RuntimeMallocs"]) / float64(res.Pages)
-		res.AllocBytesPerPage = float64(st["RuntimeTotalAlloc"]) / float64(res.Pages)
-	}
+	res.fromStats(st)
 	res.BytesWritten = dirBytes(dir)
 	res.Notes = append(res.Notes, fmt.Sprintf("WARC bytes %d (gzip per record), parsing on", st["WARCBytes"]))
 	if !o.SkipVerifyWARC {
-		n, err := countWARCPages(filepath.Join(dir, "warc"))
-		if err != nil {
-			res.Notes = append(res.Notes, "WARC count: "+err.Error())
-		} else {
-			res.PagesChecked = n
-			if n != res.Pages {
-				res.Notes = append(res.Notes, fmt.Sprintf("WARC holds %d page records, stats.json says %d pages", n, res.Pages))
-			}
-		}
+		res.checkWARC(filepath.Join(dir, "warc"))
 	}
 	return res
+}
+
+// petrelArgs are the arguments of one "petrel crawl" of the web into dir,
+// bounded to maxURLs pages (0: none); name names its CPU profile.
+func petrelArgs(o Options, web *webProc, dir string, maxURLs int64, name string) []string {
+	args := []string{"crawl", "--dir", dir, "--hosts", web.hostsPath, "--seeds", web.seedsPath,
+		"--allow-private", "--system-dns=false",
+		"--host-delay", o.HostDelay.String(), "--ip-delay", o.IPDelay.String(),
+		"--progress", o.Progress.String()}
+	if maxURLs > 0 {
+		args = append(args, "--max-urls", strconv.FormatInt(maxURLs, 10))
+	}
+	if o.CPUProfileDir != "" {
+		args = append(args, "--cpuprofile", filepath.Join(o.CPUProfileDir, name+".pprof"))
+	}
+	return args
+}
+
+// petrelSpec is the measured process of a "petrel crawl" with args; the
+// elapsed time of its summary line goes to elapsed.
+func petrelSpec(o Options, args []string, elapsed *atomic.Int64) procSpec {
+	return procSpec{
+		name: o.Petrel, args: args, bound: o.TimeBound, every: o.Progress, stop: syscall.SIGINT,
+		onLine: func(l string, pages *atomic.Int64) {
+			if n, ok := parseProgress(l); ok {
+				pages.Store(n)
+			} else if d, ok := parseFinished(l); ok {
+				elapsed.Store(int64(d))
+			}
+		},
+	}
+}
+
+// fromStats adds the figures of a Petrel's state/stats.json.
+func (r *RunResult) fromStats(st map[string]int64) {
+	r.Pages += st["Fetched"]
+	r.Robots += st["RobotsFetched"]
+	r.BytesReceived += st["BytesReceived"]
+	r.mallocs += st["RuntimeMallocs"]
+	r.allocBytes += st["RuntimeTotalAlloc"]
+	if r.Pages > 0 {
+		r.AllocsPerPage = float64(r.mallocs) / float64(r.Pages)
+		r.AllocBytesPerPage = float64(r.allocBytes) / float64(r.Pages)
+	}
+}
+
+// checkWARC counts the page records of the WARC files in dir into
+// PagesChecked (a count of -1 becomes the first directory's) and notes a
+// count that differs from Pages once every directory is counted.
+func (r *RunResult) checkWARC(dirs ...string) {
+	var total int64
+	for _, d := range dirs {
+		n, err := countWARCPages(d)
+		if err != nil {
+			r.Notes = append(r.Notes, "WARC count: "+err.Error())
+			return
+		}
+		total += n
+	}
+	r.PagesChecked = total
+	if total != r.Pages {
+		r.Notes = append(r.Notes, fmt.Sprintf("WARC holds %d page records, stats.json says %d pages", total, r.Pages))
+	}
 }
 
 // fromProc copies the measured process figures.

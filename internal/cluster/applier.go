@@ -104,9 +104,12 @@ func (n *Node) applyLoop(ctx context.Context) {
 		if n.inbox.Wait(from, ctx.Done()) <= from {
 			continue
 		}
-		err := n.inbox.Read(from, func(wire []byte, next int64) error {
-			return n.applyOne(wire, next)
-		})
+		var err error
+		if b, next, ok := n.decoded.take(from); ok {
+			err = n.applyBatch(b, nil, next) // on failure, read again from the inbox below
+		} else {
+			err = n.readApply(from)
+		}
 		if err != nil {
 			n.log.Error("cluster: apply", "err", err)
 			select {
@@ -117,8 +120,38 @@ func (n *Node) applyLoop(ctx context.Context) {
 	}
 }
 
+// readApply applies the inbox's batches from position from, up to its
+// durable end or to a batch the decoded cache holds.
+func (n *Node) readApply(from int64) error {
+	err := n.inbox.Read(from, func(wire []byte, next int64) error {
+		if err := n.applyOne(wire, next); err != nil {
+			return err
+		}
+		if n.decoded.has(next) {
+			return errDecoded // the rest was decoded at its arrival
+		}
+		return nil
+	})
+	n.decoded.dropBefore(n.appliedAt.Load())
+	if errors.Is(err, errDecoded) {
+		return nil
+	}
+	return err
+}
+
+// errDecoded stops a read of the inbox where the decoded cache takes over.
+var errDecoded = errors.New("cluster: batch decoded at arrival")
+
+// applyOne applies the batch of an inbox frame that ends at next.
 func (n *Node) applyOne(wire []byte, next int64) error {
 	b, err := DecodeBatch(wire)
+	return n.applyBatch(b, err, next)
+}
+
+// applyBatch hands a batch to the host unless it was applied before, and
+// moves the applied position to next. A batch that did not decode (err)
+// is skipped.
+func (n *Node) applyBatch(b *Batch, err error, next int64) error {
 	n.applyMu.Lock()
 	defer n.applyMu.Unlock()
 	if err == nil && !n.applied.has(b.ID) {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/klauspost/compress/s2"
 )
@@ -90,6 +91,9 @@ func appendRecord(raw, rec []byte) []byte {
 // encodeRaw appends the wire form of b with count records already laid
 // out in raw (appendRecord); b.Records is not read.
 func (b *Batch) encodeRaw(dst, raw []byte, count int) []byte {
+	// One allocation of the final size at most: the header, then room for
+	// S2's worst case, compressed in place.
+	dst = slices.Grow(dst, len(batchMagic)+1+6*binary.MaxVarintLen64+len(b.ID.Sender)+s2.MaxEncodedLen(len(raw)))
 	dst = append(dst, batchMagic...)
 	dst = append(dst, byte(b.Kind))
 	dst = binary.AppendUvarint(dst, uint64(len(b.ID.Sender)))
@@ -99,8 +103,7 @@ func (b *Batch) encodeRaw(dst, raw []byte, count int) []byte {
 	dst = binary.AppendUvarint(dst, b.Epoch)
 	dst = binary.AppendUvarint(dst, uint64(count))
 	n := len(dst)
-	dst = append(dst, make([]byte, s2.MaxEncodedLen(len(raw)))...)
-	enc := s2.Encode(dst[n:], raw)
+	enc := s2.Encode(dst[n:n+s2.MaxEncodedLen(len(raw))], raw)
 	return dst[:n+len(enc)]
 }
 

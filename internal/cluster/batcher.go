@@ -22,6 +22,50 @@ type batcher struct {
 	seqs    map[string]uint64 // last sequence number per destination (under mu)
 	routed  atomic.Uint64     // records ever routed (for the idle check)
 	closing atomic.Bool       // the agent is stopping: write over the outbox limit
+
+	// Buffers of batches already written, for the next ones: gathering
+	// and encoding then neither allocate nor grow a buffer record by
+	// record.
+	raws, wires spares
+}
+
+// spares keeps a few buffers for reuse; a buffer starts as large as the
+// largest one given back, so it rarely grows.
+type spares struct {
+	mu   sync.Mutex
+	free [][]byte
+	size int
+}
+
+// maxSpares bounds the buffers kept (per list) and maxSpareBytes their size.
+const (
+	maxSpares     = 2
+	maxSpareBytes = maxRawBytes
+)
+
+func (s *spares) get() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.free); n > 0 {
+		b := s.free[n-1]
+		s.free = s.free[:n-1]
+		if cap(b) >= s.size {
+			return b[:0]
+		}
+	}
+	return make([]byte, 0, s.size)
+}
+
+func (s *spares) put(b []byte) {
+	if cap(b) > maxSpareBytes {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.size = max(s.size, len(b))
+	if len(s.free) < maxSpares {
+		s.free = append(s.free, b)
+	}
 }
 
 type bufKey struct {
@@ -55,7 +99,7 @@ func (b *batcher) add(ctx context.Context, dest string, kind Kind, rec []byte) e
 	b.mu.Lock()
 	buf := b.bufs[k]
 	if buf == nil {
-		buf = &outBuf{since: time.Now()}
+		buf = &outBuf{since: time.Now(), raw: b.raws.get()}
 		b.bufs[k] = buf
 	}
 	buf.raw = appendRecord(buf.raw, rec)
@@ -115,8 +159,11 @@ func (b *batcher) write(ctx context.Context, k bufKey, buf *outBuf) error {
 		Kind:  k.kind,
 		Epoch: n.viewEpoch(),
 	}
-	wire := bt.encodeRaw(nil, buf.raw, buf.count)
-	if err := n.outbox.Put(ctx, k.dest, bt.ID, wire, !b.closing.Load()); err != nil {
+	wire := bt.encodeRaw(b.wires.get(), buf.raw, buf.count)
+	b.raws.put(buf.raw)
+	err := n.outbox.Put(ctx, k.dest, bt.ID, wire, !b.closing.Load())
+	b.wires.put(wire) // Put has written it
+	if err != nil {
 		n.log.Error("cluster: outbox", "dest", k.dest, "records", buf.count, "err", err)
 		return err
 	}

@@ -9,9 +9,11 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -42,6 +44,31 @@ type BenchSide struct {
 	Seconds   float64 `json:"seconds"`
 	DoneNanos int64   `json:"done_unix_nanos"` // when the last URL was applied (receiver)
 	MeanLen   float64 `json:"mean_url_bytes,omitempty"`
+	// GenerateCPU is the CPU time the sender spends making the URLs
+	// (BenchURL) alone, measured apart on one thread before the run: it
+	// is part of the sender's CPU, not of the exchange's.
+	GenerateCPU time.Duration `json:"generate_cpu_ns,omitempty"`
+}
+
+// generateCPU returns the CPU time of making URLs 0 to n−1 on this
+// thread.
+func generateCPU(n int) time.Duration {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	const rusageThread = 1 // RUSAGE_THREAD
+	var before, after syscall.Rusage
+	syscall.Getrusage(rusageThread, &before)
+	var buf []byte
+	var sum int
+	for i := range n {
+		buf = BenchURL(buf[:0], i)
+		sum += len(buf)
+	}
+	syscall.Getrusage(rusageThread, &after)
+	if sum == 0 {
+		return 0
+	}
+	return time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
 }
 
 // BenchURL is the i-th URL of the benchmark: the shape of the synthetic
@@ -112,6 +139,7 @@ func RunBenchReceiver(ctx context.Context, o BenchOptions, out io.Writer) error 
 // o.URLs URLs from o.Senders goroutines, and returns once its outbox is
 // empty (every batch acknowledged).
 func RunBenchSender(ctx context.Context, o BenchOptions) (BenchSide, time.Time, error) {
+	gen := generateCPU(o.URLs)
 	n, err := benchNode(o, "sender", []string{o.Peer.String()}, &countingHost{want: 1 << 62})
 	if err != nil {
 		return BenchSide{}, time.Time{}, err
@@ -162,5 +190,5 @@ func RunBenchSender(ctx context.Context, o BenchOptions) (BenchSide, time.Time, 
 	}
 	return BenchSide{URLs: int64(o.URLs), Batches: n.counts.sentBatches.Load(), Bytes: n.outbox.written.Load(),
 		Fsyncs: n.outbox.syncs.Load(), Seconds: time.Since(start).Seconds(),
-		MeanLen: float64(total.Load()) / float64(o.URLs)}, start, nil
+		MeanLen: float64(total.Load()) / float64(o.URLs), GenerateCPU: gen}, start, nil
 }

@@ -174,9 +174,18 @@ func readFrame(r io.Reader, buf []byte) ([]byte, error) {
 
 var errTorn = errors.New("cluster: inbox: torn or corrupt frame")
 
+// readBuffer is Read's buffer size.
+const readBuffer = 64 << 10
+
 // Append writes a batch and returns once it is durable, with the position
 // after it. Appends running at once share one fsync (group commit).
-func (in *Inbox) Append(wire []byte) (int64, error) {
+func (in *Inbox) Append(wire []byte) (int64, error) { return in.AppendNotify(wire, nil) }
+
+// AppendNotify is Append, calling written (if not nil) with the frame's
+// first position and the one after it once the frame is written and
+// before it is durable — before anyone waiting for the durable position
+// can see it.
+func (in *Inbox) AppendNotify(wire []byte, written func(start, next int64)) (int64, error) {
 	if len(wire) > MaxBatchBytes {
 		return 0, errBadBatch
 	}
@@ -210,6 +219,9 @@ func (in *Inbox) Append(wire []byte) (int64, error) {
 	}
 	in.end += int64(frameHeader + len(wire))
 	mine := in.end
+	if written != nil {
+		written(mine-int64(frameHeader+len(wire)), mine)
+	}
 	for in.durable < mine && in.err == nil {
 		if in.syncing {
 			in.cond.Wait() // another appender's fsync may cover this frame
@@ -330,7 +342,9 @@ func (in *Inbox) Read(from int64, fn func(wire []byte, next int64) error) error 
 			f.Close()
 			return err
 		}
-		r := bufio.NewReaderSize(f, 1<<20)
+		// The applier reads a few batches at each wake: a small buffer
+		// (a frame larger than it is read straight into buf).
+		r := bufio.NewReaderSize(f, readBuffer)
 		segEnd := durable
 		if i+1 < len(segs) {
 			segEnd = segs[i+1]

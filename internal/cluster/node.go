@@ -59,7 +59,7 @@ type Config struct {
 	Settings     [][2]string // cluster-wide settings, compared at join
 
 	BatchURLs   int           // records per batch (0: 4096)
-	BatchDelay  time.Duration // oldest record's wait before its batch is sent (0: 50 ms)
+	BatchDelay  time.Duration // oldest record's wait before its batch is sent (0: 200 ms)
 	OutboxBytes int64         // per destination (0: 256 MiB)
 	InboxBytes  int64         // (0: 1 GiB)
 	Window      int           // batches in flight per destination (0: 8)
@@ -108,7 +108,8 @@ type Node struct {
 	appliedAt atomic.Int64
 	activity  atomic.Uint64 // batches created or applied by this process
 
-	counts counters
+	counts  counters
+	decoded *decodedCache // batches decoded at their arrival, for the applier
 
 	started time.Time
 
@@ -144,7 +145,7 @@ func (c *Config) setDefaults() {
 		c.BatchURLs = 4096
 	}
 	if c.BatchDelay <= 0 {
-		c.BatchDelay = 50 * time.Millisecond
+		c.BatchDelay = 200 * time.Millisecond
 	}
 	if c.Window <= 0 {
 		c.Window = 8
@@ -181,7 +182,7 @@ func Start(cfg Config, host Host) (*Node, error) {
 	n := &Node{cfg: cfg, log: cfg.Logger, host: host,
 		viewed: make(chan struct{}), ready: make(chan struct{}), fatal: make(chan error, 1),
 		finished: make(chan struct{}), agreed: map[string]bool{}, refused: map[string]string{},
-		dedup: newIDSet(), applied: newIDSet()}
+		dedup: newIDSet(), applied: newIDSet(), decoded: newDecodedCache(decodedLimit)}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.started = time.Now()
 	ok := false
@@ -659,7 +660,13 @@ func (n *Node) Close(timeout time.Duration) error {
 		err = serr
 	}
 	if n.members != nil {
-		n.members.leave(max(timeout/4, 100*time.Millisecond))
+		select {
+		case <-n.finished:
+			// After the end every agent exits: nobody waits for this one's
+			// leave, and a broadcast to agents already gone only times out.
+		default:
+			n.members.leave(max(timeout/4, 100*time.Millisecond))
+		}
 	}
 	return errors.Join(err, n.closeParts())
 }

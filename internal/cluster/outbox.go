@@ -126,7 +126,7 @@ func (o *Outbox) Changed() <-chan struct{} {
 // Put stores a batch for dest and returns once it is durable. It waits
 // while dest's queue is full, until ctx ends; with wait false it stores
 // the batch over the limit instead (a stopping agent's last batches, so
-// that what it found is kept rather than dropped).
+// that what it found is kept rather than dropped). wire is not retained.
 func (o *Outbox) Put(ctx context.Context, dest string, id BatchID, wire []byte, wait bool) error {
 	if !ValidName(dest) {
 		return fmt.Errorf("cluster: outbox: bad destination %q", dest)

@@ -75,7 +75,7 @@ func (s *Settings) Table() settings.Table {
 			WithUnit("NAME").In(settings.Cluster).SetFixed(atStart),
 		settings.Duration(&s.Probe, "cluster-probe", time.Second, "failure detector's probe interval; suspicion, gossip and push-pull timings follow from it").
 			In(settings.Cluster).Range(10*time.Millisecond, time.Minute).SetFixed(atStart),
-		settings.Duration(&s.BatchDelay, "cluster-batch-delay", 50*time.Millisecond, "longest wait of a URL for its batch to another agent").
+		settings.Duration(&s.BatchDelay, "cluster-batch-delay", 200*time.Millisecond, "longest wait of a URL for its batch to another agent").
 			In(settings.Cluster).Range(time.Millisecond, time.Minute).SetFixed(atStart),
 		settings.Duration(&s.Grace, "cluster-grace", 0, "grace period G: how long after an agent is declared dead the others wait before taking over its keys; an agent that completed no gossip round for G/2 fetches nothing (0 = the smallest safe value: longest suspicion + --fetch-timeout + largest delay, 85.5s with the defaults and fewer than 9 agents)").
 			WithDoc("grace period G: how long after an agent is declared dead the others wait before taking over its keys; an agent that completed no gossip round for G/2 fetches nothing. 0 = the smallest safe value (GraceBound: memberlist's longest suspicion + `--fetch-timeout` + the largest of the delays), 85.5 s with the defaults and fewer than 9 agents; a smaller value is refused").

@@ -161,6 +161,7 @@ func (s *scheduler) reconfigure(set *liveSettings) {
 	s.dist.front = min(s.dist.front, s.dist.maxFront)
 	if set.MaxURLs == 0 || set.MaxURLs > s.dispatched {
 		s.limitHit = false
+		s.f.atLimit.Store(false)
 	}
 	if set.ParallelPerKey != old.ParallelPerKey || set.ParallelPerIP != old.ParallelPerIP {
 		s.wb.parKey, s.wb.parIP = set.ParallelPerKey, set.ParallelPerIP

@@ -132,6 +132,7 @@ func (s *scheduler) pageTask(t *Task, v *visitState, rs *robotsState, pq, rec st
 	if s.set.MaxURLs > 0 && s.dispatched >= s.set.MaxURLs {
 		s.putBack(v, rec, attempt)
 		s.limitHit = true
+		s.f.atLimit.Store(true)
 		return nil
 	}
 	s.dispatched++

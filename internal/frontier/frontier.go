@@ -239,6 +239,7 @@ type Frontier struct {
 	outstanding atomic.Int64
 	idle        atomic.Bool // Run is waiting for Until (see Idle)
 	busy        atomic.Bool // work arrived since Run last found itself idle
+	atLimit     atomic.Bool // MaxURLs dispatched: the ready queue waits for a raised limit
 	// sieve accounting: keys enqueued, and keys covered by the last flush
 	sieveIn      atomic.Int64
 	sieveFlushed atomic.Int64
@@ -561,10 +562,12 @@ func (f *Frontier) AcceptReady(rec []byte) error {
 
 // Idle reports whether the frontier has nothing queued, in flight, being
 // parsed or waiting in the sieve: with Config.Until set, the state in which
-// Run waits instead of returning. Safe for concurrent use.
+// Run waits instead of returning. Once MaxURLs pages are dispatched, URLs
+// left in the ready queue do not make it busy: nothing takes them until
+// the limit is raised. Safe for concurrent use.
 func (f *Frontier) Idle() bool {
 	return f.idle.Load() && !f.busy.Load() && f.outstanding.Load() == 0 &&
-		f.sieveIn.Load() == f.sieveFlushed.Load() && f.cfg.Ready.Len() == 0
+		f.sieveIn.Load() == f.sieveFlushed.Load() && (f.atLimit.Load() || f.cfg.Ready.Len() == 0)
 }
 
 // FinishedAppending ends a flow and wakes the scheduler.

@@ -326,6 +326,45 @@ func TestMaxURLsAndMeta(t *testing.T) {
 	}
 }
 
+// TestMaxURLsIdleWithUntil checks that a frontier that waits for Until (an
+// agent of a crawl of several) reports itself idle once MaxURLs pages are
+// fetched, though URLs are left in its ready queue: the crawl's end
+// (termination detection) waits for every agent to be idle.
+func TestMaxURLsIdleWithUntil(t *testing.T) {
+	until := make(chan struct{})
+	// Thirty hosts and a front of one: most URLs are still in the ready
+	// queue when the limit is reached.
+	h := newHarness(t, Config{Settings: Settings{MaxURLs: 5, FrontSize: 1}, Resolver: addrs(30, 1), Until: until})
+	for i := 0; i < 30; i++ {
+		h.enqueue(fmt.Sprintf("http://%s/%d", hostName(i), i))
+	}
+	idle := make(chan bool, 1)
+	go func() {
+		defer close(until)
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			if h.f.Idle() {
+				idle <- true
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		idle <- false
+	}()
+	if err := h.run(3, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !<-idle {
+		t.Fatal("the frontier at its MaxURLs never reported itself idle")
+	}
+	if n := len(h.pages()); n != 5 {
+		t.Errorf("%d pages, want 5", n)
+	}
+	if h.f.cfg.Ready.Len() == 0 {
+		t.Error("nothing left in the ready queue: the test shows nothing")
+	}
+}
+
 // TestSameURLDifferentMeta checks that a URL enqueued again with another
 // Meta (found at another depth) is still fetched once, with the first Meta.
 func TestSameURLDifferentMeta(t *testing.T) {
