@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -249,6 +250,18 @@ func TestConsoleAPI(t *testing.T) {
 	})
 
 	t.Run("stop-and-resume", func(t *testing.T) {
+		// A host blocklisted before the stop stays blocked after the
+		// resume (state/blocklist.json): none of its requests starts
+		// after it was blocked, in either run.
+		var top []struct{ Host string }
+		json.Unmarshal(c.must(t, "GET", "/api/v1/hosts?sort=queued&limit=1", nil), &top)
+		if len(top) == 0 {
+			t.Fatal("no host holds URLs before the stop")
+		}
+		vu, _ := url.Parse(top[0].Host)
+		victim := vu.Hostname()
+		c.must(t, "POST", "/api/v1/blocklist", map[string]any{"entries": []string{victim}})
+		blockedAt := time.Now()
 		c.must(t, "POST", "/api/v1/stop", nil)
 		if err := c.wait(t, time.Minute); err != nil {
 			t.Fatalf("crawl after POST /stop: %v\n%s", err, c.log())
@@ -271,8 +284,13 @@ func TestConsoleAPI(t *testing.T) {
 				seen[key(h.Host, h.Path)]++
 			}
 		}
+		for _, h := range r.web.Hits() {
+			if h.Host == victim && h.Start.After(blockedAt.Add(250*time.Millisecond)) {
+				t.Errorf("blocklisted %s: request %s started %v after it was blocked", victim, h.Path, h.Start.Sub(blockedAt))
+			}
+		}
 		for k := range expected {
-			if seen[k] != 1 {
+			if seen[k] != 1 && !(seen[k] == 0 && strings.HasPrefix(k, victim+" ")) {
 				t.Errorf("%s fetched %d times over the two runs, want 1", k, seen[k])
 			}
 		}

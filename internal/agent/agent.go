@@ -237,6 +237,11 @@ func (a *Agent) openState(state string) (err error) {
 	if err := checkStateFormat(state); err != nil {
 		return err
 	}
+	if n, err := a.block.load(filepath.Join(state, blocklistFile)); err != nil {
+		return usageErr("blocklist: %v", err)
+	} else if n > 0 {
+		a.log.Info("blocklist kept from the last run", "entries", n)
+	}
 	running := filepath.Join(state, "RUNNING")
 	if _, err := os.Stat(running); err == nil {
 		// The directory lock is ours and the marker is there: the last

@@ -1,43 +1,134 @@
 package agent
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/petrel-crawler/petrel/internal/atomicfile"
 	"github.com/petrel-crawler/petrel/internal/urlx"
 )
+
+// blocklistFile holds, in state/, the blocklist's entries, so that a stop
+// and resume keeps them: {"entries": [...]}, in the order added.
+const blocklistFile = "blocklist.json"
 
 // blocklist is the set of hosts, addresses and CIDR ranges the crawl no
 // longer fetches from (POST /api/v1/blocklist). It only grows. Readers take
 // the current set without a lock; an empty blocklist costs one atomic load.
+// A new set is saved (path) before it is published: a blocklist in force
+// is one a restart keeps.
 type blocklist struct {
-	mu  sync.Mutex // serialises writers
-	cur atomic.Pointer[blockSet]
+	mu   sync.Mutex // serialises writers
+	cur  atomic.Pointer[blockSet]
+	path string // state/blocklist.json ("": not saved)
 }
 
 type blockSet struct {
 	hosts    map[string]bool // lower-case names; a name also blocks its subdomains
 	prefixes []netip.Prefix
+	entries  []string // as added, normalised: what is saved
 }
 
 // maxBlockEntries bounds the blocklist.
 const maxBlockEntries = 100_000
 
 // add parses and adds entries: a host name, an IP address or a CIDR
-// range each. Nothing is added when one is malformed.
+// range each; the new set is saved, then in force. Nothing is added when
+// one is malformed or the set cannot be saved.
 func (b *blocklist) add(entries []string) ([]string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	old := b.cur.Load()
+	next, added, err := b.cur.Load().with(entries)
+	if err != nil {
+		return nil, err
+	}
+	if b.path != "" {
+		data, err := json.Marshal(map[string][]string{"entries": next.entries})
+		if err == nil {
+			err = atomicfile.WriteBytes(b.path, append(data, '\n'), atomicfile.Options{Sync: true})
+		}
+		if err != nil {
+			return nil, fmt.Errorf("blocklist: save: %w", err)
+		}
+	}
+	b.cur.Store(next)
+	return added, nil
+}
+
+// load reads the entries saved at path (none when the file is missing)
+// and saves further changes there.
+func (b *blocklist) load(path string) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.path = path
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var saved struct{ Entries []string }
+	if err := json.Unmarshal(data, &saved); err != nil {
+		return 0, fmt.Errorf("%s: %v", path, err)
+	}
+	next, _, err := b.cur.Load().with(saved.Entries)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %v", path, err)
+	}
+	b.cur.Store(next)
+	return len(next.entries), nil
+}
+
+// entries returns the entries in force, as added.
+func (b *blocklist) entries() []string {
+	if s := b.cur.Load(); s != nil {
+		return slices.Clone(s.entries)
+	}
+	return nil
+}
+
+// clusterSetting is the blocklist as the agents of a crawl compare it
+// when they meet (with the settings of the table's cluster-wide column):
+// its size and a digest of its sorted entries.
+func (b *blocklist) clusterSetting() [2]string {
+	e := b.entries()
+	slices.Sort(e)
+	sum := sha256.Sum256([]byte(strings.Join(e, "\n")))
+	return [2]string{"blocklist", fmt.Sprintf("%d entries, sha256 %s", len(e), hex.EncodeToString(sum[:8]))}
+}
+
+// with returns s (nil: empty) with entries added, and the entries added,
+// normalised (those already in s are not added again).
+func (s *blockSet) with(entries []string) (*blockSet, []string, error) {
 	next := &blockSet{hosts: map[string]bool{}}
-	if old != nil {
-		for h := range old.hosts {
+	if s != nil {
+		for h := range s.hosts {
 			next.hosts[h] = true
 		}
-		next.prefixes = append(next.prefixes, old.prefixes...)
+		next.prefixes = append(next.prefixes, s.prefixes...)
+		next.entries = append(next.entries, s.entries...)
+	}
+	have := make(map[string]bool, len(next.entries)+len(entries))
+	for _, e := range next.entries {
+		have[e] = true
+	}
+	keep := func(e string) bool {
+		if have[e] {
+			return false
+		}
+		have[e] = true
+		next.entries = append(next.entries, e)
+		return true
 	}
 	var added []string
 	for _, e := range entries {
@@ -48,29 +139,34 @@ func (b *blocklist) add(entries []string) ([]string, error) {
 		case strings.Contains(e, "/"):
 			p, err := netip.ParsePrefix(e)
 			if err != nil {
-				return nil, fmt.Errorf("blocklist entry %q: not a CIDR range", e)
+				return nil, nil, fmt.Errorf("blocklist entry %q: not a CIDR range", e)
 			}
-			next.prefixes = append(next.prefixes, p.Masked())
+			if keep(p.Masked().String()) {
+				next.prefixes = append(next.prefixes, p.Masked())
+			}
 			added = append(added, p.Masked().String())
 		default:
 			if a, err := netip.ParseAddr(strings.Trim(e, "[]")); err == nil {
-				next.prefixes = append(next.prefixes, netip.PrefixFrom(a, a.BitLen()))
+				if keep(a.String()) {
+					next.prefixes = append(next.prefixes, netip.PrefixFrom(a, a.BitLen()))
+				}
 				added = append(added, a.String())
 				continue
 			}
 			if strings.ContainsAny(e, ":/?#@ ") || strings.Trim(e, ".") == "" {
-				return nil, fmt.Errorf("blocklist entry %q: want a host name, an IP address or a CIDR range", e)
+				return nil, nil, fmt.Errorf("blocklist entry %q: want a host name, an IP address or a CIDR range", e)
 			}
 			h := strings.Trim(e, ".")
-			next.hosts[h] = true
+			if keep(h) {
+				next.hosts[h] = true
+			}
 			added = append(added, h)
 		}
 	}
-	if len(next.hosts)+len(next.prefixes) > maxBlockEntries {
-		return nil, fmt.Errorf("blocklist: more than %d entries", maxBlockEntries)
+	if len(next.entries) > maxBlockEntries {
+		return nil, nil, fmt.Errorf("blocklist: more than %d entries", maxBlockEntries)
 	}
-	b.cur.Store(next)
-	return added, nil
+	return next, added, nil
 }
 
 // host reports whether the host name (or one of its parent domains) is

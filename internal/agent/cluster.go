@@ -210,7 +210,7 @@ func (a *Agent) startCluster(seeds []urlx.URL, resumed bool) error {
 		Dir:          filepath.Join(state, "cluster"),
 		FinishedPath: filepath.Join(state, "FINISHED"),
 		Timing:       cluster.Timing{Probe: c.Probe},
-		Settings:     clusterSettings(a.cfg, raw),
+		Settings:     append(clusterSettings(a.cfg, raw), a.block.clusterSetting()),
 		BatchDelay:   c.BatchDelay,
 		Grace:        grace,
 		Logger:       a.log.With("part", "cluster"),

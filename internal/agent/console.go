@@ -231,8 +231,23 @@ func (a *Agent) Members() []console.Member {
 	return out
 }
 
-// Block adds entries to the blocklist.
+// Block adds entries to the blocklist, saved in state/ before it is in
+// force, and drops the queued URLs it names. The blocklist is a
+// cluster-wide value: in a crawl of several agents the change must reach
+// every agent (propagateClusterWide).
 func (a *Agent) Block(ctx context.Context, entries []string) (console.BlockResult, error) {
+	if _, _, err := a.block.cur.Load().with(entries); err != nil {
+		return console.BlockResult{}, fmt.Errorf("%w: %v", console.ErrInvalid, err)
+	}
+	if err := a.propagateClusterWide(ctx, "blocklist", entries); err != nil {
+		return console.BlockResult{}, err
+	}
+	return a.applyBlock(ctx, entries)
+}
+
+// applyBlock adds entries to this agent's blocklist and drops the queued
+// URLs it names (Block once the other agents, if any, agreed).
+func (a *Agent) applyBlock(ctx context.Context, entries []string) (console.BlockResult, error) {
 	added, err := a.block.add(entries)
 	if err != nil {
 		return console.BlockResult{}, fmt.Errorf("%w: %v", console.ErrInvalid, err)

@@ -56,14 +56,15 @@ func (a *Agent) fetchLoop(stop, ctx context.Context, id int, quit <-chan struct{
 			fr.Done(frontier.Outcome{Task: t, Result: frontier.Abandoned, End: time.Now()})
 			continue
 		}
-		if a.block.addr(t.Addr) {
-			// Blocked after it was queued: dropped, not fetched.
+		if a.block.addr(t.Addr) || a.block.host(t.Host()) {
+			// Blocked after it was queued (or in an earlier run): dropped,
+			// not fetched, with its host's queue.
 			a.stats.Blocked.Add(1)
 			a.stats.BlockedQueued.Add(1)
 			if !t.Robots {
-				a.refuse(t.URL(), a.vias.name(t.Meta.Via), t.Meta, crawllog.ReasonBlocklist, t.Addr.String())
+				a.refuse(t.URL(), a.vias.name(t.Meta.Via), t.Meta, crawllog.ReasonBlocklist, "")
 			}
-			fr.Done(frontier.Outcome{Task: t, Result: frontier.Failed, End: time.Now()})
+			fr.Done(frontier.Outcome{Task: t, Result: frontier.Blocked, End: time.Now()})
 			continue
 		}
 		// An agent that may be cut off from the crawl starts nothing.

@@ -190,6 +190,10 @@ type Task struct {
 	gen   uint64   // the settings generation it was dispatched under (see Recalled)
 }
 
+// Host returns the host name of the task's URL (an IPv6 address without
+// brackets).
+func (t *Task) Host() string { return hostOf(t.SchemeAuthority) }
+
 // URL returns the task's absolute URL.
 func (t *Task) URL() string { return t.SchemeAuthority + t.PathQuery }
 
@@ -207,6 +211,11 @@ const (
 	// Abandoned: the fetch was cut by shutdown; the URL goes back to its
 	// queue untouched.
 	Abandoned
+	// Blocked: the operator blocked the URL's host before its request
+	// (the fetcher counted and logged the URL): it is dropped, not counted
+	// as a failure, and so is the queue of its visit state when that is
+	// the host's own (DropBlocked).
+	Blocked
 )
 
 // Outcome is a Task handed back by a fetcher.

@@ -59,6 +59,10 @@ func (s *scheduler) releasePage(v *visitState, t *Task, o Outcome) (time.Duratio
 		if v.failures >= s.f.cfg.MaxFailures {
 			s.purge(v, DropBrokenHost)
 		}
+	case Blocked:
+		if hostOf(t.SchemeAuthority) == v.host.name {
+			s.purge(v, DropBlocked)
+		}
 	case Abandoned:
 		s.putBack(v, t.record(), t.Attempt)
 		s.dispatched--

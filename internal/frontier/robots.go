@@ -80,6 +80,10 @@ func (s *scheduler) releaseRobots(v *visitState, t *Task, o Outcome, end int64) 
 	delay, why := s.keyDelay(t.SchemeAuthority, o)
 	switch {
 	case o.Result == Abandoned:
+	case o.Result == Blocked:
+		if t.Host() == v.host.name {
+			s.purge(v, DropBlocked)
+		}
 	case o.Result == Fetched && o.RobotsRedirect != "":
 		rs.redirect, rs.hops = o.RobotsRedirect, rs.hops+1
 	case o.Result == Fetched && o.Robots != nil:

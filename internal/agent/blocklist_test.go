@@ -1,0 +1,81 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/petrel-crawler/petrel/internal/cluster"
+	"github.com/petrel-crawler/petrel/internal/console"
+)
+
+// TestBlocklistSavedAndLoaded adds entries (a repeat, an address, a
+// range), reads them back from the saved file into a new blocklist, and
+// checks that a malformed entry changes neither the set in force nor the
+// file.
+func TestBlocklistSavedAndLoaded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), blocklistFile)
+	var b blocklist
+	if n, err := b.load(path); err != nil || n != 0 {
+		t.Fatalf("load of a missing file: %d, %v", n, err)
+	}
+	if _, err := b.add([]string{"Bad.Test.", "10.1.0.0/16", "127.0.0.5"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.add([]string{"bad.test", "other.test"}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"bad.test", "10.1.0.0/16", "127.0.0.5", "other.test"}
+	if got := b.entries(); !slices.Equal(got, want) {
+		t.Fatalf("entries %v, want %v", got, want)
+	}
+	saved, _ := os.ReadFile(path)
+	if _, err := b.add([]string{"fine.test", "10.0.0.0/33"}); err == nil {
+		t.Fatal("a malformed range was accepted")
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(saved) || b.host("fine.test") {
+		t.Errorf("a refused add changed the blocklist: %s", after)
+	}
+
+	var again blocklist
+	if n, err := again.load(path); err != nil || n != len(want) {
+		t.Fatalf("load: %d, %v", n, err)
+	}
+	for host, blocked := range map[string]bool{"www.bad.test": true, "other.test": true, "10.1.7.7": true, "127.0.0.5": true, "good.test": false, "10.2.0.1": false} {
+		if again.host(host) != blocked {
+			t.Errorf("loaded blocklist: %s blocked %v, want %v", host, !blocked, blocked)
+		}
+	}
+	if again.clusterSetting() != b.clusterSetting() {
+		t.Errorf("the same entries compare differently: %v and %v", again.clusterSetting(), b.clusterSetting())
+	}
+	var other blocklist
+	other.add([]string{"bad.test"})
+	if other.clusterSetting() == b.clusterSetting() {
+		t.Errorf("different blocklists compare equal: %v", b.clusterSetting())
+	}
+}
+
+// TestClusteredAgentRefusesBlocklist checks that an agent of a crawl of
+// several refuses a blocklist change it cannot carry to the others (a 409),
+// changing nothing, and that a malformed entry is still a 400.
+func TestClusteredAgentRefusesBlocklist(t *testing.T) {
+	a := &Agent{cfg: Config{Cluster: cluster.Settings{Bind: "127.0.0.1:7946"}}}
+	path := filepath.Join(t.TempDir(), blocklistFile)
+	a.block.load(path)
+	if _, err := a.Block(context.Background(), []string{"x.test"}); !errors.Is(err, console.ErrState) {
+		t.Errorf("Block on a clustered agent: %v, want ErrState", err)
+	}
+	if _, err := a.Block(context.Background(), []string{"10.0.0.0/40"}); !errors.Is(err, console.ErrInvalid) {
+		t.Errorf("Block of a malformed range: %v, want ErrInvalid", err)
+	}
+	if a.block.host("x.test") {
+		t.Error("x.test is blocked")
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("blocklist file written: %v", err)
+	}
+}
