@@ -60,8 +60,9 @@ func TestBlocklistSavedAndLoaded(t *testing.T) {
 }
 
 // TestClusteredAgentRefusesBlocklist checks that an agent of a crawl of
-// several refuses a blocklist change it cannot carry to the others (a 409),
-// changing nothing, and that a malformed entry is still a 400.
+// several that has not joined it yet refuses a blocklist change, which
+// must reach every agent (a 409), changing nothing, and that a malformed
+// entry is still a 400.
 func TestClusteredAgentRefusesBlocklist(t *testing.T) {
 	a := &Agent{cfg: Config{Cluster: cluster.Settings{Bind: "127.0.0.1:7946"}}}
 	path := filepath.Join(t.TempDir(), blocklistFile)

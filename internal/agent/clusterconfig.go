@@ -2,10 +2,12 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 
 	"github.com/petrel-crawler/petrel/internal/cluster"
+	"github.com/petrel-crawler/petrel/internal/console"
 )
 
 // Live changes of cluster-wide settings in a crawl of several agents.
@@ -73,6 +75,12 @@ func (h *clusterHost) PrepareConfig(values map[string]any) error {
 		return ErrNotRunning
 	default:
 	}
+	values = maps.Clone(values)
+	if entries, ok, err := takeBlocklist(values); err != nil {
+		return err
+	} else if _, _, err := a.block.cur.Load().with(entries); ok && err != nil {
+		return err
+	}
 	a.curMu.Lock()
 	cur := a.cur
 	a.curMu.Unlock()
@@ -90,9 +98,24 @@ func (h *clusterHost) PrepareConfig(values map[string]any) error {
 // returns the settings this agent's hello compares from now on.
 func (h *clusterHost) CommitConfig(ctx context.Context, epoch uint64, values map[string]any) ([][2]string, error) {
 	a := h.a
-	changes, err := a.reconfigureLocal(ctx, maps.Clone(values))
+	values = maps.Clone(values)
+	entries, blocks, err := takeBlocklist(values)
 	if err != nil {
 		return nil, err
+	}
+	changes, err := a.reconfigureLocal(ctx, values)
+	if err != nil {
+		return nil, err
+	}
+	if blocks {
+		// Saved and in force even when the scheduler is not running
+		// (ErrState): queued URLs of a blocked host are then dropped at
+		// their turn.
+		res, err := a.applyBlock(ctx, entries)
+		if err != nil && !errors.Is(err, console.ErrState) {
+			return nil, err
+		}
+		a.log.Info("cluster-wide blocklist changed", "epoch", epoch, "added", res.Added, "dropped", res.Dropped)
 	}
 	for _, c := range changes {
 		a.log.Info("cluster-wide setting changed", "epoch", epoch, "setting", c.Name, "old", c.Old, "new", c.New)
@@ -100,5 +123,5 @@ func (h *clusterHost) CommitConfig(ctx context.Context, epoch uint64, values map
 	a.curMu.Lock()
 	cur := a.cur
 	a.curMu.Unlock()
-	return clusterSettings(cur, seedStrings(a.clusterSeeds)), nil
+	return append(clusterSettings(cur, seedStrings(a.clusterSeeds)), a.block.clusterSetting()), nil
 }

@@ -233,14 +233,11 @@ func (a *Agent) Members() []console.Member {
 
 // Block adds entries to the blocklist, saved in state/ before it is in
 // force, and drops the queued URLs it names. The blocklist is a
-// cluster-wide value: in a crawl of several agents the change must reach
-// every agent (propagateClusterWide).
+// cluster-wide value: in a crawl of several agents it changes on every
+// agent or on none (blockCluster).
 func (a *Agent) Block(ctx context.Context, entries []string) (console.BlockResult, error) {
-	if _, _, err := a.block.cur.Load().with(entries); err != nil {
-		return console.BlockResult{}, fmt.Errorf("%w: %v", console.ErrInvalid, err)
-	}
-	if err := a.propagateClusterWide(ctx, "blocklist", entries); err != nil {
-		return console.BlockResult{}, err
+	if a.cfg.Cluster.Enabled() {
+		return a.blockCluster(ctx, entries)
 	}
 	return a.applyBlock(ctx, entries)
 }
