@@ -309,7 +309,7 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 	}
 	guard := fetch.Guard{AllowPrivate: cfg.Fetch.AllowPrivate}
 	resolver := fetch.NewResolver(fetch.ResolverOptions{Hosts: hosts, System: cfg.Fetch.SystemDNS,
-		Server: cfg.Fetch.DNSServer, Timeout: cfg.Fetch.DNSTimeout})
+		Server: cfg.Fetch.DNSServer, Timeout: cfg.Fetch.DNSTimeout, TTL: cfg.Fetch.DNSRefresh / 2})
 	a.resolver = resolver
 	var router frontier.Router
 	if cfg.Cluster.Enabled() {
@@ -342,6 +342,7 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 		Hash:        sieve.Hash,
 		Ready:       a.ready,
 		Resolver:    dnsStage{r: resolver, m: a.metrics, seeds: newSeedGuard(guard, a.progress, seeds)},
+		DNSRefresh:  cfg.Fetch.DNSRefresh,
 		Guard:       guard.Check,
 		Router:      router,
 		Clock:       cfg.Clock,

@@ -184,6 +184,10 @@ func (a *Agent) startCluster(seeds []urlx.URL, resumed bool) error {
 	raw := seedStrings(seeds)
 	a.clusterSeeds, a.clusterResumed = seeds, resumed
 	c := a.cfg.Cluster
+	if a.cfg.Fetch.DNSRefresh > 0 {
+		// A new address owned by another agent needs the key handed to it.
+		return usageErr("--dns-refresh is not available in a crawl of several agents yet")
+	}
 	key, err := cluster.ReadKeyFile(c.KeyFile)
 	if err != nil {
 		return usageErr("%v", err)

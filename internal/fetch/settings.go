@@ -21,6 +21,7 @@ type Settings struct {
 	SystemDNS    bool          // names absent from the hosts file go to DNS
 	DNSServer    string        // "IP:port" asked instead of resolv.conf's servers
 	DNSTimeout   time.Duration // one resolution
+	DNSRefresh   time.Duration // a host's name resolved again this long after (0: never)
 	TLSVerify    string        // strict, record or off (ParseTLSVerify)
 	CAFile       string        // PEM roots trusted besides the system's
 }
@@ -57,6 +58,9 @@ func (s *Settings) Table() settings.Table {
 		settings.Duration(&s.DNSTimeout, "dns-timeout", 10*time.Second,
 			"timeout of one name resolution (a timed-out name is retried, then its host purged)").
 			In(settings.Fetching).AtLeast(time.Millisecond).SetFixed("the resolver is built with it at the start"),
+		settings.Duration(&s.DNSRefresh, "dns-refresh", 0,
+			"resolve a host's name again this long after its last resolution; a new address moves the host's keys there, their delays kept (0: a host keeps its first address)").
+			In(settings.Fetching).AtLeast(time.Duration(0)).SetFixed("the resolver is built with it at the start"),
 		settings.Duration(&s.Timeout, "fetch-timeout", 30*time.Second, "timeout of a whole request").
 			In(settings.Fetching).AtLeast(time.Millisecond).SetLive(),
 		settings.Size(&s.MaxBody, "max-body", 8<<20, "longer bodies are truncated (WARC-Truncated: length)").

@@ -14,6 +14,9 @@ func (s *scheduler) next(now int64) *Task {
 			return nil
 		}
 		v := e.states[0]
+		if s.rehome(v, e) {
+			continue // its host has another address now (readdress.go)
+		}
 		rec, attempt, ok := s.pop(v)
 		if !ok {
 			s.settle(v)
@@ -40,6 +43,7 @@ func (s *scheduler) task(now int64, e *ipEntry, v *visitState, rec string, attem
 		s.waitHost(v, h)
 		return nil
 	}
+	s.refreshDue(now, h)
 	rs := v.rs
 	if rs == nil {
 		rs = s.robots.get(sa)

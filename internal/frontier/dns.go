@@ -14,8 +14,9 @@ import (
 // Invariants:
 //   - a host is resolving (in backlog or sent to a worker) or waiting for
 //     its retry time (in retry, retryAt > 0), never both, and at most once;
-//   - a resolved host keeps its address for the rest of the crawl; a dead
-//     one (no address, or its address refused by the guard) stays dead;
+//   - a resolved host keeps its address until a refresh (readdress.go,
+//     Config.DNSRefresh) answers another, and stays resolved; a dead one
+//     (no address, or its address refused by the guard) stays dead;
 //   - every visit state in a host's waiters is in phase resolving, and
 //     every record in its parked list is counted in the queued URLs.
 
@@ -31,6 +32,10 @@ type hostState struct {
 	retryAt   int64
 	waiters   []*visitState // visit states waiting for this resolution
 	parked    [][]byte      // ready records waiting for it (ip policy)
+
+	// A refresh (readdress.go) resolves a resolved host again; addr stays
+	// in use until the answer.
+	resolvedAt int64 // the frontier's clock: when addr was last confirmed
 }
 
 // dropWhy is why a URL of a dead host is dropped.
@@ -199,6 +204,10 @@ func (s *scheduler) resolved(r dnsResult) {
 	h := r.host
 	h.resolving = false
 	s.dns.inFlight--
+	if h.resolved {
+		s.refreshed(h, r)
+		return
+	}
 	if r.err != nil {
 		s.resolveFailed(h, r.err)
 		return
@@ -207,7 +216,7 @@ func (s *scheduler) resolved(r dnsResult) {
 		// See Router: no hand-off of a host to another agent yet.
 		s.err = fmt.Errorf("frontier: %s resolved to %s, which agent %q fetches from; handing a host to another agent is not supported", h.name, r.addr, to)
 	}
-	h.addr, h.resolved = r.addr, true
+	h.addr, h.resolved, h.resolvedAt = r.addr, true, s.f.now()
 	waiters := h.waiters
 	h.waiters = nil
 	s.wake(waiters)

@@ -74,6 +74,7 @@ type Config struct {
 
 	MaxFailures int           // consecutive failed URLs (retries exhausted) before a key is purged as broken
 	DNSRetries  int           // failed resolutions before a key is purged as broken
+	DNSRefresh  time.Duration // a resolved host is resolved again this long after (0: never; readdress.go)
 	DNSWorkers  int           // concurrent resolutions
 	MinFlushGap time.Duration // minimum time between two forced sieve flushes
 	// Cuts refuse queued URLs at dispatch (see Cuts; zero: none).

@@ -52,6 +52,7 @@ type Crawl struct {
 	RobotsDenied        atomic.Int64 // URLs not fetched because robots.txt disallows them
 	AddressRefused      atomic.Int64 // URLs not fetched: the address guard refused the host's address
 	DNSFailures         atomic.Int64 // visit states whose name did not resolve
+	AddressChanges      atomic.Int64 // hosts found at another address when resolved again (--dns-refresh)
 	BrokenKeys          atomic.Int64 // visit states purged as broken (BUbiNG's brokenVisitStates)
 	PurgedURLs          atomic.Int64 // URLs dropped with a broken visit state
 	DropsUnlogged       atomic.Int64 // URLs dropped (counted by their reason) without a crawl.log line: over the drop log's bounds, or left at the stop
