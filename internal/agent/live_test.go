@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -75,6 +76,19 @@ func (s *slowSite) maxInFlight(from, to time.Time) int32 {
 		}
 	}
 	return m
+}
+
+// started is the number of requests the site began at or after from.
+func (s *slowSite) started(from time.Time) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, p := range s.peaks {
+		if !p.at.Before(from) {
+			n++
+		}
+	}
+	return n
 }
 
 // timedWriter records when each progress line was written.
@@ -158,8 +172,12 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 	runCtx, stop := context.WithTimeout(context.Background(), time.Minute)
 	defer stop()
 	go func() { runErr <- a.Run(runCtx) }()
-	for len(w.Hits()) < 40 {
-		time.Sleep(5 * time.Millisecond)
+	// Until 40 requests and a gap under the coming host delay (a loaded
+	// machine spreads the first requests out), bounded.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if hits := w.Hits(); len(hits) >= 40 && hasGapUnder(hits, 150*time.Millisecond) {
+			break
+		}
 	}
 
 	// Refused, all or nothing: nothing changes.
@@ -220,6 +238,18 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 			break
 		}
 	}
+	// Shrink again: one request at a time, two fetchers; the slow site
+	// answers within the fetch timeout again.
+	t3 := time.Now()
+	shrink := map[string]any{"parallel-per-key": 1, "parallel-per-ip": 1, "fetchers": 2, "fetch-timeout": "10s"}
+	if _, err := a.Reconfigure(ctx, shrink); err != nil {
+		t.Fatal(err)
+	}
+	// The requests begun before the change end within the 100ms timeout.
+	settled := t3.Add(500 * time.Millisecond)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && slow.started(settled) < 3; time.Sleep(10 * time.Millisecond) {
+	}
+	shrunk := a.stats.Snapshot()
 	set := a.frontier.Settings()
 	limit := a.stats.Fetched.Load() + 20
 	if _, err := a.Reconfigure(ctx, map[string]any{"max-urls": limit}); err != nil {
@@ -295,8 +325,14 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 	if m := slow.maxInFlight(time.Time{}, t2); m != 1 {
 		t.Errorf("slow site: %d requests at once before parallel-per-key 3, want 1", m)
 	}
-	if m := slow.maxInFlight(t2.Add(slack), time.Now()); m < 2 {
+	if m := slow.maxInFlight(t2.Add(slack), t3); m < 2 {
 		t.Errorf("slow site: at most %d requests at once after parallel-per-key 3, want more than 1", m)
+	}
+	if n, m := slow.started(settled), slow.maxInFlight(settled, time.Now()); n < 3 || m != 1 {
+		t.Errorf("slow site: %d requests begun after parallel-per-key went back to 1, at most %d at once; want 3 or more, 1", n, m)
+	}
+	if shrunk["Fetchers"] != 2 {
+		t.Errorf("%d fetchers after fetchers became 2", shrunk["Fetchers"])
 	}
 	if d := end["Timeouts"] - mid["Timeouts"]; d == 0 {
 		t.Error("no timeout after fetch-timeout became 100ms (the slow site answers in 200ms)")
@@ -347,6 +383,24 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 	if !strings.Contains(log, `"msg":"setting changed","setting":"host-delay","old":"5ms","new":"150ms"`) {
 		t.Errorf("the crawl log lacks the host-delay change (old → new)")
 	}
+}
+
+// hasGapUnder reports whether two requests to one host (robots.txt aside)
+// follow each other by less than d, from the end of one to the start of
+// the next.
+func hasGapUnder(hits []testweb.Hit, d time.Duration) bool {
+	sort.Slice(hits, func(i, j int) bool { return hits[i].Start.Before(hits[j].Start) })
+	last := map[string]time.Time{}
+	for _, h := range hits {
+		if h.Path == "/robots.txt" {
+			continue
+		}
+		if prev, ok := last[h.Host]; ok && h.Start.Sub(prev) < d {
+			return true
+		}
+		last[h.Host] = h.End
+	}
+	return false
 }
 
 // pagesPerHost counts the distinct pages (robots.txt aside) of each host.
