@@ -341,7 +341,7 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 		Cache:       sieve.NewURLCache(cfg.URLCacheBytes()),
 		Hash:        sieve.Hash,
 		Ready:       a.ready,
-		Resolver:    dnsStage{r: resolver, m: a.metrics, seeds: newSeedGuard(guard, a.progress, seeds)},
+		Resolver:    dnsStage{r: resolver, m: a.servedMetrics(), seeds: newSeedGuard(guard, a.progress, seeds)},
 		DNSRefresh:  cfg.Fetch.DNSRefresh,
 		Guard:       guard.Check,
 		Router:      router,
@@ -845,14 +845,16 @@ func (a *Agent) closeLock(state string, errs []error) []error {
 // observed.
 type dnsStage struct {
 	r     *fetch.Resolver
-	m     *metrics.Metrics
-	seeds *seedGuard // says which seed the address guard refuses
+	m     *metrics.Metrics // nil: no console, no histograms
+	seeds *seedGuard       // says which seed the address guard refuses
 }
 
 func (d dnsStage) Lookup(ctx context.Context, host string) ([]netip.Addr, error) {
 	start := time.Now()
 	addrs, err := d.r.Lookup(ctx, host)
-	d.m.ObserveDNS(time.Since(start))
+	if d.m != nil {
+		d.m.ObserveDNS(time.Since(start))
+	}
 	if err != nil && (errors.Is(err, fetch.ErrNoSuchHost) || errors.Is(err, fetch.ErrSpecialUseName)) {
 		return nil, permanentErr{err}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/petrel-crawler/petrel/internal/console"
 	"github.com/petrel-crawler/petrel/internal/frontier"
+	"github.com/petrel-crawler/petrel/internal/metrics"
 	"github.com/petrel-crawler/petrel/internal/stats"
 	"github.com/petrel-crawler/petrel/internal/urlx"
 )
@@ -47,6 +48,15 @@ func (a *Agent) openConsole() error {
 	}
 	a.console = srv
 	return nil
+}
+
+// servedMetrics is the metrics when the console serves them (nil: no
+// console, so no histogram is observed).
+func (a *Agent) servedMetrics() *metrics.Metrics {
+	if a.console == nil {
+		return nil
+	}
+	return a.metrics
 }
 
 // serveConsole runs the console until ctx ends, announcing it on the

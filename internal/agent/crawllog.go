@@ -89,6 +89,9 @@ func (v *viaNames) name(fp uint64) string {
 
 // logFailure writes the crawl.log line of a fetch that got no response.
 func (a *Agent) logFailure(t *frontier.Task, fetcher int, kind fetch.ErrorKind, start time.Time, resp *fetch.Response) {
+	if a.crawlLog.Off() {
+		return
+	}
 	e := a.taskEntry(t, fetcher)
 	e.Status = failureStatus(kind)
 	e.NoResponse = true
@@ -104,6 +107,9 @@ func (a *Agent) logFailure(t *frontier.Task, fetcher int, kind fetch.ErrorKind, 
 // logResponse writes the crawl.log line of a response, with the WARC
 // record it went to (res, when stored).
 func (a *Agent) logResponse(t *frontier.Task, fetcher int, resp *fetch.Response, res *store.Result, notStored string) {
+	if a.crawlLog.Off() {
+		return
+	}
 	e := a.taskEntry(t, fetcher)
 	e.URL = resp.URL // a robots.txt redirect hop's own URL
 	e.Status = resp.Status
@@ -132,6 +138,9 @@ func (a *Agent) logResponse(t *frontier.Task, fetcher int, resp *fetch.Response,
 // refuse logs a URL refused for reason (rule: the rule's text, when there
 // is one) to crawl.log and skipped.jsonl. The caller counts it.
 func (a *Agent) refuse(url, via string, m frontier.Meta, reason crawllog.Reason, rule string) {
+	if a.crawlLog.Off() {
+		return
+	}
 	e := crawllog.Entry{Seed: a.seedName(m), HopPath: m.Path.String()}
 	a.crawlLog.Refuse(&e, &crawllog.Skip{URL: url, Via: via, Reason: reason, Rule: rule})
 }
@@ -141,6 +150,9 @@ func (a *Agent) refuse(url, via string, m frontier.Meta, reason crawllog.Reason,
 // or a refused address, of an authority whose robots.txt never came, and
 // those over their key's budget.
 func (a *Agent) dropped(url string, m frontier.Meta, why frontier.DropReason) {
+	if a.crawlLog.Off() {
+		return
+	}
 	reason, rule := crawllog.ReasonBrokenHost, ""
 	switch why {
 	case frontier.DropRobotsUnavailable:

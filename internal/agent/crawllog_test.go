@@ -224,3 +224,22 @@ func eachRecord(t *testing.T, dir string, fn func(rec gowarc.WarcRecord)) {
 		rd.Close()
 	}
 }
+
+// TestCrawlLogOff crawls with --crawl-log=false (and no console): the
+// same pages are fetched and stored, and neither crawl.log nor
+// skipped.jsonl exists.
+func TestCrawlLogOff(t *testing.T) {
+	c := newTestCrawl(t, "127.61.2.1", 3, 10, func(cfg *Config, w *testweb.Web) {
+		cfg.Logs.Write = false
+		cfg.Filter.Scope = "host" // refusals too
+	})
+	c.run(t)
+	if st := c.a.Stats(); st.Fetched.Load() == 0 || st.Stored.Load() == 0 {
+		t.Fatalf("nothing crawled: %d fetched, %d stored", st.Fetched.Load(), st.Stored.Load())
+	}
+	for _, name := range []string{"crawl.log", "skipped.jsonl"} {
+		if _, err := os.Stat(filepath.Join(c.cfg.Dir, "logs", name)); !os.IsNotExist(err) {
+			t.Errorf("logs/%s with --crawl-log=false: %v", name, err)
+		}
+	}
+}

@@ -13,7 +13,7 @@ func (a *Agent) offer(u urlx.URL, via string, m frontier.Meta) {
 	if !a.admit(u, via, m) {
 		return
 	}
-	if via != "" {
+	if via != "" && !a.crawlLog.Off() {
 		a.vias.add(m.Via, via)
 	}
 	if err := a.frontier.Enqueue(u, m); err != nil {
@@ -31,7 +31,7 @@ func (a *Agent) offerLinks(links []urlx.URL, via string, m frontier.Meta) {
 			kept = append(kept, u)
 		}
 	}
-	if len(kept) > 0 {
+	if len(kept) > 0 && !a.crawlLog.Off() {
 		a.vias.add(m.Via, via)
 	}
 	if err := a.frontier.EnqueueAll(kept, m); err != nil {

@@ -51,7 +51,9 @@ func (a *Agent) handle(r *fetched) {
 		st.CountContentType(resp.Header.Get("Content-Type"))
 	}
 	st.BytesReceived.Add(int64(len(resp.RawResponse)))
-	a.metrics.ObserveFetch(resp.End.Sub(resp.Start), len(resp.RawResponse))
+	if a.console != nil { // the histograms are read only through the console's /metrics
+		a.metrics.ObserveFetch(resp.End.Sub(resp.Start), len(resp.RawResponse))
+	}
 	if a.tally != nil {
 		a.tally.Record(console.Fetch{URL: resp.URL, Host: t.SchemeAuthority, Status: resp.Status, MIME: resp.Header.Get("Content-Type"),
 			Bytes: int64(len(resp.RawResponse)), Location: a.location(resp), Robots: t.Robots, Time: resp.End})

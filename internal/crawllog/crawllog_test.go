@@ -320,3 +320,31 @@ func processCPU() int64 {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// TestOff checks that a Log opened Off writes nothing, opens no file,
+// counts nothing, ends a subscription at once and closes twice.
+func TestOff(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(Options{Off: true})
+	if err != nil || !l.Off() {
+		t.Fatalf("Open(Off): %v, off %v", err, l.Off())
+	}
+	l.Fetch(&Entry{URL: "http://a.test/", Status: 200})
+	if l.Refuse(&Entry{}, &Skip{URL: "http://a.test/x", Reason: ReasonScope}) || l.Skip(&Skip{URL: "http://a.test/y", Reason: ReasonFilterStore}) {
+		t.Error("an Off log logged a refusal")
+	}
+	if f := l.Figures(); f != (Figures{}) {
+		t.Errorf("Figures = %+v", f)
+	}
+	sub := l.Subscribe(1)
+	if _, open := <-sub.Lines(); open {
+		t.Error("a subscription of an Off log delivered a line")
+	}
+	sub.Close()
+	if err := l.Close(); err != nil || l.Close() != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("files written: %v", ents)
+	}
+}

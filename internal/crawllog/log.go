@@ -14,7 +14,10 @@ import (
 
 // Options are the limits of a Log. Zero values take the defaults.
 type Options struct {
-	Dir string // the crawl's logs directory (required)
+	Dir string // the crawl's logs directory (required unless Off)
+	// Off opens a Log that writes nothing and opens no file: its methods
+	// do nothing, Figures are zero, a subscription ends at once.
+	Off bool
 	// MaxFileBytes rotates crawl.log past this size (default 256 MiB).
 	MaxFileBytes int64
 	// SkippedFileBytes rotates skipped.jsonl past this size (default 64 MiB).
@@ -46,6 +49,7 @@ const recentRefusals = 1 << 16
 type Log struct {
 	crawl, skipped *lineFile
 	every          time.Duration
+	off            bool
 
 	kick chan struct{}
 	stop chan struct{}
@@ -64,6 +68,12 @@ type Log struct {
 // Open opens the logs in opts.Dir, appending to those of an earlier run,
 // and starts the writer goroutine.
 func Open(opts Options) (*Log, error) {
+	if opts.Off {
+		l := &Log{off: true, stop: make(chan struct{}), done: make(chan struct{}), subs: map[*Subscription]struct{}{}}
+		close(l.stop)
+		close(l.done)
+		return l, nil
+	}
 	if opts.Dir == "" {
 		return nil, errors.New("crawllog: no directory")
 	}
@@ -101,8 +111,15 @@ func Open(opts Options) (*Log, error) {
 	return l, nil
 }
 
+// Off reports whether the Log writes nothing (Options.Off): callers skip
+// making its lines.
+func (l *Log) Off() bool { return l.off }
+
 // Fetch logs one fetch (or failed fetch) to crawl.log.
 func (l *Log) Fetch(e *Entry) {
+	if l.off {
+		return
+	}
 	bp := l.bufs.Get().(*[]byte)
 	*bp = e.AppendTo((*bp)[:0])
 	if l.crawl.append(*bp) {
@@ -115,7 +132,7 @@ func (l *Log) Fetch(e *Entry) {
 // a skip annotation set from s) and to skipped.jsonl, unless the same URL
 // was refused for the same reason recently. It reports whether it logged.
 func (l *Log) Refuse(e *Entry, s *Skip) bool {
-	if !l.fresh(s) {
+	if l.off || !l.fresh(s) {
 		return false
 	}
 	e.Time, e.Status, e.URL, e.Via = s.Time, s.Status, s.URL, s.Via
@@ -140,7 +157,7 @@ func (l *Log) Refuse(e *Entry, s *Skip) bool {
 // and has its crawl.log line, but was then kept from a later stage
 // (parse, follow, store). Repeats are suppressed as by Refuse.
 func (l *Log) Skip(s *Skip) bool {
-	if !l.fresh(s) {
+	if l.off || !l.fresh(s) {
 		return false
 	}
 	bp := l.bufs.Get().(*[]byte)
@@ -228,6 +245,9 @@ type Figures struct {
 // Figures returns the Log's counts.
 func (l *Log) Figures() Figures {
 	var f Figures
+	if l.off {
+		return f
+	}
 	f.CrawlLines, _ = l.crawl.counts()
 	f.SkippedLines, f.SkippedDropped = l.skipped.counts()
 	l.subMu.Lock()
@@ -243,6 +263,9 @@ func (l *Log) Figures() Figures {
 // files. Lines logged after Close are dropped.
 func (l *Log) Close() error {
 	var err error
+	if l.off {
+		return nil
+	}
 	l.once.Do(func() {
 		close(l.stop)
 		<-l.done
