@@ -153,25 +153,31 @@ func run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	if o.PolitenessBound {
-		rep.AllowedRate = allowedRate(web.hosts, o.HostDelay, o.IPDelay)
-		rep.AllowedRateHow = fmt.Sprintf("sum over the %d addresses of min(1/ip-delay, hosts on the address/host-delay), response times neglected", len(web.hosts.addrs))
-		for i := range rep.Runs {
-			r := &rep.Runs[i]
-			if r.Skipped != "" || rep.AllowedRate <= 0 {
-				continue
-			}
-			cut := o.TimeBound.Seconds()
-			if !r.StoppedAtBound {
-				cut = 0
-			}
-			r.Efficiency = steadyRate(r.Series, cut) / rep.AllowedRate
-			if r.Crawler == PeerPetrel && r.ElapsedS > 0 {
-				r.EfficiencyWhole = float64(r.Pages+r.Robots) / r.ElapsedS / rep.AllowedRate
-			}
-		}
+		rep.efficiency(o, web)
 	}
 	rep.ratios()
 	return rep, nil
+}
+
+// efficiency sets, for the politeness-bound shape, the rate the delays
+// allow on web and each run's efficiency against it.
+func (rep *Report) efficiency(o Options, web *webProc) {
+	rep.AllowedRate = allowedRate(web.hosts, o.HostDelay, o.IPDelay)
+	rep.AllowedRateHow = fmt.Sprintf("sum over the %d addresses of min(1/ip-delay, hosts on the address/host-delay), response times neglected", len(web.hosts.addrs))
+	for i := range rep.Runs {
+		r := &rep.Runs[i]
+		if r.Skipped != "" || rep.AllowedRate <= 0 {
+			continue
+		}
+		cut := o.TimeBound.Seconds()
+		if !r.StoppedAtBound {
+			cut = 0
+		}
+		r.Efficiency = steadyRate(r.Series, cut) / rep.AllowedRate
+		if r.Crawler == PeerPetrel && r.ElapsedS > 0 {
+			r.EfficiencyWhole = float64(r.Pages+r.Robots) / r.ElapsedS / rep.AllowedRate
+		}
+	}
 }
 
 // medianRuns returns, for each crawler in the order of its first run, its
