@@ -10,12 +10,15 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+
+	"github.com/petrel-crawler/petrel/internal/testweb"
 )
 
-// TestMetricsOfACrawl scrapes /metrics after a crawl: what it serves lints
+// TestMetricsOfACrawl scrapes /metrics after a crawl with a console (the
+// histograms are observed only when it serves them): what it serves lints
 // clean and agrees with the crawl's counters.
 func TestMetricsOfACrawl(t *testing.T) {
-	c := newTestCrawl(t, "127.61.0.1", 4, 10, nil)
+	c := newTestCrawl(t, "127.61.0.1", 4, 10, func(cfg *Config, _ *testweb.Web) { cfg.Console.Addr = "127.0.0.1:0" })
 	c.run(t)
 	srv := httptest.NewServer(c.a.Metrics().Handler())
 	defer srv.Close()
