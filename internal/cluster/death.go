@@ -171,7 +171,10 @@ func (n *Node) bringBack(ctx context.Context, v *View, alive map[string]bool) er
 		return nil // no hand-off of keys: the interim owners could not give them back
 	}
 	for _, name := range v.Absent {
-		if !alive[name] || !n.isAgreed(name) {
+		// It must hold this view first (it learns it by gossip), so that
+		// it sees the keys it gets back as moving to it and awaits their
+		// releases.
+		if !alive[name] || !n.isAgreed(name) || n.announcedEpoch(name) != v.Epoch {
 			continue
 		}
 		nv, err := NextView(v, []ViewAgent{{Name: name, Weight: n.weightOf(name)}})
@@ -182,6 +185,16 @@ func (n *Node) bringBack(ctx context.Context, v *View, alive map[string]bool) er
 		return n.proposeWhileCurrent(ctx, v, nv, "rejoin of "+name)
 	}
 	return nil
+}
+
+// announcedEpoch is the view epoch an alive member gossips (0: none).
+func (n *Node) announcedEpoch(name string) uint64 {
+	for _, m := range n.aliveMembers() {
+		if m.Name == name {
+			return m.Meta.ViewEpoch
+		}
+	}
+	return 0
 }
 
 func (n *Node) weightOf(name string) uint32 {

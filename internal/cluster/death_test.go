@@ -141,3 +141,57 @@ func TestDeathTakeoverAndForget(t *testing.T) {
 		t.Errorf("saved view %v, %v", v, err)
 	}
 }
+
+// TestDeathReturn restarts a dead agent on its directory after the
+// takeover: it starts with its guard closed and its old view, learns the
+// newer view without it (and so stays closed), is brought back by the
+// coordinator in the next view once it announces the current epoch, and
+// opens its guard only then.
+func TestDeathReturn(t *testing.T) {
+	const grace = time.Second
+	ha, hb, hc := &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}
+	a := startGraced(t, "a", nil, ha, grace)
+	b := startGraced(t, "b", []string{a.cfg.Bind.String()}, hb, grace)
+	c := startGraced(t, "c", []string{a.cfg.Bind.String()}, hc, grace)
+	waitReady(t, a, b, c)
+	cfg := c.cfg
+	c.members.ml.Shutdown()
+	c.server.Close()
+	c.closeParts()
+	deadline := time.Now().Add(15 * time.Second)
+	for a.View().Epoch < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no takeover: %s", a.View())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The restart on its directory, with the view of epoch 1 it saved.
+	hc2 := &rerouteHost{testHost: newTestHost()}
+	c2, err := Start(cfg, hc2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc2.node = c2
+	defer c2.Close(100 * time.Millisecond)
+	if c2.View().Epoch != 1 || c2.guard.Allowed() {
+		t.Fatalf("restarted with view %s, guard open %v", c2.View(), c2.guard.Allowed())
+	}
+	opened := time.Now().Add(20 * time.Second)
+	for !c2.guard.Allowed() {
+		v := c2.View()
+		if v.Epoch >= 2 && !v.Has("c") && c2.guard.Allowed() {
+			t.Fatalf("guard open under a view without c: %s", v)
+		}
+		if time.Now().After(opened) {
+			t.Fatalf("not brought back: c holds %s, a %s; guard: %s", c2.View(), a.View(), c2.guard.Reason())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	v := c2.View()
+	if v.Epoch < 3 || !v.Has("c") || len(v.Absent) != 0 || a.View().String() != v.String() {
+		t.Errorf("guard opened under %s (a holds %s)", v, a.View())
+	}
+	for _, nd := range []*Node{a, b} {
+		nd.Close(100 * time.Millisecond)
+	}
+}
