@@ -102,7 +102,10 @@ func TestCrashAndRecover(t *testing.T) {
 	}
 	// Bound: requests that started after (250ms before) the last
 	// checkpoint of the run that was then killed.
-	cps := checkpointTimes(t, filepath.Join(r.dir, "logs", "events.jsonl"))
+	cps, virtual := checkpointTimes(t, filepath.Join(r.dir, "logs", "events.jsonl"))
+	if virtual == 0 {
+		t.Error("no checkpoint held virtualized URLs: the test no longer covers their restore")
+	}
 	bound := 0
 	runStart := time.Time{}
 	for _, killed := range killedAt {
@@ -138,8 +141,9 @@ func TestCrashAndRecover(t *testing.T) {
 	}
 }
 
-// checkpointTimes reads when checkpoints completed from the event log.
-func checkpointTimes(t *testing.T, path string) []time.Time {
+// checkpointTimes reads when checkpoints completed from the event log, and
+// the most virtualized URLs one of them saved.
+func checkpointTimes(t *testing.T, path string) (_ []time.Time, virtual int64) {
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -150,14 +154,16 @@ func checkpointTimes(t *testing.T, path string) []time.Time {
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
 	for sc.Scan() {
 		var e struct {
-			Time time.Time `json:"time"`
-			Msg  string    `json:"msg"`
+			Time    time.Time `json:"time"`
+			Msg     string    `json:"msg"`
+			Virtual int64     `json:"virtual"`
 		}
 		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Msg == "checkpoint" {
 			out = append(out, e.Time)
+			virtual = max(virtual, e.Virtual)
 		}
 	}
-	return out
+	return out, virtual
 }
 
 // TestCorruptCheckpointFallsBack crashes the crawler in the middle of a

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -34,7 +35,9 @@ func main() {
 	root.SetVersionTemplate("petrel {{.Version}}\n")
 	root.AddCommand(crawlCmd(), clusterCmd(), configCmd(), demoCmd(), testwebCmd(), benchCmd(), warcCmd(), whyCmd(), versionCmd())
 	var cpuProfile, memProfile string
+	var cpuProfileDelay time.Duration
 	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
+	root.PersistentFlags().DurationVar(&cpuProfileDelay, "cpuprofile-delay", 0, "start the CPU profile this long after the start (to profile the later part of a long run)")
 	root.PersistentFlags().StringVar(&memProfile, "memprofile", "", "write an allocation profile to this file at exit")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
 		if cpuProfile == "" {
@@ -44,7 +47,17 @@ func main() {
 		if err != nil {
 			return flagError{err}
 		}
-		return pprof.StartCPUProfile(f)
+		if cpuProfileDelay <= 0 {
+			return pprof.StartCPUProfile(f)
+		}
+		go func() {
+			select {
+			case <-time.After(cpuProfileDelay):
+				pprof.StartCPUProfile(f)
+			case <-ctx.Done():
+			}
+		}()
+		return nil
 	}
 	err := root.ExecuteContext(ctx)
 	if cpuProfile != "" {

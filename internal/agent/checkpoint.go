@@ -6,6 +6,8 @@ package agent
 //	sieve/      the DRUM store, hard-linked, and its pending keys (Frontier.Checkpoint step 3)
 //	ready.pos   the ready queue's position (a diskq mark, pinned until released)
 //	todo        URLs to fetch again: frontier.CheckpointSink's WriteTodo records
+//	virtual/    the virtualizer's segments, hard-linked, and its index (diskq Queues.Checkpoint)
+//	virtual.keys the visit states whose queues continue in virtual/: id, count, URL prefix
 //	counts      per-key URL counts
 //	stats.json  the counters
 //	MANIFEST    JSON: sequence, time, record count, the WARC files and sizes
@@ -17,6 +19,11 @@ package agent
 // version 1, then URL), then a trailer of
 // uvarint(count) and the CRC-32C (4 bytes, little endian) of everything
 // before the trailer; a file whose trailer does not match is corrupt.
+// virtual.keys has the same framing with the magic "PVKEYS1\n", a record
+// per key: uvarint(id), uvarint(count), then the prefix. A restore pushes
+// the records of those ids in virtual/ (Meta, then the URL without its
+// prefix) to the ready queue with their prefix put back, and ignores any
+// other id's.
 //
 // state/RUNNING exists while a crawl runs; finding it at Open (with the
 // directory lock free) means the last process died, and recovery goes back
@@ -41,13 +48,19 @@ import (
 	"github.com/petrel-crawler/petrel/internal/atomicfile"
 	"github.com/petrel-crawler/petrel/internal/cluster"
 	"github.com/petrel-crawler/petrel/internal/diskq"
+	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/stats"
 	"github.com/petrel-crawler/petrel/internal/store"
 )
 
+// todoHeldBytes bounds the part of the todo file a checkpoint holds in RAM
+// during the scheduler's pause.
+const todoHeldBytes = 64 << 20
+
 const (
-	todoMagic       = "PTODO2\n"
-	keepCheckpoints = 2
+	todoMagic        = "PTODO2\n"
+	virtualKeysMagic = "PVKEYS1\n"
+	keepCheckpoints  = 2
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -57,6 +70,7 @@ type manifest struct {
 	Seq       int              `json:"seq"`
 	Time      time.Time        `json:"time"`
 	Todo      int64            `json:"todo"`
+	Virtual   int64            `json:"virtual,omitempty"`
 	PauseMS   float64          `json:"pause_ms"`
 	Queued    int64            `json:"queued"`
 	WARCFiles map[string]int64 `json:"warc_files"` // name → size at the checkpoint
@@ -72,11 +86,45 @@ type checkpointSink struct {
 	crc  io.Writer
 	n    uint64
 
+	// The first records of the todo file are held in RAM during the pause,
+	// so that it does not wait for the file's writes.
+	held    bytes.Buffer
+	spilled bool
+	hdr     [binary.MaxVarintLen64]byte
+
 	// counts are the per-key counts as of the pause, written to the
 	// checkpoint once the scheduler runs again; sieveTime and countsTime
 	// are what saving the sieve and copying the counts took of the pause.
 	counts                bytes.Buffer
 	sieveTime, countsTime time.Duration
+
+	// virtualKeys is the content of virtual.keys and finishVirtual writes
+	// the virtualizer's index and fsyncs virtual/, both after the pause;
+	// virtualTime is what checkpointing the virtualizer took of the pause.
+	virtualKeys   []byte
+	finishVirtual func() error
+	virtualTime   time.Duration
+}
+
+// CheckpointVirtual checkpoints the virtualizer (hard links to its sealed
+// segments, and its index) instead of copying its records to the todo
+// file, and notes the visit states its records belong to.
+func (s *checkpointSink) CheckpointVirtual(keys []frontier.VirtualKey) error {
+	t0 := time.Now()
+	finish, err := s.a.virtual.Checkpoint(filepath.Join(s.dir, "virtual"))
+	if err != nil {
+		return err
+	}
+	s.finishVirtual = finish
+	recs := make([][]byte, len(keys))
+	for i, k := range keys {
+		r := binary.AppendUvarint(nil, k.ID)
+		r = binary.AppendUvarint(r, uint64(k.Count))
+		recs[i] = append(r, k.Prefix...)
+	}
+	s.virtualKeys = appendRecordsFile(nil, virtualKeysMagic, recs)
+	s.virtualTime = time.Since(t0)
+	return nil
 }
 
 func (s *checkpointSink) MarkReady() error {
@@ -85,14 +133,30 @@ func (s *checkpointSink) MarkReady() error {
 	return err
 }
 
+// WriteTodo adds a record to the todo file: to s.held, in RAM, while that
+// holds less than todoHeldBytes (written out once the pause is over, by
+// writeHeld), to the file after it.
 func (s *checkpointSink) WriteTodo(rec []byte) error {
-	var hdr [binary.MaxVarintLen64]byte
-	k := binary.PutUvarint(hdr[:], uint64(len(rec)))
-	if _, err := s.crc.Write(hdr[:k]); err != nil {
+	s.n++
+	if !s.spilled && s.held.Len()+len(rec)+binary.MaxVarintLen64 <= todoHeldBytes {
+		s.held.Write(binary.AppendUvarint(s.hdr[:0], uint64(len(rec))))
+		s.held.Write(rec)
+		return nil
+	}
+	if err := s.writeHeld(); err != nil {
+		return err
+	}
+	s.spilled = true
+	if _, err := s.crc.Write(binary.AppendUvarint(s.hdr[:0], uint64(len(rec)))); err != nil {
 		return err
 	}
 	_, err := s.crc.Write(rec)
-	s.n++
+	return err
+}
+
+// writeHeld writes the records held in RAM to the todo file.
+func (s *checkpointSink) writeHeld() error {
+	_, err := s.held.WriteTo(s.crc)
 	return err
 }
 
@@ -162,6 +226,17 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("agent: checkpoint %d: counts: %w", seq, err)
 	}
+	if sink.virtualKeys != nil {
+		if err := atomicfile.WriteBytes(filepath.Join(tmp, "virtual.keys"), sink.virtualKeys, atomicfile.Options{Sync: true}); err != nil {
+			return fmt.Errorf("agent: checkpoint %d: virtual.keys: %w", seq, err)
+		}
+		if err := sink.finishVirtual(); err != nil {
+			return fmt.Errorf("agent: checkpoint %d: %w", seq, err)
+		}
+	}
+	if err := sink.writeHeld(); err != nil {
+		return fmt.Errorf("agent: checkpoint: todo: %w", err)
+	}
 	var tr []byte
 	tr = binary.AppendUvarint(tr, sink.n)
 	tr = binary.LittleEndian.AppendUint32(tr, h.Sum32())
@@ -184,7 +259,7 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 	if err := atomicfile.Write(filepath.Join(tmp, "stats.json"), atomicfile.Options{Sync: true}, a.stats.Snapshot().WriteJSON); err != nil {
 		return fmt.Errorf("agent: checkpoint: %w", err)
 	}
-	m := manifest{Seq: seq, Time: time.Now().UTC(), Todo: info.Todo, PauseMS: float64(info.Pause) / 1e6,
+	m := manifest{Seq: seq, Time: time.Now().UTC(), Todo: info.Todo, Virtual: info.Virtual, PauseMS: float64(info.Pause) / 1e6,
 		Queued: a.stats.Queued.Load() + a.stats.Ready.Load(), WARCFiles: warcSizes(filepath.Join(a.cfg.Dir, "warc"))}
 	if err := atomicfile.Write(filepath.Join(tmp, "MANIFEST"), atomicfile.Options{Sync: true}, func(w io.Writer) error { return json.NewEncoder(w).Encode(m) }); err != nil {
 		return fmt.Errorf("agent: checkpoint: %w", err)
@@ -207,8 +282,8 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 	}
 	a.stats.Checkpoints.Add(1)
 	a.stats.CheckpointPauseNano.Store(int64(info.Pause))
-	a.log.Info("checkpoint", "seq", seq, "todo", info.Todo, "pause", info.Pause, "queued", m.Queued,
-		"pause_sieve", sink.sieveTime, "pause_counts", sink.countsTime)
+	a.log.Info("checkpoint", "seq", seq, "todo", info.Todo, "virtual", info.Virtual, "pause", info.Pause, "queued", m.Queued,
+		"pause_sieve", sink.sieveTime, "pause_counts", sink.countsTime, "pause_virtual", sink.virtualTime)
 	a.pruneCheckpoints()
 	a.trimInbox()
 	return nil
@@ -304,11 +379,13 @@ func warcSizes(dir string) map[string]int64 {
 
 // loadedCheckpoint is a checkpoint read back for recovery.
 type loadedCheckpoint struct {
-	dir  string
-	man  manifest
-	pos  diskq.Position
-	todo [][]byte
-	snap stats.Snapshot
+	dir     string
+	man     manifest
+	pos     diskq.Position
+	todo    [][]byte
+	virtual map[uint64]string // visit-state id → URL prefix, of the records in virtual/
+	nvirt   int64             // records of those ids in virtual/
+	snap    stats.Snapshot
 }
 
 // loadCheckpoint reads and verifies a checkpoint folder.
@@ -343,19 +420,105 @@ func loadCheckpoint(dir string) (*loadedCheckpoint, error) {
 	if _, err := os.Stat(filepath.Join(dir, "sieve")); err != nil {
 		return nil, err
 	}
+	if err := c.loadVirtualKeys(); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// loadVirtualKeys reads virtual.keys, if the checkpoint has one, and checks
+// that virtual/ holds as many records of each key as it says.
+func (c *loadedCheckpoint) loadVirtualKeys() error {
+	b, err := os.ReadFile(filepath.Join(c.dir, "virtual.keys"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	recs, err := parseRecordsFile(b, virtualKeysMagic)
+	if err != nil {
+		return fmt.Errorf("virtual.keys: %w", err)
+	}
+	vc, err := diskq.OpenCheckpoint(filepath.Join(c.dir, "virtual"), diskq.Options{})
+	if err != nil {
+		return err
+	}
+	defer vc.Close()
+	c.virtual = make(map[uint64]string, len(recs))
+	for _, r := range recs {
+		id, k := binary.Uvarint(r)
+		n, k2 := binary.Uvarint(r[max(k, 0):])
+		if k <= 0 || k2 <= 0 {
+			return errors.New("virtual.keys: bad record")
+		}
+		if got := vc.Count(id); got != int64(n) {
+			return fmt.Errorf("virtual/: %d records of visit state %d, virtual.keys says %d", got, id, n)
+		}
+		c.virtual[id] = string(r[k+k2:])
+		c.nvirt += int64(n)
+	}
+	return nil
+}
+
+// restoreVirtual pushes the checkpoint's virtualized records to q, their
+// prefixes put back.
+func (c *loadedCheckpoint) restoreVirtual(q *diskq.Queue) error {
+	if c.virtual == nil {
+		return nil
+	}
+	vc, err := diskq.OpenCheckpoint(filepath.Join(c.dir, "virtual"), diskq.Options{})
+	if err != nil {
+		return err
+	}
+	defer vc.Close()
+	var buf []byte
+	var pushed int64
+	err = vc.Snapshot(func(id uint64, r []byte) error {
+		prefix, ok := c.virtual[id]
+		if !ok || len(r) < frontier.MetaLen {
+			return nil
+		}
+		buf = append(append(append(buf[:0], r[:frontier.MetaLen]...), prefix...), r[frontier.MetaLen:]...)
+		pushed++
+		return q.Push(buf)
+	})
+	if err == nil && pushed != c.nvirt {
+		err = fmt.Errorf("read %d virtualized records, virtual.keys lists %d", pushed, c.nvirt)
+	}
+	return err
 }
 
 // parseTodo checks and splits a todo file.
 func parseTodo(b []byte) ([][]byte, error) {
-	if !strings.HasPrefix(string(b), todoMagic) {
-		if strings.HasPrefix(string(b), "PTODO1\n") {
-			return nil, errors.New("written by an earlier Petrel (unversioned per-URL metadata), which this version does not read")
-		}
+	if strings.HasPrefix(string(b), "PTODO1\n") {
+		return nil, errors.New("written by an earlier Petrel (unversioned per-URL metadata), which this version does not read")
+	}
+	return parseRecordsFile(b, todoMagic)
+}
+
+// appendRecordsFile appends to dst a file of recs in the framing of the
+// todo file: magic, uvarint-framed records, count and CRC-32C.
+func appendRecordsFile(dst []byte, magic string, recs [][]byte) []byte {
+	start := len(dst)
+	dst = append(dst, magic...)
+	for _, r := range recs {
+		dst = binary.AppendUvarint(dst, uint64(len(r)))
+		dst = append(dst, r...)
+	}
+	sum := crc32.Checksum(dst[start:], crcTable)
+	dst = binary.AppendUvarint(dst, uint64(len(recs)))
+	return binary.LittleEndian.AppendUint32(dst, sum)
+}
+
+// parseRecordsFile checks and splits a file in the framing of the todo
+// file with the given magic.
+func parseRecordsFile(b []byte, magic string) ([][]byte, error) {
+	if !strings.HasPrefix(string(b), magic) {
 		return nil, errors.New("bad magic")
 	}
 	var recs [][]byte
-	p := len(todoMagic)
+	p := len(magic)
 	for {
 		// Try the trailer here: count and CRC of b[:p].
 		if n, k := binary.Uvarint(b[p:]); k > 0 && p+k+4 == len(b) {
@@ -431,6 +594,10 @@ func (a *Agent) recoverFromCrash(state string) (string, error) {
 			return "", fmt.Errorf("agent: restore ready queue: %w", err)
 		}
 	}
+	if err := cp.restoreVirtual(q); err != nil {
+		q.Close()
+		return "", fmt.Errorf("agent: restore virtualized URLs: %w", err)
+	}
 	if err := q.Close(); err != nil {
 		return "", fmt.Errorf("agent: restore ready queue: %w", err)
 	}
@@ -445,7 +612,7 @@ func (a *Agent) recoverFromCrash(state string) (string, error) {
 	}
 	again := store.CountResponsesAfter(filepath.Join(a.cfg.Dir, "warc"), cp.man.WARCFiles)
 	notes = append(notes, fmt.Sprintf("recovered from %s taken at %s: %d URLs queued again; %d responses stored after it may be fetched again",
-		filepath.Base(cp.dir), cp.man.Time.Format(time.RFC3339), len(cp.todo), again))
+		filepath.Base(cp.dir), cp.man.Time.Format(time.RFC3339), int64(len(cp.todo))+cp.nvirt, again))
 	return strings.Join(notes, "; "), nil
 }
 

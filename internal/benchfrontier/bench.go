@@ -100,6 +100,11 @@ type Result struct {
 	FillSeconds        float64 `json:"fill_seconds"`
 	CheckpointPauseS   float64 `json:"checkpoint_pause_seconds"`
 	CheckpointTodo     int64   `json:"checkpoint_todo_urls"`
+	CheckpointVirtual  int64   `json:"checkpoint_virtualized_urls"`      // saved by the virtualizer's own checkpoint
+	PauseSieveS        float64 `json:"checkpoint_pause_sieve_seconds"`   // of the pause: saving the sieve
+	PauseVirtualS      float64 `json:"checkpoint_pause_virtual_seconds"` // of the pause: the virtualizer's checkpoint
+	PauseTodoS         float64 `json:"checkpoint_pause_todo_seconds"`    // of the pause: marking the ready queue, writing the todo file
+	CheckpointGCs      uint32  `json:"checkpoint_gc_cycles"`             // GC cycles that ended during the checkpoint
 	PausePerMillion    float64 `json:"checkpoint_pause_seconds_per_million_queued"`
 }
 
@@ -151,7 +156,8 @@ func Run(ctx context.Context, opts Options, jsonOut, tableOut io.Writer) error {
 		fmt.Fprintf(tw, "heap per queued URL (all structures)\t%.1f B\t\n", res.HeapPerQueuedURL)
 		fmt.Fprintf(tw, "disk per virtualized URL\t%.1f B\t\n", res.DiskPerVirtualized)
 		fmt.Fprintf(tw, "RSS / peak RSS\t%s / %s\t≤ %s\n", mib(res.RSSBytes), mib(res.PeakRSSBytes), mib(res.RSSLimitBytes))
-		fmt.Fprintf(tw, "checkpoint pause (%d URLs saved)\t%.2f s (%.2f s per million queued)\t< 1 s per million\n", res.CheckpointTodo, res.CheckpointPauseS, res.PausePerMillion)
+		fmt.Fprintf(tw, "checkpoint pause (%d URLs saved, %d virtualized linked)\t%.2f s (%.2f s per million queued)\t< 1 s per million\n", res.CheckpointTodo, res.CheckpointVirtual, res.CheckpointPauseS, res.PausePerMillion)
+		fmt.Fprintf(tw, "of which the ready queue and todo / the sieve / the virtualizer\t%.2f s / %.2f s / %.2f s (%d GC cycles)\t\n", res.PauseTodoS, res.PauseSieveS, res.PauseVirtualS, res.CheckpointGCs)
 	}
 	return tw.Flush()
 }
@@ -187,23 +193,49 @@ func (r resolver) Lookup(_ context.Context, host string) ([]netip.Addr, error) {
 	return []netip.Addr{netip.AddrFrom4([4]byte{10, byte(ip >> 16), byte(ip >> 8), byte(ip)})}, nil
 }
 
-// sink is a frontier.CheckpointSink writing to files, as the agent's does.
+// sink is a frontier.VirtualCheckpointSink writing to files, as the
+// agent's does: the sieve is flushed before the pause and saved without a
+// merge in it (CheckpointPending), the virtualizer by its own checkpoint,
+// the todo records held in RAM and written after the pause.
 type sink struct {
 	ready *diskq.Queue
+	virt  *diskq.Queues
 	sv    *sieve.DRUM
 	dir   string
 	w     *bufio.Writer
+	held  []byte
+
+	finishVirtual                    func() error
+	todoTime, sieveTime, virtualTime time.Duration
 }
 
-func (k *sink) MarkReady() error { _, err := k.ready.Mark(); return err }
-func (k *sink) WriteTodo(rec []byte) error {
-	var hdr [binary.MaxVarintLen64]byte
-	n := binary.PutUvarint(hdr[:], uint64(len(rec)))
-	k.w.Write(hdr[:n])
-	_, err := k.w.Write(rec)
+func (k *sink) MarkReady() error {
+	defer timed(&k.todoTime)()
+	_, err := k.ready.Mark()
 	return err
 }
-func (k *sink) CheckpointSieve() error { return k.sv.Checkpoint(filepath.Join(k.dir, "sieve")) }
+func (k *sink) WriteTodo(rec []byte) error {
+	t0 := time.Now()
+	defer func() { k.todoTime += time.Since(t0) }()
+	k.held = append(binary.AppendUvarint(k.held, uint64(len(rec))), rec...)
+	return nil
+}
+func (k *sink) CheckpointSieve() error {
+	defer timed(&k.sieveTime)()
+	return k.sv.CheckpointPending(filepath.Join(k.dir, "sieve"))
+}
+func (k *sink) CheckpointVirtual([]frontier.VirtualKey) error {
+	defer timed(&k.virtualTime)()
+	var err error
+	k.finishVirtual, err = k.virt.Checkpoint(filepath.Join(k.dir, "virtual"))
+	return err
+}
+
+// timed returns a function that stores the time since timed was called in d.
+func timed(d *time.Duration) func() {
+	t0 := time.Now()
+	return func() { *d = time.Since(t0) }
+}
 
 // open builds a frontier over a DRUM sieve, a disk ready queue and a disk
 // virtualizer in dir.
@@ -250,7 +282,7 @@ func openWithSink(opts Options, dir string, st *stats.Crawl, front int) (*fronti
 		ready.Close()
 		return err
 	}
-	return f, &sink{ready: ready, sv: sv, dir: filepath.Join(dir, "checkpoint")}, closeAll, nil
+	return f, &sink{ready: ready, virt: virt, sv: sv, dir: filepath.Join(dir, "checkpoint")}, closeAll, nil
 }
 
 // url returns the j-th URL of key k: a path+query of realistic length.
@@ -462,9 +494,23 @@ func memory(ctx context.Context, opts Options, dir string, res *Result) error {
 		return err
 	}
 	snk.w = bufio.NewWriterSize(tf, 1<<20)
+	if err := snk.sv.Flush(); err != nil {
+		tf.Close()
+		return fmt.Errorf("bench: checkpoint: sieve: %w", err)
+	}
+	var gc0, gc1 runtime.MemStats
+	runtime.ReadMemStats(&gc0)
 	info, err := f.Checkpoint(rctx, snk)
+	runtime.ReadMemStats(&gc1)
+	res.CheckpointGCs = gc1.NumGC - gc0.NumGC
+	if err == nil {
+		_, err = snk.w.Write(snk.held)
+	}
 	if err == nil {
 		err = snk.w.Flush()
+	}
+	if err == nil && snk.finishVirtual != nil {
+		err = snk.finishVirtual()
 	}
 	tf.Close()
 	if err != nil {
@@ -472,6 +518,8 @@ func memory(ctx context.Context, opts Options, dir string, res *Result) error {
 	}
 	res.CheckpointPauseS = info.Pause.Seconds()
 	res.CheckpointTodo = info.Todo
+	res.CheckpointVirtual = info.Virtual
+	res.PauseTodoS, res.PauseSieveS, res.PauseVirtualS = snk.todoTime.Seconds(), snk.sieveTime.Seconds(), snk.virtualTime.Seconds()
 	res.PausePerMillion = info.Pause.Seconds() / (float64(total) / 1e6)
 	cancel()
 	// The tasks the scheduler handed out went nowhere: hand them back.

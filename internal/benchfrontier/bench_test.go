@@ -31,8 +31,8 @@ func TestRunSmall(t *testing.T) {
 	if r.QueuedInRAM+r.Virtualized != 5000 || r.Virtualized == 0 {
 		t.Errorf("memory phase: %d in RAM + %d virtualized, want 5000 with some virtualized (64 KiB budget)", r.QueuedInRAM, r.Virtualized)
 	}
-	if r.CheckpointTodo != 5000 {
-		t.Errorf("checkpoint saved %d URLs, want 5000", r.CheckpointTodo)
+	if r.CheckpointTodo+r.CheckpointVirtual != 5000 || r.CheckpointVirtual != r.Virtualized {
+		t.Errorf("checkpoint saved %d URLs + %d virtualized, want 5000 with the %d virtualized", r.CheckpointTodo, r.CheckpointVirtual, r.Virtualized)
 	}
 	if !bytes.Contains(table.Bytes(), []byte("politeness violations")) {
 		t.Errorf("no table:\n%s", table.String())

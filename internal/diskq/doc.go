@@ -56,9 +56,11 @@
 // exactly. Without an index (a crash) the index is rebuilt by scanning all
 // segments, which is at-least-once: records still in a segment come back
 // even if they had been dequeued, or were copied by a compaction the crash
-// interrupted. There is no Mark for Queues: exact checkpoints of the
-// virtualized queues are up to the caller (e.g. drain or re-virtualize from
-// a frontier snapshot).
+// interrupted. Checkpoint takes an exact snapshot of every queue into
+// another directory: hard links to the sealed segments (immutable from
+// then on) and the index, shared copy-on-write with the live queues and
+// written when the caller calls the returned finish; OpenCheckpoint reads
+// it (checkpoint.go).
 //
 // # Memory
 //

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"log/slog"
 	"math"
@@ -12,6 +13,8 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+
+	"github.com/petrel-crawler/petrel/internal/atomicfile"
 )
 
 const (
@@ -46,6 +49,10 @@ type idq struct {
 	prev uint64 // position preceding the delta at buf[r] (0 when empty)
 	last uint64 // position of the last record (0 when empty)
 	n    int64
+	// shared is set when a checkpoint's index snapshot refers to buf's
+	// bytes: they are then never written again (copy on write), appends
+	// going beyond the snapshot's end.
+	shared bool
 }
 
 func zigzag(d int64) uint64   { return uint64(d<<1) ^ uint64(d>>63) }
@@ -81,10 +88,17 @@ func (q *idq) consume(k int, it idqIter) {
 	q.prev = it.prev
 	q.n -= int64(k)
 	if q.n == 0 {
+		if q.shared {
+			q.buf, q.shared = nil, false
+		}
 		q.buf, q.r, q.prev, q.last = q.buf[:0], 0, 0, 0
 		return
 	}
 	if q.r >= 256 && q.r >= len(q.buf)/2 {
+		if q.shared {
+			q.buf, q.r, q.shared = append([]byte(nil), q.buf[q.r:]...), 0, false
+			return
+		}
 		m := copy(q.buf, q.buf[q.r:])
 		q.buf = q.buf[:m]
 		if cap(q.buf) > 1024 && m < cap(q.buf)/4 {
@@ -838,32 +852,83 @@ func (m *Queues) crashForTest() {
 //	| nids u64 | nids × (id u64, n i64, prev u64, last u64, len u32, len bytes of deltas)
 //	| crc uint32 over everything before it
 func (m *Queues) writeIndex() error {
-	size := 16 + 40*len(m.segs) + 8 + 4
-	for _, q := range m.ids {
-		size += 36 + len(q.buf) - q.r
+	x := m.snapIndexLocked(m.segs, false)
+	return atomicfile.Write(filepath.Join(m.dir, queuesIndexName),
+		atomicfile.Options{Sync: m.opts.Sync, SyncDir: m.opts.Sync, Fsync: m.opts.fsyncFile, Buffer: 1 << 20}, x.writeTo)
+}
+
+// indexSnap is the index of the queues at one moment, to be written.
+type indexSnap struct {
+	segs []mseg
+	ids  []idSnap
+}
+
+type idSnap struct {
+	id, prev, last uint64
+	n              int64
+	deltas         []byte
+}
+
+// snapIndexLocked takes the index over the segments segs. With share the
+// deltas are not copied but shared with the queues (copy on write, see
+// idq.shared), so that the snapshot costs O(queues), not O(records).
+func (m *Queues) snapIndexLocked(segs []*mseg, share bool) indexSnap {
+	x := indexSnap{segs: make([]mseg, len(segs)), ids: make([]idSnap, 0, len(m.ids))}
+	for i, s := range segs {
+		x.segs[i] = mseg{seq: s.seq, base: s.base, size: s.size, total: s.total, live: s.live}
 	}
-	b := make([]byte, 0, size)
+	for id, q := range m.ids {
+		d := q.buf[q.r:len(q.buf):len(q.buf)]
+		if share {
+			q.shared = true
+		} else {
+			d = append([]byte(nil), d...)
+		}
+		x.ids = append(x.ids, idSnap{id: id, prev: q.prev, last: q.last, n: q.n, deltas: d})
+	}
+	return x
+}
+
+// writeTo writes the index file to w.
+func (x indexSnap) writeTo(w io.Writer) error {
+	h := crc32.New(castagnoli)
+	mw := io.MultiWriter(w, h)
+	b := make([]byte, 0, 64)
+	put := func(b []byte) error { _, err := mw.Write(b); return err }
 	b = append(b, magicQueuesIndex[:]...)
 	b = binary.LittleEndian.AppendUint32(b, queuesFormat)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.segs)))
-	for _, s := range m.segs {
-		b = binary.LittleEndian.AppendUint64(b, s.seq)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(x.segs)))
+	if err := put(b); err != nil {
+		return err
+	}
+	for _, s := range x.segs {
+		b = binary.LittleEndian.AppendUint64(b[:0], s.seq)
 		b = binary.LittleEndian.AppendUint64(b, s.base)
 		b = binary.LittleEndian.AppendUint64(b, uint64(s.size))
 		b = binary.LittleEndian.AppendUint64(b, uint64(s.total))
 		b = binary.LittleEndian.AppendUint64(b, uint64(s.live))
+		if err := put(b); err != nil {
+			return err
+		}
 	}
-	b = binary.LittleEndian.AppendUint64(b, uint64(len(m.ids)))
-	for id, q := range m.ids {
-		b = binary.LittleEndian.AppendUint64(b, id)
+	if err := put(binary.LittleEndian.AppendUint64(b[:0], uint64(len(x.ids)))); err != nil {
+		return err
+	}
+	for _, q := range x.ids {
+		b = binary.LittleEndian.AppendUint64(b[:0], q.id)
 		b = binary.LittleEndian.AppendUint64(b, uint64(q.n))
 		b = binary.LittleEndian.AppendUint64(b, q.prev)
 		b = binary.LittleEndian.AppendUint64(b, q.last)
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(q.buf)-q.r))
-		b = append(b, q.buf[q.r:]...)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(q.deltas)))
+		if err := put(b); err != nil {
+			return err
+		}
+		if err := put(q.deltas); err != nil {
+			return err
+		}
 	}
-	b = binary.LittleEndian.AppendUint32(b, crcOf(b))
-	return writeFileAtomic(m.dir, queuesIndexName, b, m.opts.syncer())
+	_, err := w.Write(binary.LittleEndian.AppendUint32(b[:0], h.Sum32()))
+	return err
 }
 
 // loadIndex restores the index written by Close. It reports false if there
@@ -962,6 +1027,10 @@ func (m *Queues) Snapshot(fn func(id uint64, rec []byte) error) error {
 	if err := m.w.flush(); err != nil {
 		return err
 	}
+	return m.snapshotLocked(fn)
+}
+
+func (m *Queues) snapshotLocked(fn func(id uint64, rec []byte) error) error {
 	type ent struct{ pos, id uint64 }
 	var ents []ent
 	var rec []byte

@@ -24,16 +24,41 @@ import (
 //  4. WriteTodo again for the URLs the flush added to the ready queue.
 //
 // Records given to WriteTodo are ready-queue records: Meta then URL.
+//
+// A sink that is also a VirtualCheckpointSink saves the virtualized URLs
+// itself: in step 2 they are not given to WriteTodo, and CheckpointVirtual
+// is called instead, after the other WriteTodo calls of step 2.
 type CheckpointSink interface {
 	MarkReady() error
 	WriteTodo(rec []byte) error
 	CheckpointSieve() error
 }
 
+// VirtualCheckpointSink is a CheckpointSink that checkpoints the
+// virtualizer's files (for diskq.Queues: Checkpoint, hard links and an
+// index), so that a snapshot costs what the visit states and the index
+// hold rather than a copy of every virtualized URL. CheckpointVirtual gets
+// every visit state not broken whose queue continues on disk; the
+// virtualizer's records of other ids are to be ignored by a restore.
+type VirtualCheckpointSink interface {
+	CheckpointSink
+	CheckpointVirtual(keys []VirtualKey) error
+}
+
+// VirtualKey is the virtualized part of one visit state's queue in a
+// checkpoint. The virtualizer's records of ID are Meta then the URL without
+// Prefix; the URL is Prefix followed by the rest.
+type VirtualKey struct {
+	ID     uint64
+	Prefix string
+	Count  int64 // records on disk
+}
+
 // CheckpointInfo describes a snapshot.
 type CheckpointInfo struct {
-	Todo  int64         // records given to WriteTodo
-	Pause time.Duration // how long the scheduler stopped
+	Todo    int64         // records given to WriteTodo
+	Virtual int64         // virtualized records saved by CheckpointVirtual
+	Pause   time.Duration // how long the scheduler stopped
 }
 
 type checkpointReq struct {
@@ -90,9 +115,20 @@ func (s *scheduler) checkpoint(sink CheckpointSink) (CheckpointInfo, error) {
 		f.capturing, f.captured = false, nil
 		return c
 	}
-	if err := s.snapshotTodo(todo); err != nil {
+	vs, ownVirtual := sink.(VirtualCheckpointSink)
+	if err := s.snapshotTodo(todo, !ownVirtual); err != nil {
 		stopCapture()
 		return info, fmt.Errorf("frontier: checkpoint: %w", err)
+	}
+	if ownVirtual {
+		keys := s.virtualKeys()
+		for _, k := range keys {
+			info.Virtual += k.Count
+		}
+		if err := vs.CheckpointVirtual(keys); err != nil {
+			stopCapture()
+			return info, fmt.Errorf("frontier: checkpoint: virtualizer: %w", err)
+		}
 	}
 	if err := sink.CheckpointSieve(); err != nil {
 		stopCapture()

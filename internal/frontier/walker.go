@@ -9,11 +9,11 @@ import (
 // walkHeld gives fn the record (Meta, then URL) of every URL the scheduler
 // holds and has not handed out: the distributor's held record, those parked
 // for DNS, then the retries and RAM queue of every visit state not broken,
-// then their virtualized records in one sequential pass of the
-// virtualizer's files (in file order, which a compaction may have changed
-// within a visit state). The slice given to fn is
-// valid only during the call. It stops at fn's first error.
-func (s *scheduler) walkHeld(fn func(rec []byte) error) error {
+// then, with virtual, their virtualized records in one sequential pass of
+// the virtualizer's files (in file order, which a compaction may have
+// changed within a visit state). The slice given to fn is valid only
+// during the call. It stops at fn's first error.
+func (s *scheduler) walkHeld(fn func(rec []byte) error, virtual bool) error {
 	if s.dist.held != nil {
 		if err := fn(s.dist.held); err != nil {
 			return err
@@ -34,7 +34,7 @@ func (s *scheduler) walkHeld(fn func(rec []byte) error) error {
 			err = fn(buf)
 		}
 	}
-	virtual := map[uint64]*visitState{}
+	onDisk := map[uint64]*visitState{}
 	for _, v := range s.states {
 		if v.broken() {
 			continue
@@ -46,15 +46,15 @@ func (s *scheduler) walkHeld(fn func(rec []byte) error) error {
 		if err != nil {
 			return err
 		}
-		if v.onDisk > 0 {
-			virtual[v.id] = v
+		if v.onDisk > 0 && virtual {
+			onDisk[v.id] = v
 		}
 	}
-	if len(virtual) == 0 {
+	if len(onDisk) == 0 {
 		return nil
 	}
 	verr := s.f.cfg.Virtualizer.Snapshot(func(id uint64, r []byte) error {
-		if v := virtual[id]; v != nil {
+		if v := onDisk[id]; v != nil {
 			emit(v, r)
 		}
 		return err
@@ -68,11 +68,12 @@ func (s *scheduler) walkHeld(fn func(rec []byte) error) error {
 	return nil
 }
 
-// snapshotTodo gives every URL the scheduler holds, and every task not yet
-// fully handled (in flight, or fetched and still being parsed), to todo.
-func (s *scheduler) snapshotTodo(todo func([]byte) error) error {
+// snapshotTodo gives every URL the scheduler holds (the virtualized ones
+// only with virtual), and every task not yet fully handled (in flight, or
+// fetched and still being parsed), to todo.
+func (s *scheduler) snapshotTodo(todo func([]byte) error, virtual bool) error {
 	f := s.f
-	if err := s.walkHeld(todo); err != nil {
+	if err := s.walkHeld(todo, virtual); err != nil {
 		return err
 	}
 	var buf []byte
@@ -106,6 +107,17 @@ func (s *scheduler) snapshotTodo(todo func([]byte) error) error {
 	return nil
 }
 
+// virtualKeys lists the visit states not broken with records on disk.
+func (s *scheduler) virtualKeys() []VirtualKey {
+	var keys []VirtualKey
+	for _, v := range s.states {
+		if v.onDisk > 0 && !v.broken() {
+			keys = append(keys, VirtualKey{ID: v.id, Prefix: v.prefix, Count: v.onDisk})
+		}
+	}
+	return keys
+}
+
 // Close saves the frontier's queued URLs and closes the sieve. Call it after
 // Run has returned and after every producer of Enqueue has stopped. URLs held
 // by visit states (in RAM, retried, or virtualized), the one held back by
@@ -123,7 +135,7 @@ func (f *Frontier) Close() error {
 		}
 		saved++
 		return nil
-	})
+	}, true)
 	f.readyMu.Unlock()
 	if err != nil {
 		errs = append(errs, err)
