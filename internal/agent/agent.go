@@ -343,6 +343,7 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 		Ready:       a.ready,
 		Resolver:    dnsStage{r: resolver, m: a.servedMetrics(), seeds: newSeedGuard(guard, a.progress, seeds)},
 		DNSRefresh:  cfg.Fetch.DNSRefresh,
+		Moved:       a.hostMoved,
 		Guard:       guard.Check,
 		Router:      router,
 		Clock:       cfg.Clock,

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"time"
 
@@ -231,4 +232,14 @@ func retryAfter(h string, now time.Time) time.Duration {
 		return min(t.Sub(now), 24*time.Hour)
 	}
 	return 0
+}
+
+// hostMoved is the frontier's Moved: a key of host now goes to its new
+// address, so the idle keep-alive connections (some dialled to the old
+// one, which the transport would reuse for the host) are closed.
+func (a *Agent) hostMoved(host string, from, to netip.Addr) {
+	a.log.Info("host moved to a new address", "host", host, "from", from, "to", to)
+	if a.fetcher != nil {
+		a.fetcher.CloseIdle()
+	}
 }

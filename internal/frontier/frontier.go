@@ -75,6 +75,11 @@ type Config struct {
 	MaxFailures int           // consecutive failed URLs (retries exhausted) before a key is purged as broken
 	DNSRetries  int           // failed resolutions before a key is purged as broken
 	DNSRefresh  time.Duration // a resolved host is resolved again this long after (0: never; readdress.go)
+	// Moved, if set, is called by the scheduler when a visit state moves to
+	// the new address of its host, nothing of it in flight: keep-alive
+	// connections dialled to the old address must not carry its next
+	// requests (the agent closes the fetcher's idle connections).
+	Moved       func(host string, from, to netip.Addr)
 	DNSWorkers  int           // concurrent resolutions
 	MinFlushGap time.Duration // minimum time between two forced sieve flushes
 	// Cuts refuse queued URLs at dispatch (see Cuts; zero: none).

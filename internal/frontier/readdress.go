@@ -14,7 +14,9 @@ package frontier
 //   - the old entry keeps its next fetch time for its other keys and the
 //     new one has its own, so --ip-delay holds on both addresses;
 //   - attaching to the new entry asks the Router who owns the new address
-//     like any attach.
+//     like any attach;
+//   - Config.Moved is told, so that no keep-alive connection dialled to the
+//     old address carries the key's next request.
 //
 // A failed refresh keeps the address (and is tried again after
 // DNSRefresh). The ip policy, whose keys are addresses, keeps the first
@@ -59,5 +61,8 @@ func (s *scheduler) rehome(v *visitState, e *ipEntry) bool {
 	e.members--
 	v.entry = nil
 	s.attach(v)
+	if f := s.f.cfg.Moved; f != nil {
+		f(v.host.name, e.addr, v.host.addr)
+	}
 	return true
 }

@@ -12,15 +12,17 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 )
 
-// DNSServer is the authoritative name server of a generated web, over UDP
-// on a loopback address: an A question for a host of the web gets its
-// address (TTL one hour), any other type for it an empty NOERROR answer, a
-// name the web does not have NXDOMAIN, and a malformed or multi-question
-// message FORMERR (or nothing when not even its header parses). It
-// answers with the question's ID and keeps no state per query.
+// DNSServer is the authoritative name server of a web (a generated one,
+// or a Web: Web.ListenDNS), over UDP on a loopback address: an A question
+// for a host of the web gets its address (TTL one hour; one second for a
+// Web, whose hosts may move), any other type for it an empty NOERROR
+// answer, a name the web does not have NXDOMAIN, and a malformed or
+// multi-question message FORMERR (or nothing when not even its header
+// parses). It answers with the question's ID and keeps no state per query.
 type DNSServer struct {
 	pc      net.PacketConn
-	gen     *Gen
+	lookup  func(name string) (netip.Addr, error)
+	ttl     uint32 // of every answer, in seconds
 	queries atomic.Int64
 	wg      sync.WaitGroup
 	once    sync.Once
@@ -32,6 +34,12 @@ const dnsTTL = 3600
 // ListenDNS starts the DNS server of g on addr ("IP:port", a loopback IP;
 // port 0 picks one).
 func ListenDNS(addr string, g *Gen) (*DNSServer, error) {
+	return listenDNS(addr, g.Lookup, dnsTTL)
+}
+
+// listenDNS starts a DNS server on addr answering lookup's address with
+// ttl.
+func listenDNS(addr string, lookup func(string) (netip.Addr, error), ttl uint32) (*DNSServer, error) {
 	ap, err := netip.ParseAddrPort(addr)
 	if err != nil || !ap.Addr().IsLoopback() {
 		return nil, fmt.Errorf("testweb: DNS server address %q: want a loopback IP:port", addr)
@@ -40,7 +48,7 @@ func ListenDNS(addr string, g *Gen) (*DNSServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testweb: DNS server: %w", err)
 	}
-	s := &DNSServer{pc: pc, gen: g}
+	s := &DNSServer{pc: pc, lookup: lookup, ttl: ttl}
 	s.wg.Add(1)
 	go s.loop()
 	return s, nil
@@ -105,7 +113,7 @@ func (s *DNSServer) answer(msg, out []byte) (resp []byte, ok bool) {
 	}
 	q := qs[0]
 	name := strings.ToLower(strings.TrimSuffix(q.Name.String(), "."))
-	addr, lerr := s.gen.Lookup(name)
+	addr, lerr := s.lookup(name)
 	if lerr != nil {
 		rh.RCode = dnsmessage.RCodeNameError
 	}
@@ -118,7 +126,7 @@ func (s *DNSServer) answer(msg, out []byte) (resp []byte, ok bool) {
 		if b.StartAnswers() != nil {
 			return nil, false
 		}
-		rr := dnsmessage.ResourceHeader{Name: q.Name, Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET, TTL: dnsTTL}
+		rr := dnsmessage.ResourceHeader{Name: q.Name, Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET, TTL: s.ttl}
 		if b.AResource(rr, dnsmessage.AResource{A: addr.As4()}) != nil {
 			return nil, false
 		}

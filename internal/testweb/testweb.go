@@ -88,8 +88,9 @@ type Web struct {
 	raws    []*rawServer
 	wg      sync.WaitGroup
 
-	mu  sync.Mutex // guards lns, servers, raws
-	log hitLog
+	mu    sync.Mutex // guards lns, servers, raws
+	log   hitLog
+	place placement // hosts moved to another address (move.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -256,7 +257,7 @@ func (w *Web) serveHTTP(ln net.Listener, ip netip.Addr, group []*site) {
 	h := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		name := hostOnly(r.Host)
-		s := byName[name]
+		s := w.siteAt(ip, name, byName)
 		status := 0
 		if s == nil {
 			status = http.StatusMisdirectedRequest
