@@ -54,41 +54,10 @@ func agentBinds(first netip.Addr, n int) []string {
 func runAgents(ctx context.Context, o Options, web *webProc, dir string) RunResult {
 	n := o.Agents
 	res := RunResult{Crawler: agentsName(n), Agents: n, PagesChecked: -1}
-	_ = os.RemoveAll(dir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	names, specs, err := agentSpecs(ctx, o, web, dir, &res)
+	if err != nil {
 		res.Error = err.Error()
 		return res
-	}
-	key := filepath.Join(dir, "cluster.key")
-	if out, err := exec.CommandContext(ctx, o.Petrel, "cluster", "keygen", key).CombinedOutput(); err != nil {
-		res.Error = fmt.Sprintf("cluster keygen: %v: %s", err, strings.TrimSpace(string(out)))
-		return res
-	}
-	binds := agentBinds(o.AgentFirstIP, n)
-	max := perAgent(o.MaxURLs, n)
-	names := make([]string, n)
-	specs := make([]procSpec, n)
-	elapsed := make([]atomic.Int64, n)
-	for i := range n {
-		names[i] = "agent" + strconv.Itoa(i+1)
-		adir := filepath.Join(dir, names[i])
-		var joins []string
-		for j, b := range binds {
-			if j != i {
-				joins = append(joins, b)
-			}
-		}
-		args := append(petrelArgs(o, web, adir, max, filepath.Base(dir)+"-"+names[i]),
-			"--agent", names[i], "--cluster-bind", binds[i], "--join", strings.Join(joins, ","),
-			"--cluster-key-file", key, "--cluster-wait", strconv.Itoa(n),
-			"--cluster-probe", o.ClusterProbe.String(), "--cluster-name", "bench")
-		if o.ClusterBatchDelay > 0 {
-			args = append(args, "--cluster-batch-delay", o.ClusterBatchDelay.String())
-		}
-		if i == 0 {
-			res.Command = o.Petrel + " " + strings.Join(args, " ") + fmt.Sprintf("  (and %d more agents alike)", n-1)
-		}
-		specs[i] = petrelSpec(o, args, &elapsed[i])
 	}
 	prs := make([]procResult, n)
 	var wg sync.WaitGroup
@@ -102,43 +71,87 @@ func runAgents(ctx context.Context, o Options, web *webProc, dir string) RunResu
 	}
 	wg.Wait()
 	res.ElapsedS = time.Since(start).Seconds()
-
-	var warcs []string
-	for i, pr := range prs {
-		ar := AgentRun{Name: names[i], ElapsedS: pr.wall.Seconds(), CPUSeconds: pr.cpu.Seconds(), PeakRSSBytes: pr.maxRSS}
-		res.CPUSeconds += ar.CPUSeconds
-		res.PeakRSSBytes += pr.maxRSS
-		res.StoppedAtBound = res.StoppedAtBound || pr.stopped
-		if pr.err != nil {
-			ar.Error = pr.err.Error()
-			res.Error = joinErr(res.Error, names[i]+": "+ar.Error)
-		}
-		adir := filepath.Join(dir, names[i])
-		st, err := readStats(filepath.Join(adir, "state", "stats.json"))
-		if err != nil {
-			res.Error = joinErr(res.Error, names[i]+": "+err.Error())
-			ar.Pages = pr.pages
-			res.Pages += pr.pages
-		} else {
-			ar.Pages = st["Fetched"]
-			res.fromStats(st)
-			res.addExchange(st)
-		}
-		res.AgentRuns = append(res.AgentRuns, ar)
-		warcs = append(warcs, filepath.Join(adir, "warc"))
-	}
-	res.Series = sumSeries(prs)
-	res.BytesWritten = dirBytes(dir)
-	res.URLsExchangedPerPage = exchangedPerPage(res.Exchange, res.Pages)
+	res.collectAgents(dir, names, prs)
 	if s, r := res.Exchange["ClusterSent"]+res.Exchange["ClusterReadySent"], res.Exchange["ClusterReceived"]+res.Exchange["ClusterReadyReceived"]; s != r {
 		res.Notes = append(res.Notes, fmt.Sprintf("the agents sent %d URLs and received %d", s, r))
 	}
-	res.Notes = append(res.Notes, fmt.Sprintf("%d agents on %s…, --max-urls %d each, --cluster-probe %s; CPU, pages, bytes and peak RSS summed over the agents; wall time from the first exec to the last exit",
-		n, binds[0], max, o.ClusterProbe))
+	res.Notes = append(res.Notes, fmt.Sprintf("%d agents from %s, --max-urls %d each, --cluster-probe %s; CPU, pages, bytes and peak RSS summed over the agents; wall time from the first exec to the last exit",
+		n, o.AgentFirstIP, perAgent(o.MaxURLs, n), o.ClusterProbe))
 	if !o.SkipVerifyWARC {
+		var warcs []string
+		for _, name := range names {
+			warcs = append(warcs, filepath.Join(dir, name, "warc"))
+		}
 		res.checkWARC(warcs...)
 	}
 	return res
+}
+
+// agentSpecs makes the crawl's key in dir and returns the agents' names
+// and measured processes; res gets the first agent's command.
+func agentSpecs(ctx context.Context, o Options, web *webProc, dir string, res *RunResult) ([]string, []procSpec, error) {
+	n := o.Agents
+	_ = os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	key := filepath.Join(dir, "cluster.key")
+	if out, err := exec.CommandContext(ctx, o.Petrel, "cluster", "keygen", key).CombinedOutput(); err != nil {
+		return nil, nil, fmt.Errorf("cluster keygen: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	binds := agentBinds(o.AgentFirstIP, n)
+	names := make([]string, n)
+	specs := make([]procSpec, n)
+	for i := range n {
+		names[i] = "agent" + strconv.Itoa(i+1)
+		var joins []string
+		for j, b := range binds {
+			if j != i {
+				joins = append(joins, b)
+			}
+		}
+		args := append(petrelArgs(o, web, filepath.Join(dir, names[i]), perAgent(o.MaxURLs, n), filepath.Base(dir)+"-"+names[i]),
+			"--agent", names[i], "--cluster-bind", binds[i], "--join", strings.Join(joins, ","),
+			"--cluster-key-file", key, "--cluster-wait", strconv.Itoa(n),
+			"--cluster-probe", o.ClusterProbe.String(), "--cluster-name", "bench")
+		if o.ClusterBatchDelay > 0 {
+			args = append(args, "--cluster-batch-delay", o.ClusterBatchDelay.String())
+		}
+		if i == 0 {
+			res.Command = o.Petrel + " " + strings.Join(args, " ") + fmt.Sprintf("  (and %d more agents alike)", n-1)
+		}
+		specs[i] = petrelSpec(o, args, new(atomic.Int64))
+	}
+	return names, specs, nil
+}
+
+// collectAgents adds the agents' measured processes and their
+// stats.json figures to r.
+func (r *RunResult) collectAgents(dir string, names []string, prs []procResult) {
+	for i, pr := range prs {
+		ar := AgentRun{Name: names[i], ElapsedS: pr.wall.Seconds(), CPUSeconds: pr.cpu.Seconds(), PeakRSSBytes: pr.maxRSS}
+		r.CPUSeconds += ar.CPUSeconds
+		r.PeakRSSBytes += pr.maxRSS
+		r.StoppedAtBound = r.StoppedAtBound || pr.stopped
+		if pr.err != nil {
+			ar.Error = pr.err.Error()
+			r.Error = joinErr(r.Error, names[i]+": "+ar.Error)
+		}
+		st, err := readStats(filepath.Join(dir, names[i], "state", "stats.json"))
+		if err != nil {
+			r.Error = joinErr(r.Error, names[i]+": "+err.Error())
+			ar.Pages = pr.pages
+			r.Pages += pr.pages
+		} else {
+			ar.Pages = st["Fetched"]
+			r.fromStats(st)
+			r.addExchange(st)
+		}
+		r.AgentRuns = append(r.AgentRuns, ar)
+	}
+	r.Series = sumSeries(prs)
+	r.BytesWritten = dirBytes(dir)
+	r.URLsExchangedPerPage = exchangedPerPage(r.Exchange, r.Pages)
 }
 
 // addExchange adds an agent's exchange counters (stats.json's keys that

@@ -41,7 +41,14 @@ type Outbox struct {
 type outQueue struct {
 	entries []OutEntry // in sending order
 	bytes   int64
+	held    int64 // bytes of the entries' wire forms kept in memory
 }
+
+// heldPerDest bounds the wire forms the outbox keeps in memory for each
+// destination besides their files, so that the first send of a batch does
+// not read its file back; a batch over it, or found at open, is read from
+// its file.
+const heldPerDest = 8 << 20
 
 // OutEntry is one batch waiting in the outbox.
 type OutEntry struct {
@@ -49,6 +56,8 @@ type OutEntry struct {
 	Dest  string
 	Path  string
 	Bytes int64
+
+	wire []byte // the file's content, when kept in memory (Read)
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
@@ -160,6 +169,10 @@ func (o *Outbox) Put(ctx context.Context, dest string, id BatchID, wire []byte, 
 		o.notifyLocked()
 		return fmt.Errorf("cluster: outbox: %w", err)
 	}
+	if q.held+e.Bytes <= heldPerDest {
+		e.wire = slices.Clone(wire)
+		q.held += e.Bytes
+	}
 	i, _ := slices.BinarySearchFunc(q.entries, e, compareEntries)
 	q.entries = slices.Insert(q.entries, i, e)
 	o.notifyLocked()
@@ -218,6 +231,9 @@ func (o *Outbox) Ack(e OutEntry) error {
 		o.mu.Unlock()
 		return nil
 	}
+	if q.entries[i].wire != nil {
+		q.held -= q.entries[i].Bytes
+	}
 	q.entries = slices.Delete(q.entries, i, i+1)
 	q.bytes -= e.Bytes
 	o.notifyLocked()
@@ -228,8 +244,13 @@ func (o *Outbox) Ack(e OutEntry) error {
 	return nil
 }
 
-// Read returns the wire form of a stored batch.
-func (o *Outbox) Read(e OutEntry) ([]byte, error) { return os.ReadFile(e.Path) }
+// Read returns the wire form of a stored batch (not to be modified).
+func (o *Outbox) Read(e OutEntry) ([]byte, error) {
+	if e.wire != nil {
+		return e.wire, nil
+	}
+	return os.ReadFile(e.Path)
+}
 
 // Dests returns the destinations holding batches.
 func (o *Outbox) Dests() []string {
