@@ -40,6 +40,10 @@ type clusterRun struct {
 	agents  []*agentProc
 	base    string // parent of the agents' crawl directories
 	cluster []string
+	// moved: a view change moved addresses between agents, so an address
+	// may have been dialled by its old and its new owner one after the
+	// other (the web's log judges the per-address gaps).
+	moved bool
 }
 
 type agentProc struct {
@@ -160,25 +164,31 @@ func owners(t *testing.T, hostsFile string, names []string) map[netip.Addr]map[s
 	if err != nil {
 		t.Fatal(err)
 	}
+	out := map[netip.Addr]map[string]bool{}
+	for ip, hs := range hostsByIP(t, hostsFile) {
+		out[ip] = map[string]bool{}
+		for _, h := range hs {
+			out[ip][v.Owner(h)] = true
+		}
+	}
+	return out
+}
+
+// hostsByIP reads the web's hosts file: the host names of each address.
+func hostsByIP(t *testing.T, hostsFile string) map[netip.Addr][]string {
+	t.Helper()
 	b, err := os.ReadFile(hostsFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[netip.Addr]map[string]bool{}
+	out := map[netip.Addr][]string{}
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 2 {
 			continue
 		}
-		ip, err := netip.ParseAddr(f[0])
-		if err != nil {
-			continue
-		}
-		for _, h := range f[1:] {
-			if out[ip] == nil {
-				out[ip] = map[string]bool{}
-			}
-			out[ip][v.Owner(h)] = true
+		if ip, err := netip.ParseAddr(f[0]); err == nil {
+			out[ip] = append(out[ip], f[1:]...)
 		}
 	}
 	return out
@@ -254,7 +264,9 @@ func (c *clusterRun) judge(t *testing.T, hostDelay, ipDelay time.Duration, start
 		}
 	}
 	checkWARC(t, union, expected, len(hits))
-	c.checkOneAgentPerAddress(t)
+	if !c.moved {
+		c.checkOneAgentPerAddress(t)
+	}
 }
 
 // checkOneAgentPerAddress checks that one agent made every request to one

@@ -97,7 +97,13 @@ func (r *clusterRouter) OwnerOf(url []byte) frontier.Peer {
 		return frontier.Self
 	}
 	var buf [128]byte
-	return r.peer(v.OwnerBytes(r.assign.AppendGroup(buf[:0], url)))
+	p := r.peer(v.OwnerBytes(r.assign.AppendGroup(buf[:0], url)))
+	if p == frontier.Self {
+		// A key moved here goes to the sieve only once its old owner's
+		// seen set is in it (handoff.go).
+		r.node.Load().WaitReleases(context.Background())
+	}
+	return p
 }
 
 // Forward sends a URL's record to its owner.
@@ -106,10 +112,16 @@ func (r *clusterRouter) Forward(to frontier.Peer, rec []byte) error {
 	return r.route(to, cluster.KindURLs, rec)
 }
 
-// AddrOwner is Self: URLs reach this agent's scheduler only when it owns
-// their host's address (ReadyOwner placed them), so every address the
-// scheduler resolves is fetched here.
-func (r *clusterRouter) AddrOwner(netip.Addr) frontier.Peer { return frontier.Self }
+// AddrOwner returns the owner of addr in the view: URLs reach this
+// agent's scheduler when it owns their host's address (ReadyOwner placed
+// them), until a view change moves the address (handoff.go).
+func (r *clusterRouter) AddrOwner(addr netip.Addr) frontier.Peer {
+	v := r.view()
+	if v == nil {
+		return frontier.Self
+	}
+	return r.peer(v.Owner(ipGroup(addr)))
+}
 
 // ReadyOwner resolves the record's host (through the resolver's cache) and
 // returns the owner of its address. A name that does not resolve stays
@@ -142,6 +154,7 @@ func (r *clusterRouter) ForwardReady(to frontier.Peer, rec []byte) error {
 type clusterHost struct {
 	a    *Agent
 	stop atomic.Pointer[context.CancelFunc]
+	ho   handoffState // handoff.go
 }
 
 func (h *clusterHost) Apply(b *cluster.Batch) error {
@@ -165,7 +178,7 @@ func (h *clusterHost) Apply(b *cluster.Batch) error {
 	return nil
 }
 
-func (h *clusterHost) Idle() bool { return h.a.frontier.Idle() }
+func (h *clusterHost) Idle() bool { return h.a.frontier.Idle() && !h.handingOver() }
 
 func (h *clusterHost) Stop(reason string) {
 	h.a.log.Info("stop asked", "reason", reason)
@@ -276,8 +289,9 @@ func (a *Agent) closeCluster() error {
 
 // clusterSummary is the summary's line for the exchange.
 func clusterSummary(s stats.Snapshot) string {
-	return fmt.Sprintf("  cluster            URLs sent %d, received %d; new URLs handed to address owners %d, received %d",
-		s["ClusterSent"], s["ClusterReceived"], s["ClusterReadySent"], s["ClusterReadyReceived"])
+	return fmt.Sprintf("  cluster            URLs sent %d, received %d; new URLs handed to address owners %d, received %d; handed over at view changes: %d keys, %d queued URLs, %d seen-set entries (received %d)",
+		s["ClusterSent"], s["ClusterReceived"], s["ClusterReadySent"], s["ClusterReadyReceived"],
+		s["HandedOverKeys"], s["HandedOverURLs"], s["HandedOverSeen"], s["ReceivedSeen"])
 }
 
 // untilChan is the frontier's Until: nil for a single agent.

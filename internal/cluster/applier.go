@@ -152,6 +152,9 @@ func (n *Node) applyOne(wire []byte, next int64) error {
 // moves the applied position to next. A batch that did not decode (err)
 // is skipped.
 func (n *Node) applyBatch(b *Batch, err error, next int64) error {
+	if err == nil && b.Kind == KindURLs {
+		n.WaitReleases(n.ctx) // the sieve needs the old owners' seen sets first
+	}
 	n.applyMu.Lock()
 	defer n.applyMu.Unlock()
 	if err == nil && !n.applied.has(b.ID) {

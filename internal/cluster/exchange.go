@@ -30,6 +30,9 @@ import (
 //	POST /v1/config/prepare, /v1/config/commit, /v1/config/abort
 //	                 a live change of cluster-wide settings (config.go)
 //	GET  /v1/config  the config epoch and the values changed under it
+//	POST /v1/handoff ?from&epoch&seq: a part of a hand-off (handoff.go);
+//	                 200 once the host applied it
+//	POST /v1/join    {"name"}: add the agent to the view (join.go)
 //	GET  /v1/status  the agent's Status
 //	POST /v1/finish  the crawl is over: persist it and stop
 //	POST /v1/stop    a whole-crawl stop: stop cleanly (and, with
@@ -50,6 +53,8 @@ func (n *Node) handler() http.Handler {
 	mux.HandleFunc("POST /v1/config/commit", n.serveConfigCommit)
 	mux.HandleFunc("POST /v1/config/abort", n.serveConfigAbort)
 	mux.HandleFunc("GET /v1/config", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, n.Config()) })
+	mux.HandleFunc("POST /v1/handoff", n.serveHandoff)
+	mux.HandleFunc("POST /v1/join", n.serveJoin)
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, n.Status()) })
 	mux.HandleFunc("POST /v1/finish", n.serveFinish)
 	mux.HandleFunc("POST /v1/stop", n.serveStop)

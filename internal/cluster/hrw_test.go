@@ -123,3 +123,33 @@ func BenchmarkOwner10(b *testing.B) {
 		v.Owner(groupName(i & 1023))
 	}
 }
+
+// TestMoves: adding an agent moves slots only to it, about 1/N of them,
+// and Moves finds exactly those.
+func TestMoves(t *testing.T) {
+	old := mustView(t, 1, agents(3))
+	next, err := NextView(old, []ViewAgent{{Name: "agent-new"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	moves := Moves(old, next)
+	n := 0
+	for from, to := range moves {
+		for dest, set := range to {
+			if dest != "agent-new" {
+				t.Fatalf("a slot moved from %s to %s", from, dest)
+			}
+			for s := uint32(0); s < Slots; s++ {
+				if set.Has(s) {
+					n++
+					if old.OwnerOfSlot(s) != from || next.OwnerOfSlot(s) != dest {
+						t.Fatalf("slot %d: %s → %s, Moves says %s → %s", s, old.OwnerOfSlot(s), next.OwnerOfSlot(s), from, dest)
+					}
+				}
+			}
+		}
+	}
+	if share := float64(n) / Slots; share < 0.24 || share > 0.26 {
+		t.Fatalf("%.3f of the slots moved, want about 1/4", share)
+	}
+}

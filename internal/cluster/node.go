@@ -90,12 +90,15 @@ type Node struct {
 	view     atomic.Pointer[View]
 	vc       viewChange    // view changes (viewchange.go)
 	cc       liveConfig    // cluster-wide settings changes (config.go)
+	ho       handoffs      // hand-offs (handoff.go)
 	viewed   chan struct{} // closed when the view is known
 	ready    chan struct{} // closed when the view's members are all here
 	fatal    chan error    // refused at join
 	finished chan struct{}
 	finOnce  sync.Once
 	stopOnce sync.Once
+
+	lastJoinAsk time.Time // join.go (viewLoop's goroutine)
 
 	agreedMu sync.Mutex
 	agreed   map[string]bool   // peers whose settings agree
@@ -209,6 +212,9 @@ func Start(cfg Config, host Host) (*Node, error) {
 		return nil, err
 	}
 	if err := n.loadConfig(); err != nil {
+		return nil, err
+	}
+	if err := n.ho.load(cfg.Dir); err != nil {
 		return nil, err
 	}
 	if n.client, err = NewClient(cfg.Key); err != nil {
@@ -475,15 +481,16 @@ func (n *Node) helloAll(ctx context.Context) bool {
 					continue
 				}
 				if !pv.Has(n.cfg.Name) {
-					n.fail(fmt.Errorf("cluster: the crawl's view (%s) was formed without agent %s; joining a crawl mid-way is not supported", pv, n.cfg.Name))
-					return true
+					n.askJoin(ctx, pv) // join.go: the view that adds us comes by commit
+					return false
 				}
 				v = pv
 				break
 			}
 		}
 	}
-	if v == nil && len(names) >= n.cfg.Wait {
+	if v == nil && len(names) >= n.cfg.Wait && !slices.ContainsFunc(alive, func(m Member) bool { return m.Meta.ViewEpoch > 0 }) {
+		// (A member announcing a view means the crawl has one: join it.)
 		var as []ViewAgent
 		for _, name := range names {
 			w := n.cfg.Weight

@@ -76,7 +76,7 @@ func (n *Node) Status() *Status {
 
 func (n *Node) nodeIdle() bool {
 	ob, _ := n.outbox.Len()
-	return ob == 0 && n.batch.empty() && n.appliedAt.Load() >= n.inbox.Durable()
+	return ob == 0 && n.batch.empty() && n.appliedAt.Load() >= n.inbox.Durable() && n.handoffIdle()
 }
 
 // Counts returns the exchange's totals for the agent's progress line and

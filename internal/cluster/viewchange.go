@@ -36,9 +36,9 @@ import (
 //     announcing a newer epoch, viewCatchUp).
 //
 // Installing a view calls the host's ViewChanged (if the host implements
-// ViewChangeHost) with the old and the new view, before the target
-// answers the commit: what the old view's owners stop doing at the new
-// epoch is stopped before the proposer learns that the view is in force.
+// ViewChangeHost) with the old and the new view, before the view is in
+// force here and before the target answers the commit: the new owner
+// holds what moves to it before anything can reach it under the new view.
 // Views are installed in increasing epoch order on every agent; an agent
 // may skip epochs (ViewChanged then gets the views it had and has).
 
@@ -47,9 +47,12 @@ import (
 type ViewChangeHost interface {
 	// ViewChanged is called once per view installed after the first, in
 	// increasing epoch order, never concurrently, with the view this
-	// agent held and the new one. It must not block for long: start the
-	// hand-off and return.
-	ViewChanged(old, new *View)
+	// agent held (for a joining agent: the view it joins) and the new
+	// one, just before the new one is in force (View still returns the
+	// old one). It must not block for long: start the
+	// hand-off and return. moves is Moves(old, new): the slots each
+	// agent gives to each other (read only).
+	ViewChanged(old, new *View, moves map[string]map[string]SlotSet)
 }
 
 // ErrViewConflict is returned by ProposeView when a target refused the
@@ -77,6 +80,7 @@ type proposal struct {
 	By     string `json:"by"`
 	Reason string `json:"reason,omitempty"`
 	View   *View  `json:"view"`
+	Base   *View  `json:"base,omitempty"` // the view it replaces
 }
 
 // NextView returns the agents of the view that follows v with the agents
@@ -150,7 +154,7 @@ func (n *Node) ProposeView(ctx context.Context, next *View, reason string) error
 	if err != nil {
 		return err
 	}
-	p := proposal{By: n.cfg.Name, Reason: reason, View: next}
+	p := proposal{By: n.cfg.Name, Reason: reason, View: next, Base: cur}
 	body, _ := json.Marshal(p)
 	if !n.promise(next) {
 		return ErrViewConflict
@@ -168,7 +172,7 @@ func (n *Node) ProposeView(ctx context.Context, next *View, reason string) error
 		promised = append(promised, name)
 	}
 	n.log.Info("cluster: view change", "view", next.String(), "reason", reason)
-	if err := n.installView(next); err != nil {
+	if err := n.installView(next, cur); err != nil {
 		return err
 	}
 	var missed []string
@@ -238,22 +242,34 @@ func (n *Node) promise(v *View) bool {
 func sameAgents(a, b *View) bool { return slices.Equal(a.Agents, b.Agents) }
 
 // installView makes v this agent's view if it is newer than the one held:
-// saved durably, then in force, then its epoch gossiped; the host's
-// ViewChanged runs before it returns. An older or equal epoch is ignored.
-func (n *Node) installView(v *View) error {
+// the releases it makes this agent await saved, the view saved, the
+// host's ViewChanged run, then the view in force and its epoch gossiped.
+// base is the view v replaces, for an agent that held none (a joining
+// one). An older or equal epoch is ignored.
+func (n *Node) installView(v, base *View) error {
 	n.vc.mu.Lock()
 	defer n.vc.mu.Unlock()
 	old := n.View()
 	if old != nil && old.Epoch >= v.Epoch {
 		return nil
 	}
+	if old == nil {
+		old = base // a joining agent: the view it joins
+	}
+	var moves map[string]map[string]SlotSet
+	if old != nil {
+		moves = Moves(old, v)
+		if err := n.expectReleases(old, v, moves); err != nil {
+			return fmt.Errorf("cluster: save awaited releases: %w", err)
+		}
+	}
 	if err := saveView(filepath.Join(n.cfg.Dir, "view.json"), v); err != nil {
 		return fmt.Errorf("cluster: save view: %w", err)
 	}
-	n.setView(v)
 	if h, ok := n.host.(ViewChangeHost); ok && old != nil {
-		h.ViewChanged(old, v)
+		h.ViewChanged(old, v, moves)
 	}
+	n.setView(v)
 	n.members.setMeta(func(m *Meta) { m.ViewEpoch = v.Epoch })
 	return nil
 }
@@ -285,7 +301,7 @@ func (n *Node) serveViewCommit(w http.ResponseWriter, r *http.Request) {
 	if cur := n.View(); cur == nil || cur.Epoch < p.View.Epoch {
 		n.log.Info("cluster: view change", "view", p.View.String(), "by", p.By, "reason", p.Reason)
 	}
-	if err := n.installView(p.View); err != nil {
+	if err := n.installView(p.View, p.Base); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
@@ -333,7 +349,7 @@ func (n *Node) viewCatchUp(ctx context.Context) {
 			continue
 		}
 		n.log.Info("cluster: view learnt from a member", "view", v.String(), "from", best.Name)
-		if err := n.installView(v); err != nil {
+		if err := n.installView(v, nil); err != nil {
 			n.log.Error("cluster: install view", "err", err)
 		}
 	}

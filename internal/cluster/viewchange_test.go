@@ -16,7 +16,7 @@ type viewHost struct {
 	changes []string // "old -> new"
 }
 
-func (h *viewHost) ViewChanged(old, new *View) {
+func (h *viewHost) ViewChanged(old, new *View, _ map[string]map[string]SlotSet) {
 	h.mu.Lock()
 	h.changes = append(h.changes, old.String()+" -> "+new.String())
 	h.mu.Unlock()
@@ -46,7 +46,7 @@ func TestProposeViewInstallsEverywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := a.ProposeView(ctx, next, "c leaves"); err != nil {
 		t.Fatal(err)
@@ -102,7 +102,7 @@ func TestViewCatchUpByGossip(t *testing.T) {
 	// a installs epoch 2 without telling b (a commit lost): b learns it
 	// from a's gossiped epoch.
 	next, _ := NextView(a.View(), []ViewAgent{{Name: "a", Weight: 2}})
-	if err := a.installView(next); err != nil {
+	if err := a.installView(next, nil); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)

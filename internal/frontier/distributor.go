@@ -138,6 +138,9 @@ func (s *scheduler) park(h *hostState, rec []byte) {
 // and nothing of v is on disk, to the virtualizer otherwise (each active
 // visit state keeps at least one URL in RAM).
 func (s *scheduler) add(v *visitState, rec []byte) error {
+	if v.movedTo != "" {
+		return s.forwardMoved(v, rec)
+	}
 	virt := s.f.cfg.Virtualizer
 	if virt != nil && (v.onDisk > 0 || (s.queuedBytes >= s.set.WorkbenchBytes && v.queue.len() > 0)) {
 		if err := virt.Enqueue(v.id, rec); err != nil {
@@ -209,17 +212,14 @@ func (s *scheduler) newVisitState(key, prefix, host string) *visitState {
 }
 
 // attach puts v in the workbench entry of its host's address.
-func (s *scheduler) attach(v *visitState) {
-	e := s.wb.entryFor(v.host.addr)
-	e.members++
-	v.entry = e
-	v.setPhase(phaseReady)
-	s.wb.offer(v)
-}
+func (s *scheduler) attach(v *visitState) { s.attachOrMove(v) }
 
 // wake ends the wait of visit states withdrawn for a host or a robots.txt.
 func (s *scheduler) wake(list []*visitState) {
 	for _, v := range list {
+		if v.movedTo != "" {
+			continue
+		}
 		if v.entry == nil {
 			if v.host.resolved {
 				s.attach(v)

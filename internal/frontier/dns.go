@@ -212,10 +212,6 @@ func (s *scheduler) resolved(r dnsResult) {
 		s.resolveFailed(h, r.err)
 		return
 	}
-	if to := s.f.cfg.Router.AddrOwner(r.addr); to != Self && s.err == nil {
-		// See Router: no hand-off of a host to another agent yet.
-		s.err = fmt.Errorf("frontier: %s resolved to %s, which agent %q fetches from; handing a host to another agent is not supported", h.name, r.addr, to)
-	}
 	h.addr, h.resolved, h.resolvedAt = r.addr, true, s.f.now()
 	waiters := h.waiters
 	h.waiters = nil

@@ -251,6 +251,9 @@ type Frontier struct {
 	wake chan struct{}
 
 	counts      countingMap
+	routeMu     sync.RWMutex // read-held from a URL's Router.OwnerOf to its sieve (RouteBarrier)
+	holds       holdSet      // addresses held until a hand-off's release (handoff.go)
+	running     atomic.Bool  // Run has begun
 	outstanding atomic.Int64
 	idle        atomic.Bool // Run is waiting for Until (see Idle)
 	busy        atomic.Bool // work arrived since Run last found itself idle
@@ -460,12 +463,15 @@ func (f *Frontier) enqueueKey(key []byte, hash uint64) error {
 			return nil
 		}
 	}
+	f.routeMu.RLock()
 	if to := f.cfg.Router.OwnerOf(key[MetaLen:]); to != Self {
+		f.routeMu.RUnlock()
 		if err := f.cfg.Router.Forward(to, key); err != nil {
 			return fmt.Errorf("frontier: forward to %q: %w", to, err)
 		}
 		return nil
 	}
+	defer f.routeMu.RUnlock()
 	return f.admitOwned(key)
 }
 

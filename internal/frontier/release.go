@@ -32,6 +32,9 @@ func (s *scheduler) release(o Outcome) {
 	v.nextFetch = max(v.nextFetch, end+int64(delay))
 	v.delay, v.delayWhy = delay, why
 	e.nextFetch = max(e.nextFetch, end+int64(s.set.IPDelay))
+	if e.held {
+		e.heldNext = max(e.heldNext, end+int64(s.set.IPDelay))
+	}
 	s.settle(v)
 	s.wb.fix(e)
 }

@@ -34,13 +34,12 @@ const Self Peer = ""
 //     None of them may call back into the frontier. Forward may block (that
 //     is back-pressure on the parsers) but must not lose the record once it
 //     returns nil; an error is returned by Enqueue.
-//   - After DNS, the scheduler asks AddrOwner once per resolution of a
-//     host. The frontier fetches only from addresses this agent owns: a
-//     host whose address another agent owns is, for now, an error that ends
-//     the crawl (Run returns it, naming the host, the address and the
-//     owner), because handing a visit state to another agent is not built
-//     yet; a router that may answer other than Self for an address must come
-//     with that hand-off.
+//   - The scheduler asks AddrOwner when it attaches a visit state to the
+//     workbench entry of its host's address and at a view change
+//     (MoveOut, Rehome). The frontier fetches only from addresses this
+//     agent owns: a visit state whose address another agent owns is moved
+//     (handoff.go) and its URLs go to that agent through the ReadyRouter,
+//     which a Router answering other than Self must implement.
 //
 // A nil Config.Router is Local.
 type Router interface {
@@ -124,5 +123,13 @@ func (f *Frontier) Accept(rec []byte) error {
 	if _, err := DecodeMeta(rec); err != nil {
 		return err
 	}
+	// A record sent under an older view may name a key this agent no
+	// longer owns: it goes on to the owner.
+	f.routeMu.RLock()
+	if to := f.cfg.Router.OwnerOf(rec[MetaLen:]); to != Self {
+		f.routeMu.RUnlock()
+		return f.cfg.Router.Forward(to, rec)
+	}
+	defer f.routeMu.RUnlock()
 	return f.admitOwned(rec)
 }

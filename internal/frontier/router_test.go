@@ -148,26 +148,57 @@ func TestRouterSeam(t *testing.T) {
 	}
 }
 
-// TestAddrOwnedElsewhere: an address another agent fetches from ends the
-// crawl with an error naming it (no hand-off exists), and nothing of it is
-// fetched.
+// readySplit is a splitRouter that also forwards ready URLs (a
+// ReadyRouter), keeping them.
+type readySplit struct {
+	splitRouter
+	ready [][]byte
+}
+
+func (r *readySplit) ReadyOwner([]byte) Peer { return Self }
+func (r *readySplit) ForwardReady(to Peer, rec []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ready = append(r.ready, append([]byte(nil), rec...))
+	return nil
+}
+
+// TestAddrOwnedElsewhere: the URLs of a host whose address another agent
+// fetches from are handed to it (ForwardReady), none fetched here; without
+// a ReadyRouter that is an error.
 func TestAddrOwnedElsewhere(t *testing.T) {
 	res := mapResolver{"a.test": netip.MustParseAddr("10.4.0.1"), "b.test": netip.MustParseAddr("10.4.0.2")}
-	r := &splitRouter{mine: "", addr: func(a netip.Addr) Peer {
+	other := func(a netip.Addr) Peer {
 		if a == netip.MustParseAddr("10.4.0.2") {
 			return "other"
 		}
 		return Self
-	}}
+	}
+	r := &readySplit{splitRouter: splitRouter{mine: "", addr: other}}
 	h := newHarness(t, Config{Resolver: res, Router: r})
-	h.enqueue("http://b.test/x")
-	err := h.run(2, nil)
-	if err == nil || !strings.Contains(err.Error(), "b.test") || !strings.Contains(err.Error(), `"other"`) {
-		t.Fatalf("Run = %v, want an error naming the host and its owner", err)
+	for i := 0; i < 5; i++ {
+		h.enqueue(fmt.Sprintf("http://b.test/x%d", i))
+		h.enqueue(fmt.Sprintf("http://a.test/x%d", i))
+	}
+	if err := h.run(2, nil); err != nil {
+		t.Fatal(err)
 	}
 	for _, rec := range h.log {
 		if rec.addr == netip.MustParseAddr("10.4.0.2") {
 			t.Fatalf("fetched %s from an address owned elsewhere", rec.url)
 		}
+	}
+	if len(h.pages()) != 5 || len(r.ready) != 5 {
+		t.Fatalf("fetched %d, handed over %d; want 5 and 5", len(h.pages()), len(r.ready))
+	}
+	for _, rec := range r.ready {
+		if !strings.HasPrefix(string(rec[MetaLen:]), "http://b.test/x") {
+			t.Fatalf("handed over %q", rec[MetaLen:])
+		}
+	}
+	h2 := newHarness(t, Config{Resolver: res, Router: &splitRouter{mine: "", addr: other}})
+	h2.enqueue("http://b.test/x")
+	if err := h2.run(2, nil); err == nil {
+		t.Fatal("an address owned elsewhere without a ReadyRouter did not fail")
 	}
 }

@@ -135,6 +135,7 @@ type runLoop struct {
 func (f *Frontier) Run(ctx context.Context) error {
 	s := f.sched
 	defer close(f.todo)
+	f.running.Store(true)
 	defer close(f.runDone)
 	dnsCtx, stopDNS := context.WithCancel(context.Background())
 	defer stopDNS()

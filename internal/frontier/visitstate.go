@@ -27,10 +27,11 @@ type visitState struct {
 	onDisk  int64     // records virtualized, to come after the RAM part
 	retries []retry   // records to fetch again before the queue, in order
 
-	entry  *ipEntry     // nil until the DNS stage has resolved host
-	rs     *robotsState // robots.txt of the key's authority, when it has one (authority policy)
-	phase  phase
-	active bool // counted in the front
+	entry   *ipEntry     // nil until the DNS stage has resolved host
+	movedTo Peer         // the agent that owns host's address, when not this one (handoff.go)
+	rs      *robotsState // robots.txt of the key's authority, when it has one (authority policy)
+	phase   phase
+	active  bool // counted in the front
 
 	nextFetch int64         // the frontier's clock: earliest start of the next request
 	pages     int64         // page fetches dispatched (authority policy: the key's budget used)

@@ -31,8 +31,10 @@ type ipEntry struct {
 	nextFetch int64
 	due       int64 // readyAt, cached for the workbench heap (set by workbench.fix)
 	inFlight  int
-	members   int // visit states attached (for the gauge and cleanup)
-	heapIndex int // position in the workbench heap, -1 when not there
+	members   int   // visit states attached (for the gauge and cleanup)
+	held      bool  // no request until released (handoff.go); nextFetch is heldTime
+	heldNext  int64 // while held: the nextFetch it would have
+	heapIndex int   // position in the workbench heap, -1 when not there
 }
 
 // readyAt is when the entry's best visit state may be fetched.

@@ -73,6 +73,10 @@ type Crawl struct {
 	ClusterSent          atomic.Int64 // URLs routed to the agent owning their key
 	ClusterReceived      atomic.Int64 // URLs received as their key's owner
 	ClusterReadySent     atomic.Int64 // new URLs handed to the agent fetching from their address
+	HandedOverKeys       atomic.Int64 // visit states moved to the new owner of their address at a view change
+	HandedOverURLs       atomic.Int64 // queued URLs handed to the new owner of their address at a view change
+	HandedOverSeen       atomic.Int64 // seen-set entries handed to the new owner of their key at a view change
+	ReceivedSeen         atomic.Int64 // seen-set entries received as a key's new owner
 	ClusterReadyReceived atomic.Int64 // new URLs received as their address's owner
 	ZombieRefused        atomic.Int64 // fetches handed back unbegun while the zombie guard was closed
 

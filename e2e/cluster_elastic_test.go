@@ -1,0 +1,114 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/cluster"
+	"github.com/petrel-crawler/petrel/internal/testweb"
+)
+
+// The elastic cluster tests: an agent joining a running crawl, and one
+// leaving it. Each view change hands keys over (seen-set part, budget
+// counts, queued URLs, remaining delays), so the crawl still fetches
+// every page once and politely; robots.txt is fetched again by a key's
+// new fetching agent (it is not handed over), so each host's robots.txt
+// may come twice.
+
+// loadView reads an agent's saved ownership view.
+func loadView(t *testing.T, dir string) *cluster.View {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "state", "cluster", "view.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := new(cluster.View)
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// shareOf returns the fraction of names that agent owns in v.
+func shareOf(v *cluster.View, agent string, names []string) float64 {
+	n := 0
+	for _, h := range names {
+		if v.Owner(h) == agent {
+			n++
+		}
+	}
+	return float64(n) / float64(len(names))
+}
+
+// webHosts lists the host names of the web's hosts file.
+func webHosts(t *testing.T, hostsFile string) []string {
+	var out []string
+	for _, hs := range hostsByIP(t, hostsFile) {
+		out = append(out, hs...)
+	}
+	return out
+}
+
+// TestClusterJoin starts a fourth agent into a crawl of three once it is
+// under way: it is refused nothing, a view of epoch 2 with it is agreed,
+// the old owners hand its share over, and the crawl ends by itself with
+// every page fetched once, politely.
+func TestClusterJoin(t *testing.T) {
+	const hostDelay, ipDelay = 120 * time.Millisecond, 60 * time.Millisecond
+	web := startWeb(t, testweb.Config{Hosts: 32, HostsPerIP: 4, PagesPerHost: 20, Seed: 29,
+		FirstIP: netip.MustParseAddr("127.61.4.1")})
+	c := newClusterRun(t, web, "127.213.4.1", 4)
+	c.moved = true
+	first, late := c.agents[:3], c.agents[3]
+	flags := append(c.flags(hostDelay, ipDelay), "--cluster-wait", "3")
+	for _, a := range first {
+		c.start(t, a, flags...)
+	}
+	first[0].waitFor(t, "view epoch 1", 20*time.Second)
+	time.Sleep(1500 * time.Millisecond)
+	before := len(web.web.Hits())
+	c.start(t, late, flags...)
+	late.waitFor(t, "view epoch 2", 30*time.Second)
+	t.Logf("agent4 joined after %d requests", before)
+	errs := c.wait(t, 120*time.Second)
+	for _, a := range c.agents {
+		if errs[a.name] != nil {
+			t.Errorf("agent %s: %v\n%s", a.name, errs[a.name], a.stderr.String())
+		}
+	}
+	if before == 0 || before >= len(web.web.Hits()) {
+		t.Fatalf("the join was not mid-crawl: %d requests before it, %d in all", before, len(web.web.Hits()))
+	}
+	v := loadView(t, late.dir)
+	if v.Epoch != 2 || len(v.Agents) != 4 {
+		t.Fatalf("agent4's view is %s, want epoch 2 with 4 agents", v)
+	}
+	names := make([]string, 100_000)
+	for i := range names {
+		names[i] = fmt.Sprintf("h%d.example.test", i)
+	}
+	share := shareOf(v, late.name, names)
+	t.Logf("agent4 owns %.1f %% of 10^5 host names and %.1f %% of the web's hosts", 100*share, 100*shareOf(v, late.name, webHosts(t, web.hosts)))
+	if share < 0.20 || share > 0.30 {
+		t.Errorf("agent4 owns %.1f %% of the keys, want 25 ± 5 %%", 100*share)
+	}
+	st := readStats(t, late.dir)
+	old := map[string]int64{}
+	for _, a := range first {
+		s := readStats(t, a.dir)
+		for _, k := range []string{"HandedOverKeys", "HandedOverURLs", "HandedOverSeen"} {
+			old[k] += s[k]
+		}
+	}
+	t.Logf("agent4 fetched %d pages, received %d seen-set entries; the old owners handed over %d keys, %d queued URLs, %d seen-set entries",
+		st["Fetched"], st["ReceivedSeen"], old["HandedOverKeys"], old["HandedOverURLs"], old["HandedOverSeen"])
+	if st["Fetched"] == 0 || st["ReceivedSeen"] == 0 || old["HandedOverSeen"] != st["ReceivedSeen"] {
+		t.Errorf("agent4 fetched %d pages and received %d seen-set entries of %d handed over", st["Fetched"], st["ReceivedSeen"], old["HandedOverSeen"])
+	}
+	c.judge(t, hostDelay, ipDelay, 2)
+}

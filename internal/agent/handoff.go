@@ -1,0 +1,217 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/cluster"
+	"github.com/petrel-crawler/petrel/internal/sieve"
+)
+
+// The agent's part of a view change (see the cluster package's
+// handoff.go for the protocol). As the new owner of some slots it holds
+// the addresses moving to it until their old owner's release, and takes
+// the parts sent to it into its sieve and its per-key counts. As an old
+// owner it hands over, for every agent it gives slots to: the seen-set
+// part and the counts of the keys given up, the queued URLs of the
+// addresses given up (frontier.MoveOut, through the outbox), and, once no
+// request to those addresses is in flight, the release with their
+// remaining delays.
+
+// handoffState is the clusterHost's part of hand-offs.
+type handoffState struct {
+	mu    sync.Mutex
+	holds map[string]uint64 // old owner → frontier hold id, until its release
+	busy  sync.WaitGroup    // hand-offs this agent is sending
+	out   int               // hand-offs being sent (under mu)
+}
+
+// ViewChanged runs just before the new view is in force here.
+func (h *clusterHost) ViewChanged(old, nw *cluster.View, moves map[string]map[string]cluster.SlotSet) {
+	a := h.a
+	self := a.cfg.Cluster.Agent
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h.ho.mu.Lock()
+	if h.ho.holds == nil {
+		h.ho.holds = map[string]uint64{}
+	}
+	for from, to := range moves {
+		set, ok := to[self]
+		if !ok || from == self {
+			continue
+		}
+		id, err := a.frontier.HoldAddrs(ctx, func(ad netip.Addr) bool { return set.Has(cluster.SlotOf(ipGroup(ad))) })
+		if err != nil {
+			a.log.Error("cluster: hold moved addresses", "from", from, "err", err)
+		}
+		if prev, ok := h.ho.holds[from]; ok {
+			a.frontier.ReleaseAddrs(ctx, prev, nil) // superseded by the newer epoch's hold
+		}
+		h.ho.holds[from] = id
+	}
+	out := moves[self]
+	if len(out) > 0 {
+		h.ho.out++
+		h.ho.busy.Add(1)
+	}
+	h.ho.mu.Unlock()
+	a.log.Info("cluster: view change", "from", old.String(), "to", nw.String(), "giving", len(out))
+	if len(out) > 0 {
+		go func() {
+			defer func() {
+				h.ho.mu.Lock()
+				h.ho.out--
+				h.ho.mu.Unlock()
+				h.ho.busy.Done()
+			}()
+			if err := h.handOver(nw, out); err != nil {
+				a.log.Error("cluster: hand-off", "epoch", nw.Epoch, "err", err)
+			}
+		}()
+	}
+}
+
+// handingOver reports whether a hand-off is being sent.
+func (h *clusterHost) handingOver() bool {
+	h.ho.mu.Lock()
+	defer h.ho.mu.Unlock()
+	return h.ho.out > 0
+}
+
+// handOver sends what this agent gives up at view nw to each new owner.
+func (h *clusterHost) handOver(nw *cluster.View, out map[string]cluster.SlotSet) error {
+	a := h.a
+	n := a.node
+	ctx := context.Background()
+	// The router answers with nw from when the view is in force; then
+	// every URL routed under the old view has reached the sieve.
+	for n.View().Epoch < nw.Epoch {
+		time.Sleep(time.Millisecond)
+	}
+	a.frontier.RouteBarrier()
+	ownerOf := func(slot uint32) string {
+		for to, set := range out {
+			if set.Has(slot) {
+				return to
+			}
+		}
+		return ""
+	}
+	seen := map[string][]uint64{}
+	err := a.sieve.ExtractSlots(func(s uint32) bool { return ownerOf(s) != "" }, func(hh uint64) error {
+		to := ownerOf(sieve.Slot(hh))
+		seen[to] = append(seen[to], hh)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("extract the seen set: %w", err)
+	}
+	assign := a.cfg.Frontier.Assign
+	counts := map[string]map[string]int64{}
+	for sa, c := range a.frontier.TakeCounts(func(sa []byte) bool { return ownerOf(sieve.Slot(assign.GroupHash(sa))) != "" }) {
+		to := ownerOf(sieve.Slot(assign.GroupHash([]byte(sa))))
+		if counts[to] == nil {
+			counts[to] = map[string]int64{}
+		}
+		counts[to][sa] = c
+	}
+	seq := map[string]uint64{}
+	var sentSeen int
+	for to := range out {
+		hs := seen[to]
+		for first := true; first || len(hs) > 0; first = false {
+			k := min(len(hs), cluster.HandoffSeenPerPart)
+			part := &cluster.Handoff{Epoch: nw.Epoch, Seq: seq[to] + 1, Seen: hs[:k]}
+			if first {
+				part.Counts = counts[to]
+			}
+			if err := n.SendHandoff(ctx, to, part); err != nil {
+				return err
+			}
+			seq[to]++
+			sentSeen += k
+			hs = hs[k:]
+		}
+	}
+	// The addresses given up: nothing more is dispatched to them, their
+	// URLs go to their new owners, and the release waits for the
+	// requests in flight.
+	// The earliest next request to each address given up, over every
+	// round (a round sees only what it moves and what is in flight).
+	until := map[netip.Addr]time.Time{}
+	for {
+		inFlight, w, err := a.frontier.MoveOut(ctx)
+		if err != nil {
+			return fmt.Errorf("move out: %w", err)
+		}
+		now := time.Now()
+		for ad, d := range w {
+			if t := now.Add(d); t.After(until[ad]) {
+				until[ad] = t
+			}
+		}
+		if inFlight == 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := n.Flush(); err != nil { // the moved URLs are durable in the outbox before the release
+		return err
+	}
+	for to := range out {
+		ws := map[string]time.Duration{}
+		for ad, t := range until {
+			if out[to].Has(cluster.SlotOf(ipGroup(ad))) {
+				ws[ad.String()] = max(time.Until(t), 0)
+			}
+		}
+		part := &cluster.Handoff{Epoch: nw.Epoch, Seq: seq[to] + 1, Release: true, Waits: ws}
+		if err := n.SendHandoff(ctx, to, part); err != nil {
+			return err
+		}
+	}
+	dropped, err := a.sieve.DeleteSlots(func(s uint32) bool { return ownerOf(s) != "" })
+	if err != nil {
+		return fmt.Errorf("drop the seen set given up: %w", err)
+	}
+	a.stats.HandedOverSeen.Add(int64(sentSeen))
+	a.log.Info("cluster: hand-off done", "epoch", nw.Epoch, "to", len(out), "seen", sentSeen, "dropped", dropped, "addresses", len(until))
+	return nil
+}
+
+// ApplyHandoff takes a part sent by an old owner.
+func (h *clusterHost) ApplyHandoff(p *cluster.Handoff) error {
+	a := h.a
+	if len(p.Seen) > 0 {
+		if _, err := a.sieve.InsertHashes(p.Seen); err != nil {
+			return err
+		}
+		a.stats.ReceivedSeen.Add(int64(len(p.Seen)))
+	}
+	if len(p.Counts) > 0 {
+		a.frontier.AddCounts(p.Counts)
+	}
+	if !p.Release {
+		return nil
+	}
+	waits := map[netip.Addr]time.Duration{}
+	for s, d := range p.Waits {
+		if ad, err := netip.ParseAddr(s); err == nil {
+			waits[ad] = d
+		}
+	}
+	h.ho.mu.Lock()
+	id, ok := h.ho.holds[p.From]
+	delete(h.ho.holds, p.From)
+	h.ho.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return a.frontier.ReleaseAddrs(ctx, id, waits)
+}

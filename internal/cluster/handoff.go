@@ -1,0 +1,353 @@
+package cluster
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The hand-off of keys and addresses at a view change. For every slot
+// whose owner changes, the old owner sends the new one, over the
+// exchange: the slot's part of its sieve's seen set and the budget counts
+// of its keys (Handoff parts, POST /v1/handoff, acknowledged once the
+// receiving host applied them durably), its queued URLs for the addresses
+// that move (ready batches through the outbox, like any routed URL), and
+// last a release for the epoch carrying each moved address's remaining
+// delay. The new owner
+//
+//   - applies no URL batch while it awaits a release of the current epoch
+//     from an old owner (the applier waits before the batch: what it would
+//     put through the sieve needs the old owner's seen set first), and
+//   - schedules no request to a moved address before that release (the
+//     host holds them; see frontier.HoldAddrs).
+//
+// Invariants:
+//   - the senders awaited are those that owned, in the old view, a slot
+//     this agent owns in the new one; they are saved (awaiting.json)
+//     before the view is in force, so a restart keeps waiting;
+//   - a part is applied at most once (its id: sender, epoch, sequence);
+//   - an agent with a part unsent or a release awaited is not idle
+//     (termination.go counts the parts as batches).
+
+// Handoff is one part of a hand-off from an old owner to a new one.
+type Handoff struct {
+	From    string
+	Epoch   uint64 // the view that moved the slots
+	Seq     uint64 // per (From, Epoch, receiver), from 1
+	Seen    []uint64
+	Counts  map[string]int64         // per-key URL counts (budget used), by scheme+authority
+	Release bool                     // the last part: the old owner schedules nothing moved any more
+	Waits   map[string]time.Duration // with Release: remaining delay per moved address
+}
+
+// HandoffHost is implemented by a Host that receives hand-offs.
+type HandoffHost interface {
+	// ApplyHandoff makes a part durable in the host (seen hashes in the
+	// sieve, counts) and, for a release, ends the hold of the addresses
+	// that moved from h.From. It is called once per part id.
+	ApplyHandoff(h *Handoff) error
+}
+
+// SlotSet is a set of slots (a bitset of Slots bits).
+type SlotSet []uint64
+
+// NewSlotSet returns an empty set.
+func NewSlotSet() SlotSet { return make(SlotSet, Slots/64) }
+
+// Add puts slot in s.
+func (s SlotSet) Add(slot uint32) { s[slot/64] |= 1 << (slot % 64) }
+
+// Has reports whether slot is in s.
+func (s SlotSet) Has(slot uint32) bool { return s[slot/64]&(1<<(slot%64)) != 0 }
+
+// Moves returns, for each pair of agents, the slots that old gives to the
+// first and new to the second: moves[from][to]. It costs one ownership
+// decision per slot and view (2^20 each).
+func Moves(old, new *View) map[string]map[string]SlotSet {
+	out := map[string]map[string]SlotSet{}
+	for s := uint32(0); s < Slots; s++ {
+		a, b := old.OwnerOfSlot(s), new.OwnerOfSlot(s)
+		if a == b {
+			continue
+		}
+		if out[a] == nil {
+			out[a] = map[string]SlotSet{}
+		}
+		if out[a][b] == nil {
+			out[a][b] = NewSlotSet()
+		}
+		out[a][b].Add(s)
+	}
+	return out
+}
+
+// handoffs is a Node's part of hand-offs.
+type handoffs struct {
+	mu       sync.Mutex
+	awaiting map[string]uint64 // old owner → epoch whose release is awaited
+	applied  map[string]uint64 // part ids applied ("from/epoch/seq") → epoch
+	changed  chan struct{}     // closed and replaced when awaiting shrinks
+	sending  atomic.Int64      // parts being sent
+	n        atomic.Int32      // len(awaiting), read without the lock
+}
+
+func (h *handoffs) path(dir string) string { return filepath.Join(dir, "awaiting.json") }
+
+type awaitingState struct {
+	Awaiting map[string]uint64 `json:"awaiting"`
+	Applied  map[string]uint64 `json:"applied"`
+}
+
+// load reads the saved state (none: nothing awaited).
+func (h *handoffs) load(dir string) error {
+	h.awaiting, h.applied, h.changed = map[string]uint64{}, map[string]uint64{}, make(chan struct{})
+	b, err := os.ReadFile(h.path(dir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	var st awaitingState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return fmt.Errorf("cluster: %s: %w", h.path(dir), err)
+	}
+	if st.Awaiting != nil {
+		h.awaiting = st.Awaiting
+	}
+	if st.Applied != nil {
+		h.applied = st.Applied
+	}
+	h.n.Store(int32(len(h.awaiting)))
+	return nil
+}
+
+// saveLocked writes the state durably; h.mu is held.
+func (h *handoffs) saveLocked(dir string) error {
+	b, _ := json.Marshal(awaitingState{Awaiting: h.awaiting, Applied: h.applied})
+	return writeDurable(h.path(dir), b)
+}
+
+// expectReleases records the releases that the change from old to v makes this
+// agent wait for.
+func (n *Node) expectReleases(old, v *View, moves map[string]map[string]SlotSet) error {
+	h := &n.ho
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for from, to := range moves {
+		if _, ok := to[n.cfg.Name]; ok && from != n.cfg.Name {
+			h.awaiting[from] = v.Epoch
+		}
+	}
+	h.n.Store(int32(len(h.awaiting)))
+	// Parts of older epochs will not be asked for again.
+	for id, e := range h.applied {
+		if e+1 < v.Epoch {
+			delete(h.applied, id)
+		}
+	}
+	return h.saveLocked(n.cfg.Dir)
+}
+
+// Awaiting returns the old owners whose release this agent awaits.
+func (n *Node) Awaiting() map[string]uint64 {
+	n.ho.mu.Lock()
+	defer n.ho.mu.Unlock()
+	out := map[string]uint64{}
+	for k, v := range n.ho.awaiting {
+		out[k] = v
+	}
+	return out
+}
+
+// ForgetAwaited stops waiting for from's release (from is dead and its
+// slots are taken over: what it did not hand over is lost to this agent's
+// sieve, as after a death).
+func (n *Node) ForgetAwaited(from string) error {
+	h := &n.ho
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.awaiting[from]; !ok {
+		return nil
+	}
+	delete(h.awaiting, from)
+	h.n.Store(int32(len(h.awaiting)))
+	close(h.changed)
+	h.changed = make(chan struct{})
+	return h.saveLocked(n.cfg.Dir)
+}
+
+// WaitReleases blocks while a release is awaited: the applier calls it
+// before a URL batch, and the host before a URL of its own reaches its
+// sieve (the old owners' seen sets must be in it first).
+func (n *Node) WaitReleases(ctx context.Context) {
+	if n.ho.n.Load() == 0 {
+		return
+	}
+	for {
+		n.ho.mu.Lock()
+		waiting, ch := len(n.ho.awaiting) > 0, n.ho.changed
+		n.ho.mu.Unlock()
+		if !waiting {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (n *Node) handoffIdle() bool {
+	n.ho.mu.Lock()
+	defer n.ho.mu.Unlock()
+	return len(n.ho.awaiting) == 0 && n.ho.sending.Load() == 0
+}
+
+// SendHandoff delivers a part to the agent to, again until it is
+// acknowledged or ctx ends.
+func (n *Node) SendHandoff(ctx context.Context, to string, h *Handoff) error {
+	n.ho.sending.Add(1)
+	defer n.ho.sending.Add(-1)
+	h.From = n.cfg.Name
+	body := encodeHandoff(h)
+	q := url.Values{"from": {h.From}, "epoch": {strconv.FormatUint(h.Epoch, 10)}, "seq": {strconv.FormatUint(h.Seq, 10)}}
+	for {
+		addr := n.exchangeOf(to)
+		var err error
+		if addr == "" {
+			err = fmt.Errorf("agent %s not alive", to)
+		} else {
+			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			_, err = n.client.post(cctx, addr, "/v1/handoff?"+q.Encode(), body)
+			cancel()
+		}
+		if err == nil {
+			n.activity.Add(1)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster: hand-off to %s: %w", to, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// The body of /v1/handoff: uvarint length of a JSON header (everything
+// but Seen), the header, then the seen hashes, 8 bytes each,
+// little-endian.
+type handoffHeader struct {
+	Counts  map[string]int64         `json:"counts,omitempty"`
+	Release bool                     `json:"release,omitempty"`
+	Waits   map[string]time.Duration `json:"waits,omitempty"`
+}
+
+func encodeHandoff(h *Handoff) []byte {
+	hdr, _ := json.Marshal(handoffHeader{Counts: h.Counts, Release: h.Release, Waits: h.Waits})
+	b := binary.AppendUvarint(nil, uint64(len(hdr)))
+	b = append(b, hdr...)
+	for _, x := range h.Seen {
+		b = binary.LittleEndian.AppendUint64(b, x)
+	}
+	return b
+}
+
+func decodeHandoff(b []byte) (*Handoff, error) {
+	l, k := binary.Uvarint(b)
+	if k <= 0 || uint64(len(b)-k) < l || (uint64(len(b)-k)-l)%8 != 0 {
+		return nil, errors.New("malformed hand-off")
+	}
+	var hdr handoffHeader
+	if err := json.Unmarshal(b[k:k+int(l)], &hdr); err != nil {
+		return nil, err
+	}
+	h := &Handoff{Counts: hdr.Counts, Release: hdr.Release, Waits: hdr.Waits}
+	for p := b[k+int(l):]; len(p) > 0; p = p[8:] {
+		h.Seen = append(h.Seen, binary.LittleEndian.Uint64(p))
+	}
+	return h, nil
+}
+
+// MaxHandoffBytes bounds one part on the wire.
+const MaxHandoffBytes = 8 << 20
+
+// HandoffSeenPerPart is the most seen hashes a sender puts in one part.
+const HandoffSeenPerPart = (MaxHandoffBytes - maxControlBytes) / 8
+
+func (n *Node) serveHandoff(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	from := q.Get("from")
+	epoch, err1 := strconv.ParseUint(q.Get("epoch"), 10, 64)
+	seq, err2 := strconv.ParseUint(q.Get("seq"), 10, 64)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxHandoffBytes))
+	if err != nil || err1 != nil || err2 != nil || from == "" {
+		http.Error(w, "bad hand-off", http.StatusBadRequest)
+		return
+	}
+	h, err := decodeHandoff(body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	h.From, h.Epoch, h.Seq = from, epoch, seq
+	if epoch > n.viewEpoch() {
+		// This agent is not at that view yet: what the part releases is
+		// not held yet. The sender tries again.
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "not at that view yet", http.StatusServiceUnavailable)
+		return
+	}
+	id := fmt.Sprintf("%s/%d/%d", from, epoch, seq)
+	n.ho.mu.Lock()
+	_, done := n.ho.applied[id]
+	n.ho.mu.Unlock()
+	if done {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	hh, ok := n.host.(HandoffHost)
+	if !ok {
+		http.Error(w, "this agent takes no hand-off", http.StatusNotImplemented)
+		return
+	}
+	if err := hh.ApplyHandoff(h); err != nil {
+		n.log.Error("cluster: hand-off", "from", from, "epoch", epoch, "err", err)
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	n.ho.mu.Lock()
+	n.ho.applied[id] = epoch
+	if h.Release && n.ho.awaiting[from] <= epoch {
+		if _, ok := n.ho.awaiting[from]; ok {
+			delete(n.ho.awaiting, from)
+			n.ho.n.Store(int32(len(n.ho.awaiting)))
+			close(n.ho.changed)
+			n.ho.changed = make(chan struct{})
+		}
+	}
+	err = n.ho.saveLocked(n.cfg.Dir)
+	n.ho.mu.Unlock()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	n.activity.Add(1)
+	if h.Release {
+		n.log.Info("cluster: hand-off released", "from", from, "epoch", epoch)
+	}
+	w.WriteHeader(http.StatusOK)
+}

@@ -1,0 +1,96 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// Joining a crawl that has a view. An agent started after the view
+// formed (or one the view left out) compares its settings with every
+// member as any agent does (hello), then asks the view's coordinator to
+// be added (POST /v1/join); the coordinator proposes the next view with
+// it (ProposeView), in which the joining agent is a target: the commit
+// gives it the view and the view it replaces, and the old owners hand
+// its share over. The joining agent fetches nothing before it holds the
+// view and its members are all here (WaitReady), and schedules nothing
+// moved to it before the old owner's release (handoff.go).
+
+// joinRequest is the body of /v1/join.
+type joinRequest struct {
+	Name   string `json:"name"`
+	Weight uint32 `json:"weight,omitempty"`
+}
+
+// askJoin asks the coordinator of v (as this agent sees the members) to
+// add this agent, at most once per ten probe intervals.
+func (n *Node) askJoin(ctx context.Context, v *View) {
+	if time.Since(n.lastJoinAsk) < 10*n.cfg.Timing.probe() {
+		return
+	}
+	n.lastJoinAsk = time.Now()
+	alive := map[string]string{}
+	for _, m := range n.aliveMembers() {
+		alive[m.Name] = m.Meta.Exchange
+	}
+	for _, name := range v.Names() {
+		addr, ok := alive[name]
+		if !ok || addr == "" {
+			continue
+		}
+		body, _ := json.Marshal(joinRequest{Name: n.cfg.Name, Weight: n.cfg.Weight})
+		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		_, err := n.client.post(cctx, addr, "/v1/join", body)
+		cancel()
+		if err != nil {
+			n.log.Info("cluster: join asked, not yet granted", "coordinator", name, "err", err)
+		} else {
+			n.log.Info("cluster: joined the crawl", "coordinator", name)
+		}
+		return // the coordinator is the first alive member of the view
+	}
+}
+
+// serveJoin adds an agent to the view (the coordinator only; others
+// answer 409 naming it).
+func (n *Node) serveJoin(w http.ResponseWriter, r *http.Request) {
+	var j joinRequest
+	if err := json.NewDecoder(io.LimitReader(r.Body, maxControlBytes)).Decode(&j); err != nil || !ValidName(j.Name) {
+		http.Error(w, "bad join request", http.StatusBadRequest)
+		return
+	}
+	cur := n.View()
+	if cur == nil || !n.isReady() {
+		http.Error(w, "no view yet", http.StatusServiceUnavailable)
+		return
+	}
+	if c := n.Coordinator(); c != n.cfg.Name {
+		http.Error(w, fmt.Sprintf("ask the coordinator, %s", c), http.StatusConflict)
+		return
+	}
+	if !n.isAgreed(j.Name) {
+		http.Error(w, "settings not compared yet (hello first)", http.StatusConflict)
+		return
+	}
+	if cur.Has(j.Name) {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	next, err := NextView(cur, []ViewAgent{{Name: j.Name, Weight: j.Weight}})
+	if err == nil {
+		err = n.ProposeView(r.Context(), next, "join of "+j.Name)
+	}
+	if err != nil {
+		code := http.StatusServiceUnavailable
+		if errors.Is(err, ErrViewConflict) {
+			code = http.StatusConflict
+		}
+		http.Error(w, err.Error(), code)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
