@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,8 +31,9 @@ type handoffState struct {
 }
 
 // ViewChanged runs just before the new view is in force here.
-func (h *clusterHost) ViewChanged(old, nw *cluster.View, moves map[string]map[string]cluster.SlotSet) {
+func (h *clusterHost) ViewChanged(old, nw *cluster.View) {
 	a := h.a
+	moves := cluster.Moves(old, nw)
 	self := a.cfg.Cluster.Agent
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -39,9 +41,16 @@ func (h *clusterHost) ViewChanged(old, nw *cluster.View, moves map[string]map[st
 	if h.ho.holds == nil {
 		h.ho.holds = map[string]uint64{}
 	}
+	for _, from := range nw.Absent {
+		// A dead agent sends no release: what it held moves without one.
+		if id, ok := h.ho.holds[from]; ok {
+			a.frontier.ReleaseAddrs(ctx, id, nil)
+			delete(h.ho.holds, from)
+		}
+	}
 	for from, to := range moves {
 		set, ok := to[self]
-		if !ok || from == self {
+		if !ok || from == self || slices.Contains(nw.Absent, from) {
 			continue
 		}
 		id, err := a.frontier.HoldAddrs(ctx, func(ad netip.Addr) bool { return set.Has(cluster.SlotOf(ipGroup(ad))) })

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -146,11 +147,20 @@ func (n *Node) expectReleases(old, v *View, moves map[string]map[string]SlotSet)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for from, to := range moves {
-		if _, ok := to[n.cfg.Name]; ok && from != n.cfg.Name {
+		// An agent absent from v (dead past the grace period) sends no
+		// release: its keys are taken over without one (death.go).
+		if _, ok := to[n.cfg.Name]; ok && from != n.cfg.Name && !slices.Contains(v.Absent, from) {
 			h.awaiting[from] = v.Epoch
 		}
 	}
+	for from := range h.awaiting {
+		if slices.Contains(v.Absent, from) {
+			delete(h.awaiting, from)
+		}
+	}
 	h.n.Store(int32(len(h.awaiting)))
+	close(h.changed) // wake the waiters: some releases may no longer be awaited
+	h.changed = make(chan struct{})
 	// Parts of older epochs will not be asked for again.
 	for id, e := range h.applied {
 		if e+1 < v.Epoch {

@@ -50,9 +50,8 @@ type ViewChangeHost interface {
 	// agent held (for a joining agent: the view it joins) and the new
 	// one, just before the new one is in force (View still returns the
 	// old one). It must not block for long: start the
-	// hand-off and return. moves is Moves(old, new): the slots each
-	// agent gives to each other (read only).
-	ViewChanged(old, new *View, moves map[string]map[string]SlotSet)
+	// hand-off and return (Moves(old, new) says which slots move).
+	ViewChanged(old, new *View)
 }
 
 // ErrViewConflict is returned by ProposeView when a target refused the
@@ -267,7 +266,7 @@ func (n *Node) installView(v, base *View) error {
 		return fmt.Errorf("cluster: save view: %w", err)
 	}
 	if h, ok := n.host.(ViewChangeHost); ok && old != nil {
-		h.ViewChanged(old, v, moves)
+		h.ViewChanged(old, v)
 	}
 	n.setView(v)
 	n.members.setMeta(func(m *Meta) { m.ViewEpoch = v.Epoch })

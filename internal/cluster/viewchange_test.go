@@ -16,7 +16,7 @@ type viewHost struct {
 	changes []string // "old -> new"
 }
 
-func (h *viewHost) ViewChanged(old, new *View, _ map[string]map[string]SlotSet) {
+func (h *viewHost) ViewChanged(old, new *View) {
 	h.mu.Lock()
 	h.changes = append(h.changes, old.String()+" -> "+new.String())
 	h.mu.Unlock()
