@@ -35,6 +35,10 @@
 // delays allow, the sum over the web's addresses of min(1/ip-delay,
 // hosts on the address/host-delay).
 //
+// With Options.Agents it adds a crawl of several agents to every round
+// (agents.go); with Options.Ops a crawl with the console on and polled
+// next to Petrel's with the operations off (ops.go).
+//
 // Invariants: every child runs in its own process group with a parent-death
 // signal, is interrupted at the time bound (SIGINT, or SIGTERM for wget) and
 // killed with its group after a grace period or when it exits; output lines,

@@ -101,6 +101,11 @@ type Options struct {
 	// ClusterBatchDelay, if set, is the agents' --cluster-batch-delay
 	// (otherwise the crawler's default).
 	ClusterBatchDelay time.Duration
+	// Ops measures the operations' overhead (see ops.go): every round runs
+	// Petrel with the crawl log off and no console, then with the console
+	// on and polled as an open console page polls it; the report compares
+	// the two (OpsSummary). Peers defaults to Petrel alone.
+	Ops bool
 	// CPUProfileDir, if set, gets a CPU profile of every Petrel process
 	// (--cpuprofile), named after its run and agent.
 	CPUProfileDir string
@@ -172,7 +177,7 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	switch {
 	case len(o.Peers) > 0:
-	case o.Agents > 1:
+	case o.Agents > 1 || o.Ops:
 		o.Peers = []string{PeerPetrel}
 	default:
 		o.Peers = []string{PeerPetrel, PeerColly, PeerWget}
@@ -193,6 +198,9 @@ func (o Options) withDefaults() (Options, error) {
 		if !o.has(PeerPetrel) {
 			return o, errors.New("benchcrawl: --agents compares with the single Petrel: keep petrel in --peers")
 		}
+	}
+	if o.Ops && !o.has(PeerPetrel) {
+		return o, errors.New("benchcrawl: --ops compares with Petrel's crawl with the operations off: keep petrel in --peers")
 	}
 	for _, p := range o.Peers {
 		switch p {

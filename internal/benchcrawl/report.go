@@ -39,7 +39,9 @@ type Report struct {
 	// Agents compares the crawl of several agents with the single agent
 	// (Options.Agents > 1 only).
 	Agents *AgentsSummary `json:"agents,omitempty"`
-	Notes  []string       `json:"notes,omitempty"`
+	// Ops compares the operations on and off (Options.Ops only).
+	Ops   *OpsSummary `json:"ops,omitempty"`
+	Notes []string    `json:"notes,omitempty"`
 }
 
 // Machine describes where the benchmark ran.
@@ -247,6 +249,9 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	}
 	if a := rep.Agents; a != nil {
 		rep.writeAgents(w, a)
+	}
+	if s := rep.Ops; s != nil {
+		writeOps(w, s)
 	}
 	if rep.Limit != nil {
 		fmt.Fprintf(w, "limit (wrk): %.0f pages/s; Petrel reaches %.1f%% of it\n", rep.Limit.PagesPerSec, 100*rep.Limit.PetrelShare)

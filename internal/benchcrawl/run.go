@@ -99,6 +99,12 @@ func run(ctx context.Context, o Options) (*Report, error) {
 			fn   func(context.Context, Options, *webProc, string) RunResult
 		}{agentsName(o.Agents), runAgents})
 	}
+	if o.Ops {
+		runners = slices.Insert(runners, 1, struct {
+			peer string
+			fn   func(context.Context, Options, *webProc, string) RunResult
+		}{opsName, runOps})
+	}
 	if o.CPUProfileDir != "" {
 		if err := os.MkdirAll(o.CPUProfileDir, 0o755); err != nil {
 			return nil, fmt.Errorf("benchcrawl: profiles: %w", err)
@@ -107,7 +113,7 @@ func run(ctx context.Context, o Options) (*Report, error) {
 	var all []RunResult
 	for round := range o.Repeat {
 		for _, r := range runners {
-			if !o.has(r.peer) && r.peer != agentsName(o.Agents) {
+			if !o.has(r.peer) && r.peer != agentsName(o.Agents) && r.peer != opsName {
 				continue
 			}
 			if err := ctx.Err(); err != nil {
@@ -133,6 +139,9 @@ func run(ctx context.Context, o Options) (*Report, error) {
 	rep.Runs = medianRuns(all)
 	if o.Agents > 1 {
 		rep.Agents = summarizeAgents(all, o.Agents, web.linkShare)
+	}
+	if o.Ops {
+		rep.Ops = summarizeOps(all)
 	}
 	if o.Repeat > 1 {
 		for _, r := range all {
@@ -296,12 +305,22 @@ func runPetrel(ctx context.Context, o Options, web *webProc, dir string) RunResu
 	res := RunResult{Crawler: PeerPetrel, PagesChecked: -1}
 	_ = os.RemoveAll(dir)
 	args := petrelArgs(o, web, dir, o.MaxURLs, filepath.Base(dir))
+	if o.Ops {
+		args = append(args, "--crawl-log=false") // and no console: the operations off
+	}
 	res.Command = o.Petrel + " " + strings.Join(args, " ")
 	var elapsed atomic.Int64
 	pr := runMeasured(ctx, petrelSpec(o, args, &elapsed))
+	res.petrelDone(o, pr, dir, time.Duration(elapsed.Load()))
+	return res
+}
+
+// petrelDone fills in the figures of a Petrel crawl into dir once its
+// process pr has ended (elapsed: the duration of its summary line).
+func (res *RunResult) petrelDone(o Options, pr procResult, dir string, elapsed time.Duration) {
 	res.fromProc(pr)
-	if d := time.Duration(elapsed.Load()); d > 0 {
-		res.SelfReportedS = d.Seconds()
+	if elapsed > 0 {
+		res.SelfReportedS = elapsed.Seconds()
 	} else {
 		res.Notes = append(res.Notes, "no summary line")
 	}
@@ -309,7 +328,7 @@ func runPetrel(ctx context.Context, o Options, web *webProc, dir string) RunResu
 	if err != nil {
 		res.Error = joinErr(res.Error, err.Error())
 		res.Pages = pr.pages
-		return res
+		return
 	}
 	res.fromStats(st)
 	res.BytesWritten = dirBytes(dir)
@@ -317,7 +336,6 @@ func runPetrel(ctx context.Context, o Options, web *webProc, dir string) RunResu
 	if !o.SkipVerifyWARC {
 		res.checkWARC(filepath.Join(dir, "warc"))
 	}
-	return res
 }
 
 // petrelArgs are the arguments of one "petrel crawl" of the web into dir,
