@@ -42,7 +42,8 @@ type Server struct {
 	log     *slog.Logger
 	started time.Time
 	srv     *http.Server
-	refused atomic.Int64 // calls refused: wrong Host, no token
+	refused atomic.Int64  // calls refused: wrong Host, no token
+	closing chan struct{} // closed when the server shuts down: event streams end
 }
 
 // Refused is the number of calls refused (a wrong Host, no valid token).
@@ -81,6 +82,7 @@ func Listen(opts Options) (*Server, error) {
 		hist:    NewHistory(int(time.Hour / opts.SampleEvery)),
 		log:     opts.Logger,
 		started: time.Now(),
+		closing: make(chan struct{}),
 	}
 	s.srv = &http.Server{
 		Handler:           s.Handler(),
@@ -90,6 +92,7 @@ func Listen(opts Options) (*Server, error) {
 		MaxHeaderBytes:    16 << 10,
 		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn),
 	}
+	s.srv.RegisterOnShutdown(func() { close(s.closing) })
 	return s, nil
 }
 
@@ -118,9 +121,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		s.srv.Shutdown(shut)
+		s.srv.Shutdown(shut) // ends the event streams (closing)
 		cancel()
-		s.srv.Close() // event streams do not end by themselves
+		s.srv.Close()
 		err = <-errc
 	case err = <-errc:
 	}

@@ -56,6 +56,8 @@ func (s *Server) logStream(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
+		case <-s.closing:
+			return // the console is shutting down: its streams end at once
 		case l := <-f.c:
 			writeEvent(w, "", l)
 			// Take what else is there before flushing.
