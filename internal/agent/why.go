@@ -23,10 +23,11 @@ import (
 	"github.com/petrel-crawler/petrel/internal/urlx"
 )
 
-// Why tells everything the running crawl knows about one URL: where the
+// whyHere tells everything this agent knows about one URL: where the
 // frontier holds it, what the WARC files and the logs say of it, what the
-// sieve and the URL cache know, and which rule would refuse it.
-func (a *Agent) Why(ctx context.Context, raw string) (console.Why, error) {
+// sieve and the URL cache know, and which rule would refuse it. Agent.Why
+// adds what the other agents of a cluster know (clusterwhy.go).
+func (a *Agent) whyHere(ctx context.Context, raw string) (console.Why, error) {
 	u, err := urlx.Parse(raw)
 	if err != nil {
 		return malformed(raw, err), nil

@@ -38,6 +38,7 @@ import (
 //	POST /v1/stop    a whole-crawl stop: stop cleanly (and, with
 //	                 ?all=1, tell every member)
 //	POST /v1/forget  {"name"}: a view without that agent (forget.go)
+//	GET  /v1/why     ?url=U: what the agent knows of U (why.go)
 
 const maxControlBytes = 1 << 20
 
@@ -59,6 +60,7 @@ func (n *Node) handler() http.Handler {
 	mux.HandleFunc("POST /v1/finish", n.serveFinish)
 	mux.HandleFunc("POST /v1/stop", n.serveStop)
 	mux.HandleFunc("POST /v1/forget", n.serveForget)
+	mux.HandleFunc("GET /v1/why", n.serveWhy)
 	return mux
 }
 
