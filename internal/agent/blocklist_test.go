@@ -80,3 +80,27 @@ func TestClusteredAgentRefusesBlocklist(t *testing.T) {
 		t.Errorf("blocklist file written: %v", err)
 	}
 }
+
+// TestWhyDirReadsBlocklist asks why of a stopped directory for a URL of a
+// host its saved blocklist names.
+func TestWhyDirReadsBlocklist(t *testing.T) {
+	dir := t.TempDir()
+	var b blocklist
+	if _, err := b.load(filepath.Join(dir, "state", blocklistFile)); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "state"), 0o755)
+	if _, err := b.add([]string{"blocked.test"}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := WhyDir(dir, "http://www.blocked.test/page.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.State != console.WhyRefused || w.Rule != "blocklist" {
+		t.Errorf("why of a blocklisted host's URL in a stopped directory: %+v", w)
+	}
+	if w, _ := WhyDir(dir, "http://other.test/"); w.State != console.WhyNeverSeen {
+		t.Errorf("why of another URL: %+v", w)
+	}
+}

@@ -486,6 +486,11 @@ func WhyDir(dir, raw string) (console.Why, error) {
 	if ev.skipped(&w) {
 		return w, nil
 	}
+	if _, err := a.block.load(filepath.Join(state, blocklistFile)); err == nil && a.blocked(u) {
+		refusedByRule(&w, "blocklist")
+		w.Add("blocklist", "state/"+blocklistFile)
+		return w, nil
+	}
 	w.State, w.Detail = console.WhyNeverSeen, "the sieve does not know it and no file of the crawl names it"
 	w.Caveats = append(w.Caveats, "the scope and trap rules are not kept in the directory: a URL they refused leaves no trace unless logs/skipped.jsonl has it",
 		"URLs the URL cache caught never reach the sieve only if they were already in it")
