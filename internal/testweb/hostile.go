@@ -2,8 +2,6 @@ package testweb
 
 import (
 	"bytes"
-	"compress/gzip"
-	"compress/zlib"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -13,10 +11,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/andybalholm/brotli"
 	"golang.org/x/text/encoding/japanese"
 )
 
@@ -55,36 +51,6 @@ const HostileDomain = "hostile.test"
 // PrivateIP is where the hostile name "private.hostile.test" points in the
 // hosts file; nothing listens there and a correct crawler never dials it.
 const PrivateIP = "10.255.255.1"
-
-// bombs holds the lazily built compression bombs.
-type bombs struct {
-	once           sync.Once
-	gzip, zlib, br []byte
-}
-
-// build compresses w.cfg.BombBytes of zeros three ways.
-func (w *Web) buildBombs() {
-	w.bombs.once.Do(func() {
-		zero := make([]byte, 1<<20)
-		var member bytes.Buffer
-		gw, _ := gzip.NewWriterLevel(&member, gzip.BestCompression)
-		gw.Write(zero)
-		gw.Close()
-		n := int((w.cfg.BombBytes + (1 << 20) - 1) >> 20)
-		w.bombs.gzip = bytes.Repeat(member.Bytes(), n) // multi-member stream
-		var zb bytes.Buffer
-		zw, _ := zlib.NewWriterLevel(&zb, zlib.BestCompression)
-		var bb bytes.Buffer
-		bw := brotli.NewWriterLevel(&bb, 5)
-		for range n {
-			zw.Write(zero)
-			bw.Write(zero)
-		}
-		zw.Close()
-		bw.Close()
-		w.bombs.zlib, w.bombs.br = zb.Bytes(), bb.Bytes()
-	})
-}
 
 // hspec names one hostile host and how it is served.
 type hspec struct {
