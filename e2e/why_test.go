@@ -187,6 +187,12 @@ func TestWhy(t *testing.T) {
 		t.Fatalf("stop: %v\n%s", err, c.log())
 	}
 	droppedURL := checkDropsLogged(t, c.dir, victim, blocked.Dropped, dead)
+	for i, tc := range cases {
+		if u, _ := url.Parse(tc.url); tc.name == "never-seen" && u.Hostname() == victim {
+			// The stopped directory's saved blocklist names its host.
+			cases[i].stopped, cases[i].stoppedRule = "refused", "blocklist"
+		}
+	}
 	cases = append(cases, struct {
 		name, url, state, rule string
 		stopped, stoppedRule   string
