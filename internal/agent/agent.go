@@ -87,6 +87,7 @@ type Agent struct {
 
 	progress   io.Writer
 	cpSeq      int
+	cpBufs     checkpointBuffers
 	cpRequests chan chan error // a nil reply: nobody waits
 	crash      *crashPoint     // fault injection for the crash tests (nil normally)
 	// observe, when set (by tests), is told the URL and Meta of every

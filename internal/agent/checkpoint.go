@@ -88,14 +88,14 @@ type checkpointSink struct {
 
 	// The first records of the todo file are held in RAM during the pause,
 	// so that it does not wait for the file's writes.
-	held    bytes.Buffer
+	held    *bytes.Buffer
 	spilled bool
 	hdr     [binary.MaxVarintLen64]byte
 
 	// counts are the per-key counts as of the pause, written to the
 	// checkpoint once the scheduler runs again; sieveTime and countsTime
 	// are what saving the sieve and copying the counts took of the pause.
-	counts                bytes.Buffer
+	counts                *bytes.Buffer
 	sieveTime, countsTime time.Duration
 
 	// virtualKeys is the content of virtual.keys and finishVirtual writes
@@ -170,9 +170,16 @@ func (s *checkpointSink) CheckpointSieve() error {
 		return err
 	}
 	t1 := time.Now()
-	err := s.a.frontier.SaveCounts(&s.counts)
+	err := s.a.frontier.SaveCounts(s.counts)
 	s.sieveTime, s.countsTime = t1.Sub(t0), time.Since(t1)
 	return err
+}
+
+// checkpointBuffers are the RAM buffers of a checkpoint's pause, reused by
+// the next checkpoint (checkpoints are taken one at a time).
+type checkpointBuffers struct {
+	counts bytes.Buffer // the per-key counts
+	held   bytes.Buffer // the first todoHeldBytes of the todo file
 }
 
 // checkpointsDir is where checkpoints live.
@@ -201,7 +208,13 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 	}
 	h := crc32.New(crcTable)
 	h.Write([]byte(todoMagic))
-	sink := &checkpointSink{a: a, dir: tmp, f: f, w: w, crc: io.MultiWriter(w, h)}
+	// The pause's buffers are the agent's, kept from one checkpoint to the
+	// next: allocating tens of MiB in the pause, with the heap near its
+	// limit, would have the pause do the garbage collector's work.
+	a.cpBufs.counts.Reset()
+	a.cpBufs.held.Reset()
+	sink := &checkpointSink{a: a, dir: tmp, f: f, w: w, crc: io.MultiWriter(w, h),
+		counts: &a.cpBufs.counts, held: &a.cpBufs.held}
 	// A flush before the scheduler stops delivers what the sieve holds, so
 	// that the pending keys the snapshot copies are only those enqueued
 	// since: a few, not up to a buffer's worth.
