@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"slices"
@@ -33,9 +34,11 @@ type blocklist struct {
 }
 
 type blockSet struct {
-	hosts    map[string]bool // lower-case names; a name also blocks its subdomains
-	prefixes []netip.Prefix
-	entries  []string // as added, normalised: what is saved
+	hosts   map[string]bool       // lower-case names; a name also blocks its subdomains
+	addrs   map[netip.Addr]bool   // single addresses
+	ranges  map[netip.Prefix]bool // CIDR ranges, masked
+	bits    []int                 // the distinct lengths of ranges: a lookup costs one probe each
+	entries []string              // as added, normalised: what is saved
 }
 
 // maxBlockEntries bounds the blocklist.
@@ -110,12 +113,12 @@ func (b *blocklist) clusterSetting() [2]string {
 // with returns s (nil: empty) with entries added, and the entries added,
 // normalised (those already in s are not added again).
 func (s *blockSet) with(entries []string) (*blockSet, []string, error) {
-	next := &blockSet{hosts: map[string]bool{}}
+	next := &blockSet{hosts: map[string]bool{}, addrs: map[netip.Addr]bool{}, ranges: map[netip.Prefix]bool{}}
 	if s != nil {
-		for h := range s.hosts {
-			next.hosts[h] = true
-		}
-		next.prefixes = append(next.prefixes, s.prefixes...)
+		maps.Copy(next.hosts, s.hosts)
+		maps.Copy(next.addrs, s.addrs)
+		maps.Copy(next.ranges, s.ranges)
+		next.bits = slices.Clone(s.bits)
 		next.entries = append(next.entries, s.entries...)
 	}
 	have := make(map[string]bool, len(next.entries)+len(entries))
@@ -141,14 +144,17 @@ func (s *blockSet) with(entries []string) (*blockSet, []string, error) {
 			if err != nil {
 				return nil, nil, fmt.Errorf("blocklist entry %q: not a CIDR range", e)
 			}
-			if keep(p.Masked().String()) {
-				next.prefixes = append(next.prefixes, p.Masked())
+			if p = p.Masked(); keep(p.String()) {
+				next.ranges[p] = true
+				if !slices.Contains(next.bits, p.Bits()) {
+					next.bits = append(next.bits, p.Bits())
+				}
 			}
 			added = append(added, p.Masked().String())
 		default:
 			if a, err := netip.ParseAddr(strings.Trim(e, "[]")); err == nil {
 				if keep(a.String()) {
-					next.prefixes = append(next.prefixes, netip.PrefixFrom(a, a.BitLen()))
+					next.addrs[a.Unmap()] = true
 				}
 				added = append(added, a.String())
 				continue
@@ -200,8 +206,11 @@ func (b *blocklist) addr(a netip.Addr) bool {
 
 func (s *blockSet) addrIn(a netip.Addr) bool {
 	a = a.Unmap()
-	for _, p := range s.prefixes {
-		if p.Contains(a) {
+	if s.addrs[a] {
+		return true
+	}
+	for _, b := range s.bits {
+		if p, err := a.Prefix(b); err == nil && s.ranges[p] {
 			return true
 		}
 	}

@@ -25,10 +25,10 @@ func TestBlocklistSavedAndLoaded(t *testing.T) {
 	if _, err := b.add([]string{"Bad.Test.", "10.1.0.0/16", "127.0.0.5"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.add([]string{"bad.test", "other.test"}); err != nil {
+	if _, err := b.add([]string{"bad.test", "other.test", "fd00::/8", "10.1.2.3/16"}); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"bad.test", "10.1.0.0/16", "127.0.0.5", "other.test"}
+	want := []string{"bad.test", "10.1.0.0/16", "127.0.0.5", "other.test", "fd00::/8"}
 	if got := b.entries(); !slices.Equal(got, want) {
 		t.Fatalf("entries %v, want %v", got, want)
 	}
@@ -44,7 +44,8 @@ func TestBlocklistSavedAndLoaded(t *testing.T) {
 	if n, err := again.load(path); err != nil || n != len(want) {
 		t.Fatalf("load: %d, %v", n, err)
 	}
-	for host, blocked := range map[string]bool{"www.bad.test": true, "other.test": true, "10.1.7.7": true, "127.0.0.5": true, "good.test": false, "10.2.0.1": false} {
+	for host, blocked := range map[string]bool{"www.bad.test": true, "other.test": true, "10.1.7.7": true, "127.0.0.5": true,
+		"[fd12::1]": true, "::ffff:10.1.0.9": true, "good.test": false, "10.2.0.1": false, "127.0.0.6": false, "fe80::1": false} {
 		if again.host(host) != blocked {
 			t.Errorf("loaded blocklist: %s blocked %v, want %v", host, !blocked, blocked)
 		}
