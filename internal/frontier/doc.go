@@ -35,6 +35,13 @@
 //     Crawl-delay, by Retry-After and by the adaptive DelayFactor), and the
 //     next request to an IP no earlier than the end plus IPDelay.
 //
+// Nothing found is lost silently: a URL the frontier gives up (its visit
+// state purged, its host dead or blocked, its key over budget) is counted
+// by its reason and told to Config.Dropped — the scheduler's drops from
+// the drop log's own goroutine (droplog.go), bounded, so that a purge of
+// 10⁵ queued URLs hands a queue over instead of stalling the scheduler;
+// what the drop log cannot take is counted in DropsUnlogged.
+//
 // The frontier knows nothing of HTTP: a Task names a URL and an address, an
 // Outcome says when the exchange ended and how it went.
 //
