@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -109,6 +111,53 @@ func TestClusterJoin(t *testing.T) {
 		st["Fetched"], st["ReceivedSeen"], old["HandedOverKeys"], old["HandedOverURLs"], old["HandedOverSeen"])
 	if st["Fetched"] == 0 || st["ReceivedSeen"] == 0 || old["HandedOverSeen"] != st["ReceivedSeen"] {
 		t.Errorf("agent4 fetched %d pages and received %d seen-set entries of %d handed over", st["Fetched"], st["ReceivedSeen"], old["HandedOverSeen"])
+	}
+	c.judge(t, hostDelay, ipDelay, 2)
+}
+
+// TestClusterLeave sends SIGTERM to one agent of three mid-crawl: it
+// agrees a view without itself, hands everything over, waits for the
+// acknowledgements and exits 0 within --leave-timeout; the two others
+// finish the crawl with every page fetched once, politely.
+func TestClusterLeave(t *testing.T) {
+	const hostDelay, ipDelay = 120 * time.Millisecond, 60 * time.Millisecond
+	web := startWeb(t, testweb.Config{Hosts: 24, HostsPerIP: 4, PagesPerHost: 20, Seed: 31,
+		FirstIP: netip.MustParseAddr("127.61.5.1")})
+	c := newClusterRun(t, web, "127.213.5.1", 3)
+	c.moved = true
+	flags := append(c.flags(hostDelay, ipDelay), "--cluster-wait", "3")
+	for _, a := range c.agents {
+		c.start(t, a, flags...)
+	}
+	leaver := c.agents[1]
+	leaver.waitFor(t, "view epoch 1", 20*time.Second)
+	time.Sleep(1500 * time.Millisecond)
+	before := len(web.web.Hits())
+	sent := time.Now()
+	leaver.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-leaver.done:
+		leaver.done <- err // for wait below
+		t.Logf("%s left %s after the SIGTERM (%d requests before it)", leaver.name, time.Since(sent).Round(time.Millisecond), before)
+		if err != nil || !strings.Contains(leaver.stderr.String(), "left the crawl: everything handed over") {
+			t.Fatalf("leave: %v\n%s", err, leaver.stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s did not leave within its --leave-timeout:\n%s", leaver.name, leaver.stderr.String())
+	}
+	errs := c.wait(t, 90*time.Second)
+	for _, a := range c.agents {
+		if errs[a.name] != nil {
+			t.Errorf("agent %s: %v\n%s", a.name, errs[a.name], a.stderr.String())
+		}
+	}
+	if v := loadView(t, c.agents[0].dir); v.Has(leaver.name) || v.Epoch != 2 {
+		t.Errorf("view after the leave: %s", v)
+	}
+	st := readStats(t, leaver.dir)
+	t.Logf("the leaver handed over %d keys, %d queued URLs, %d seen-set entries", st["HandedOverKeys"], st["HandedOverURLs"], st["HandedOverSeen"])
+	if st["HandedOverSeen"] == 0 {
+		t.Error("the leaver handed over no seen-set entries")
 	}
 	c.judge(t, hostDelay, ipDelay, 2)
 }

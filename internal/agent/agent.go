@@ -104,7 +104,9 @@ type Agent struct {
 	node        *cluster.Node
 	router      *clusterRouter
 	clusterHost *clusterHost
-	until       chan struct{} // closed when the whole crawl is over
+	leaveErr    atomic.Pointer[error] // a leave's outcome (handoff.go)
+	clusterIn   atomic.Bool           // the agent has its view with every member here (waitCluster)
+	until       chan struct{}         // closed when the whole crawl is over
 	// The seeds, offered once the view is known.
 	clusterSeeds   []urlx.URL
 	clusterResumed bool
@@ -515,6 +517,8 @@ func (a *Agent) warcFigures() (records, bytes int64) {
 // crawl otherwise.
 func (a *Agent) Run(ctx context.Context) error {
 	start := time.Now()
+	ctx, endLeave := a.leaveFirst(ctx) // an agent of a cluster leaves first (handoff.go)
+	defer endLeave()
 	ctx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	a.stopMu.Lock()
@@ -571,7 +575,11 @@ func (a *Agent) Run(ctx context.Context) error {
 	// The console stops before the parts it reads are closed.
 	a.finished.Store(true)
 	closeConsole()
-	err := errors.Join(runErr, a.closeAll())
+	var leaveErr error
+	if p := a.leaveErr.Load(); p != nil {
+		leaveErr = *p
+	}
+	err := errors.Join(runErr, a.closeAll(), leaveErr)
 	if a.progress != nil {
 		fmt.Fprintln(a.progress, a.summary(startSnap))
 		if a.cfg.Cluster.Enabled() {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -223,4 +224,100 @@ func (h *clusterHost) ApplyHandoff(p *cluster.Handoff) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return a.frontier.ReleaseAddrs(ctx, id, waits)
+}
+
+// errLeaveTimeout is Run's error when a leave did not finish in time.
+var errLeaveTimeout = errors.New("cluster: leave not finished within --leave-timeout: state saved as at a clean stop; the other agents treat this one as dead")
+
+// leaveFirst returns the context Run runs under and its cancel. In a crawl
+// of several agents a cancel of ctx (SIGTERM, SIGINT to this agent) is a
+// leave: a view without this agent is agreed, everything it holds is
+// handed over (leave), and only then is the run stopped as a clean stop
+// is. A whole-crawl stop (clusterHost.Stop) and the crawl's end stop the
+// run without a leave.
+func (a *Agent) leaveFirst(ctx context.Context) (context.Context, context.CancelFunc) {
+	if a.node == nil {
+		return ctx, func() {}
+	}
+	inner, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-inner.Done():
+			return
+		}
+		err := a.leave()
+		a.leaveErr.Store(&err)
+		cancel()
+	}()
+	return inner, cancel
+}
+
+// leave takes this agent out of the view and hands everything over within
+// --leave-timeout: the view without it (proposed by itself), then the
+// hand-off of every slot it owned (ViewChanged, handOver) and the delivery
+// of its outbox. It returns nil when there was nothing to leave (no view
+// with this agent, the last agent, the crawl over).
+func (a *Agent) leave() error {
+	n, self := a.node, a.cfg.Cluster.Agent
+	v := n.View()
+	select {
+	case <-n.Finished():
+		return nil
+	default:
+	}
+	if v == nil || !v.Has(self) || len(v.Agents) < 2 || !a.clusterIn.Load() {
+		return nil
+	}
+	timeout := a.cfg.Cluster.LeaveTimeout
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if a.progress != nil {
+		fmt.Fprintf(a.progress, "petrel: agent %s leaving the crawl (--leave-timeout %s)\n", self, timeout)
+	}
+	a.log.Info("cluster: leaving the crawl", "view", v.String())
+	for {
+		cur := n.View()
+		if !cur.Has(self) {
+			break
+		}
+		next, err := cluster.NextView(cur, nil, self)
+		if err != nil {
+			return err
+		}
+		err = n.ProposeView(ctx, next, "leave of "+self)
+		if err == nil || !n.View().Has(self) {
+			break
+		}
+		if ctx.Err() != nil {
+			a.log.Error("cluster: leave: no view without this agent", "err", err)
+			return errLeaveTimeout
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	done := make(chan struct{})
+	go func() { a.clusterHost.ho.busy.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return errLeaveTimeout
+	}
+	if err := n.Flush(); err != nil {
+		return err
+	}
+	for {
+		if b, _ := n.OutboxLen(); b == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return errLeaveTimeout
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	a.log.Info("cluster: left the crawl: everything handed over")
+	if a.progress != nil {
+		fmt.Fprintf(a.progress, "petrel: agent %s left the crawl: everything handed over\n", self)
+	}
+	return nil
 }
