@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +97,8 @@ func TestClusterWhy(t *testing.T) {
 		}
 		var d struct{ Next []string }
 		json.Unmarshal(get(t, "http://"+consoles[i]+"/api/v1/hosts/"+url.PathEscape(top[0].Host)), &d)
+		// Not a URL robots.txt disallows: those are answered as refused.
+		d.Next = slices.DeleteFunc(d.Next, func(u string) bool { return strings.Contains(u, "/private/") })
 		if len(d.Next) == 0 {
 			continue
 		}
