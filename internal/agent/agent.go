@@ -46,6 +46,14 @@ func usageErr(format string, a ...any) error {
 }
 
 // Agent is one running crawl.
+//
+// The methods that read or change the running crawl's parts (Pause,
+// Resume, Counters, AddSeeds, Block, Hosts, Host and Why: the console's)
+// are for while Run runs. Run stops its console before it closes those
+// parts and lets go of them, so none of these may be called once Run is
+// closing or has returned. Stats, Metrics, CrawlLog, State, Settings and
+// DescribeSettings stay safe after Run; Reconfigure then returns
+// ErrNotRunning.
 type Agent struct {
 	cfg   Config
 	clock clock.Clock // cfg.Clock: the time of the frontier and the periodic loops

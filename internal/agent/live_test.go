@@ -19,10 +19,11 @@ import (
 	"github.com/petrel-crawler/petrel/internal/testweb"
 )
 
-// slowSite is a host whose every page takes 200 ms to answer and links to
-// ten more of its pages; it logs how many requests it serves at once.
+// slowSite is a server whose every page takes 200 ms to answer and links
+// to ten more of its pages; it serves several host names (one address)
+// and logs how many requests it serves at once, over all of them.
 type slowSite struct {
-	url      string
+	urls     []string // a seed for each of its names
 	inFlight atomic.Int32
 	mu       sync.Mutex
 	peaks    []peak // concurrency when each request started
@@ -33,12 +34,16 @@ type peak struct {
 	n  int32
 }
 
-func startSlowSite(t *testing.T, ip string) *slowSite {
+// startSlowSite serves the slow site on ip with the given host names.
+func startSlowSite(t *testing.T, ip string, names ...string) *slowSite {
 	ln, err := net.Listen("tcp", ip+":0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &slowSite{url: fmt.Sprintf("http://slow.test:%d/", ln.Addr().(*net.TCPAddr).Port)}
+	s := &slowSite{}
+	for _, name := range names {
+		s.urls = append(s.urls, fmt.Sprintf("http://%s:%d/", name, ln.Addr().(*net.TCPAddr).Port))
+	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			http.NotFound(w, r)
@@ -135,19 +140,26 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	slow := startSlowSite(t, "127.83.1.1")
+	// Four names for the slow site: under the limits set below (depth 3,
+	// three links a page, 40 pages a host) each name has 40 pages, one
+	// request at a time for the address most of the crawl, so that on a
+	// loaded machine too URLs remain queued when max-urls ends the crawl.
+	slowNames := []string{"slow-0.test", "slow-1.test", "slow-2.test", "slow-3.test"}
+	slow := startSlowSite(t, "127.83.1.1", slowNames...)
 	dir := t.TempDir()
 	hostsFile, seeds, err := w.WriteFiles(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f, _ := os.OpenFile(hostsFile, os.O_APPEND|os.O_WRONLY, 0)
-	fmt.Fprintln(f, "127.83.1.1 slow.test")
+	for _, name := range slowNames {
+		fmt.Fprintln(f, "127.83.1.1", name)
+	}
 	f.Close()
 
 	cfg := Defaults()
 	cfg.Dir = filepath.Join(dir, "crawl")
-	cfg.Fetch.HostsFile, cfg.SeedsFile, cfg.SeedURLs = hostsFile, seeds, []string{slow.url}
+	cfg.Fetch.HostsFile, cfg.SeedsFile, cfg.SeedURLs = hostsFile, seeds, slow.urls
 	cfg.Fetch.AllowPrivate, cfg.Fetch.SystemDNS = true, false
 	cfg.Frontier.HostDelay, cfg.Frontier.IPDelay = 5*time.Millisecond, 2*time.Millisecond
 	cfg.Fetchers, cfg.Parsers, cfg.Progress, cfg.CheckpointEvery = 4, 1, time.Hour, 0
@@ -157,6 +169,9 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The frontier, taken before Run: the agent lets go of it when the
+	// crawl ends, and its settings stay readable after its close.
+	fr := a.frontier
 	var depthMu sync.Mutex
 	type seen struct {
 		at   time.Time
@@ -194,7 +209,7 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 			t.Errorf("Reconfigure(%v): %v, want an error with %q", bad.changes, err, bad.want)
 		}
 	}
-	if got := a.frontier.Settings().HostDelay; got != 5*time.Millisecond {
+	if got := fr.Settings().HostDelay; got != 5*time.Millisecond {
 		t.Fatalf("a refused change was applied: host-delay %v", got)
 	}
 
@@ -250,10 +265,12 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && slow.started(settled) < 3; time.Sleep(10 * time.Millisecond) {
 	}
 	shrunk := a.stats.Snapshot()
-	set := a.frontier.Settings()
-	limit := a.stats.Fetched.Load() + 20
+	set := fr.Settings()
+	// A few more pages (the slow site's, five a second), then max-urls
+	// ends the crawl.
+	limit := a.stats.Fetched.Load() + 5
 	if _, err := a.Reconfigure(ctx, map[string]any{"max-urls": limit}); err != nil {
-		t.Fatal(err)
+		t.Fatalf("max-urls: %v (the crawl ran out of URLs before it was set: %d queued)", err, a.stats.Queued.Load())
 	}
 	second["max-urls"] = limit
 	if err := <-runErr; err != nil {
@@ -353,6 +370,9 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 	}
 	if got := end["Fetched"]; got > limit+10 {
 		t.Errorf("%d pages fetched, max-urls became %d", got, limit)
+	}
+	if end["Queued"] == 0 {
+		t.Errorf("the crawl ended with nothing queued: it ran out of URLs, max-urls (%d) did not end it", limit)
 	}
 	if mid["Fetchers"] != 6 || mid["Parsers"] != 3 {
 		t.Errorf("pools %d fetchers, %d parsers; want 6 and 3", mid["Fetchers"], mid["Parsers"])
