@@ -1,0 +1,145 @@
+package frontier
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestMoveOut: once the router gives an address to another agent, MoveOut
+// stops dispatching to it, hands its queued URLs over (each once, none
+// fetched here after MoveOut reports nothing in flight) and says how long
+// the next request must wait; the frontier then ends with nothing held.
+func TestMoveOut(t *testing.T) {
+	addrB := netip.MustParseAddr("10.4.0.2")
+	res := mapResolver{"a.test": netip.MustParseAddr("10.4.0.1"), "b.test": addrB}
+	var gone atomic.Bool
+	r := &readySplit{splitRouter: splitRouter{mine: "", addr: func(a netip.Addr) Peer {
+		if a == addrB && gone.Load() {
+			return "other"
+		}
+		return Self
+	}}}
+	h := newHarness(t, Config{Resolver: res, Router: r, Settings: Settings{HostDelay: 20 * time.Millisecond}})
+	const n = 30
+	for i := 0; i < n; i++ {
+		h.enqueue(fmt.Sprintf("http://b.test/p%d", i))
+		h.enqueue(fmt.Sprintf("http://a.test/p%d", i))
+	}
+	var movedAt atomic.Int64 // unix nanos when MoveOut reported nothing in flight
+	var wait time.Duration
+	var once sync.Once
+	var wg sync.WaitGroup
+	answer := func(tk *Task) Outcome {
+		if tk.Addr == addrB && !tk.Robots {
+			once.Do(func() {
+				gone.Store(true)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						inFlight, waits, err := h.f.MoveOut(context.Background())
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if inFlight == 0 {
+							wait = waits[addrB]
+							movedAt.Store(time.Now().UnixNano())
+							return
+						}
+						time.Sleep(time.Millisecond)
+					}
+				}()
+			})
+			time.Sleep(5 * time.Millisecond) // in flight while MoveOut runs
+		}
+		if tk.Robots {
+			return Outcome{Result: Fetched, Robots: allowAll{}}
+		}
+		return Outcome{Result: Fetched}
+	}
+	if err := h.run(4, answer); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	fetched := map[string]int{}
+	for _, rec := range h.log {
+		if rec.robots {
+			continue
+		}
+		fetched[rec.url]++
+		if rec.addr == addrB && rec.start.UnixNano() > movedAt.Load() {
+			t.Errorf("%s fetched here after MoveOut reported nothing in flight", rec.url)
+		}
+	}
+	for _, rec := range r.ready {
+		fetched[string(rec[MetaLen:])]++
+	}
+	for i := 0; i < n; i++ {
+		for _, host := range []string{"a", "b"} {
+			if u := fmt.Sprintf("http://%s.test/p%d", host, i); fetched[u] != 1 {
+				t.Errorf("%s fetched or handed over %d times", u, fetched[u])
+			}
+		}
+	}
+	if len(r.ready) == 0 {
+		t.Fatal("nothing handed over")
+	}
+	if wait <= 0 || wait > 20*time.Millisecond {
+		t.Errorf("wait before the next request to b: %s, want the host delay's rest (0, 20ms]", wait)
+	}
+	t.Logf("%d URLs of b handed over, wait %s", len(r.ready), wait)
+}
+
+// TestHoldAddrs: an address held before the run gets no request until its
+// release, and then not before the release's wait; others are fetched
+// meanwhile.
+func TestHoldAddrs(t *testing.T) {
+	addrB := netip.MustParseAddr("10.4.0.2")
+	res := mapResolver{"a.test": netip.MustParseAddr("10.4.0.1"), "b.test": addrB}
+	h := newHarness(t, Config{Resolver: res})
+	for i := 0; i < 5; i++ {
+		h.enqueue(fmt.Sprintf("http://b.test/p%d", i))
+		h.enqueue(fmt.Sprintf("http://a.test/p%d", i))
+	}
+	id, err := h.f.HoldAddrs(context.Background(), func(a netip.Addr) bool { return a == addrB })
+	if err != nil {
+		t.Fatal(err)
+	}
+	const wait = 100 * time.Millisecond
+	var released atomic.Int64
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		released.Store(time.Now().UnixNano())
+		if err := h.f.ReleaseAddrs(context.Background(), id, map[netip.Addr]time.Duration{addrB: wait}); err != nil {
+			t.Error(err)
+		}
+	}()
+	if err := h.run(2, nil); err != nil {
+		t.Fatal(err)
+	}
+	var first time.Time
+	nb := 0
+	for _, rec := range h.log {
+		if rec.addr == addrB {
+			nb++
+			if first.IsZero() || rec.start.Before(first) {
+				first = rec.start
+			}
+		}
+	}
+	if nb != 6 { // robots.txt and 5 pages
+		t.Fatalf("%d requests to b, want 6", nb)
+	}
+	if r := time.Unix(0, released.Load()); first.Before(r.Add(wait)) {
+		t.Errorf("first request to b %s after the release, want ≥ %s", first.Sub(r), wait)
+	}
+	if h.f.Holding() != 0 {
+		t.Errorf("%d holds left", h.f.Holding())
+	}
+}
