@@ -242,10 +242,14 @@ func TestGenServe(t *testing.T) {
 		if c.Requests != 4 || c.Pages != 1 || c.Robots != 1 || c.NotFound != 1 || c.Misdirected != 1 || c.Bytes == 0 {
 			t.Errorf("counts %+v", c)
 		}
-		// A hit is recorded after its response is flushed: wait (bounded)
-		// for the last one when the log is on; when it is off, wait as
-		// long for one that should not come.
-		for deadline := time.Now().Add(200 * time.Millisecond); (!logOn || len(w.Hits()) < 4) && time.Now().Before(deadline); {
+		// A hit is recorded after its response is flushed: wait (bounded,
+		// 5s: a loaded machine) for the last one when the log is on; when
+		// it is off, wait 200ms for one that should not come.
+		wait := 200 * time.Millisecond
+		if logOn {
+			wait = 5 * time.Second
+		}
+		for deadline := time.Now().Add(wait); (!logOn || len(w.Hits()) < 4) && time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
 		}
 		if hits := w.Hits(); logOn != (len(hits) == 4) {
