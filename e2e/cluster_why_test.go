@@ -25,7 +25,7 @@ import (
 // from the URL's address (for a seed whose key another agent owns, through
 // that agent). Then a blocklist entry added through one console is saved
 // by both agents, why names it on the other, and none of the host's
-// requests starts afterwards.
+// requests starts afterwards; a POST /stop to one agent is its leave.
 func TestClusterWhy(t *testing.T) {
 	web := startWeb(t, testweb.Config{Hosts: 8, HostsPerIP: 2, PagesPerHost: 40, Seed: 31,
 		FirstIP: netip.MustParseAddr("127.61.5.1")})
@@ -150,6 +150,15 @@ func TestClusterWhy(t *testing.T) {
 	if w := ask(1, vu); w.State != "refused" || w.Rule != "blocklist" {
 		t.Errorf("why %s on %s after the blocklist: %+v", vu, c.agents[1].name, w)
 	}
+	// POST /stop on agent2 takes SIGTERM's path: a leave, then a clean
+	// stop; agent1 finishes the crawl.
+	tok2, _ := os.ReadFile(filepath.Join(c.agents[1].dir, "state", "console.token"))
+	req, _ = http.NewRequest("POST", "http://"+consoles[1]+"/api/v1/stop", nil)
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok2)))
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("POST /stop on %s: %v %v", c.agents[1].name, resp, err)
+	}
+	c.agents[1].waitFor(t, "leaving the crawl", 20*time.Second)
 	errs := c.wait(t, 90*time.Second)
 	for _, a := range c.agents {
 		if errs[a.name] != nil {

@@ -525,16 +525,20 @@ func (a *Agent) warcFigures() (records, bytes int64) {
 // crawl otherwise.
 func (a *Agent) Run(ctx context.Context) error {
 	start := time.Now()
+	// Stop (POST /api/v1/stop) ends the run as SIGTERM does: by ending
+	// the context the leave of an agent of a cluster waits on.
+	ctx, stopAsked := context.WithCancel(ctx)
+	defer stopAsked()
 	ctx, endLeave := a.leaveFirst(ctx) // an agent of a cluster leaves first (handoff.go)
 	defer endLeave()
 	ctx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	a.stopMu.Lock()
-	a.stopRun = stopRun
-	stopAsked := a.stopping.Load()
+	a.stopRun = stopAsked
+	asked := a.stopping.Load()
 	a.stopMu.Unlock()
-	if stopAsked {
-		stopRun()
+	if asked {
+		stopAsked()
 	}
 	consoleCtx, stopConsole := context.WithCancel(context.Background())
 	consoleDone := make(chan struct{})

@@ -112,8 +112,9 @@ func (a *Agent) Resume() error {
 	return nil
 }
 
-// Stop begins a clean stop, as SIGINT does: the state is saved and the
-// same command resumes the crawl.
+// Stop begins a clean stop by the path SIGINT and SIGTERM take: the state
+// is saved and the same command resumes the crawl; an agent of a cluster
+// leaves it first (handoff.go).
 func (a *Agent) Stop() {
 	a.stopping.Store(true)
 	a.stopMu.Lock()
