@@ -20,7 +20,8 @@ import (
 )
 
 // slowSite is a server whose every page takes 200 ms to answer and links
-// to ten more of its pages; it serves several host names (one address)
+// to ten more of its pages (a page under /p/ links nowhere: a probe for
+// the filters); it serves several host names (one address)
 // and logs how many requests it serves at once, over all of them.
 type slowSite struct {
 	urls     []string // a seed for each of its names
@@ -59,7 +60,7 @@ func startSlowSite(t *testing.T, ip string, names ...string) *slowSite {
 		fmt.Sscanf(r.URL.Path, "/s/%d", &i)
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprint(w, "<html><body>")
-		for k := 1; k <= 10; k++ {
+		for k := 1; k <= 10 && !strings.HasPrefix(r.URL.Path, "/p/"); k++ {
 			fmt.Fprintf(w, `<a href="/s/%d">p</a>`, i*10+k)
 		}
 		fmt.Fprint(w, "</body></html>")
@@ -144,8 +145,11 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 	// three links a page, 40 pages a host) each name has 40 pages, one
 	// request at a time for the address most of the crawl, so that on a
 	// loaded machine too URLs remain queued when max-urls ends the crawl.
-	slowNames := []string{"slow-0.test", "slow-1.test", "slow-2.test", "slow-3.test"}
+	// probe.test, seeded with a page that links nowhere, is given the
+	// filters' probes once they are set.
+	slowNames := []string{"slow-0.test", "slow-1.test", "slow-2.test", "slow-3.test", "probe.test"}
 	slow := startSlowSite(t, "127.83.1.1", slowNames...)
+	probe := slow.urls[4]
 	dir := t.TempDir()
 	hostsFile, seeds, err := w.WriteFiles(dir)
 	if err != nil {
@@ -159,7 +163,7 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 
 	cfg := Defaults()
 	cfg.Dir = filepath.Join(dir, "crawl")
-	cfg.Fetch.HostsFile, cfg.SeedsFile, cfg.SeedURLs = hostsFile, seeds, slow.urls
+	cfg.Fetch.HostsFile, cfg.SeedsFile, cfg.SeedURLs = hostsFile, seeds, append(slow.urls[:4:4], probe+"p/0")
 	cfg.Fetch.AllowPrivate, cfg.Fetch.SystemDNS = true, false
 	cfg.Frontier.HostDelay, cfg.Frontier.IPDelay = 5*time.Millisecond, 2*time.Millisecond
 	cfg.Fetchers, cfg.Parsers, cfg.Progress, cfg.CheckpointEvery = 4, 1, time.Hour, 0
@@ -230,6 +234,14 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 	applied := time.Now() // the scope and the filters are in force from here
 	if len(changes) != len(first) {
 		t.Errorf("%d changes reported, want %d: %+v", len(changes), len(first), changes)
+	}
+	// A page each for the parse and the follow filter to refuse, whatever
+	// pages of the synthetic web are left (a loaded machine may have
+	// fetched them all before the change).
+	for _, r := range a.AddSeeds([]string{probe + "p/1-probe", probe + "p/2-probe"}) {
+		if !r.Accepted {
+			t.Errorf("probe %s refused: %s", r.URL, r.Reason)
+		}
 	}
 	// slack: a fetch begun before Reconfigure returned reaches the server
 	// a little later.
