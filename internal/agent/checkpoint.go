@@ -277,6 +277,24 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 	if err := atomicfile.Write(filepath.Join(tmp, "MANIFEST"), atomicfile.Options{Sync: true}, func(w io.Writer) error { return json.NewEncoder(w).Encode(m) }); err != nil {
 		return fmt.Errorf("agent: checkpoint: %w", err)
 	}
+	if err := a.commitCheckpoint(tmp, final); err != nil {
+		return err
+	}
+	a.stats.Checkpoints.Add(1)
+	a.stats.CheckpointPauseNano.Store(int64(info.Pause))
+	a.log.Info("checkpoint", "seq", seq, "todo", info.Todo, "virtual", info.Virtual, "pause", info.Pause, "queued", m.Queued,
+		"pause_sieve", sink.sieveTime, "pause_counts", sink.countsTime, "pause_virtual", sink.virtualTime)
+	a.pruneCheckpoints()
+	a.trimInbox()
+	return nil
+}
+
+// commitCheckpoint makes the checkpoint written in tmp the newest one: tmp
+// is synced and renamed to final, and state/CHECKPOINT names it. Crash
+// recovery finds checkpoints by listing their folders: a crash before the
+// rename leaves tmp, which it ignores and removes; after the rename the
+// checkpoint is complete, whether state/CHECKPOINT names it yet or not.
+func (a *Agent) commitCheckpoint(tmp, final string) error {
 	if err := atomicfile.SyncDir(tmp); err != nil {
 		return err
 	}
@@ -293,12 +311,6 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("agent: checkpoint: %w", err)
 	}
-	a.stats.Checkpoints.Add(1)
-	a.stats.CheckpointPauseNano.Store(int64(info.Pause))
-	a.log.Info("checkpoint", "seq", seq, "todo", info.Todo, "virtual", info.Virtual, "pause", info.Pause, "queued", m.Queued,
-		"pause_sieve", sink.sieveTime, "pause_counts", sink.countsTime, "pause_virtual", sink.virtualTime)
-	a.pruneCheckpoints()
-	a.trimInbox()
 	return nil
 }
 
