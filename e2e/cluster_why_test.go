@@ -28,8 +28,8 @@ import (
 // requests starts afterwards; a POST /stop to one agent is its leave.
 func TestClusterWhy(t *testing.T) {
 	web := startWeb(t, testweb.Config{Hosts: 8, HostsPerIP: 2, PagesPerHost: 40, Seed: 31,
-		FirstIP: netip.MustParseAddr("127.61.9.1")})
-	c := newClusterRun(t, web, "127.213.9.1", 2)
+		FirstIP: netip.MustParseAddr("127.61.5.1")})
+	c := newClusterRun(t, web, "127.213.5.1", 2)
 	consoles := []string{freeAddr(t), freeAddr(t)}
 	flags := append(c.flags(150*time.Millisecond, 10*time.Millisecond), "--cluster-wait", "2")
 	for i, a := range c.agents {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -34,7 +35,15 @@ import (
 // Every agent re-routes the batches its outbox holds for an agent that is
 // not in its view (rerouteOutbox): each record goes to its owner in the
 // current view, through the outbox again (durable) before the old batch
-// is removed, so nothing is lost, and a resend is harmless (the sieve).
+// is removed, so nothing is lost. For an agent listed absent, which may
+// come back, only the batches never sent to it are re-routed: one sent
+// may be in its inbox already (its acknowledgement lost in the death), and
+// a URL out of a sieve (KindReady) applied twice is fetched twice — no
+// sieve stands after it. Those wait for its return (it recognises a batch
+// it holds by its id) or for a forget, which re-routes everything (a
+// duplicate is better than a loss). A batch counts as sent from its first
+// attempt in this process: after a restart of the sender, a batch sent
+// before it counts as never sent.
 
 // Rerouter is what a Host adds to re-route records whose destination left
 // the view: the agent that owns the record now ("" for this agent) — for
@@ -238,7 +247,14 @@ func (n *Node) rerouteOutbox(ctx context.Context, v *View) error {
 		if v.Has(dest) || dest == n.cfg.Name {
 			continue
 		}
-		entries := n.outbox.Pending(dest, rerouteBatches, nil)
+		var skip func(BatchID) bool
+		if slices.Contains(v.Absent, dest) {
+			skip = n.tried.has
+		}
+		entries := n.outbox.Pending(dest, rerouteBatches, skip)
+		if len(entries) == 0 {
+			continue
+		}
 		urls := 0
 		for _, e := range entries {
 			wire, err := n.outbox.Read(e)
@@ -264,6 +280,7 @@ func (n *Node) rerouteOutbox(ctx context.Context, v *View) error {
 			return err
 		}
 		for _, e := range entries {
+			n.tried.drop(e.ID)
 			if err := n.outbox.Ack(e); err != nil {
 				return err
 			}
@@ -274,4 +291,32 @@ func (n *Node) rerouteOutbox(ctx context.Context, v *View) error {
 			"agent", dest, "batches", len(entries), "urls", urls, "view", v.String())
 	}
 	return nil
+}
+
+// triedBatches is the set of outbox batches this process has sent at
+// least once and not had acknowledged: perhaps in their receiver's inbox.
+type triedBatches struct {
+	mu  sync.Mutex
+	ids map[BatchID]bool
+}
+
+func (t *triedBatches) mark(id BatchID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ids == nil {
+		t.ids = map[BatchID]bool{}
+	}
+	t.ids[id] = true
+}
+
+func (t *triedBatches) drop(id BatchID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.ids, id)
+}
+
+func (t *triedBatches) has(id BatchID) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.ids[id]
 }

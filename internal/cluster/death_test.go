@@ -54,7 +54,13 @@ func TestDeathTakeoverAndForget(t *testing.T) {
 	killed := time.Now()
 	c.members.ml.Shutdown()
 	c.server.Close()
-	// URLs for c's keys found meanwhile wait in a's outbox.
+	// URLs for c's keys found once it is dead wait in a's outbox, never
+	// sent: re-routed at the takeover.
+	for deadline := time.Now().Add(10 * time.Second); a.aliveNames()["c"]; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("c never declared dead")
+		}
+	}
 	var forC []string
 	for i := 0; len(forC) < 200; i++ {
 		if g := fmt.Sprintf("http://h%d.test/", i); v1.Owner(g) == "c" {
@@ -105,8 +111,15 @@ func TestDeathTakeoverAndForget(t *testing.T) {
 			t.Errorf("%s applied %d times at its new owner %s", g, k, v2.Owner(g))
 		}
 	}
-	if b, _ := a.OutboxLen(); b != 0 {
-		t.Errorf("a's outbox holds %d batches after the re-routing", b)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b, _ := a.OutboxLen()
+		if b == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("a's outbox holds %d batches after the re-routing", b)
+			break
+		}
 	}
 	// c is absent: the crawl stays open although a and b are idle.
 	select {

@@ -86,6 +86,7 @@ type Node struct {
 	batch   *batcher
 	guard   *Guard       // zombie guard (zombie.go)
 	last    lastStatuses // members' last figures (forget.go)
+	tried   triedBatches // outbox batches sent at least once (death.go)
 
 	view     atomic.Pointer[View]
 	vc       viewChange    // view changes (viewchange.go)

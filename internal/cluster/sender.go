@@ -76,6 +76,7 @@ func (n *Node) sendTo(ctx context.Context, dest string) {
 			mu.Lock()
 			inFlight[e.ID] = true
 			mu.Unlock()
+			n.tried.mark(e.ID) // perhaps delivered from now on (death.go)
 			go func(e OutEntry) {
 				err := n.sendOne(ctx, addr, e)
 				mu.Lock()
@@ -132,5 +133,6 @@ func (n *Node) sendOne(ctx context.Context, addr string, e OutEntry) error {
 		}
 		return err
 	}
+	n.tried.drop(e.ID)
 	return n.outbox.Ack(e)
 }

@@ -29,6 +29,7 @@ type Status struct {
 	Duplicates     uint64 `json:"duplicate_batches"`
 	InboxFull      uint64 `json:"inbox_full"`
 	SendErrors     uint64 `json:"send_errors"`
+	Rerouted       uint64 `json:"rerouted_urls"` // URLs of batches for agents out of the view, sent to their new owners (death.go)
 
 	View    *View    `json:"view,omitempty"`
 	Members []Member `json:"members,omitempty"`
@@ -63,6 +64,7 @@ func (n *Node) Status() *Status {
 		Duplicates:     n.counts.duplicateBatches.Load(),
 		InboxFull:      n.counts.inboxFull.Load(),
 		SendErrors:     n.counts.sendErrors.Load(),
+		Rerouted:       n.counts.reroutedURLs.Load(),
 		View:           n.View(),
 		Members:        n.members.members(),
 	}

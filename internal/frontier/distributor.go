@@ -138,6 +138,17 @@ func (s *scheduler) park(h *hostState, rec []byte) {
 // and nothing of v is on disk, to the virtualizer otherwise (each active
 // visit state keeps at least one URL in RAM).
 func (s *scheduler) add(v *visitState, rec []byte) error {
+	if v.movedTo != "" && v.host.resolved {
+		// The address may have moved on, or back here, since v moved (a
+		// death and a return): follow its current owner, never a previous
+		// one, or two agents pass the record back and forth.
+		if to := s.addrOwner(v.host.addr); to == Self {
+			v.movedTo = ""
+			s.attachOrMove(v)
+		} else {
+			v.movedTo = to
+		}
+	}
 	if v.movedTo != "" {
 		return s.forwardMoved(v, rec)
 	}
