@@ -126,10 +126,11 @@ func (c *clusterRun) start(t *testing.T, a *agentProc, extra ...string) {
 	}
 	a.done = make(chan error, 1)
 	go func(cmd *exec.Cmd, done chan error) { done <- cmd.Wait() }(a.cmd, a.done)
+	proc := a.cmd.Process
 	t.Cleanup(func() {
-		if a.cmd.ProcessState == nil {
-			a.cmd.Process.Kill()
-		}
+		// The goroutine above owns the Cmd (Wait sets its ProcessState);
+		// killing a process that has exited is a harmless error.
+		proc.Kill()
 	})
 }
 

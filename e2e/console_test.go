@@ -83,9 +83,10 @@ func (c *consoleCrawl) start(t *testing.T, extra ...string) {
 		}
 	}()
 	t.Cleanup(func() {
-		if c.cmd.ProcessState == nil {
-			c.cmd.Process.Kill()
-		}
+		// The goroutine waiting for the process owns the Cmd (Wait sets
+		// its ProcessState); killing a process that has exited is a
+		// harmless error.
+		c.cmd.Process.Kill()
 	})
 	select {
 	case m := <-found:
