@@ -103,6 +103,22 @@ func (h *clusterHost) handOver(nw *cluster.View, out map[string]cluster.SlotSet)
 		time.Sleep(time.Millisecond)
 	}
 	a.frontier.RouteBarrier()
+	// Nothing more is dispatched to the addresses given up from here (the
+	// loop below waits for what is in flight).
+	until := map[netip.Addr]time.Time{} // the earliest next request to each address given up
+	keepWaits := func(w map[netip.Addr]time.Duration) {
+		now := time.Now()
+		for ad, d := range w {
+			if t := now.Add(d); t.After(until[ad]) {
+				until[ad] = t
+			}
+		}
+	}
+	_, w, err := a.frontier.MoveOut(ctx)
+	if err != nil {
+		return fmt.Errorf("move out: %w", err)
+	}
+	keepWaits(w)
 	ownerOf := func(slot uint32) string {
 		for to, set := range out {
 			if set.Has(slot) {
@@ -112,7 +128,7 @@ func (h *clusterHost) handOver(nw *cluster.View, out map[string]cluster.SlotSet)
 		return ""
 	}
 	seen := map[string][]uint64{}
-	err := a.sieve.ExtractSlots(func(s uint32) bool { return ownerOf(s) != "" }, func(hh uint64) error {
+	err = a.sieve.ExtractSlots(func(s uint32) bool { return ownerOf(s) != "" }, func(hh uint64) error {
 		to := ownerOf(sieve.Slot(hh))
 		seen[to] = append(seen[to], hh)
 		return nil
@@ -150,20 +166,14 @@ func (h *clusterHost) handOver(nw *cluster.View, out map[string]cluster.SlotSet)
 	// The addresses given up: nothing more is dispatched to them, their
 	// URLs go to their new owners, and the release waits for the
 	// requests in flight.
-	// The earliest next request to each address given up, over every
-	// round (a round sees only what it moves and what is in flight).
-	until := map[netip.Addr]time.Time{}
+	// Every round counts: a round sees only what it moves and what is in
+	// flight.
 	for {
 		inFlight, w, err := a.frontier.MoveOut(ctx)
 		if err != nil {
 			return fmt.Errorf("move out: %w", err)
 		}
-		now := time.Now()
-		for ad, d := range w {
-			if t := now.Add(d); t.After(until[ad]) {
-				until[ad] = t
-			}
-		}
+		keepWaits(w)
 		if inFlight == 0 {
 			break
 		}
@@ -276,6 +286,7 @@ func (a *Agent) leave() error {
 		fmt.Fprintf(a.progress, "petrel: agent %s leaving the crawl (--leave-timeout %s)\n", self, timeout)
 	}
 	a.log.Info("cluster: leaving the crawl", "view", v.String())
+	n.Leaving()
 	for {
 		cur := n.View()
 		if !cur.Has(self) {

@@ -20,6 +20,12 @@ import (
 // view and its members are all here (WaitReady), and schedules nothing
 // moved to it before the old owner's release (handoff.go).
 
+// Leaving marks this agent as leaving the crawl deliberately, before it
+// proposes the view without itself: its zombie guard then does not cut
+// its requests in flight when that view is in force (they end, and its
+// releases wait for them).
+func (n *Node) Leaving() { n.leaving.Store(true) }
+
 // joinRequest is the body of /v1/join.
 type joinRequest struct {
 	Name   string `json:"name"`

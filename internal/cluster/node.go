@@ -99,7 +99,8 @@ type Node struct {
 	finOnce  sync.Once
 	stopOnce sync.Once
 
-	lastJoinAsk time.Time // join.go (viewLoop's goroutine)
+	lastJoinAsk time.Time   // join.go (viewLoop's goroutine)
+	leaving     atomic.Bool // join.go: Leaving
 
 	agreedMu sync.Mutex
 	agreed   map[string]bool   // peers whose settings agree

@@ -58,7 +58,9 @@ func (n *Node) zombieLoop(ctx context.Context) {
 			continue
 		}
 		if !v.Has(n.cfg.Name) {
-			if member {
+			// An agent that left deliberately (Leaving) lets its requests
+			// in flight end: its old addresses wait for its release.
+			if member && !n.leaving.Load() {
 				n.guard.Close(fmt.Sprintf("declared dead: the crawl's view (%s) is without this agent", v))
 			}
 			continue
