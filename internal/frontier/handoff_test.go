@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -141,5 +142,84 @@ func TestHoldAddrs(t *testing.T) {
 	}
 	if h.f.Holding() != 0 {
 		t.Errorf("%d holds left", h.f.Holding())
+	}
+}
+
+// movingRouter gives addrB to whom owner names, and keeps each ready URL
+// forwarded with its destination.
+type movingRouter struct {
+	splitRouter
+	addrB netip.Addr
+	owner atomic.Value // Peer
+	sent  map[string]Peer
+}
+
+func (r *movingRouter) AddrOwner(a netip.Addr) Peer {
+	if a == r.addrB {
+		return r.owner.Load().(Peer)
+	}
+	return Self
+}
+func (r *movingRouter) ReadyOwner([]byte) Peer { return Self }
+func (r *movingRouter) ForwardReady(to Peer, rec []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sent[string(rec[MetaLen:])] = to
+	return nil
+}
+
+func (r *movingRouter) sentTo(url string) Peer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sent[url]
+}
+
+// TestMovedFollowsOwner: a visit state moved to another agent follows its
+// address's owner in the router's view as it changes: a URL of it goes to
+// the agent owning the address now, not to the one it moved to (which
+// left), and is fetched here once the address is this agent's again.
+func TestMovedFollowsOwner(t *testing.T) {
+	addrB := netip.MustParseAddr("10.4.0.2")
+	res := mapResolver{"a.test": netip.MustParseAddr("10.4.0.1"), "b.test": addrB}
+	r := &movingRouter{addrB: addrB, sent: map[string]Peer{}}
+	r.owner.Store(Peer("old"))
+	h := newHarness(t, Config{Resolver: res, Router: r, Settings: Settings{HostDelay: 20 * time.Millisecond}})
+	h.enqueue("http://b.test/q0")
+	h.enqueue("http://a.test/p0")
+	h.enqueue("http://a.test/p1")
+	waitSent := func(url string) {
+		for end := time.Now().Add(5 * time.Second); r.sentTo(url) == "" && time.Now().Before(end); {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	answer := func(tk *Task) Outcome {
+		if tk.Robots {
+			return Outcome{Result: Fetched, Robots: allowAll{}}
+		}
+		switch tk.URL() {
+		case "http://a.test/p0":
+			waitSent("http://b.test/q0")
+			r.owner.Store(Peer("new")) // "old" left the crawl
+			h.enqueue("http://b.test/q1")
+		case "http://a.test/p1":
+			waitSent("http://b.test/q1")
+			r.owner.Store(Self) // the address is this agent's again
+			h.enqueue("http://b.test/q2")
+		}
+		return Outcome{Result: Fetched}
+	}
+	if err := h.run(2, answer); err != nil {
+		t.Fatal(err)
+	}
+	for url, want := range map[string]Peer{"http://b.test/q0": "old", "http://b.test/q1": "new"} {
+		if got := r.sentTo(url); got != want {
+			t.Errorf("%s forwarded to %q, want %q", url, got, want)
+		}
+	}
+	if got := r.sentTo("http://b.test/q2"); got != "" {
+		t.Errorf("b.test/q2 forwarded to %q, want fetched here", got)
+	}
+	if got := h.pages(); !slices.Contains(got, "http://b.test/q2") {
+		t.Errorf("fetched %v, want b.test/q2 among them", got)
 	}
 }
