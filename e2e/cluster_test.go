@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -97,10 +98,13 @@ func newClusterRun(t *testing.T, web *crawlRun, firstIP string, n int) *clusterR
 	if out, err := exec.Command(clusterPetrel, "cluster", "keygen", c.key).CombinedOutput(); err != nil {
 		t.Fatalf("keygen: %v\n%s", err, out)
 	}
+	// A port drawn per run (membership on it, the exchange on the next one)
+	// keeps two test processes using the same addresses apart.
+	port := uint16(10000 + 2*rand.IntN(10000))
 	ip := netip.MustParseAddr(firstIP)
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("agent%d", i+1)
-		c.agents = append(c.agents, &agentProc{name: name, bind: netip.AddrPortFrom(ip, 7946).String(),
+		c.agents = append(c.agents, &agentProc{name: name, bind: netip.AddrPortFrom(ip, port).String(),
 			dir: filepath.Join(c.base, name)})
 		ip = ip.Next()
 	}
