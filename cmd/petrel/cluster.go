@@ -79,6 +79,32 @@ func (c *controlFlags) open() (*cluster.Client, []string, error) {
 	return cl, addrs, nil
 }
 
+// finalError marks an error from a crawl's agent that another agent would
+// answer the same way (a refusal, not a failure to reach it): each stops at it.
+type finalError struct{ error }
+
+// each opens the client and calls try with each exchange address in turn,
+// under one timeout for them all, until a try returns nil (each returns nil)
+// or a finalError (each returns its error). When no agent answers, each
+// returns one error naming every address tried and the last failure.
+func (c *controlFlags) each(ctx context.Context, timeout time.Duration, try func(ctx context.Context, cl *cluster.Client, addr string) error) error {
+	cl, addrs, err := c.open()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for _, a := range addrs {
+		err = try(ctx, cl, a)
+		var fe finalError
+		if err == nil || errors.As(err, &fe) {
+			return err
+		}
+	}
+	return fmt.Errorf("no agent answered at %s: %v", strings.Join(addrs, ","), err)
+}
+
 func clusterStatusCmd() *cobra.Command {
 	var cf controlFlags
 	var asJSON bool
@@ -87,51 +113,50 @@ func clusterStatusCmd() *cobra.Command {
 		Short: "Show a running crawl's members, view and totals (over the authenticated exchange; never joins the gossip)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cl, addrs, err := cf.open()
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
-			defer cancel()
-			var first *cluster.Status
-			for _, a := range addrs {
-				if first, err = cl.GetStatus(ctx, a); err == nil {
-					break
-				}
-			}
-			if first == nil {
-				return fmt.Errorf("no agent answered at %s: %v", strings.Join(addrs, ","), err)
-			}
-			all := []*cluster.Status{first}
-			var missing []string
-			for _, m := range first.Members {
-				if m.Name == first.Name || m.Meta.Exchange == "" {
-					continue
-				}
-				if m.State != "alive" {
-					missing = append(missing, m.Name+" ("+m.State+")")
-					continue
-				}
-				s, err := cl.GetStatus(ctx, m.Meta.Exchange)
+			return cf.each(cmd.Context(), 10*time.Second, func(ctx context.Context, cl *cluster.Client, addr string) error {
+				first, err := cl.GetStatus(ctx, addr)
 				if err != nil {
-					missing = append(missing, m.Name+" ("+err.Error()+")")
-					continue
+					return err
 				}
-				all = append(all, s)
-			}
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{"view": first.View, "agents": all, "unreachable": missing})
-			}
-			printStatus(cmd, first, all, missing)
-			return nil
+				if err := showStatus(ctx, cmd, cl, first, asJSON); err != nil {
+					return finalError{err} // printed in part: not again through another agent
+				}
+				return nil
+			})
 		},
 	}
 	cf.bind(cmd.Flags())
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// showStatus asks every other alive member that first lists for its status
+// and prints them all, with the members that did not answer.
+func showStatus(ctx context.Context, cmd *cobra.Command, cl *cluster.Client, first *cluster.Status, asJSON bool) error {
+	all := []*cluster.Status{first}
+	var missing []string
+	for _, m := range first.Members {
+		if m.Name == first.Name || m.Meta.Exchange == "" {
+			continue
+		}
+		if m.State != "alive" {
+			missing = append(missing, m.Name+" ("+m.State+")")
+			continue
+		}
+		s, err := cl.GetStatus(ctx, m.Meta.Exchange)
+		if err != nil {
+			missing = append(missing, m.Name+" ("+err.Error()+")")
+			continue
+		}
+		all = append(all, s)
+	}
+	if asJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"view": first.View, "agents": all, "unreachable": missing})
+	}
+	printStatus(cmd, first, all, missing)
+	return nil
 }
 
 func printStatus(cmd *cobra.Command, first *cluster.Status, all []*cluster.Status, missing []string) {
@@ -168,20 +193,13 @@ func clusterStopCmd() *cobra.Command {
 		Short: "Stop every agent of a crawl cleanly (state saved, WARC files closed); the same commands resume it",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cl, addrs, err := cf.open()
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
-			defer cancel()
-			for _, a := range addrs {
-				if err = cl.Stop(ctx, a); err == nil {
-					fmt.Fprintf(cmd.OutOrStdout(), "petrel: asked the crawl to stop (through %s); every agent stops cleanly and exits 0\n", a)
-					return nil
+			return cf.each(cmd.Context(), 10*time.Second, func(ctx context.Context, cl *cluster.Client, addr string) error {
+				if err := cl.Stop(ctx, addr); err != nil {
+					return err
 				}
-			}
-			return fmt.Errorf("no agent answered at %s: %v", strings.Join(addrs, ","), err)
+				fmt.Fprintf(cmd.OutOrStdout(), "petrel: asked the crawl to stop (through %s); every agent stops cleanly and exits 0\n", addr)
+				return nil
+			})
 		},
 	}
 	cf.bind(cmd.Flags())

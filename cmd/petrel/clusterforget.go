@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,24 +20,17 @@ func clusterForgetCmd() *cobra.Command {
 			if !cluster.ValidName(args[0]) {
 				return flagError{fmt.Errorf("agent name %q: want 1 to 64 letters, digits, '.', '-' or '_'", args[0])}
 			}
-			cl, addrs, err := cf.open()
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
-			defer cancel()
-			for _, a := range addrs {
-				var msg string
-				if msg, err = cl.Forget(ctx, a, args[0]); err == nil {
-					fmt.Fprintf(cmd.OutOrStdout(), "petrel: %s", msg)
-					return nil
-				}
+			return cf.each(cmd.Context(), 30*time.Second, func(ctx context.Context, cl *cluster.Client, addr string) error {
+				msg, err := cl.Forget(ctx, addr, args[0])
 				if se, ok := err.(*cluster.StatusError); ok && se.Code == 409 {
-					return fmt.Errorf("the crawl refused to forget %s: %s", args[0], se.Body)
+					return finalError{fmt.Errorf("the crawl refused to forget %s: %s", args[0], se.Body)}
 				}
-			}
-			return fmt.Errorf("no agent answered at %s: %v", strings.Join(addrs, ","), err)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "petrel: %s", msg)
+				return nil
+			})
 		},
 	}
 	cf.bind(cmd.Flags())
