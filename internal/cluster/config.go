@@ -389,39 +389,27 @@ func readControl(w http.ResponseWriter, r *http.Request, v any, what string, che
 
 // configCatchUp commits a newer config epoch announced by gossip: an
 // agent that missed a commit fetches the values of the member announcing
-// the highest epoch above its own.
+// the highest epoch above its own. It is one round of everyProbe.
 func (n *Node) configCatchUp(ctx context.Context) {
-	if _, ok := n.host.(ConfigHost); !ok {
+	if _, ok := n.host.(ConfigHost); !ok || !n.isReady() {
 		return
 	}
-	t := time.NewTicker(max(n.cfg.Timing.probe(), 50*time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	var best Member
+	for _, m := range n.aliveMembers() {
+		if m.Meta.ConfigEpoch > n.ConfigEpoch() && m.Meta.ConfigEpoch > best.Meta.ConfigEpoch && n.isAgreedOrMember(m.Name) {
+			best = m
 		}
-		if !n.isReady() {
-			continue
-		}
-		var best Member
-		for _, m := range n.aliveMembers() {
-			if m.Meta.ConfigEpoch > n.ConfigEpoch() && m.Meta.ConfigEpoch > best.Meta.ConfigEpoch && n.isAgreedOrMember(m.Name) {
-				best = m
-			}
-		}
-		if best.Name == "" {
-			continue
-		}
-		s, err := n.fetchConfig(ctx, best.Meta.Exchange)
-		if err != nil || s.Epoch <= n.ConfigEpoch() {
-			continue
-		}
-		n.log.Info("cluster: cluster-wide settings learnt from a member", "epoch", s.Epoch, "from", best.Name)
-		if err := n.commitConfig(ctx, s); err != nil {
-			n.log.Error("cluster: catch up cluster-wide settings", "err", err)
-		}
+	}
+	if best.Name == "" {
+		return
+	}
+	s, err := n.fetchConfig(ctx, best.Meta.Exchange)
+	if err != nil || s.Epoch <= n.ConfigEpoch() {
+		return
+	}
+	n.log.Info("cluster: cluster-wide settings learnt from a member", "epoch", s.Epoch, "from", best.Name)
+	if err := n.commitConfig(ctx, s); err != nil {
+		n.log.Error("cluster: catch up cluster-wide settings", "err", err)
 	}
 }
 

@@ -244,9 +244,9 @@ func Start(cfg Config, host Host) (*Node, error) {
 	n.goLoop(n.senderLoop)
 	n.goLoop(n.batch.loop)
 	n.goLoop(n.viewLoop)
-	n.goLoop(n.viewCatchUp)
-	n.goLoop(n.configCatchUp)
-	n.goLoop(n.watchLoop)
+	n.goLoop(n.everyProbe(n.viewCatchUp))
+	n.goLoop(n.everyProbe(n.configCatchUp))
+	n.goLoop(n.everyProbe(n.watchRound))
 	n.goLoop(n.terminationLoop)
 	n.goLoop(n.zombieLoop)
 	n.goLoop(n.deathLoop)
@@ -582,28 +582,19 @@ func loadView(path string) (*View, error) {
 	return v, nil
 }
 
-// watchLoop follows the others' metadata: a finished crawl or a
+// watchRound follows the others' metadata: a finished crawl or a
 // whole-crawl stop announced by gossip reaches every agent even if the
 // exchange call that announced it did not.
-func (n *Node) watchLoop(ctx context.Context) {
-	t := time.NewTicker(max(n.cfg.Timing.probe(), 50*time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+func (n *Node) watchRound(context.Context) {
+	v := n.View()
+	for _, m := range n.aliveMembers() {
+		// Only a member of this agent's view ends its crawl: an agent
+		// refused or still joining does not inherit another's end.
+		if m.Meta.Finished && n.isReady() && v != nil && v.Has(m.Name) {
+			n.finish("gossip from " + m.Name)
 		}
-		v := n.View()
-		for _, m := range n.aliveMembers() {
-			// Only a member of this agent's view ends its crawl: an agent
-			// refused or still joining does not inherit another's end.
-			if m.Meta.Finished && n.isReady() && v != nil && v.Has(m.Name) {
-				n.finish("gossip from " + m.Name)
-			}
-			if m.Meta.Stopping {
-				n.requestStop("whole-crawl stop (gossip from " + m.Name + ")")
-			}
+		if m.Meta.Stopping {
+			n.requestStop("whole-crawl stop (gossip from " + m.Name + ")")
 		}
 	}
 }

@@ -320,36 +320,28 @@ func readProposal(w http.ResponseWriter, r *http.Request) (proposal, bool) {
 // viewCatchUp installs a newer view announced by gossip: an agent that
 // missed a commit (unreachable then) fetches the view of the member
 // announcing the highest epoch above its own. Agents without a view yet
-// are left to helloAll (the first view, or a join).
+// are left to helloAll (the first view, or a join). It is one round of
+// everyProbe.
 func (n *Node) viewCatchUp(ctx context.Context) {
-	t := time.NewTicker(max(n.cfg.Timing.probe(), 50*time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	cur := n.View()
+	if cur == nil {
+		return
+	}
+	var best Member
+	for _, m := range n.aliveMembers() {
+		if m.Meta.ViewEpoch > cur.Epoch && m.Meta.ViewEpoch > best.Meta.ViewEpoch && n.isAgreed(m.Name) {
+			best = m
 		}
-		cur := n.View()
-		if cur == nil {
-			continue
-		}
-		var best Member
-		for _, m := range n.aliveMembers() {
-			if m.Meta.ViewEpoch > cur.Epoch && m.Meta.ViewEpoch > best.Meta.ViewEpoch && n.isAgreed(m.Name) {
-				best = m
-			}
-		}
-		if best.Name == "" {
-			continue
-		}
-		v, err := n.fetchView(ctx, best.Meta.Exchange)
-		if err != nil || v.Epoch <= cur.Epoch {
-			continue
-		}
-		n.log.Info("cluster: view learnt from a member", "view", v.String(), "from", best.Name)
-		if err := n.installView(v, nil); err != nil {
-			n.log.Error("cluster: install view", "err", err)
-		}
+	}
+	if best.Name == "" {
+		return
+	}
+	v, err := n.fetchView(ctx, best.Meta.Exchange)
+	if err != nil || v.Epoch <= cur.Epoch {
+		return
+	}
+	n.log.Info("cluster: view learnt from a member", "view", v.String(), "from", best.Name)
+	if err := n.installView(v, nil); err != nil {
+		n.log.Error("cluster: install view", "err", err)
 	}
 }
