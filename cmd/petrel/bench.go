@@ -50,6 +50,7 @@ func benchFrontierCmd() *cobra.Command {
 		Short: "Benchmark the real frontier with zero-latency fake fetchers (no network)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			limitMemory(o.MemoryLimit()) // as an agent's: the Go heap held near the workbench budget
 			return benchfrontier.Run(cmd.Context(), o, os.Stdout, os.Stderr)
 		},
 	}

@@ -115,9 +115,13 @@ func withConfigFile(cfg agent.Config, file string, flags *pflag.FlagSet) (agent.
 
 // setMemoryLimit sets the process's soft memory limit to what the crawl
 // needs, unless GOMEMLIMIT says otherwise.
-func setMemoryLimit(cfg *agent.Config) {
+func setMemoryLimit(cfg *agent.Config) { limitMemory(cfg.MemoryBudget()) }
+
+// limitMemory sets the process's soft memory limit to n bytes, unless
+// GOMEMLIMIT says otherwise. Only the command sets it: the process is its.
+func limitMemory(n int64) {
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(cfg.MemoryBudget())
+		debug.SetMemoryLimit(n)
 	}
 }
 

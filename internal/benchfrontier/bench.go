@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,9 +110,6 @@ type Result struct {
 // Run runs the benchmark and prints JSON to jsonOut and a table to tableOut.
 func Run(ctx context.Context, opts Options, jsonOut, tableOut io.Writer) error {
 	opts.defaults()
-	// As the agent does: the Go heap is held near the workbench budget plus
-	// a fixed allowance (GOMEMLIMIT overrides).
-	agentMemoryLimit(opts.WorkbenchBytes)
 	dir := opts.Dir
 	if dir == "" {
 		d, err := os.MkdirTemp("", "petrel-bench-frontier-")
@@ -162,14 +158,15 @@ func Run(ctx context.Context, opts Options, jsonOut, tableOut io.Writer) error {
 	return tw.Flush()
 }
 
-// agentMemoryLimit holds the Go heap near the workbench budget plus a fixed
-// allowance, as petrel crawl does (agent.Config.MemoryBudget, without the
-// URL-cache share: this benchmark's cache is 16 MiB, inside the
-// allowance). The benchmark owns its process, as a command does.
-func agentMemoryLimit(workbench int64) {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(workbench + 192<<20)
-	}
+// MemoryLimit is the process's soft memory limit the benchmark's figures
+// assume: the workbench budget plus the fixed allowance an agent has
+// (agent.Config.MemoryBudget, without the URL-cache share: this
+// benchmark's cache is 16 MiB, inside the allowance). The command that
+// runs the benchmark sets it, as petrel crawl sets the agent's; Run sets
+// no limit.
+func (o Options) MemoryLimit() int64 {
+	o.defaults()
+	return o.WorkbenchBytes + 192<<20
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"runtime/debug"
 	"testing"
 	"time"
 )
@@ -12,6 +13,7 @@ import (
 // URL with no politeness violation, queue every URL of the memory phase,
 // and report figures that hold together.
 func TestRunSmall(t *testing.T) {
+	limit := debug.SetMemoryLimit(-1)
 	var js, table bytes.Buffer
 	err := Run(context.Background(), Options{Keys: 50, URLs: 1000, QueuedURLs: 5000, HostDelay: 2 * time.Millisecond,
 		IPDelay: time.Millisecond, Fetchers: 8, WorkbenchBytes: 64 << 10, Dir: t.TempDir(), Timeout: time.Minute}, &js, &table)
@@ -21,6 +23,9 @@ func TestRunSmall(t *testing.T) {
 	var r Result
 	if err := json.Unmarshal(js.Bytes(), &r); err != nil {
 		t.Fatal(err)
+	}
+	if got := debug.SetMemoryLimit(-1); got != limit {
+		t.Errorf("Run changed the process's memory limit from %d to %d: only the command may", limit, got)
 	}
 	if r.Violations != 0 {
 		t.Errorf("%d politeness violations", r.Violations)
@@ -36,5 +41,16 @@ func TestRunSmall(t *testing.T) {
 	}
 	if !bytes.Contains(table.Bytes(), []byte("politeness violations")) {
 		t.Errorf("no table:\n%s", table.String())
+	}
+}
+
+// TestMemoryLimit checks the limit the command sets for the benchmark: the
+// workbench budget (512 MiB by default) plus the agent's fixed allowance.
+func TestMemoryLimit(t *testing.T) {
+	if got := (Options{}).MemoryLimit(); got != 512<<20+192<<20 {
+		t.Errorf("default: %d", got)
+	}
+	if got := (Options{WorkbenchBytes: 64 << 20}).MemoryLimit(); got != 64<<20+192<<20 {
+		t.Errorf("64 MiB workbench: %d", got)
 	}
 }
