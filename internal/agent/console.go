@@ -181,7 +181,8 @@ func (a *Agent) AddSeeds(urls []string) []console.SeedResult {
 }
 
 // DescribeSettings describes every setting: value, default, whether it
-// can change while the crawl runs (and why not), help.
+// can change while the crawl runs (and why not), whether it is
+// cluster-wide, help.
 func (a *Agent) DescribeSettings() []console.SettingInfo {
 	a.curMu.Lock()
 	cur := a.cur
@@ -192,7 +193,7 @@ func (a *Agent) DescribeSettings() []console.SettingInfo {
 			continue
 		}
 		out = append(out, console.SettingInfo{Name: s.Name, Value: s.Value(), Default: s.Default(), Kind: s.Kind.String(),
-			Group: s.Group.String(), Live: s.Live, Fixed: s.Fixed, Help: s.Help, Choices: s.Choices})
+			Group: s.Group.String(), Live: s.Live, Fixed: s.Fixed, ClusterWide: s.Cluster, Help: s.Help, Choices: s.Choices})
 	}
 	return out
 }

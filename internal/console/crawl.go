@@ -67,15 +67,19 @@ const (
 
 // SettingInfo describes one setting (GET /config?describe=1).
 type SettingInfo struct {
-	Name    string   `json:"name"`
-	Value   any      `json:"value"`
-	Default string   `json:"default"`
-	Kind    string   `json:"kind"`
-	Group   string   `json:"group"`
-	Live    bool     `json:"live"`            // can change while the crawl runs
-	Fixed   string   `json:"fixed,omitempty"` // why it cannot
-	Help    string   `json:"help"`
-	Choices []string `json:"choices,omitempty"`
+	Name    string `json:"name"`
+	Value   any    `json:"value"`
+	Default string `json:"default"`
+	Kind    string `json:"kind"`
+	Group   string `json:"group"`
+	Live    bool   `json:"live"`            // can change while the crawl runs
+	Fixed   string `json:"fixed,omitempty"` // why it cannot
+	// ClusterWide: every agent of a crawl of several holds the same
+	// value; an agent with another is refused at hello, and a live change
+	// is made on every agent or on none.
+	ClusterWide bool     `json:"cluster_wide"`
+	Help        string   `json:"help"`
+	Choices     []string `json:"choices,omitempty"`
 }
 
 // SeedResult says what became of one URL given to AddSeeds.
