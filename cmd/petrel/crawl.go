@@ -1,13 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -42,7 +42,9 @@ func crawlCmd() *cobra.Command {
 					final.Given = append(final.Given, f.Name)
 				}
 			})
-			setMemoryLimit(&final)
+			ctx, cancel := context.WithCancel(cmd.Context())
+			defer cancel()
+			go newMemoryLimit(&final, os.Stderr).follow(ctx, memoryLimitEvery)
 			a, err := agent.Open(final, os.Stderr)
 			if errors.Is(err, agent.ErrFinished) {
 				fmt.Fprintf(os.Stderr, "petrel: the crawl in %s is finished (state/FINISHED); nothing to do\n", final.Dir)
@@ -62,7 +64,7 @@ func crawlCmd() *cobra.Command {
 					a.RequestCheckpoint()
 				}
 			}()
-			return a.Run(cmd.Context())
+			return a.Run(ctx)
 		},
 	}
 	table.Flags(cmd.Flags())
@@ -111,18 +113,6 @@ func withConfigFile(cfg agent.Config, file string, flags *pflag.FlagSet) (agent.
 		return final, flagError{setErr}
 	}
 	return final, nil
-}
-
-// setMemoryLimit sets the process's soft memory limit to what the crawl
-// needs, unless GOMEMLIMIT says otherwise.
-func setMemoryLimit(cfg *agent.Config) { limitMemory(cfg.MemoryBudget()) }
-
-// limitMemory sets the process's soft memory limit to n bytes, unless
-// GOMEMLIMIT says otherwise. Only the command sets it: the process is its.
-func limitMemory(n int64) {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(n)
-	}
 }
 
 func configCmd() *cobra.Command {

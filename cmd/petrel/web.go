@@ -178,7 +178,7 @@ func demoCmd() *cobra.Command {
 			ac.Frontier.RetryDelay = 200 * time.Millisecond
 			ac.Fetch.Timeout = 5 * time.Second
 			ac.Progress = time.Second
-			setMemoryLimit(&ac)
+			go newMemoryLimit(&ac, os.Stderr).follow(ctx, memoryLimitEvery)
 			fmt.Fprintf(os.Stderr, "demo: synthetic web of %d hosts on %d loopback addresses; crawling into %s\n",
 				len(w.Hosts()), len(w.Addrs()), dir)
 			a, err := agent.Open(ac, os.Stderr)
