@@ -60,6 +60,7 @@ restarted to time its recovery. Prints a table on stderr, JSON on stdout with --
 	fs.DurationVar(&o.Every, "every", 0, "sampling interval (default 5s)")
 	fs.DurationVar(&o.TimeBound, "time-bound", 0, "give up after this long (default 2h)")
 	fs.BoolVar(&o.Recover, "recover", false, "kill -9 the crawl after the checkpoint at N and time its recovery")
+	fs.BoolVar(&o.Resume, "resume", false, "continue the crawl left in --work by an earlier run on the same web (say, one its --time-bound stopped)")
 	fs.StringSliceVar(&o.CrawlArgs, "crawl-arg", nil, "extra argument of petrel crawl (repeatable), e.g. --crawl-arg=--sieve-buffer=4194304")
 	fs.StringVar(&o.Plot, "plot", "", "draw the samples to this SVG file")
 	fs.BoolVar(&jsonOut, "json", false, "print the report as JSON on stdout")

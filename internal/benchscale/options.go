@@ -41,6 +41,11 @@ type Options struct {
 	// Recover kills the crawl after the checkpoint at N (SIGKILL) and
 	// restarts it, timing the recovery.
 	Recover bool
+	// Resume continues the crawl already in WorkDir's crawl directory (an
+	// earlier run on the same web, e.g. one its time bound stopped) instead
+	// of starting a new one. Samples and rates are this run's; URLs known
+	// and pages count from the crawl's start. It needs WorkDir.
+	Resume bool
 	// CrawlArgs are extra arguments of "petrel crawl".
 	CrawlArgs []string
 	// Plot, when set, is the SVG file drawn.
@@ -59,6 +64,9 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("benchscale: petrel binary: %w", err)
 		}
 		o.Petrel = p
+	}
+	if o.Resume && o.WorkDir == "" {
+		return o, errors.New("benchscale: resuming needs the work directory of the earlier run")
 	}
 	if !o.FirstIP.IsValid() {
 		o.FirstIP = netip.AddrFrom4([4]byte{127, 128, 0, 1})

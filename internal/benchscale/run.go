@@ -173,8 +173,9 @@ func run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	crawlDir := filepath.Join(work, "crawl")
-	if err := os.RemoveAll(crawlDir); err != nil {
-		return nil, fmt.Errorf("benchscale: work directory: %w", err)
+	resumed, err := prepareCrawlDir(o, crawlDir)
+	if err != nil {
+		return nil, err
 	}
 	g, err := testweb.NewGen(testweb.GenConfig{Hosts: o.Hosts, PagesPerHost: o.PagesPerHost, Addrs: o.Addrs,
 		LinksPerPage: o.LinksPerPage, Seed: o.Seed, Port: 80})
@@ -188,6 +189,9 @@ func run(ctx context.Context, o Options) (*Report, error) {
 		HostDelay: o.HostDelay.String(), IPDelay: o.IPDelay.String(),
 		Web: WebShape{Hosts: gc.Hosts, PagesPerHost: gc.PagesPerHost, Addrs: gc.Addrs, LinksPerPage: gc.LinksPerPage,
 			URLMeanBytes: ul.Mean, URLP50Bytes: ul.P50, URLP90Bytes: ul.P90},
+	}
+	if resumed != "" {
+		rep.Notes = append(rep.Notes, resumed)
 	}
 	if o.Port != 80 {
 		rep.Notes = append(rep.Notes, "web not on port 80: every URL carries its port, longer than the lengths stated")
@@ -247,6 +251,25 @@ func run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// prepareCrawlDir empties crawlDir for a new crawl, or with o.Resume
+// checks that it holds one and returns a note of where it stood.
+func prepareCrawlDir(o Options, crawlDir string) (string, error) {
+	if !o.Resume {
+		if err := os.RemoveAll(crawlDir); err != nil {
+			return "", fmt.Errorf("benchscale: work directory: %w", err)
+		}
+		return "", nil
+	}
+	if _, err := os.Stat(filepath.Join(crawlDir, "state")); err != nil {
+		return "", fmt.Errorf("benchscale: nothing to resume in %s: %w", crawlDir, err)
+	}
+	m, err := readProgress(crawlDir)
+	if err != nil {
+		return fmt.Sprintf("resumed the crawl in %s", crawlDir), nil
+	}
+	return fmt.Sprintf("resumed the crawl in %s at %d known, %d pages", crawlDir, m["SieveNew"], m["Fetched"]), nil
 }
 
 // crawlUntil samples the crawl until N URLs are known, the time bound
