@@ -114,6 +114,8 @@ type Agent struct {
 	clusterHost *clusterHost
 	leaveErr    atomic.Pointer[error] // a leave's outcome (handoff.go)
 	clusterIn   atomic.Bool           // the agent has its view with every member here (waitCluster)
+	loopsMu     sync.Mutex            // held by startLoops and by a cluster-wide commit before it (clusterearlyconfig.go)
+	loopsUp     bool                  // Run's control loop serves Reconfigure
 	until       chan struct{}         // closed when the whole crawl is over
 	// The seeds, offered once the view is known.
 	clusterSeeds   []urlx.URL
@@ -616,6 +618,9 @@ type runLoops struct {
 
 // startLoops starts a run's loops; ctx is the run's (its end is a stop).
 func (a *Agent) startLoops(ctx context.Context) *runLoops {
+	a.loopsMu.Lock()
+	a.loopsUp = true
+	a.loopsMu.Unlock()
 	l := &runLoops{a: a, ctlDone: make(chan struct{}), cpDone: make(chan struct{}), progDone: make(chan struct{}),
 		graceDone: make(chan struct{}), ended: make(chan struct{})}
 	// Fetches in flight at a stop get a grace period to finish.

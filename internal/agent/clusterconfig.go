@@ -98,6 +98,9 @@ func (h *clusterHost) PrepareConfig(values map[string]any) error {
 // returns the settings this agent's hello compares from now on.
 func (h *clusterHost) CommitConfig(ctx context.Context, epoch uint64, values map[string]any) ([][2]string, error) {
 	a := h.a
+	if settings, ok, err := a.commitBeforeRun(epoch, values); ok {
+		return settings, err
+	}
 	values = maps.Clone(values)
 	entries, blocks, err := takeBlocklist(values)
 	if err != nil {

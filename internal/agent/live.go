@@ -220,11 +220,7 @@ func (c *control) apply(changes map[string]any) ([]Change, error) {
 	if err != nil || len(diff) == 0 {
 		return nil, err
 	}
-	if next.Frontier != cur.Frontier || next.Filter != cur.Filter {
-		cuts := a.frontier.Cuts()
-		if next.Filter != cur.Filter {
-			cuts = a.cutsFor(&next)
-		}
+	if cuts, ok := a.frontierChange(&cur, &next); ok {
 		if err := a.frontier.Reconfigure(c.ctx, next.Frontier, cuts); err != nil {
 			return nil, err
 		}
@@ -244,6 +240,26 @@ func (c *control) apply(changes map[string]any) ([]Change, error) {
 		case <-c.ctx.Done():
 		}
 	}
+	a.adopt(next, diff)
+	return diff, nil
+}
+
+// frontierChange reports whether going from cur to next changes the
+// frontier's settings or cuts, and the cuts under next.
+func (a *Agent) frontierChange(cur, next *Config) (frontier.Cuts, bool) {
+	if next.Frontier == cur.Frontier && next.Filter == cur.Filter {
+		return frontier.Cuts{}, false
+	}
+	if next.Filter != cur.Filter {
+		return a.cutsFor(next), true
+	}
+	return a.frontier.Cuts(), true
+}
+
+// adopt makes next, which the frontier and the agent's goroutines already
+// follow, the settings in force: logged, and saved in state/ with every
+// change so far. It runs on the control loop, or before it starts.
+func (a *Agent) adopt(next Config, diff []Change) {
 	a.curMu.Lock()
 	a.cur = next
 	a.curMu.Unlock()
@@ -254,7 +270,6 @@ func (c *control) apply(changes map[string]any) ([]Change, error) {
 	if err := a.saveLive(); err != nil {
 		a.log.Error("save live settings", "err", err)
 	}
-	return diff, nil
 }
 
 // cutsFor returns the cuts that hold queued URLs to a changed scope and

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ type configHost struct {
 	*testHost
 	name   string
 	guard  string // setting whose value "bad" this host refuses
+	assign string // this agent's own --assign ("" : authority), which a commit leaves
 	mu     sync.Mutex
 	values map[string]any
 	epochs []uint64
@@ -34,7 +36,8 @@ func (h *configHost) CommitConfig(_ context.Context, epoch uint64, values map[st
 	defer h.mu.Unlock()
 	h.values = maps.Clone(values)
 	h.epochs = append(h.epochs, epoch)
-	return [][2]string{{"assign", "authority"}, {"host-delay", fmt.Sprint(values["host-delay"])}}, nil
+	assign := cmp.Or(h.assign, "authority")
+	return [][2]string{{"assign", assign}, {"host-delay", fmt.Sprint(values["host-delay"])}}, nil
 }
 
 func (h *configHost) state() (map[string]any, []uint64) {

@@ -456,7 +456,7 @@ func (n *Node) helloAll(ctx context.Context) bool {
 			continue
 		}
 		if !n.isAgreed(m.Name) {
-			rep, err := n.hello(ctx, m.Meta.Exchange)
+			rep, err := n.helloMember(ctx, m) // confighello.go: catches up a missed config epoch
 			if err != nil {
 				var se *StatusError
 				if errors.As(err, &se) && se.Code == http.StatusConflict && rep != nil {

@@ -122,6 +122,18 @@ func (f *Frontier) Reconfigure(ctx context.Context, set Settings, cuts Cuts) err
 	return f.do(ctx, func(s *scheduler) { s.reconfigure(&liveSettings{set, cuts}) })
 }
 
+// ReconfigureBeforeRun is Reconfigure for a frontier whose Run has not
+// started (an agent of a cluster taking the crawl's settings at hello): the
+// change is made on the caller's goroutine and Run starts under it. The
+// caller makes sure Run does not start until it returns.
+func (f *Frontier) ReconfigureBeforeRun(set Settings, cuts Cuts) error {
+	if err := set.check(&f.live.Load().Settings); err != nil {
+		return err
+	}
+	f.sched.reconfigure(&liveSettings{set, cuts})
+	return nil
+}
+
 // reconfigure installs new settings in the scheduler. Once it has run, no
 // task decided under the old settings begins: the one waiting for a
 // fetcher and those in Todo's buffer are taken back (their URLs dispatched
