@@ -115,62 +115,66 @@ func (b *batcher) add(ctx context.Context, dest string, kind Kind, rec []byte) e
 		return nil
 	}
 	defer b.writing.Add(-1)
-	return b.write(ctx, k, full)
+	return b.write(ctx, []outBatch{{k: k, buf: full}})
 }
 
-// flushOld writes the buffers older than BatchDelay (all with force).
+// flushOld writes the buffers older than BatchDelay (all with force),
+// with one fsync of the outbox for all of them.
 func (b *batcher) flushOld(ctx context.Context, force bool) error {
 	now := time.Now()
-	type item struct {
-		k   bufKey
-		buf *outBuf
-	}
-	var due []item
+	var due []outBatch
 	b.mu.Lock()
 	for k, buf := range b.bufs {
 		if force || now.Sub(buf.since) >= b.n.cfg.BatchDelay {
-			due = append(due, item{k, buf})
+			due = append(due, outBatch{k: k, buf: buf})
 			delete(b.bufs, k)
 			b.writing.Add(1)
 		}
 	}
 	b.mu.Unlock()
-	var first error
-	for _, it := range due {
-		if err := b.write(ctx, it.k, it.buf); err != nil && first == nil {
-			first = err
-		}
-		b.writing.Add(-1)
+	if len(due) == 0 {
+		return nil
 	}
-	return first
+	defer b.writing.Add(-int64(len(due)))
+	return b.write(ctx, due)
 }
 
-// write encodes a buffer as a batch and stores it in the outbox.
-func (b *batcher) write(ctx context.Context, k bufKey, buf *outBuf) error {
+// outBatch is a buffer on its way to the outbox.
+type outBatch struct {
+	k   bufKey
+	buf *outBuf
+}
+
+// write encodes buffers as batches and stores them in the outbox.
+func (b *batcher) write(ctx context.Context, obs []outBatch) error {
 	n := b.n
-	// Sequence numbers count per destination, so that each receiver sees
-	// 1, 2, 3… from each incarnation and keeps a watermark (idSet).
-	b.mu.Lock()
-	b.seqs[k.dest]++
-	seq := b.seqs[k.dest]
-	b.mu.Unlock()
-	bt := &Batch{
-		ID:    BatchID{Sender: n.cfg.Name, Incarnation: n.incarnation, Seq: seq},
-		Kind:  k.kind,
-		Epoch: n.viewEpoch(),
+	puts := make([]OutPut, len(obs))
+	epoch := n.viewEpoch()
+	for i, ob := range obs {
+		// Sequence numbers count per destination, so that each receiver
+		// sees 1, 2, 3… from each incarnation and keeps a watermark
+		// (idSet).
+		b.mu.Lock()
+		b.seqs[ob.k.dest]++
+		seq := b.seqs[ob.k.dest]
+		b.mu.Unlock()
+		bt := &Batch{ID: BatchID{Sender: n.cfg.Name, Incarnation: n.incarnation, Seq: seq}, Kind: ob.k.kind, Epoch: epoch}
+		puts[i] = OutPut{Dest: ob.k.dest, ID: bt.ID, Wire: bt.encodeRaw(b.wires.get(), ob.buf.raw, ob.buf.count)}
+		b.raws.put(ob.buf.raw)
 	}
-	wire := bt.encodeRaw(b.wires.get(), buf.raw, buf.count)
-	b.raws.put(buf.raw)
-	err := n.outbox.Put(ctx, k.dest, bt.ID, wire, !b.closing.Load())
-	b.wires.put(wire) // Put has written it
+	err := n.outbox.PutAll(ctx, puts, !b.closing.Load())
+	for i, p := range puts {
+		b.wires.put(p.Wire) // PutAll has written it
+		if err == nil {
+			n.activity.Add(1)
+			n.counts.sentBatches.Add(1)
+			n.counts.sentURLs.Add(uint64(obs[i].buf.count))
+		}
+	}
 	if err != nil {
-		n.log.Error("cluster: outbox", "dest", k.dest, "records", buf.count, "err", err)
-		return err
+		n.log.Error("cluster: outbox", "batches", len(puts), "err", err)
 	}
-	n.activity.Add(1)
-	n.counts.sentBatches.Add(1)
-	n.counts.sentURLs.Add(uint64(buf.count))
-	return nil
+	return err
 }
 
 // empty reports whether no record waits in a buffer or is being written.

@@ -188,7 +188,7 @@ func RunBenchSender(ctx context.Context, o BenchOptions) (BenchSide, time.Time, 
 		case <-time.After(time.Millisecond):
 		}
 	}
-	return BenchSide{URLs: int64(o.URLs), Batches: n.counts.sentBatches.Load(), Bytes: n.outbox.written.Load(),
-		Fsyncs: n.outbox.syncs.Load(), Seconds: time.Since(start).Seconds(),
+	return BenchSide{URLs: int64(o.URLs), Batches: n.counts.sentBatches.Load(), Bytes: n.outbox.Written(),
+		Fsyncs: n.outbox.Syncs(), Seconds: time.Since(start).Seconds(),
 		MeanLen: float64(total.Load()) / float64(o.URLs), GenerateCPU: gen}, start, nil
 }

@@ -18,7 +18,9 @@
 //	member.go      memberlist: gossip, node metadata, member states
 //	batch.go       Batch and its wire form (S2-compressed records)
 //	batcher.go     routed records → batches per destination (count, time)
-//	outbox.go      the sender's durable, bounded outbox
+//	outbox.go      the sender's durable, bounded outbox (put, ack, read)
+//	outboxlog.go   its log: format, open, segments, compaction
+//	groupcommit.go fsyncs shared by the writers of a log (outbox, inbox)
 //	sender.go      delivering the outbox (window, backoff)
 //	exchange.go    the exchange's HTTP/2 endpoints and client
 //	inbox.go       the receiver's durable log (group commit, trim)
@@ -48,7 +50,8 @@
 //     by its id (sender, incarnation, sequence) and applied once.
 //   - Every store is bounded: a batch (MaxBatchBytes), a batch buffer
 //     (BatchURLs), the outbox per destination (OutboxBytes: Route waits),
-//     the inbox (InboxBytes: the exchange answers 503 and senders wait),
+//     the outbox's log (twice what it holds plus four segments), the
+//     inbox (InboxBytes: the exchange answers 503 and senders wait),
 //     the batches in flight per destination (Window).
 //   - Gossip carries liveness and a small metadata record only; URLs, the
 //     view and settings travel over the exchange.

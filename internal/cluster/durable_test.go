@@ -119,7 +119,7 @@ func runAndKill(t *testing.T, what, dir string, n int) []string {
 
 func TestInboxSurvivesKill(t *testing.T) {
 	dir := t.TempDir()
-	lines := runAndKill(t, "inbox", dir, 300)
+	lines := runAndKill(t, "inbox", dir, 60)
 	in, err := OpenInbox(dir, 1<<30)
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +156,7 @@ func TestInboxSurvivesKill(t *testing.T) {
 
 func TestOutboxSurvivesKill(t *testing.T) {
 	dir := t.TempDir()
-	lines := runAndKill(t, "outbox", dir, 200)
+	lines := runAndKill(t, "outbox", dir, 60)
 	o, err := OpenOutbox(dir, 1<<30)
 	if err != nil {
 		t.Fatal(err)
@@ -173,12 +173,15 @@ func TestOutboxSurvivesKill(t *testing.T) {
 		}
 		held[e.ID.Seq] = true
 	}
+	last, _ := strconv.ParseUint(lines[len(lines)-1], 10, 64)
 	for _, l := range lines {
 		seq, _ := strconv.ParseUint(l, 10, 64)
 		if seq%3 != 0 && !held[seq] {
 			t.Fatalf("unacknowledged batch %d lost in the kill", seq)
 		}
-		if seq%3 == 0 && held[seq] {
+		// An ack frame is written with the next put: one the kill came
+		// before may be lost (the batch is sent again), not an earlier one.
+		if seq%3 == 0 && held[seq] && seq < last {
 			t.Fatalf("acknowledged batch %d came back", seq)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/petrel-crawler/petrel/internal/atomicfile"
 )
@@ -43,16 +44,14 @@ type Inbox struct {
 	segSize int64
 
 	mu      sync.Mutex
-	cond    *sync.Cond // durable moved, or the inbox closed
-	f       *os.File   // last segment, open for appending
-	segs    []int64    // first positions of the segments, ascending
-	end     int64      // position after the last byte written
-	durable int64      // position up to which every frame is fsynced
-	trimmed int64      // first position still held (segs[0])
-	syncing bool       // one appender is fsyncing for the group
+	gc      groupCommit // its cond: durable moved, or the inbox closed
+	f       *os.File    // last segment, open for appending
+	segs    []int64     // first positions of the segments, ascending
+	end     int64       // position after the last byte written
+	trimmed int64       // first position still held (segs[0])
 	closed  bool
-	err     error // sticky write or sync failure
-	syncs   int64 // fsyncs done (under mu)
+	err     error        // sticky write failure
+	syncs   atomic.Int64 // fsyncs done
 }
 
 // ErrFull is returned by Append when the inbox holds Limit bytes.
@@ -76,7 +75,7 @@ func OpenInbox(dir string, limit int64) (*Inbox, error) {
 	}
 	// Segments are small against the limit, so that trimming frees room.
 	in := &Inbox{dir: dir, limit: limit, segSize: min(64<<20, limit/8)}
-	in.cond = sync.NewCond(&in.mu)
+	in.gc = newGroupCommit(&in.mu)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: inbox: %w", err)
@@ -108,7 +107,7 @@ func OpenInbox(dir string, limit int64) (*Inbox, error) {
 		return nil, err
 	}
 	in.end = last + good
-	in.durable = in.end
+	in.gc.durable = in.end
 	in.trimmed = in.segs[0]
 	return in, atomicfile.SyncDir(dir)
 }
@@ -222,41 +221,22 @@ func (in *Inbox) AppendNotify(wire []byte, written func(start, next int64)) (int
 	if written != nil {
 		written(mine-int64(frameHeader+len(wire)), mine)
 	}
-	for in.durable < mine && in.err == nil {
-		if in.syncing {
-			in.cond.Wait() // another appender's fsync may cover this frame
-			continue
-		}
-		// Lead the group: fsync everything written so far.
-		in.syncing = true
-		upTo, f := in.end, in.f
-		in.mu.Unlock()
-		err := f.Sync()
-		in.mu.Lock()
-		in.syncs++
-		in.syncing = false
-		if err != nil {
-			in.err = fmt.Errorf("cluster: inbox: sync: %w", err)
-		} else if upTo > in.durable {
-			in.durable = upTo
-		}
-		in.cond.Broadcast()
-	}
-	if in.err != nil {
-		return 0, in.err
+	if err := in.gc.wait(&in.mu, mine, func() (*os.File, int64) { return in.f, in.end }, in.fsync); err != nil {
+		return 0, fmt.Errorf("cluster: inbox: sync: %w", err)
 	}
 	return mine, nil
 }
 
+func (in *Inbox) fsync(f *os.File) error {
+	in.syncs.Add(1)
+	return f.Sync()
+}
+
 // rollLocked starts a new segment at in.end.
 func (in *Inbox) rollLocked() error {
-	for in.syncing {
-		in.cond.Wait()
-	}
-	if err := in.f.Sync(); err != nil {
+	if err := in.gc.syncNow(in.f, in.end, in.fsync); err != nil {
 		return fmt.Errorf("cluster: inbox: sync: %w", err)
 	}
-	in.durable = in.end
 	in.f.Close()
 	f, err := os.OpenFile(in.segPath(in.end), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -271,15 +251,11 @@ func (in *Inbox) rollLocked() error {
 func (in *Inbox) Durable() int64 {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	return in.durable
+	return in.gc.durable
 }
 
 // Syncs returns how many fsyncs the inbox has made.
-func (in *Inbox) Syncs() int64 {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	return in.syncs
-}
+func (in *Inbox) Syncs() int64 { return in.syncs.Load() }
 
 // Size returns the bytes held (not yet trimmed).
 func (in *Inbox) Size() int64 {
@@ -300,21 +276,21 @@ func (in *Inbox) Wait(from int64, stop <-chan struct{}) int64 {
 			select {
 			case <-stop:
 				in.mu.Lock()
-				in.cond.Broadcast()
+				in.gc.cond.Broadcast()
 				in.mu.Unlock()
 			case <-done:
 			}
 		}()
 	}
-	for in.durable <= from && !in.closed {
+	for in.gc.durable <= from && !in.closed {
 		select {
 		case <-stop:
-			return in.durable
+			return in.gc.durable
 		default:
 		}
-		in.cond.Wait()
+		in.gc.cond.Wait()
 	}
-	return in.durable
+	return in.gc.durable
 }
 
 // Read calls fn with each durable batch from position from (a frame
@@ -322,7 +298,7 @@ func (in *Inbox) Wait(from int64, stop <-chan struct{}) int64 {
 // position after it; it stops at fn's first error.
 func (in *Inbox) Read(from int64, fn func(wire []byte, next int64) error) error {
 	in.mu.Lock()
-	segs, durable := slices.Clone(in.segs), in.durable
+	segs, durable := slices.Clone(in.segs), in.gc.durable
 	in.mu.Unlock()
 	if from < segs[0] {
 		return fmt.Errorf("cluster: inbox: position %d was trimmed (log starts at %d)", from, segs[0])
@@ -397,11 +373,8 @@ func (in *Inbox) Close() error {
 		return nil
 	}
 	in.closed = true
-	in.cond.Broadcast()
-	for in.syncing {
-		in.cond.Wait()
-	}
-	err := in.f.Sync()
+	in.gc.cond.Broadcast()
+	err := in.gc.syncNow(in.f, in.end, in.fsync)
 	if cerr := in.f.Close(); err == nil {
 		err = cerr
 	}

@@ -686,6 +686,9 @@ func (n *Node) closeParts() error {
 	if n.inbox != nil {
 		errs = append(errs, n.inbox.Close())
 	}
+	if n.outbox != nil {
+		errs = append(errs, n.outbox.Close())
+	}
 	if n.client != nil {
 		n.client.Close()
 	}

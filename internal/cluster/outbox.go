@@ -8,34 +8,46 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/petrel-crawler/petrel/internal/atomicfile"
 )
 
-// Outbox is the sender's durable store of batches not yet acknowledged. A
-// batch is a file dir/<destination>/<incarnation>-<seq>.b (both numbers
-// zero-padded to 20 digits, so that names sort in sending order), written
-// through a temporary, fsynced and renamed, with the directory fsynced,
-// before Put returns; it is removed only when its receiver acknowledged it
-// (Ack), i.e. after the receiver's inbox made it durable. So a batch
-// accepted by the outbox survives a kill of either side, and nothing in it
-// is ever rolled back: a restart finds every unacknowledged batch again.
+// Outbox is the sender's durable store of batches not yet acknowledged:
+// an append-only log of put and ack frames (outboxlog.go has its format
+// and invariants). A batch is durable in the log before Put returns, and
+// leaves it only when its receiver acknowledged it (Ack), i.e. after the
+// receiver's inbox made it durable. So a batch accepted by the outbox
+// survives a kill of either side, and nothing in it is ever rolled back: a
+// restart finds every unacknowledged batch again, under the same id.
+// Batches put at once — by one PutAll or by several goroutines — share
+// one fsync.
 //
 // Each destination holds at most Limit bytes; Put waits while it is full,
 // which slows the finding agent's parsers down to the pace of the slowest
-// owner (back-pressure, no drop, no unbounded buffer).
+// owner (back-pressure, no drop, no unbounded buffer). The log itself is
+// bounded by twice the bytes held plus four segments (compaction).
 type Outbox struct {
-	dir   string
-	limit int64
+	dir       string
+	limit     int64
+	segSize   int64
+	fsyncFile func(*os.File) error // (*os.File).Sync, or a test's tracer
 
-	mu      sync.Mutex
-	changed chan struct{} // closed and replaced when anything changes
-	dests   map[string]*outQueue
-	syncs   atomic.Int64 // fsyncs done (two per batch: the file, the directory)
-	written atomic.Int64 // bytes of batches written
+	mu          sync.Mutex
+	gc          groupCommit
+	changed     chan struct{} // closed and replaced when anything changes
+	dests       map[string]*outQueue
+	segs        []*outSeg // oldest first; the last is the head
+	head        *os.File
+	end         int64 // bytes written to the log by this process: its positions
+	frames      []byte // frames gathered for the next write (acks)
+	werr        error // a write that could not be cut off again
+	closed      bool
+	compactions int
+
+	syncs   atomic.Int64 // fsyncs done, of segments and of the directory
+	written atomic.Int64 // bytes of the batches put (their wire forms)
 }
 
 type outQueue struct {
@@ -45,19 +57,27 @@ type outQueue struct {
 }
 
 // heldPerDest bounds the wire forms the outbox keeps in memory for each
-// destination besides their files, so that the first send of a batch does
-// not read its file back; a batch over it, or found at open, is read from
-// its file.
+// destination besides the log, so that the first send of a batch does
+// not read it back; a batch over it, or found at open, is read from the
+// log.
 const heldPerDest = 8 << 20
 
 // OutEntry is one batch waiting in the outbox.
 type OutEntry struct {
 	ID    BatchID
 	Dest  string
-	Path  string
-	Bytes int64
+	Bytes int64 // of its wire form
 
-	wire []byte // the file's content, when kept in memory (Read)
+	seg  *outSeg // where its last put is
+	off  int64   // of the wire form in seg
+	wire []byte  // the wire form, when kept in memory
+}
+
+// OutPut is one batch given to PutAll.
+type OutPut struct {
+	Dest string
+	ID   BatchID
+	Wire []byte
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
@@ -70,46 +90,38 @@ func ValidName(s string) bool { return nameRE.MatchString(s) }
 // previous process left unacknowledged. limit bounds each destination's
 // bytes (0: 256 MiB).
 func OpenOutbox(dir string, limit int64) (*Outbox, error) {
+	return openOutbox(dir, limit, outSegBytes, (*os.File).Sync)
+}
+
+func openOutbox(dir string, limit, segSize int64, fsync func(*os.File) error) (*Outbox, error) {
 	if limit <= 0 {
 		limit = 256 << 20
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cluster: outbox: %w", err)
 	}
-	o := &Outbox{dir: dir, limit: limit, changed: make(chan struct{}), dests: map[string]*outQueue{}}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
+	o := &Outbox{dir: dir, limit: limit, segSize: segSize, fsyncFile: fsync,
+		changed: make(chan struct{}), dests: map[string]*outQueue{}}
+	o.gc = newGroupCommit(&o.mu)
+	if err := o.openLog(); err != nil {
+		if o.head != nil {
+			o.head.Close()
+		}
 		return nil, fmt.Errorf("cluster: outbox: %w", err)
 	}
-	for _, d := range ents {
-		if !d.IsDir() || !ValidName(d.Name()) {
-			continue
-		}
-		files, err := os.ReadDir(filepath.Join(dir, d.Name()))
-		if err != nil {
-			return nil, fmt.Errorf("cluster: outbox: %w", err)
-		}
-		q := o.queue(d.Name())
-		for _, f := range files {
-			p := filepath.Join(dir, d.Name(), f.Name())
-			if strings.HasSuffix(f.Name(), ".tmp") {
-				os.Remove(p) // a Put that did not return
-				continue
-			}
-			var inc, seq uint64
-			if _, err := fmt.Sscanf(f.Name(), "%020d-%020d.b", &inc, &seq); err != nil {
-				continue
-			}
-			info, err := f.Info()
-			if err != nil {
-				return nil, fmt.Errorf("cluster: outbox: %w", err)
-			}
-			q.entries = append(q.entries, OutEntry{Dest: d.Name(), Path: p, Bytes: info.Size(), ID: BatchID{Incarnation: inc, Seq: seq}})
-			q.bytes += info.Size()
-		}
+	if err := o.importFiles(); err != nil {
+		o.Close()
+		return nil, fmt.Errorf("cluster: outbox: %w", err)
 	}
 	return o, nil
 }
+
+func (o *Outbox) fsync(f *os.File) error {
+	o.syncs.Add(1)
+	return o.fsyncFile(f)
+}
+
+func (o *Outbox) syncDir(dir string) error { return atomicfile.SyncDirWith(dir, o.fsync) }
 
 func (o *Outbox) queue(dest string) *outQueue {
 	q := o.dests[dest]
@@ -137,16 +149,61 @@ func (o *Outbox) Changed() <-chan struct{} {
 // the batch over the limit instead (a stopping agent's last batches, so
 // that what it found is kept rather than dropped). wire is not retained.
 func (o *Outbox) Put(ctx context.Context, dest string, id BatchID, wire []byte, wait bool) error {
-	if !ValidName(dest) {
-		return fmt.Errorf("cluster: outbox: bad destination %q", dest)
+	return o.PutAll(ctx, []OutPut{{Dest: dest, ID: id, Wire: wire}}, wait)
+}
+
+// PutAll stores batches as Put does, with one fsync for all of them (and
+// for the batches other goroutines put meanwhile). When a destination is
+// full it first makes the batches before durable and offers them to the
+// senders, then waits. On an error, the batches before the failing one
+// are stored.
+func (o *Outbox) PutAll(ctx context.Context, puts []OutPut, wait bool) error {
+	var done []OutEntry
+	var upTo int64
+	for _, p := range puts {
+		if !ValidName(p.Dest) {
+			return errors.Join(o.publish(done, upTo), fmt.Errorf("cluster: outbox: bad destination %q", p.Dest))
+		}
+		if !o.reserve(p.Dest, int64(len(p.Wire)), wait) {
+			if err := o.publish(done, upTo); err != nil {
+				return err
+			}
+			done = done[:0]
+			if err := o.awaitRoom(ctx, p.Dest, int64(len(p.Wire))); err != nil {
+				return err
+			}
+		}
+		e, end, err := o.write(p)
+		if err != nil {
+			return errors.Join(o.publish(done, upTo), err)
+		}
+		done, upTo = append(done, e), end
 	}
+	return o.publish(done, upTo)
+}
+
+// reserve counts n bytes against dest's limit if there is room for them
+// (always with wait false, and for a first batch into an empty queue).
+func (o *Outbox) reserve(dest string, n int64, wait bool) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	q := o.queue(dest)
+	if wait && q.bytes > 0 && q.bytes+n > o.limit {
+		return false
+	}
+	q.bytes += n
+	return true
+}
+
+// awaitRoom waits until dest has room for n bytes and reserves them.
+func (o *Outbox) awaitRoom(ctx context.Context, dest string, n int64) error {
 	for {
 		o.mu.Lock()
 		q := o.queue(dest)
-		if !wait || q.bytes == 0 || q.bytes+int64(len(wire)) <= o.limit {
-			q.bytes += int64(len(wire)) // reserved while writing
+		if q.bytes == 0 || q.bytes+n <= o.limit {
+			q.bytes += n
 			o.mu.Unlock()
-			break
+			return nil
 		}
 		ch := o.changed
 		o.mu.Unlock()
@@ -156,27 +213,80 @@ func (o *Outbox) Put(ctx context.Context, dest string, id BatchID, wire []byte, 
 			return ctx.Err()
 		}
 	}
-	e := OutEntry{ID: id, Dest: dest, Bytes: int64(len(wire)),
-		Path: filepath.Join(o.dir, dest, fmt.Sprintf("%020d-%020d.b", id.Incarnation, id.Seq))}
-	err := writeDurable(e.Path, wire)
-	o.syncs.Add(2)
-	o.written.Add(int64(len(wire)))
+}
+
+// write appends p's put frame (its bytes already reserved) and returns
+// its entry, not yet offered to the senders, and the log position after
+// it.
+func (o *Outbox) write(p OutPut) (OutEntry, int64, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	q := o.queue(dest)
+	q := o.queue(p.Dest)
+	n := int64(len(p.Wire))
+	err := ErrClosed
+	if !o.closed {
+		err = nil
+		if o.segs[len(o.segs)-1].size >= o.segSize {
+			err = o.rollLocked()
+		}
+	}
+	var off int64
+	if err == nil {
+		off, err = o.writeFrameLocked(framePut, p.Dest, p.ID, p.Wire)
+	}
 	if err != nil {
-		q.bytes -= e.Bytes
+		q.bytes -= n
 		o.notifyLocked()
-		return fmt.Errorf("cluster: outbox: %w", err)
+		return OutEntry{}, 0, err
 	}
-	if q.held+e.Bytes <= heldPerDest {
-		e.wire = slices.Clone(wire)
-		q.held += e.Bytes
+	s := o.segs[len(o.segs)-1]
+	s.held++
+	s.heldBytes += n
+	s.pending++
+	o.written.Add(n)
+	e := OutEntry{ID: p.ID, Dest: p.Dest, Bytes: n, seg: s, off: off}
+	if q.held+n <= heldPerDest {
+		e.wire = slices.Clone(p.Wire)
+		q.held += n
 	}
-	i, _ := slices.BinarySearchFunc(q.entries, e, compareEntries)
-	q.entries = slices.Insert(q.entries, i, e)
+	return e, o.end, nil
+}
+
+// publish waits until the log is durable up to upTo, then offers the
+// entries to the senders; if the fsync failed, they are given up (their
+// Put fails).
+func (o *Outbox) publish(es []OutEntry, upTo int64) error {
+	if len(es) == 0 {
+		return nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	err := o.gc.wait(&o.mu, upTo, func() (*os.File, int64) { return o.head, o.end }, o.fsync)
+	for _, e := range es {
+		e.seg.pending--
+		q := o.queue(e.Dest)
+		if err != nil {
+			o.forgetLocked(q, e)
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(q.entries, e, compareEntries)
+		q.entries = slices.Insert(q.entries, i, e)
+	}
 	o.notifyLocked()
-	return nil
+	if err != nil {
+		return fmt.Errorf("cluster: outbox: sync: %w", err)
+	}
+	return o.dropLocked()
+}
+
+// forgetLocked undoes the accounting of an entry leaving the outbox.
+func (o *Outbox) forgetLocked(q *outQueue, e OutEntry) {
+	q.bytes -= e.Bytes
+	if e.wire != nil {
+		q.held -= e.Bytes
+	}
+	e.seg.held--
+	e.seg.heldBytes -= e.Bytes
 }
 
 func compareEntries(a, b OutEntry) int {
@@ -222,34 +332,42 @@ func (o *Outbox) Pending(dest string, n int, skip func(BatchID) bool) []OutEntry
 	return out
 }
 
-// Ack removes an acknowledged batch.
+// Ack removes an acknowledged batch (nothing if it is not held). Its ack
+// frame is written later, with the next batch put, and not fsynced.
 func (o *Outbox) Ack(e OutEntry) error {
 	o.mu.Lock()
+	defer o.mu.Unlock()
 	q := o.queue(e.Dest)
 	i := slices.IndexFunc(q.entries, func(x OutEntry) bool { return x.ID == e.ID })
 	if i < 0 {
-		o.mu.Unlock()
 		return nil
 	}
-	if q.entries[i].wire != nil {
-		q.held -= q.entries[i].Bytes
-	}
+	o.forgetLocked(q, q.entries[i])
 	q.entries = slices.Delete(q.entries, i, i+1)
-	q.bytes -= e.Bytes
 	o.notifyLocked()
-	o.mu.Unlock()
-	if err := os.Remove(e.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("cluster: outbox: %w", err)
+	if o.closed {
+		return ErrClosed
 	}
-	return nil
+	if _, err := o.writeFrameLocked(frameAck, e.Dest, e.ID, nil); err != nil {
+		return err
+	}
+	return o.dropLocked()
 }
 
-// Read returns the wire form of a stored batch (not to be modified).
+// Read returns the wire form of a held batch (not to be modified).
 func (o *Outbox) Read(e OutEntry) ([]byte, error) {
 	if e.wire != nil {
 		return e.wire, nil
 	}
-	return os.ReadFile(e.Path)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	// Where it is now: a compaction may have copied it since e was taken.
+	q := o.queue(e.Dest)
+	i := slices.IndexFunc(q.entries, func(x OutEntry) bool { return x.ID == e.ID })
+	if i < 0 {
+		return nil, fmt.Errorf("cluster: outbox: batch %s for %s is no longer held", e.ID, e.Dest)
+	}
+	return o.readLocked(q.entries[i])
 }
 
 // Dests returns the destinations holding batches.
@@ -275,4 +393,27 @@ func (o *Outbox) Len() (batches int, bytes int64) {
 		bytes += q.bytes
 	}
 	return
+}
+
+// Syncs returns the fsyncs the outbox has made; Written the bytes of the
+// batches put (wire forms, without the log's framing or copies).
+func (o *Outbox) Syncs() int64   { return o.syncs.Load() }
+func (o *Outbox) Written() int64 { return o.written.Load() }
+
+// Close fsyncs and closes the log; the outbox refuses Puts after it.
+func (o *Outbox) Close() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return nil
+	}
+	o.closed = true
+	_, err := o.writeLocked(nil)
+	if err == nil {
+		err = o.gc.syncNow(o.head, o.end, o.fsync)
+	}
+	if cerr := o.head.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

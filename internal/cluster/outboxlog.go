@@ -1,0 +1,514 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The outbox's log (state/cluster/outbox/) is a run of segment files,
+// numbered from 1 in the order they were started, 20 decimal digits and
+// ".log". Each segment is
+//
+//	"PTO1"                      magic and format version
+//	frames, each:
+//	  uint32 length of the body (little endian)
+//	  uint32 CRC-32C of the body
+//	  body:
+//	    byte 'P' (a batch put) or 'A' (a batch acknowledged)
+//	    uvarint len(dest), dest   the receiving agent
+//	    uvarint len(sender), sender, uvarint incarnation, uvarint seq: the batch id
+//	    'P' only: the batch's wire form (batch.go), to the end of the body
+//
+// Invariants:
+//   - A put frame is fsynced before Put returns and before the batch is
+//     offered to a sender; a new segment's directory entry is fsynced
+//     before any frame in it counts as durable. Puts running at once
+//     share one fsync (group commit).
+//   - An ack frame is not fsynced, and is written with the next put frame
+//     (or at a roll or a close): lost in a crash, it only makes the batch
+//     be sent again, and the receiver knows its id.
+//   - At open, a batch is held if a put of its id is in the log and no ack
+//     of it follows; the same id put twice (a compaction's copy) is one
+//     batch, at its last put.
+//   - Segments are removed oldest first only, once none of the batches put
+//     in them is held: an ack in a removed segment names only batches of
+//     segments removed before it, so no acknowledged batch comes back.
+//   - Bounded: when the log is larger than twice the bytes it holds plus
+//     four segments, the oldest segments' held batches are copied to the
+//     head (compaction) and each such segment is removed once its copies
+//     are durable.
+//   - A torn or corrupt frame at the end of the last segment (a kill
+//     during a write) is cut at open; one in another segment makes open
+//     fail with its segment and offset.
+const outboxMagic = "PTO1"
+
+const (
+	framePut = 'P'
+	frameAck = 'A'
+)
+
+// outSegBytes is the size at which a new segment is started.
+const outSegBytes = 16 << 20
+
+// outSeg is one segment of the log.
+type outSeg struct {
+	num       uint64
+	size      int64 // bytes in the file
+	held      int   // batches put in it, not acknowledged nor copied on
+	heldBytes int64
+	pending   int   // of those, written and not yet published (PutAll under way)
+	copiedTo  int64 // compacted: removable once the log is durable to here
+}
+
+func (o *Outbox) segPath(num uint64) string {
+	return filepath.Join(o.dir, fmt.Sprintf("%020d.log", num))
+}
+
+func outSegNum(name string) (uint64, bool) {
+	s, ok := strings.CutSuffix(name, ".log")
+	if !ok || len(s) != 20 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	return n, err == nil && n > 0
+}
+
+// appendFrameHead appends a frame's header and the body up to the wire
+// form, for a body ending with wire (nil for an ack).
+func appendFrameHead(dst []byte, kind byte, dest string, id BatchID, wire []byte) []byte {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0, kind)
+	dst = binary.AppendUvarint(dst, uint64(len(dest)))
+	dst = append(dst, dest...)
+	dst = binary.AppendUvarint(dst, uint64(len(id.Sender)))
+	dst = append(dst, id.Sender...)
+	dst = binary.AppendUvarint(dst, id.Incarnation)
+	dst = binary.AppendUvarint(dst, id.Seq)
+	body := dst[start+frameHeader:]
+	crc := crc32.Update(crc32.Checksum(body, castagnoli), castagnoli, wire)
+	binary.LittleEndian.PutUint32(dst[start:], uint32(len(body)+len(wire)))
+	binary.LittleEndian.PutUint32(dst[start+4:], crc)
+	return dst
+}
+
+// outFrame is a frame read back: its kind, destination, batch id, and for
+// a put the wire form's offset in the segment and length.
+type outFrame struct {
+	kind byte
+	dest string
+	id   BatchID
+	off  int64
+	n    int64
+}
+
+var errOutFrame = errors.New("torn or corrupt frame")
+
+// parseFrameBody parses a body read at offset bodyOff of its segment.
+func parseFrameBody(body []byte, bodyOff int64) (outFrame, error) {
+	var f outFrame
+	if len(body) < 1 || body[0] != framePut && body[0] != frameAck {
+		return f, errOutFrame
+	}
+	f.kind = body[0]
+	p := body[1:]
+	str := func() string {
+		l, k := binary.Uvarint(p)
+		if k <= 0 || l > 255 || l > uint64(len(p)-k) {
+			p = nil
+			return ""
+		}
+		s := string(p[k : k+int(l)])
+		p = p[k+int(l):]
+		return s
+	}
+	num := func() uint64 {
+		v, k := binary.Uvarint(p)
+		if k <= 0 {
+			p = nil
+			return 0
+		}
+		p = p[k:]
+		return v
+	}
+	f.dest = str()
+	f.id.Sender = str()
+	f.id.Incarnation = num()
+	f.id.Seq = num()
+	if p == nil || !ValidName(f.dest) || f.kind == frameAck && len(p) != 0 {
+		return f, errOutFrame
+	}
+	f.off = bodyOff + int64(len(body)-len(p))
+	f.n = int64(len(p))
+	return f, nil
+}
+
+// scanSegment calls fn with each frame of the segment at path and returns
+// the length of its valid prefix (magic and whole frames) and whether a
+// torn or corrupt frame follows it.
+func scanSegment(path string, fn func(outFrame)) (good int64, torn bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<20)
+	var magic [len(outboxMagic)]byte
+	if _, err := io.ReadFull(r, magic[:]); err != nil {
+		return 0, true, nil // a segment whose magic was not written whole
+	}
+	if string(magic[:]) != outboxMagic {
+		return 0, false, fmt.Errorf("%s is not an outbox segment (magic %q)", path, magic[:])
+	}
+	off := int64(len(outboxMagic))
+	var buf []byte
+	for {
+		body, err := readFrame(r, buf)
+		if err == io.EOF {
+			return off, false, nil
+		}
+		if err != nil {
+			return off, true, nil
+		}
+		buf = body
+		fr, err := parseFrameBody(body, off+frameHeader)
+		if err != nil {
+			return off, true, nil
+		}
+		fn(fr)
+		off += frameHeader + int64(len(body))
+	}
+}
+
+// newSegmentLocked starts segment num as the head: the file with its
+// magic, fsynced with its directory, so that frames in it can be made
+// durable by fsyncing the file alone.
+func (o *Outbox) newSegmentLocked(num uint64) error {
+	f, err := os.OpenFile(o.segPath(num), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write([]byte(outboxMagic)); err != nil {
+		f.Close()
+		return err
+	}
+	if err := o.fsync(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := o.syncDir(o.dir); err != nil {
+		f.Close()
+		return err
+	}
+	o.head = f
+	o.segs = append(o.segs, &outSeg{num: num, size: int64(len(outboxMagic))})
+	return nil
+}
+
+// rollLocked makes everything written durable, then starts the next
+// segment and compacts the log if it holds too little of what it keeps.
+func (o *Outbox) rollLocked() error {
+	if _, err := o.writeLocked(nil); err != nil {
+		return err
+	}
+	if err := o.gc.syncNow(o.head, o.end, o.fsync); err != nil {
+		return err
+	}
+	old := o.head
+	if err := o.newSegmentLocked(o.segs[len(o.segs)-1].num + 1); err != nil {
+		o.head = old
+		return err
+	}
+	old.Close()
+	return o.compactLocked()
+}
+
+// compactLocked copies the held batches of the oldest segments to the
+// head while the log is larger than twice what it holds plus four
+// segments; each copied segment goes once the copies are durable
+// (dropLocked).
+func (o *Outbox) compactLocked() error {
+	var total, held int64
+	for _, s := range o.segs {
+		total += s.size
+		held += s.heldBytes
+	}
+	for k := 0; k < len(o.segs)-1 && total > 2*held+4*o.segSize; k++ {
+		s := o.segs[k]
+		if s.copiedTo > 0 {
+			total -= s.size
+			continue
+		}
+		if s.pending > 0 {
+			break // batches not yet published: not in the queues to be copied
+		}
+		head := o.segs[len(o.segs)-1]
+		for _, q := range o.dests {
+			for i := range q.entries {
+				e := &q.entries[i]
+				if e.seg != s {
+					continue
+				}
+				wire, err := o.readLocked(*e)
+				if err != nil {
+					return fmt.Errorf("compaction: %w", err)
+				}
+				off, err := o.writeFrameLocked(framePut, e.Dest, e.ID, wire)
+				if err != nil {
+					return fmt.Errorf("compaction: %w", err)
+				}
+				s.held--
+				s.heldBytes -= e.Bytes
+				head.held++
+				head.heldBytes += e.Bytes
+				e.seg, e.off = head, off
+				total += e.Bytes
+			}
+		}
+		s.copiedTo = o.end
+		total -= s.size
+		o.compactions++
+	}
+	return nil
+}
+
+// writeFrameLocked appends one frame to the head and returns the offset
+// of its wire form there. Ack frames are gathered in memory and written
+// with the next put frame (one write), or when maxAckBytes of them wait:
+// an ack need not be durable, and a write while the head is being
+// fsynced may wait for the fsync.
+func (o *Outbox) writeFrameLocked(kind byte, dest string, id BatchID, wire []byte) (int64, error) {
+	if o.werr != nil {
+		return 0, o.werr
+	}
+	o.frames = appendFrameHead(o.frames, kind, dest, id, wire)
+	if kind == frameAck && len(o.frames) < maxAckBytes {
+		return 0, nil
+	}
+	return o.writeLocked(wire)
+}
+
+// maxAckBytes bounds the ack frames gathered before they are written.
+const maxAckBytes = 64 << 10
+
+// writeLocked writes the frames gathered (the last one's body ending with
+// wire) and wire, and returns the offset of wire. A failed write is cut
+// off again, so that the log stays whole (the gathered acks are dropped:
+// their batches would only be sent again); a failed cut makes the log
+// refuse every later write.
+func (o *Outbox) writeLocked(wire []byte) (int64, error) {
+	head := o.segs[len(o.segs)-1]
+	off := head.size + int64(len(o.frames))
+	n := int64(len(o.frames) + len(wire))
+	if n == 0 {
+		return off, nil
+	}
+	_, err := o.head.Write(o.frames)
+	if err == nil && len(wire) > 0 {
+		_, err = o.head.Write(wire)
+	}
+	o.frames = o.frames[:0]
+	if err != nil {
+		if terr := o.head.Truncate(head.size); terr != nil {
+			o.werr = fmt.Errorf("cluster: outbox: %w (and cutting the frame: %v)", err, terr)
+		} else if _, serr := o.head.Seek(head.size, io.SeekStart); serr != nil {
+			o.werr = fmt.Errorf("cluster: outbox: %w", serr)
+		}
+		return 0, fmt.Errorf("cluster: outbox: %w", err)
+	}
+	head.size += n
+	o.end += n
+	return off, nil
+}
+
+// dropLocked removes the oldest segments while none of their batches is
+// held (and a compacted one's copies are durable), never the head.
+func (o *Outbox) dropLocked() error {
+	for len(o.segs) > 1 {
+		s := o.segs[0]
+		if s.held > 0 || s.copiedTo > o.gc.durable {
+			return nil
+		}
+		if err := os.Remove(o.segPath(s.num)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("cluster: outbox: %w", err)
+		}
+		o.segs = o.segs[1:]
+	}
+	return nil
+}
+
+// readLocked returns e's wire form: from memory, or read from its segment.
+func (o *Outbox) readLocked(e OutEntry) ([]byte, error) {
+	if e.wire != nil {
+		return e.wire, nil
+	}
+	f, err := os.Open(o.segPath(e.seg.num))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, e.Bytes)
+	if _, err := f.ReadAt(b, e.off); err != nil {
+		return nil, fmt.Errorf("cluster: outbox: batch %s: %w", e.ID, err)
+	}
+	return b, nil
+}
+
+// openLog reads the segments in dir, finding every held batch, and opens
+// the last one (its torn end cut) as the head, or starts segment 1.
+func (o *Outbox) openLog() error {
+	ents, err := os.ReadDir(o.dir)
+	if err != nil {
+		return err
+	}
+	var nums []uint64
+	for _, d := range ents {
+		if n, ok := outSegNum(d.Name()); ok && !d.IsDir() {
+			nums = append(nums, n)
+		}
+	}
+	type key struct {
+		dest string
+		id   BatchID
+	}
+	found := map[key]OutEntry{}
+	for i, num := range nums { // ReadDir sorts by name: by number
+		s := &outSeg{num: num}
+		good, torn, err := scanSegment(o.segPath(num), func(f outFrame) {
+			k := key{f.dest, f.id}
+			if old, ok := found[k]; ok { // acknowledged, or copied on
+				old.seg.held--
+				old.seg.heldBytes -= old.Bytes
+				delete(found, k)
+			}
+			if f.kind == framePut {
+				found[k] = OutEntry{ID: f.id, Dest: f.dest, Bytes: f.n, seg: s, off: f.off}
+				s.held++
+				s.heldBytes += f.n
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if torn && i < len(nums)-1 {
+			return fmt.Errorf("segment %s: torn or corrupt frame at offset %d", o.segPath(num), good)
+		}
+		s.size = good
+		o.segs = append(o.segs, s)
+	}
+	for _, e := range found {
+		q := o.queue(e.Dest)
+		q.entries = append(q.entries, e)
+		q.bytes += e.Bytes
+	}
+	for _, q := range o.dests {
+		slices.SortFunc(q.entries, compareEntries)
+	}
+	if len(o.segs) == 0 {
+		return o.newSegmentLocked(1)
+	}
+	last := o.segs[len(o.segs)-1]
+	f, err := os.OpenFile(o.segPath(last.num), os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	if last.size < int64(len(outboxMagic)) { // killed while starting it
+		last.size = 0
+		if err := f.Truncate(0); err == nil {
+			_, err = f.Write([]byte(outboxMagic))
+		}
+		if err != nil {
+			f.Close()
+			return err
+		}
+		last.size = int64(len(outboxMagic))
+	} else if st, err := f.Stat(); err != nil || st.Size() > last.size {
+		if err == nil {
+			err = f.Truncate(last.size)
+		}
+		if err == nil {
+			err = o.fsync(f)
+		}
+		if err != nil {
+			f.Close()
+			return fmt.Errorf("cut torn frame: %w", err)
+		}
+	}
+	if _, err := f.Seek(last.size, io.SeekStart); err != nil {
+		f.Close()
+		return err
+	}
+	o.head = f
+	return o.dropLocked()
+}
+
+// importFiles moves the batches of an outbox of a file per batch
+// (DEST/INCARNATION-SEQ.b, the outbox's earlier format) into the log, then
+// removes the files: a crawl directory written by an earlier build resumes
+// with its unacknowledged batches.
+func (o *Outbox) importFiles() error {
+	ents, err := os.ReadDir(o.dir)
+	if err != nil {
+		return err
+	}
+	imported := false
+	for _, d := range ents {
+		if !d.IsDir() || !ValidName(d.Name()) {
+			continue
+		}
+		sub := filepath.Join(o.dir, d.Name())
+		files, err := os.ReadDir(sub)
+		if err != nil {
+			return err
+		}
+		var puts []OutPut
+		for _, f := range files {
+			var inc, seq uint64
+			if _, err := fmt.Sscanf(f.Name(), "%020d-%020d.b", &inc, &seq); err != nil {
+				continue
+			}
+			wire, err := os.ReadFile(filepath.Join(sub, f.Name()))
+			if err != nil {
+				return err
+			}
+			b, err := DecodeBatch(wire)
+			if err != nil {
+				return fmt.Errorf("%s: %w", filepath.Join(sub, f.Name()), err)
+			}
+			if !o.holds(d.Name(), b.ID) { // not already imported by a start that was cut short
+				puts = append(puts, OutPut{Dest: d.Name(), ID: b.ID, Wire: wire})
+			}
+		}
+		if err := o.PutAll(context.Background(), puts, false); err != nil {
+			return err
+		}
+		if err := os.RemoveAll(sub); err != nil {
+			return err
+		}
+		imported = true
+	}
+	if !imported {
+		return nil
+	}
+	return o.syncDir(o.dir)
+}
+
+func (o *Outbox) holds(dest string, id BatchID) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, e := range o.queue(dest).entries {
+		if e.ID == id {
+			return true
+		}
+	}
+	return false
+}
