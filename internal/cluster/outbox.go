@@ -40,9 +40,9 @@ type Outbox struct {
 	dests       map[string]*outQueue
 	segs        []*outSeg // oldest first; the last is the head
 	head        *os.File
-	end         int64 // bytes written to the log by this process: its positions
+	end         int64  // bytes written to the log by this process: its positions
 	frames      []byte // frames gathered for the next write (acks)
-	werr        error // a write that could not be cut off again
+	werr        error  // a write that could not be cut off again
 	closed      bool
 	compactions int
 
