@@ -327,7 +327,8 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 	var router frontier.Router
 	if cfg.Cluster.Enabled() {
 		host, _ := frontier.ParseAssign("host")
-		a.router = &clusterRouter{a: a, assign: cfg.Frontier.Assign, host: host, stats: a.stats}
+		a.router = &clusterRouter{a: a, assign: cfg.Frontier.Assign, host: host, stats: a.stats,
+			placed: cluster.NewPlacements(0)}
 		if a.router.early.saved, err = loadSavedView(state); err != nil {
 			return err
 		}

@@ -72,6 +72,7 @@ type clusterRouter struct {
 	host   frontier.Assign // the host policy: its Group of a URL is the host
 	stats  *stats.Crawl
 	early  earlyRoutes // before the node starts (clusterearly.go)
+	placed *cluster.Placements
 }
 
 func (r *clusterRouter) view() *cluster.View {
@@ -123,22 +124,35 @@ func (r *clusterRouter) AddrOwner(addr netip.Addr) frontier.Peer {
 	return r.peer(v.Owner(ipGroup(addr)))
 }
 
-// ReadyOwner resolves the record's host (through the resolver's cache) and
-// returns the owner of its address. A name that does not resolve stays
-// here: the DNS stage will count its failure.
+// ReadyOwner returns the owner of the address the record's host was first
+// placed at (cluster.Placements; the first time, its resolution through
+// the resolver's cache), or for a hand-over record the owner of the
+// address it carries. A name that does not resolve stays here: the DNS
+// stage will count its failure.
 func (r *clusterRouter) ReadyOwner(rec []byte) frontier.Peer {
 	v := r.view()
 	if v == nil {
 		return frontier.Self
 	}
-	host := r.host.Group(rec[frontier.MetaLen:])
-	// The resolver bounds a query by its own timeout (and answers most
-	// from its cache): no deadline of our own to make per URL.
-	addrs, err := r.a.resolver.Lookup(context.Background(), host)
-	if err != nil || len(addrs) == 0 {
-		return frontier.Self
+	ho, rec, isHO, err := frontier.SplitHandover(rec)
+	if err != nil || len(rec) < frontier.MetaLen {
+		return frontier.Self // AcceptReady refuses it
 	}
-	return r.peer(v.Owner(ipGroup(frontier.PickAddr(addrs))))
+	if isHO {
+		return r.peer(v.Owner(ipGroup(ho.Addr)))
+	}
+	host := r.host.Group(rec[frontier.MetaLen:])
+	a, ok := r.placed.Get(host)
+	if !ok {
+		// The resolver bounds a query by its own timeout (and answers
+		// most from its cache): no deadline of our own to make per URL.
+		addrs, err := r.a.resolver.Lookup(context.Background(), host)
+		if err != nil || len(addrs) == 0 {
+			return frontier.Self
+		}
+		a = r.placed.Keep(host, frontier.PickAddr(addrs))
+	}
+	return r.peer(v.Owner(ipGroup(a)))
 }
 
 // ipGroup is what decides the owner of an address.
@@ -197,10 +211,6 @@ func (a *Agent) startCluster(seeds []urlx.URL, resumed bool) error {
 	raw := seedStrings(seeds)
 	a.clusterSeeds, a.clusterResumed = seeds, resumed
 	c := a.cfg.Cluster
-	if a.cfg.Fetch.DNSRefresh > 0 {
-		// A new address owned by another agent needs the key handed to it.
-		return usageErr("--dns-refresh is not available in a crawl of several agents yet")
-	}
 	key, err := cluster.ReadKeyFile(c.KeyFile)
 	if err != nil {
 		return usageErr("%v", err)

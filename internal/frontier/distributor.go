@@ -66,8 +66,15 @@ func (s *scheduler) fill() (more bool) {
 // if needed. Unless force is set, it refuses (returns false, record not
 // taken) when that would activate a visit state beyond the required front.
 // With the ip policy, a record whose host is not resolved yet is parked on
-// the host until the DNS stage answers.
+// the host until the DNS stage answers. A hand-over record's part is
+// applied to the visit state (handover.go; not with the ip policy, whose
+// keys are addresses).
 func (s *scheduler) place(rec []byte, force bool) bool {
+	ho, rec, isHO, err := SplitHandover(rec)
+	if err != nil {
+		s.f.log.Error("frontier: ready record dropped", "err", err)
+		return true
+	}
 	if len(rec) < MetaLen {
 		s.f.log.Error("frontier: ready record without meta dropped", "len", len(rec))
 		return true
@@ -86,7 +93,7 @@ func (s *scheduler) place(rec []byte, force bool) bool {
 			s.park(h, rec)
 			return true
 		}
-		key, prefixLen = "ip:"+h.addr.String(), 0
+		key, prefixLen, isHO = "ip:"+h.addr.String(), 0, false
 		v = s.states[key]
 	default:
 		key, prefixLen = s.assign.key(sa, url)
@@ -95,12 +102,18 @@ func (s *scheduler) place(rec []byte, force bool) bool {
 	if !force && (v == nil || !v.active) && s.dist.active >= s.dist.front {
 		return false
 	}
-	if v == nil {
+	switch {
+	case v == nil:
 		prefix := string(url[:prefixLen])
 		if key == "" {
 			key = prefix
 		}
-		v = s.newVisitState(key, prefix, hostOf(string(sa)))
+		if isHO {
+			s.adopt(s.dns.host(hostOf(string(sa))), ho.Addr)
+		}
+		v = s.newVisitState(key, prefix, hostOf(string(sa)), ho.Gen)
+	case isHO:
+		s.takeHandover(v, ho)
 	}
 	if v.broken() {
 		s.countDrop(v.dropWhy, 1)
@@ -205,9 +218,11 @@ func (s *scheduler) settle(v *visitState) {
 	}
 }
 
-func (s *scheduler) newVisitState(key, prefix, host string) *visitState {
+// newVisitState makes the visit state of key, which knows of gen
+// hand-overs of it (handover.go), and attaches it or has its host resolved.
+func (s *scheduler) newVisitState(key, prefix, host string, gen uint32) *visitState {
 	s.nextID++
-	v := &visitState{key: key, prefix: prefix, id: s.nextID, heapIndex: -1}
+	v := &visitState{key: key, prefix: prefix, id: s.nextID, heapIndex: -1, gen: gen}
 	s.states[key] = v
 	h := s.dns.host(host)
 	v.host = h

@@ -569,14 +569,19 @@ type ReadyRouter interface {
 }
 
 // AcceptReady takes a record that another agent's sieve found new and
-// whose host's address this agent fetches from: it goes straight to the
+// whose host's address this agent fetches from, or a hand-over record
+// (handover.go) from an agent that held its key: it goes straight to the
 // ready queue (no URL cache, budget or sieve: the sender applied them).
 // Safe for concurrent use.
 func (f *Frontier) AcceptReady(rec []byte) error {
-	if _, err := DecodeMeta(rec); err != nil {
+	_, inner, _, err := SplitHandover(rec)
+	if err == nil {
+		_, err = DecodeMeta(inner)
+	}
+	if err != nil {
 		return err
 	}
-	err := f.pushReady(rec)
+	err = f.pushReady(rec)
 	f.poke()
 	return err
 }

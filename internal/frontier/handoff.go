@@ -121,9 +121,8 @@ func (s *scheduler) addrOwner(a netip.Addr) Peer {
 // agent owns its address. A held address's new entry starts held.
 func (s *scheduler) attachOrMove(v *visitState) {
 	if to := s.addrOwner(v.host.addr); to != Self {
-		v.movedTo = to
+		s.handOn(v, to)
 		v.setPhase(phaseResolving) // withdrawn: never offered
-		s.f.stats.HandedOverKeys.Add(1)
 		if err := s.moveOut(v); err != nil && s.err == nil {
 			s.err = err
 		}
@@ -145,14 +144,15 @@ func (s *scheduler) attachOrMove(v *visitState) {
 }
 
 // forwardMoved sends one record (meta+suffix of v) to the owner of v's
-// address.
+// address, as a hand-over record (handover.go).
 func (s *scheduler) forwardMoved(v *visitState, rec []byte) error {
 	rr, ok := s.f.cfg.Router.(ReadyRouter)
 	if !ok {
 		return errNoReadyRouter
 	}
-	full := make([]byte, 0, len(rec)+len(v.prefix))
-	full = append(append(append(full, rec[:MetaLen]...), v.prefix...), rec[MetaLen:]...)
+	full := make([]byte, 0, 22+len(rec)+len(v.prefix))
+	full = AppendHandover(full, Handover{Gen: v.gen, Addr: v.host.addr}, rec[:MetaLen])
+	full = append(append(full, v.prefix...), rec[MetaLen:]...)
 	s.f.stats.HandedOverURLs.Add(1)
 	return rr.ForwardReady(v.movedTo, full)
 }
@@ -237,8 +237,7 @@ func (f *Frontier) MoveOut(ctx context.Context) (inFlight int, waits map[netip.A
 				}
 			}
 			if e != nil && v.movedTo == "" {
-				v.movedTo = s.addrOwner(e.addr)
-				s.f.stats.HandedOverKeys.Add(1)
+				s.handOn(v, s.addrOwner(e.addr))
 			}
 			if err = s.moveOut(v); err != nil {
 				return

@@ -164,7 +164,7 @@ func (r *movingRouter) ReadyOwner([]byte) Peer { return Self }
 func (r *movingRouter) ForwardReady(to Peer, rec []byte) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.sent[string(rec[MetaLen:])] = to
+	r.sent[string(ReadyRecord(rec)[MetaLen:])] = to
 	return nil
 }
 

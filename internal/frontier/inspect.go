@@ -147,7 +147,7 @@ func (f *Frontier) Where(ctx context.Context, url string) (URLInfo, error) {
 	if sc, ok := f.cfg.Ready.(ReadyScanner); ok {
 		found := false
 		err := sc.Scan(func(rec []byte) bool {
-			if len(rec) >= MetaLen && string(rec[MetaLen:]) == url {
+			if rec = ReadyRecord(rec); len(rec) >= MetaLen && string(rec[MetaLen:]) == url {
 				info.Meta, found = decodeMeta(rec), true
 				return false
 			}
@@ -185,8 +185,8 @@ func (s *scheduler) where(url string) URLInfo {
 	if info.Place != NotHeld {
 		return info
 	}
-	if s.dist.held != nil && string(s.dist.held[MetaLen:]) == url {
-		info.Place, info.Meta = Held, decodeMeta(s.dist.held)
+	if held := ReadyRecord(s.dist.held); len(held) >= MetaLen && string(held[MetaLen:]) == url {
+		info.Place, info.Meta = Held, decodeMeta(held)
 		return info
 	}
 	sa := string(schemeAuthorityOf([]byte(url)))

@@ -159,7 +159,7 @@ func (r *readySplit) ReadyOwner([]byte) Peer { return Self }
 func (r *readySplit) ForwardReady(to Peer, rec []byte) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.ready = append(r.ready, append([]byte(nil), rec...))
+	r.ready = append(r.ready, append([]byte(nil), ReadyRecord(rec)...)) // as its receiver reads it
 	return nil
 }
 

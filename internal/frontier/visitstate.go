@@ -29,6 +29,7 @@ type visitState struct {
 
 	entry   *ipEntry     // nil until the DNS stage has resolved host
 	movedTo Peer         // the agent that owns host's address, when not this one (handoff.go)
+	gen     uint32       // hand-overs of the key this agent knows of (handover.go)
 	rs      *robotsState // robots.txt of the key's authority, when it has one (authority policy)
 	phase   phase
 	active  bool // counted in the front

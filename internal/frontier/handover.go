@@ -1,0 +1,129 @@
+package frontier
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+)
+
+// Hand-over records. In a crawl of several agents one agent at a time
+// holds a key (its visit state is attached to a workbench entry there):
+// the agent owning the address its host had when the key's sieve owner
+// first placed it, until that agent hands the key over. It does so when
+// the key's address becomes another agent's — an address change
+// (readdress.go) or a view change (handoff.go) — by marking its visit
+// state moved and forwarding what it holds, and every record that reaches
+// it later, as hand-over records: the record, the address the holder
+// resolved, and the key's hand-over generation.
+//
+// Each visit state counts the hand-overs of its key it knows of (gen).
+// Marking a visit state moved adds one; a hand-over record of a higher
+// generation than the receiver's visit state makes the receiver the
+// holder: it takes the record's address for the host (no resolution of its
+// own, so a receiver whose resolver still answers the old address does not
+// send the key straight back), attaches the key, or hands it on if that
+// address is not its own. A record of a lower or equal generation comes
+// from an agent that no longer holds the key: it is an ordinary record
+// (queued here if this agent holds the key, forwarded to where it went if
+// not). So a host moving back to an address it had goes back to its old
+// holder, which takes it, and a record an older holder forwarded late
+// never makes two holders.
+//
+// Format (integers big-endian):
+//
+//	offset size
+//	0      1    HandoverTag
+//	1      4    generation
+//	5      1    address length n (4 or 16)
+//	6      n    the address
+//	6+n         the record (Meta, then URL)
+//
+// A hand-over record travels where a ready record does (ReadyRouter,
+// AcceptReady, the ready queue and its checkpoints); the generation and
+// the address of a visit state are not kept in a checkpoint's visit
+// states (their records are written back as ready records).
+
+// HandoverTag is the first byte of a hand-over record; a record's first
+// byte is otherwise MetaVersion.
+const HandoverTag = 0xF1
+
+// Handover is the hand-over part of a hand-over record.
+type Handover struct {
+	Gen  uint32     // the key's hand-over generation
+	Addr netip.Addr // the address the sending holder resolved the host to
+}
+
+// AppendHandover appends the hand-over record of rec (Meta, then URL) to
+// dst and returns the extended slice.
+func AppendHandover(dst []byte, ho Handover, rec []byte) []byte {
+	dst = append(dst, HandoverTag)
+	dst = binary.BigEndian.AppendUint32(dst, ho.Gen)
+	a := ho.Addr.Unmap().AsSlice()
+	dst = append(dst, byte(len(a)))
+	dst = append(dst, a...)
+	return append(dst, rec...)
+}
+
+// SplitHandover returns the hand-over part and the record of a hand-over
+// record; ok is false when rec is not one (an ordinary record is returned
+// as it is). err reports a hand-over record cut short.
+func SplitHandover(rec []byte) (ho Handover, inner []byte, ok bool, err error) {
+	if len(rec) == 0 || rec[0] != HandoverTag {
+		return Handover{}, rec, false, nil
+	}
+	if len(rec) < 6 || (rec[5] != 4 && rec[5] != 16) || len(rec) < 6+int(rec[5]) {
+		return Handover{}, nil, true, fmt.Errorf("frontier: hand-over record of %d bytes cut short", len(rec))
+	}
+	n := int(rec[5])
+	a, _ := netip.AddrFromSlice(rec[6 : 6+n])
+	return Handover{Gen: binary.BigEndian.Uint32(rec[1:5]), Addr: a}, rec[6+n:], true, nil
+}
+
+// ReadyRecord returns the record (Meta, then URL) of a ready or hand-over
+// record (nil for a hand-over record cut short).
+func ReadyRecord(rec []byte) []byte {
+	_, inner, _, _ := SplitHandover(rec)
+	return inner
+}
+
+// handOn marks v moved to the agent to (its address is that agent's now):
+// one more hand-over of its key.
+func (s *scheduler) handOn(v *visitState, to Peer) {
+	v.movedTo = to
+	v.gen++
+	s.f.stats.HandedOverKeys.Add(1)
+}
+
+// takeHandover applies a hand-over record's part to v, which its record is
+// for: one of a newer generation than v knows makes this agent the key's
+// holder at ho.Addr (handed on at once if another agent owns that
+// address). Others change nothing.
+func (s *scheduler) takeHandover(v *visitState, ho Handover) {
+	if ho.Gen <= v.gen {
+		return
+	}
+	v.gen = ho.Gen
+	s.adopt(v.host, ho.Addr)
+	if v.movedTo != "" && v.host.resolved {
+		v.movedTo = ""
+		s.attachOrMove(v)
+	}
+}
+
+// adopt gives h the address a holder handed its key over with: h is
+// resolved to it, confirmed now (its next refresh is DNSRefresh away),
+// and the visit states waiting for its resolution go on.
+func (s *scheduler) adopt(h *hostState, a netip.Addr) {
+	if h.dead || !a.IsValid() {
+		return
+	}
+	h.resolvedAt = s.f.now()
+	if h.resolved {
+		h.addr = a
+		return
+	}
+	h.addr, h.resolved = a, true
+	waiters := h.waiters
+	h.waiters = nil
+	s.wake(waiters)
+}
