@@ -33,6 +33,7 @@
 //	death.go       takeover of a dead agent's keys after G, its return,
 //	               re-routing the outbox of agents not in the view
 //	forget.go      petrel cluster forget: a view without a dead agent
+//	placement.go   Placements: the address a key owner first placed a host at
 //	status.go      Status (petrel cluster status)
 //	node.go        Node: the parts together; joining; forming the view
 //

@@ -14,7 +14,8 @@ package frontier
 //   - the old entry keeps its next fetch time for its other keys and the
 //     new one has its own, so --ip-delay holds on both addresses;
 //   - attaching to the new entry asks the Router who owns the new address
-//     like any attach;
+//     like any attach: another agent's, and the key is handed over to it
+//     (handover.go);
 //   - Config.Moved is told, so that no keep-alive connection dialled to the
 //     old address carries the key's next request.
 //
