@@ -93,7 +93,7 @@ func (s *scheduler) place(rec []byte, force bool) bool {
 			s.park(h, rec)
 			return true
 		}
-		key, prefixLen, isHO = "ip:"+h.addr.String(), 0, false
+		key, prefixLen, isHO, ho = "ip:"+h.addr.String(), 0, false, Handover{}
 		v = s.states[key]
 	default:
 		key, prefixLen = s.assign.key(sa, url)
@@ -113,7 +113,7 @@ func (s *scheduler) place(rec []byte, force bool) bool {
 		}
 		v = s.newVisitState(key, prefix, hostOf(string(sa)), ho.Gen)
 	case isHO:
-		s.takeHandover(v, ho)
+		s.takeHandover(v, s.dns.host(hostOf(string(sa))), ho)
 	}
 	if v.broken() {
 		s.countDrop(v.dropWhy, 1)

@@ -34,8 +34,9 @@ import (
 //	offset size
 //	0      1    HandoverTag
 //	1      4    generation
-//	5      1    address length n (4 or 16)
-//	6      n    the address
+//	5      1    address length n (4 or 16; 0 when the holder has not
+//	            resolved the record's host: a key of several hosts)
+//	6      n    the address of the record's host
 //	6+n         the record (Meta, then URL)
 //
 // A hand-over record travels where a ready record does (ReadyRouter,
@@ -50,7 +51,7 @@ const HandoverTag = 0xF1
 // Handover is the hand-over part of a hand-over record.
 type Handover struct {
 	Gen  uint32     // the key's hand-over generation
-	Addr netip.Addr // the address the sending holder resolved the host to
+	Addr netip.Addr // the address the sending holder resolved the record's host to (invalid: none)
 }
 
 // AppendHandover appends the hand-over record of rec (Meta, then URL) to
@@ -71,7 +72,7 @@ func SplitHandover(rec []byte) (ho Handover, inner []byte, ok bool, err error) {
 	if len(rec) == 0 || rec[0] != HandoverTag {
 		return Handover{}, rec, false, nil
 	}
-	if len(rec) < 6 || (rec[5] != 4 && rec[5] != 16) || len(rec) < 6+int(rec[5]) {
+	if len(rec) < 6 || (rec[5] != 0 && rec[5] != 4 && rec[5] != 16) || len(rec) < 6+int(rec[5]) {
 		return Handover{}, nil, true, fmt.Errorf("frontier: hand-over record of %d bytes cut short", len(rec))
 	}
 	n := int(rec[5])
@@ -94,16 +95,16 @@ func (s *scheduler) handOn(v *visitState, to Peer) {
 	s.f.stats.HandedOverKeys.Add(1)
 }
 
-// takeHandover applies a hand-over record's part to v, which its record is
-// for: one of a newer generation than v knows makes this agent the key's
-// holder at ho.Addr (handed on at once if another agent owns that
-// address). Others change nothing.
-func (s *scheduler) takeHandover(v *visitState, ho Handover) {
+// takeHandover applies a hand-over record's part to v, which its record
+// (of host h) is for: one of a newer generation than v knows makes this
+// agent the key's holder, h at ho.Addr (handed on at once if another agent
+// owns its address). Others change nothing.
+func (s *scheduler) takeHandover(v *visitState, h *hostState, ho Handover) {
 	if ho.Gen <= v.gen {
 		return
 	}
 	v.gen = ho.Gen
-	s.adopt(v.host, ho.Addr)
+	s.adopt(h, ho.Addr)
 	if v.movedTo != "" && v.host.resolved {
 		v.movedTo = ""
 		s.attachOrMove(v)
@@ -126,4 +127,18 @@ func (s *scheduler) adopt(h *hostState, a netip.Addr) {
 	waiters := h.waiters
 	h.waiters = nil
 	s.wake(waiters)
+}
+
+// handoverAddr is the address a hand-over record of v for url carries: the
+// address this agent resolved url's host to, if it has (v's own host's,
+// for a key of one host).
+func (s *scheduler) handoverAddr(v *visitState, url []byte) netip.Addr {
+	name := hostOf(string(schemeAuthorityOf(url)))
+	if name == v.host.name {
+		return v.host.addr
+	}
+	if h := s.dns.hosts[name]; h != nil && h.resolved {
+		return h.addr
+	}
+	return netip.Addr{}
 }

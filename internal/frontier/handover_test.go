@@ -14,7 +14,7 @@ import (
 
 func TestHandoverRecord(t *testing.T) {
 	rec := AppendRecord(nil, Meta{Depth: 3, Seed: 2}, "http://a.test/x")
-	for _, a := range []netip.Addr{netip.MustParseAddr("10.1.2.3"), netip.MustParseAddr("2001:db8::1"), netip.MustParseAddr("::ffff:10.1.2.3")} {
+	for _, a := range []netip.Addr{netip.MustParseAddr("10.1.2.3"), netip.MustParseAddr("2001:db8::1"), netip.MustParseAddr("::ffff:10.1.2.3"), {}} {
 		ho := Handover{Gen: 70000, Addr: a}
 		b := AppendHandover(nil, ho, rec)
 		got, inner, ok, err := SplitHandover(b)
