@@ -233,7 +233,7 @@ func (s *scheduler) finished(now int64, l *runLoop) (bool, error) {
 			}
 		}
 	case !s.flushing && s.dist.held == nil && f.cfg.Ready.Len() == 0 &&
-		f.sieveIn.Load() > f.sieveFlushed.Load() && now-s.lastFlush >= int64(f.cfg.MinFlushGap):
+		now-s.lastFlush >= int64(f.cfg.MinFlushGap) && s.flushWanted():
 		s.startFlush(now)
 	}
 	return false, nil
@@ -372,6 +372,28 @@ func (s *scheduler) nextWake() (int64, bool) {
 	}
 	return t, ok
 }
+
+// flushWanted reports whether the sieve should be flushed before its
+// buffer fills, the ready queue being empty: when keys wait in it and
+// either the visit states are running short of URLs (fewer than
+// lowWaterPerState per active visit state) or the keys waiting are at
+// least half of those flushed before. A flush merges the whole store, so
+// without the second bound a workbench with plenty of work (most of it
+// virtualized) would flush as often as MinFlushGap allows, each time at a
+// cost that grows with the URLs known; with it, the forced merges cost a
+// bounded number of store rewrites per key.
+func (s *scheduler) flushWanted() bool {
+	in, flushed := s.f.sieveIn.Load(), s.f.sieveFlushed.Load()
+	if in <= flushed {
+		return false
+	}
+	return s.queuedURLs < lowWaterPerState*int64(max(s.dist.active, 1)) || 2*(in-flushed) >= flushed
+}
+
+// lowWaterPerState is the URLs per active visit state below which the
+// workbench is short of work, and a flush of the sieve is due as soon as
+// the ready queue is empty.
+const lowWaterPerState = 4
 
 func (s *scheduler) startFlush(now int64) {
 	f := s.f
