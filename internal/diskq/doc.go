@@ -30,9 +30,12 @@
 //     never skipped or misread.
 //   - Queue: records are buffered in an open block of up to
 //     Options.BufferBytes, sealed (compressed and written) when it fills,
-//     when a Pop needs its records, and by Sync, Mark and Close; a sealed
-//     block never changes. A Position names the head as a block's offset
-//     and the records of that block already popped.
+//     and by Sync, Mark, Scan and Close; a sealed block never changes. A
+//     Pop that finds no sealed record takes the open block's first record
+//     in RAM, and a seal writes only the records not yet popped, so a queue
+//     that runs near empty writes nothing for records pushed and popped
+//     between two seals. A Position names the head as a block's offset and
+//     the records of that block already popped.
 //   - Small state files (queue.meta, queues.index) are replaced atomically:
 //     written to a temporary file, fsynced (with Options.Sync), renamed.
 //   - Queue: records are popped in push order; segments before the head are
@@ -48,7 +51,8 @@
 // Queue: Mark returns a Position (head, tail, length) after making every
 // pushed record durable; OpenAt returns to it exactly, however the process
 // died. Open after a crash is at-least-once: the head goes back to the last
-// Open, Sync, Mark or Close, so records popped since come back; records
+// Open, Sync, Mark or Close, so records popped since come back (except
+// those popped from the open block, which were never written); records
 // pushed and sealed before the crash are kept (the open block is lost), a
 // torn tail is cut.
 //
@@ -65,8 +69,9 @@
 // # Memory
 //
 // Queue holds four buffers of about Options.BufferBytes (the open block,
-// the block being written, the read-ahead and the decoded head block) and
-// a zstd encoder and decoder (about 2 MiB). Queues holds one write
+// up to half as much again while pops consume its head; the block being
+// written; the read-ahead; the decoded head block) and a zstd encoder and
+// decoder (about 2 MiB). Queues holds one write
 // buffer, one read window allocated per DequeueN and, per queued record,
 // its position as a zigzag varint delta (about 3 to 5 bytes, see
 // IndexBytes), plus about 100 bytes per non-empty queue.

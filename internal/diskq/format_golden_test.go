@@ -280,8 +280,9 @@ func TestQueueFormatGolden(t *testing.T) {
 	tr.must(err)
 	tr.step("Open", q.Recovery(), err)
 	pop(100)
-	// Records that do not compress: stored blocks, roll-over to new
-	// segments, consumed segments deleted.
+	// Records that do not compress: stored blocks, roll-over to a new
+	// segment; the last records popped are still in the open block, and
+	// popping them writes nothing.
 	record = noise
 	for range 4 {
 		push(10, func(int) int { return 200 })

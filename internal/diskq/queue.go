@@ -35,8 +35,12 @@ type qseg struct {
 // The head (the next record to pop) is record rskip of the block at byte
 // roff of segment rseq; when every record of that block has been popped,
 // rskip is its count until the next Pop moves on. A Pop that finds no
-// sealed block left seals the write buffer first, so the head is always in
-// a block of the file.
+// sealed block left takes the first record of the open block in RAM
+// (pend[pendOff:]) without sealing it: the head is then at the end of the
+// file (roff is the tail's size, rskip 0), which is where a seal writes
+// the open block's records not yet popped, so a Position taken after a
+// seal is always in a block of the file. A record pushed and popped while
+// in the open block is never written.
 type Queue struct {
 	mu    sync.Mutex
 	dir   string
@@ -49,7 +53,8 @@ type Queue struct {
 	w        segmentWriter // on the last segment; writes whole blocks, buffers nothing
 	dirDirty bool          // a segment file was created or removed since the last directory fsync
 	pend     []byte        // the open block: records framed by appendRecord
-	pendN    int           // records in pend
+	pendOff  int           // where pend's first record not yet popped starts
+	pendN    int           // records in pend[pendOff:]
 	cbuf     []byte        // the sealed block being written
 
 	// reader, on the head segment
@@ -443,8 +448,8 @@ func (q *Queue) scanLocked() error {
 }
 
 // Push appends rec to the tail of the queue. The record is buffered in the
-// open block; it is in the file once the block fills, a Pop reaches it, or
-// Sync, Mark or Close is called.
+// open block; it is in the file once the block fills, or Sync, Mark, Scan
+// or Close is called (a record popped before that is never written).
 func (q *Queue) Push(rec []byte) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -454,23 +459,29 @@ func (q *Queue) Push(rec []byte) error {
 	if len(rec) > MaxRecordBytes {
 		return fmt.Errorf("diskq: push %d bytes: %w", len(rec), ErrTooLarge)
 	}
+	if q.pendOff >= q.opts.BufferBytes/2 { // pops have consumed half a buffer: drop it
+		q.pend = q.pend[:copy(q.pend, q.pend[q.pendOff:])]
+		q.pendOff = 0
+	}
 	q.pend = appendRecord(q.pend, rec)
 	q.pendN++
 	q.n++
-	if len(q.pend) >= q.opts.BufferBytes {
+	if len(q.pend)-q.pendOff >= q.opts.BufferBytes {
 		return q.sealLocked()
 	}
 	return nil
 }
 
-// sealLocked compresses the open block, if it holds records, and appends
-// it to the tail segment, rolling over first when the segment is full. On
-// a write error the records stay in the open block.
+// sealLocked compresses the records of the open block not yet popped, if
+// any, and appends them as a block to the tail segment, rolling over first
+// when the segment is full. On a write error the records stay in the open
+// block.
 func (q *Queue) sealLocked() error {
 	if q.pendN == 0 {
+		q.pend, q.pendOff = q.pend[:0], 0
 		return nil
 	}
-	q.cbuf = q.codec.encode(q.cbuf, q.pend, q.pendN)
+	q.cbuf = q.codec.encode(q.cbuf, q.pend[q.pendOff:], q.pendN)
 	sz := int64(len(q.cbuf))
 	if q.w.full(q.tail().size, sz) {
 		if err := q.rollLocked(); err != nil {
@@ -481,7 +492,7 @@ func (q *Queue) sealLocked() error {
 		return err
 	}
 	q.tail().size += sz
-	q.pend, q.pendN = q.pend[:0], 0
+	q.pend, q.pendOff, q.pendN = q.pend[:0], 0, 0
 	if cap(q.pend) > 2*q.opts.BufferBytes { // after a record larger than the buffer
 		q.pend = make([]byte, 0, q.opts.BufferBytes)
 	}
@@ -558,10 +569,7 @@ func (q *Queue) popLocked(dst []byte) ([]byte, error) {
 			if q.pendN == 0 {
 				return nil, fmt.Errorf("diskq: pop: %d records counted but none left in %s: %w", q.n, q.segPath(q.rseq), ErrCorrupt)
 			}
-			if err := q.sealLocked(); err != nil {
-				return nil, err
-			}
-			continue
+			return q.popOpenLocked(dst), nil
 		}
 		q.closeReader()
 		q.rseq, q.roff = q.segs[hi+1].seq, segHeaderSize
@@ -575,6 +583,20 @@ func (q *Queue) popLocked(dst []byte) ([]byte, error) {
 	q.rskip++
 	q.n--
 	return dst, nil
+}
+
+// popOpenLocked pops the first record of the open block, the head when
+// the file holds none (see Queue).
+func (q *Queue) popOpenLocked(dst []byte) []byte {
+	rec, next := nextRecord(q.pend, q.pendOff)
+	dst = append(dst, rec...)
+	q.pendOff = next
+	q.pendN--
+	q.n--
+	if q.pendN == 0 {
+		q.pend, q.pendOff = q.pend[:0], 0
+	}
+	return dst
 }
 
 // loadBlockLocked reads, checks and decodes the head block, at q.roff of
@@ -708,7 +730,7 @@ func (q *Queue) Len() int64 {
 func (q *Queue) Bytes() int64 {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	b := int64(len(q.pend))
+	b := int64(len(q.pend) - q.pendOff)
 	for _, s := range q.segs {
 		b += s.size
 	}

@@ -584,3 +584,88 @@ func TestQueueConcurrent(t *testing.T) {
 		t.Errorf("saw %d distinct records, want %d", len(seen), producers*per)
 	}
 }
+
+// A queue that runs near empty pops from its open block in RAM: records
+// pushed and popped between two seals are never written, a seal writes
+// only those not yet popped, and a mark taken then holds exactly those.
+func TestQueuePopsFromTheOpenBlock(t *testing.T) {
+	dir := t.TempDir()
+	opts := testOpts(1 << 20)
+	q, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fileBytes := func() int64 {
+		t.Helper()
+		var n int64
+		for _, f := range segFiles(t, dir, queueExt) {
+			st, err := os.Stat(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += st.Size()
+		}
+		return n
+	}
+	empty := fileBytes()
+	next := 0 // the next record expected at the head
+	pop := func() {
+		t.Helper()
+		if got := mustPop(t, q); !bytes.Equal(got, rec(next, 60)) {
+			t.Fatalf("pop %d = %q", next, got[:4])
+		}
+		next++
+	}
+	for i := range 1000 { // three queued at a time: the open block drops its popped head
+		if err := q.Push(rec(i, 60)); err != nil {
+			t.Fatal(err)
+		}
+		if i >= 3 {
+			pop()
+		}
+	}
+	for range 3 {
+		pop()
+	}
+	if got := fileBytes(); got != empty {
+		t.Fatalf("segment files grew from %d to %d bytes, though every record was popped from the open block", empty, got)
+	}
+	if q.Len() != 0 || q.Bytes() != empty {
+		t.Fatalf("Len = %d, Bytes = %d, want 0 and %d", q.Len(), q.Bytes(), empty)
+	}
+	// Pops that reach the open block while sealed blocks are written.
+	for i := 1000; i < 1200; i++ {
+		if err := q.Push(rec(i, 60)); err != nil {
+			t.Fatal(err)
+		}
+		if i%4 == 0 {
+			pop()
+		}
+	}
+	pos, err := q.Mark()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pos.Len != int64(1200-next) {
+		t.Fatalf("mark's Len = %d, want %d", pos.Len, 1200-next)
+	}
+	for range 10 {
+		mustPop(t, q)
+	}
+	q.crashForTest()
+	if q, err = OpenAt(dir, pos, opts); err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if q.Len() != pos.Len {
+		t.Fatalf("Len after OpenAt = %d, want %d", q.Len(), pos.Len)
+	}
+	for ; next < 1200; next++ {
+		if got := mustPop(t, q); !bytes.Equal(got, rec(next, 60)) {
+			t.Fatalf("after OpenAt, pop %d = %q", next, got[:4])
+		}
+	}
+	if _, ok, err := q.Pop(nil); ok || err != nil {
+		t.Fatalf("Pop of an empty queue: ok=%v err=%v", ok, err)
+	}
+}
