@@ -53,10 +53,6 @@ import (
 	"github.com/petrel-crawler/petrel/internal/store"
 )
 
-// todoHeldBytes bounds the part of the todo file a checkpoint holds in RAM
-// during the scheduler's pause.
-const todoHeldBytes = 64 << 20
-
 const (
 	todoMagic        = "PTODO2\n"
 	virtualKeysMagic = "PVKEYS1\n"
@@ -86,9 +82,10 @@ type checkpointSink struct {
 	crc  io.Writer
 	n    uint64
 
-	// The first records of the todo file are held in RAM during the pause,
-	// so that it does not wait for the file's writes.
-	held    *bytes.Buffer
+	// The first records of the todo file (frontier.DefaultTodoHoldBytes)
+	// are held in RAM during the pause, so that it does not wait for the
+	// file's writes.
+	held    *frontier.TodoHold
 	spilled bool
 	hdr     [binary.MaxVarintLen64]byte
 
@@ -134,19 +131,19 @@ func (s *checkpointSink) MarkReady() error {
 }
 
 // WriteTodo adds a record to the todo file: to s.held, in RAM, while that
-// holds less than todoHeldBytes (written out once the pause is over, by
-// writeHeld), to the file after it.
+// has room (written out once the pause is over, by writeHeld), to the file
+// after it.
 func (s *checkpointSink) WriteTodo(rec []byte) error {
 	s.n++
-	if !s.spilled && s.held.Len()+len(rec)+binary.MaxVarintLen64 <= todoHeldBytes {
-		s.held.Write(binary.AppendUvarint(s.hdr[:0], uint64(len(rec))))
-		s.held.Write(rec)
+	if !s.spilled && s.held.Hold(rec) {
 		return nil
 	}
-	if err := s.writeHeld(); err != nil {
-		return err
+	if !s.spilled {
+		if err := s.writeHeld(); err != nil {
+			return err
+		}
+		s.spilled = true
 	}
-	s.spilled = true
 	if _, err := s.crc.Write(binary.AppendUvarint(s.hdr[:0], uint64(len(rec)))); err != nil {
 		return err
 	}
@@ -178,8 +175,8 @@ func (s *checkpointSink) CheckpointSieve() error {
 // checkpointBuffers are the RAM buffers of a checkpoint's pause, reused by
 // the next checkpoint (checkpoints are taken one at a time).
 type checkpointBuffers struct {
-	counts bytes.Buffer // the per-key counts
-	held   bytes.Buffer // the first todoHeldBytes of the todo file
+	counts bytes.Buffer      // the per-key counts
+	held   frontier.TodoHold // the first records of the todo file
 }
 
 // checkpointsDir is where checkpoints live.

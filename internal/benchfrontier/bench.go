@@ -102,7 +102,7 @@ type Result struct {
 	CheckpointVirtual  int64   `json:"checkpoint_virtualized_urls"`      // saved by the virtualizer's own checkpoint
 	PauseSieveS        float64 `json:"checkpoint_pause_sieve_seconds"`   // of the pause: saving the sieve
 	PauseVirtualS      float64 `json:"checkpoint_pause_virtual_seconds"` // of the pause: the virtualizer's checkpoint
-	PauseTodoS         float64 `json:"checkpoint_pause_todo_seconds"`    // of the pause: marking the ready queue, writing the todo file
+	PauseTodoS         float64 `json:"checkpoint_pause_todo_seconds"`    // of the pause, the rest: marking the ready queue, walking the visit states, writing the todo file
 	CheckpointGCs      uint32  `json:"checkpoint_gc_cycles"`             // GC cycles that ended during the checkpoint
 	PausePerMillion    float64 `json:"checkpoint_pause_seconds_per_million_queued"`
 }
@@ -193,29 +193,39 @@ func (r resolver) Lookup(_ context.Context, host string) ([]netip.Addr, error) {
 // sink is a frontier.VirtualCheckpointSink writing to files, as the
 // agent's does: the sieve is flushed before the pause and saved without a
 // merge in it (CheckpointPending), the virtualizer by its own checkpoint,
-// the todo records held in RAM and written after the pause.
+// the first todo records held in RAM (frontier.TodoHold) and written after
+// the pause, the rest written to the file in it.
 type sink struct {
-	ready *diskq.Queue
-	virt  *diskq.Queues
-	sv    *sieve.DRUM
-	dir   string
-	w     *bufio.Writer
-	held  []byte
+	ready   *diskq.Queue
+	virt    *diskq.Queues
+	sv      *sieve.DRUM
+	dir     string
+	w       *bufio.Writer
+	held    frontier.TodoHold
+	spilled bool
+	hdr     [binary.MaxVarintLen64]byte
 
-	finishVirtual                    func() error
-	todoTime, sieveTime, virtualTime time.Duration
+	finishVirtual          func() error
+	sieveTime, virtualTime time.Duration
 }
 
 func (k *sink) MarkReady() error {
-	defer timed(&k.todoTime)()
 	_, err := k.ready.Mark()
 	return err
 }
 func (k *sink) WriteTodo(rec []byte) error {
-	t0 := time.Now()
-	defer func() { k.todoTime += time.Since(t0) }()
-	k.held = append(binary.AppendUvarint(k.held, uint64(len(rec))), rec...)
-	return nil
+	if !k.spilled && k.held.Hold(rec) {
+		return nil
+	}
+	if !k.spilled {
+		if _, err := k.held.WriteTo(k.w); err != nil {
+			return err
+		}
+		k.spilled = true
+	}
+	k.w.Write(binary.AppendUvarint(k.hdr[:0], uint64(len(rec))))
+	_, err := k.w.Write(rec)
+	return err
 }
 func (k *sink) CheckpointSieve() error {
 	defer timed(&k.sieveTime)()
@@ -501,7 +511,7 @@ func memory(ctx context.Context, opts Options, dir string, res *Result) error {
 	runtime.ReadMemStats(&gc1)
 	res.CheckpointGCs = gc1.NumGC - gc0.NumGC
 	if err == nil {
-		_, err = snk.w.Write(snk.held)
+		_, err = snk.held.WriteTo(snk.w)
 	}
 	if err == nil {
 		err = snk.w.Flush()
@@ -516,7 +526,8 @@ func memory(ctx context.Context, opts Options, dir string, res *Result) error {
 	res.CheckpointPauseS = info.Pause.Seconds()
 	res.CheckpointTodo = info.Todo
 	res.CheckpointVirtual = info.Virtual
-	res.PauseTodoS, res.PauseSieveS, res.PauseVirtualS = snk.todoTime.Seconds(), snk.sieveTime.Seconds(), snk.virtualTime.Seconds()
+	res.PauseSieveS, res.PauseVirtualS = snk.sieveTime.Seconds(), snk.virtualTime.Seconds()
+	res.PauseTodoS = (info.Pause - snk.sieveTime - snk.virtualTime).Seconds()
 	res.PausePerMillion = info.Pause.Seconds() / (float64(total) / 1e6)
 	cancel()
 	// The tasks the scheduler handed out went nowhere: hand them back.
