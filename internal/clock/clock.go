@@ -30,6 +30,16 @@ func (systemClock) Now() time.Time { return time.Now() }
 
 func (systemClock) NewTimer(d time.Duration) Timer { return sysTimer{time.NewTimer(d)} }
 
+// Since returns the time passed on c since t, a reading of c. On System,
+// for a t with a monotonic reading, it is time.Since, which reads only the
+// monotonic clock (c.Now also reads the wall clock).
+func Since(c Clock, t time.Time) time.Duration {
+	if _, ok := c.(systemClock); ok {
+		return time.Since(t)
+	}
+	return c.Now().Sub(t)
+}
+
 type sysTimer struct{ t *time.Timer }
 
 func (t sysTimer) C() <-chan time.Time   { return t.t.C }

@@ -364,7 +364,7 @@ func (f *Frontier) poke() {
 }
 
 // now is the frontier's clock in nanoseconds since New.
-func (f *Frontier) now() int64 { return int64(f.clock.Now().Sub(f.base)) }
+func (f *Frontier) now() int64 { return int64(clock.Since(f.clock, f.base)) }
 
 // at converts a wall time to the frontier's clock.
 func (f *Frontier) at(t time.Time) int64 { return int64(t.Sub(f.base)) }

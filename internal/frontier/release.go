@@ -13,8 +13,10 @@ func (s *scheduler) release(o Outcome) {
 	s.inFlight--
 	delete(s.flying, t)
 	s.f.stats.InFlight.Add(-1)
-	end := s.f.now()
-	if !o.End.IsZero() {
+	var end int64
+	if o.End.IsZero() {
+		end = s.f.now()
+	} else {
 		end = s.f.at(o.End)
 	}
 	if oe := t.other; oe != nil {
