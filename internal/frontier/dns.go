@@ -23,7 +23,7 @@ import (
 // hostState is what the DNS stage knows of one host name.
 type hostState struct {
 	name      string
-	addr      netip.Addr
+	addr      netip.Addr // changed, once resolved, only by scheduler.setAddr
 	resolved  bool
 	resolving bool
 	dead      bool // did not resolve, or its address is refused: its URLs are dropped

@@ -1,5 +1,7 @@
 package frontier
 
+import "net/netip"
+
 // Address changes. With Config.DNSRefresh set, a host resolved longer ago
 // than DNSRefresh is resolved again when a task of it is made (its URLs go
 // on to the address it has meanwhile). When the answer is another address,
@@ -45,14 +47,26 @@ func (s *scheduler) refreshed(h *hostState, r dnsResult) {
 	}
 	s.f.log.Info("frontier: address changed", "host", h.name, "old", h.addr, "new", r.addr)
 	s.f.stats.AddressChanges.Add(1)
-	h.addr = r.addr
+	s.setAddr(h, r.addr)
+}
+
+// setAddr gives h, resolved, another address. Every change of a resolved
+// host's address goes through it: it marks the workbench entry of the old
+// address, the only one whose visit states rehome must check.
+func (s *scheduler) setAddr(h *hostState, a netip.Addr) {
+	if e := s.wb.byAddr[h.addr]; e != nil {
+		e.readdressed = true
+	}
+	h.addr = a
 }
 
 // rehome moves v, which came up in entry e, to the entry of its host's
 // address if that is not e, and reports whether v left e's heap: moved
-// (nothing in flight) or withdrawn until its requests return.
+// (nothing in flight) or withdrawn until its requests return. A visit
+// state is attached at its host's address, so only an entry a host has
+// left (setAddr) can hold one to move.
 func (s *scheduler) rehome(v *visitState, e *ipEntry) bool {
-	if v.host == nil || !v.host.resolved || v.host.addr == e.addr || s.assign.kind == assignIP {
+	if !e.readdressed || v.host == nil || !v.host.resolved || v.host.addr == e.addr || s.assign.kind == assignIP {
 		return false
 	}
 	s.wb.withdraw(v)

@@ -35,6 +35,8 @@ type ipEntry struct {
 	held      bool  // no request until released (handoff.go); nextFetch is heldTime
 	heldNext  int64 // while held: the nextFetch it would have
 	heapIndex int   // position in the workbench heap, -1 when not there
+
+	readdressed bool // a host has moved from this address (readdress.go)
 }
 
 // readyAt is when the entry's best visit state may be fetched.
