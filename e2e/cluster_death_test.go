@@ -161,22 +161,54 @@ func firstFetches(hits []testweb.Hit) map[string]testweb.Hit {
 	return out
 }
 
-// interimRefetches counts the pages the other agents fetched between the
-// takeover and the victim's return that had been fetched before, with the
-// victim's part (victimsPage): what the interim owners, without its seen
-// set, fetched again.
-func interimRefetches(hits []testweb.Hit, victim string, first *cluster.View, took, back time.Time) int {
+// interimRefetches counts the pages that an agent other than the victim
+// fetched again from the takeover on, whose first fetch came before the
+// takeover with the victim's part (victimsPage): what the interim owners
+// of its keys, whose seen set was empty, let through again and fetched
+// (between the takeover and the return, or after it from their queues).
+func interimRefetches(hits []testweb.Hit, victim string, first *cluster.View, took time.Time) int {
 	firsts := firstFetches(hits)
 	n := 0
 	for _, h := range hits {
-		if h.Path == "/robots.txt" || byAgent(h) == victim || h.Start.Before(took) || h.Start.After(back) {
+		if h.Path == "/robots.txt" || byAgent(h) == victim || h.Start.Before(took) {
 			continue
 		}
-		if f := firsts[key(h.Host, h.Path)]; f.Start.Before(h.Start) && victimsPage(f, victim, first) {
+		if f := firsts[key(h.Host, h.Path)]; f.Start.Before(took) && f.Start.Before(h.Start) && victimsPage(f, victim, first) {
 			n++
 		}
 	}
 	return n
+}
+
+// sinceCheckpoint counts the pages the victim fetched after its last
+// checkpoint before killed: a restart on its directory recovers the
+// state of that checkpoint and fetches them again. The checkpoint's own
+// instant is not in the log, so the log line of the checkpoint before it
+// stands for it (the last one began after that one ended): the count may
+// be a little high, never low.
+func sinceCheckpoint(t *testing.T, hits []testweb.Hit, victim *agentProc, killed time.Time) int {
+	t.Helper()
+	cps, err := eventTimes(filepath.Join(victim.dir, "logs", "events.jsonl"), func(m string) bool { return m == "checkpoint" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before []time.Time
+	for _, c := range cps {
+		if c.Before(killed) {
+			before = append(before, c)
+		}
+	}
+	var from time.Time // no checkpoint: everything since the start
+	if len(before) >= 2 {
+		from = before[len(before)-2]
+	}
+	pages := map[string]bool{}
+	for _, h := range hits {
+		if byAgent(h) == victim.name && h.Path != "/robots.txt" && h.Start.After(from) && h.Start.Before(killed) {
+			pages[key(h.Host, h.Path)] = true
+		}
+	}
+	return len(pages)
 }
 
 // logDuplicates says when the second fetches of pages happened: before
@@ -225,35 +257,33 @@ func firstView(t *testing.T, c *clusterRun) *cluster.View {
 	return v
 }
 
-// TestClusterStopPastGrace stops one agent of three with SIGSTOP for
-// longer than G: the others take its keys over (it is listed absent) and
-// re-route the batches held for it. After SIGCONT it must not fetch as a
-// zombie: its guard closed (no gossip round for G/2) and it learns a view
-// without it, so no request of it reaches the web from the SIGCONT until
-// it is given keys again in a later view (its guard opens). The crawl then
-// ends by itself with every page fetched, politely. The pages fetched
-// twice are counted against those the interim owners fetched again with
-// the victim's part (see the end).
-func TestClusterStopPastGrace(t *testing.T) {
-	web, c := deathCrawl(t, 31, "127.61.5.1", "127.214.5.1")
-	victim, other := c.agents[2], c.agents[0]
-	time.Sleep(2 * time.Second)
-	if err := victim.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
+// deathRun is what a death test measured: when the victim was stopped or
+// killed, when the others took its keys over, when it resumed or was
+// started again, and when it was given keys again (its guard opened).
+type deathRun struct {
+	down, took, up, back time.Time
+}
+
+// waitTakeover waits for the takeover of the victim's keys after d.down,
+// and checks it came no earlier than the grace period after it.
+func waitTakeover(t *testing.T, other *agentProc, d *deathRun) {
+	t.Helper()
+	d.took = waitLog(t, other, "taking over the keys of dead agents", 0, 30*time.Second)
+	if d.took.Sub(d.down) < 5*time.Second {
+		t.Errorf("takeover %s after the victim went down, before the grace period", d.took.Sub(d.down))
 	}
-	stopped := time.Now()
-	took := waitLog(t, other, "taking over the keys of dead agents", 0, 30*time.Second)
-	time.Sleep(time.Second)
-	opens := len(logTimes(t, victim, "zombie guard open"))
-	if err := victim.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-		t.Fatal(err)
-	}
-	resumed := time.Now()
-	t.Logf("stopped %s for %s; takeover %s after the stop", victim.name, resumed.Sub(stopped).Round(time.Millisecond), took.Sub(stopped).Round(time.Millisecond))
-	if took.Sub(stopped) < 5*time.Second {
-		t.Errorf("takeover %s after the stop, before the grace period", took.Sub(stopped))
-	}
-	back := waitLog(t, victim, "zombie guard open", opens, 40*time.Second)
+}
+
+// judgeDeath waits for the crawl's end and judges it: every agent exits
+// 0, no request of the victim reaches the web from its resumption (or
+// restart) until a view gives it keys again, every expected page is
+// fetched, robots and politeness hold, and the victim's log says it
+// learnt it was declared dead. The pages fetched twice are measured
+// against the bound lost + the interim owners' refetches
+// (interimRefetches), where lost is what the victim fetched again itself
+// (sinceCheckpoint for a kill -9; 0 for a stop, which loses nothing).
+func judgeDeath(t *testing.T, web *crawlRun, c *clusterRun, victim *agentProc, d *deathRun, lost int) {
+	t.Helper()
 	errs := c.wait(t, 90*time.Second)
 	for _, a := range c.agents {
 		if errs[a.name] != nil {
@@ -263,27 +293,94 @@ func TestClusterStopPastGrace(t *testing.T) {
 	hits := web.web.Hits()
 	zombie := 0
 	for _, h := range hits {
-		if byAgent(h) == victim.name && h.Start.After(resumed) && h.Start.Before(back) {
+		if byAgent(h) == victim.name && h.Start.After(d.up) && h.Start.Before(d.back) {
 			if zombie++; zombie <= 5 {
-				t.Errorf("zombie request: %s%s at %s, between the SIGCONT (%s) and the return (%s)", h.Host, h.Path,
-					h.Start.Format("15:04:05.000"), resumed.Format("15:04:05.000"), back.Format("15:04:05.000"))
+				t.Errorf("zombie request: %s%s at %s, between the victim's return to life (%s) and its return to the view (%s)", h.Host, h.Path,
+					h.Start.Format("15:04:05.000"), d.up.Format("15:04:05.000"), d.back.Format("15:04:05.000"))
 			}
 		}
+	}
+	if len(logTimes(t, victim, "this agent was declared dead")) == 0 {
+		t.Errorf("agent %s: no line of its log says it learnt it was declared dead", victim.name)
 	}
 	v1 := firstView(t, c)
 	extra, missing := judgePolite(t, web, hits, v1)
 	if missing > 0 {
 		t.Errorf("%d of %d expected pages never fetched", missing, len(web.web.Expected()))
 	}
-	interim := interimRefetches(hits, victim.name, v1, took, back)
-	logDuplicates(t, hits, victim.name, v1, took, back)
-	t.Logf("zombie requests: %d (from the SIGCONT to the return, %s); pages fetched twice: %d, bound %d (fetched again by the interim owners, with the victim's part), of %d requests",
-		zombie, back.Sub(resumed).Round(time.Millisecond), extra, interim, len(hits))
-	// The bound is measured, not asserted yet: in the runs so far about
-	// 60 pages were fetched twice against a bound of about 8, most of them
-	// pages whose key and address the victim never owned, fetched twice by
-	// their own agent after the takeover. The cause is not found.
-	if extra > interim {
-		t.Logf("NOT within the bound: %d pages fetched twice, bound %d", extra, interim)
+	interim := interimRefetches(hits, victim.name, v1, d.took)
+	logDuplicates(t, hits, victim.name, v1, d.took, d.back)
+	t.Logf("down %s, takeover %s, up %s, back %s; zombie requests: %d; pages fetched twice: %d, bound %d = %d fetched again by the victim + %d by the interim owners, of %d requests",
+		d.down.Format("15:04:05.000"), d.took.Format("15:04:05.000"), d.up.Format("15:04:05.000"), d.back.Format("15:04:05.000"),
+		zombie, extra, lost+interim, lost, interim, len(hits))
+	// Measured, not asserted yet: URLs the victim had queued and not
+	// fetched, which an interim owner found again and fetched, are still
+	// in its queues at its return and fetched again (docs/cluster.md,
+	// "Not built yet").
+	if extra > lost+interim {
+		t.Logf("NOT within the bound: %d pages fetched twice, bound %d (%d fetched again by the victim, %d by the interim owners)", extra, lost+interim, lost, interim)
 	}
+}
+
+// TestClusterStopPastGrace stops one agent of three with SIGSTOP for
+// longer than G: the others take its keys over (it is listed absent) and
+// re-route the batches held for it. After SIGCONT it must not fetch as a
+// zombie: its guard closed (no gossip round for G/2) and it learns a view
+// without it, so no request of it reaches the web from the SIGCONT until
+// it is given keys again in a later view (its guard opens); declared dead,
+// it hands nothing over and keeps its queues and its sieve for its return.
+// The crawl then ends by itself with every page fetched, politely.
+//
+// The bound on the pages fetched twice: a stopped process loses nothing,
+// so it fetches nothing again itself; the interim owners of its keys
+// start them with an empty seen set and fetch again what they find again
+// of the pages fetched before the takeover with its part (its sieve let
+// them through, or it fetched them). At its return they hand its keys back
+// with their seen-set part, and it drops the URLs they hand back that it
+// knew before (clusterreturn.go). So the bound is those interim refetches
+// (interimRefetches), counted from the web's log.
+func TestClusterStopPastGrace(t *testing.T) {
+	web, c := deathCrawl(t, 31, "127.61.5.1", "127.214.5.1")
+	victim, other := c.agents[2], c.agents[0]
+	time.Sleep(2 * time.Second)
+	if err := victim.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	d := &deathRun{down: time.Now()}
+	waitTakeover(t, other, d)
+	time.Sleep(time.Second)
+	opens := len(logTimes(t, victim, "zombie guard open"))
+	if err := victim.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	d.up = time.Now()
+	d.back = waitLog(t, victim, "zombie guard open", opens, 40*time.Second)
+	judgeDeath(t, web, c, victim, d, 0)
+}
+
+// TestClusterKillPastGrace kills one agent of three with SIGKILL, waits
+// for the takeover of its keys past G, and starts it again on its
+// directory: it recovers from its last checkpoint, learns that the view
+// lists it absent (it starts with its guard closed and fetches nothing),
+// is brought back, and gets its keys handed back. The bound on the pages
+// fetched twice adds to the interim owners' refetches (see
+// TestClusterStopPastGrace) the pages it fetched since its last checkpoint
+// before the kill (sinceCheckpoint), which it fetches again after the
+// restart.
+func TestClusterKillPastGrace(t *testing.T) {
+	web, c := deathCrawl(t, 37, "127.61.7.1", "127.214.7.1")
+	victim, other := c.agents[2], c.agents[0]
+	time.Sleep(2 * time.Second)
+	victim.cmd.Process.Kill()
+	<-victim.done
+	d := &deathRun{down: time.Now()}
+	waitTakeover(t, other, d)
+	opens := len(logTimes(t, victim, "zombie guard open"))
+	d.up = time.Now()
+	c.start(t, victim, append(deathFlags(c), deathUA(victim)...)...)
+	d.back = waitLog(t, victim, "zombie guard open", opens, 40*time.Second)
+	if !strings.Contains(victim.stderr.String(), "did not stop cleanly") {
+		t.Errorf("the restarted agent did not recover from its checkpoint:\n%s", victim.stderr.String())
+	}
+	judgeDeath(t, web, c, victim, d, sinceCheckpoint(t, web.web.Hits(), victim, d.down))
 }

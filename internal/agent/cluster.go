@@ -181,7 +181,9 @@ func (h *clusterHost) Apply(b *cluster.Batch) error {
 			err = f.Accept(rec)
 		case cluster.KindReady:
 			h.a.stats.ClusterReadyReceived.Add(1)
-			err = f.AcceptReady(rec)
+			if !h.handedBackKnown(rec) { // clusterreturn.go
+				err = f.AcceptReady(rec)
+			}
 		default:
 			err = fmt.Errorf("unknown batch kind %s", b.Kind)
 		}

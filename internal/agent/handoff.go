@@ -29,6 +29,7 @@ type handoffState struct {
 	holds map[string]uint64 // old owner → frontier hold id, until its release
 	busy  sync.WaitGroup    // hand-offs this agent is sending
 	out   int               // hand-offs being sent (under mu)
+	known knownAtReturn     // clusterreturn.go
 }
 
 // ViewChanged runs just before the new view is in force here.
@@ -36,6 +37,7 @@ func (h *clusterHost) ViewChanged(old, nw *cluster.View) {
 	a := h.a
 	moves := cluster.Moves(old, nw)
 	self := a.cfg.Cluster.Agent
+	h.noteReturn(old, nw)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	h.ho.mu.Lock()
@@ -64,6 +66,9 @@ func (h *clusterHost) ViewChanged(old, nw *cluster.View) {
 		h.ho.holds[from] = id
 	}
 	out := moves[self]
+	if h.declaredDead(old, nw) {
+		out = nil // clusterdeath.go: it keeps what it holds for its return
+	}
 	if len(out) > 0 {
 		h.ho.out++
 		h.ho.busy.Add(1)
@@ -207,7 +212,7 @@ func (h *clusterHost) handOver(nw *cluster.View, out map[string]cluster.SlotSet)
 func (h *clusterHost) ApplyHandoff(p *cluster.Handoff) error {
 	a := h.a
 	if len(p.Seen) > 0 {
-		if _, err := a.sieve.InsertHashes(p.Seen); err != nil {
+		if err := h.insertSeen(p); err != nil {
 			return err
 		}
 		a.stats.ReceivedSeen.Add(int64(len(p.Seen)))

@@ -153,6 +153,10 @@ func (n *Node) applyOne(wire []byte, next int64) error {
 // is skipped.
 func (n *Node) applyBatch(b *Batch, err error, next int64) error {
 	if err == nil && b.Kind == KindURLs {
+		// A cut-off agent, or one declared dead, puts nothing through its
+		// sieve: the interim owners of its keys may be admitting the same
+		// URLs (zombie.go). Its batches wait for its return to the view.
+		n.guard.WaitOpen(n.ctx)
 		n.WaitReleases(n.ctx) // the sieve needs the old owners' seen sets first
 	}
 	n.applyMu.Lock()

@@ -82,6 +82,7 @@ func (n *Node) serveBatch(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	n.markAbsent(w, b.ID.Sender) // declared.go
 	if n.dedup.has(b.ID) {
 		n.counts.duplicateBatches.Add(1)
 		w.WriteHeader(http.StatusOK) // already durable here: acknowledge again
@@ -190,6 +191,10 @@ func (n *Node) serveView(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no view yet", http.StatusNotFound)
 		return
 	}
+	if r.URL.Query().Get("promised") == "1" {
+		writeJSON(w, viewReply{View: v, Promised: n.promisedEpoch()}) // zombie.go
+		return
+	}
 	writeJSON(w, v)
 }
 
@@ -221,6 +226,9 @@ func (n *Node) serveStop(w http.ResponseWriter, r *http.Request) {
 // Client calls the exchange of other agents.
 type Client struct {
 	hc *http.Client
+	// absent, when set, is told of a reply saying that the responder's
+	// view lists the caller absent (declared.go).
+	absent func(addr string, epoch uint64)
 }
 
 // NewClient returns a client that authenticates with k.
@@ -269,6 +277,11 @@ func (c *Client) do(ctx context.Context, method, addr, path string, body []byte)
 		return nil, err
 	}
 	defer resp.Body.Close()
+	if h := resp.Header.Get(absentHeader); h != "" && c.absent != nil {
+		if e, err := strconv.ParseUint(h, 10, 64); err == nil {
+			c.absent(addr, e)
+		}
+	}
 	out, err := io.ReadAll(io.LimitReader(resp.Body, maxControlBytes))
 	if err != nil {
 		return nil, err

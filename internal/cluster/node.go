@@ -222,6 +222,7 @@ func Start(cfg Config, host Host) (*Node, error) {
 	if n.client, err = NewClient(cfg.Key); err != nil {
 		return nil, err
 	}
+	n.client.absent = n.absentReply // declared.go
 	n.batch = newBatcher(n)
 	if err := n.listen(); err != nil {
 		return nil, err

@@ -265,6 +265,7 @@ func (n *Node) installView(v, base *View) error {
 	if err := saveView(filepath.Join(n.cfg.Dir, "view.json"), v); err != nil {
 		return fmt.Errorf("cluster: save view: %w", err)
 	}
+	n.noteDeclaredDead(old, v) // death.go
 	if h, ok := n.host.(ViewChangeHost); ok && old != nil {
 		h.ViewChanged(old, v)
 	}

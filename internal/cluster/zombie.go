@@ -2,7 +2,10 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"time"
 )
 
@@ -88,12 +91,20 @@ func (n *Node) viewConfirmed(ctx context.Context, v *View) bool {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		pv, err := n.fetchView(cctx, m.Meta.Exchange)
+		pv, promised, err := n.fetchViewPromised(cctx, m.Meta.Exchange)
 		cancel()
-		if err != nil {
+		if err != nil || promised > v.Epoch {
+			// A member that promised a newer view is agreeing on one (a
+			// takeover of this agent's keys, perhaps): not confirmed.
 			return false
 		}
 		if pv.Epoch > v.Epoch {
+			// A newer view: installed now rather than at the next gossip
+			// of its epoch (it may declare this agent dead: declared.go).
+			n.log.Info("cluster: view learnt from a member confirming this agent's view", "view", pv.String(), "from", m.Name)
+			if err := n.installView(pv, nil); err != nil {
+				n.log.Error("cluster: install view", "err", err)
+			}
 			return false
 		}
 		if pv.Epoch == v.Epoch {
@@ -101,4 +112,41 @@ func (n *Node) viewConfirmed(ctx context.Context, v *View) bool {
 		}
 	}
 	return 2*same > len(v.Agents)
+}
+
+// viewReply is the answer to GET /v1/view?promised=1: the view in force
+// and the epoch of a newer view the responder promised and has not
+// installed yet (0: none).
+type viewReply struct {
+	View     *View  `json:"view"`
+	Promised uint64 `json:"promised,omitempty"`
+}
+
+// promisedEpoch is the epoch of the view this agent promised within
+// promiseTTL and holds no view of yet (0: none).
+func (n *Node) promisedEpoch() uint64 {
+	n.vc.promiseMu.Lock()
+	defer n.vc.promiseMu.Unlock()
+	p := n.vc.promised
+	if p == nil || time.Since(n.vc.promisedT) >= promiseTTL || p.Epoch <= n.viewEpoch() {
+		return 0
+	}
+	return p.Epoch
+}
+
+// fetchViewPromised asks the agent at addr for its view and the newer
+// one it promised.
+func (n *Node) fetchViewPromised(ctx context.Context, addr string) (*View, uint64, error) {
+	b, err := n.client.do(ctx, http.MethodGet, addr, "/v1/view?promised=1", nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	var r viewReply
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, 0, err
+	}
+	if r.View == nil {
+		return nil, 0, errors.New("cluster: view reply without a view")
+	}
+	return r.View, r.Promised, nil
 }

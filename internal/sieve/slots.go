@@ -106,17 +106,35 @@ func (s *DRUM) DeleteSlots(in func(slot uint32) bool) (uint64, error) {
 // them) to the store as seen, and returns how many were not there yet.
 // Keys enqueued later with one of these hashes are duplicates.
 func (s *DRUM) InsertHashes(hs []uint64) (uint64, error) {
+	n, _, err := s.insertHashes(hs, false)
+	return n, err
+}
+
+// InsertHashesKnown is InsertHashes that also returns the hashes of hs
+// the store held already (each once).
+func (s *DRUM) InsertHashesKnown(hs []uint64) (known []uint64, err error) {
+	_, known, err = s.insertHashes(hs, true)
+	return known, err
+}
+
+func (s *DRUM) insertHashes(hs []uint64, report bool) (uint64, []uint64, error) {
 	if len(hs) == 0 {
-		return 0, nil
+		return 0, nil, nil
 	}
 	ps := make([]pair, len(hs))
 	for i, h := range hs {
 		ps[i] = pair{h: h}
+		if report {
+			ps[i].i = uint32(i) // the merge marks the first arrival of each new hash
+		}
 	}
 	sortPairs(ps)
-	var nbits [1]atomic.Uint64 // every pair has arrival index 0
+	nbits := make([]atomic.Uint64, 1)
+	if report {
+		nbits = make([]atomic.Uint64, (len(hs)+63)/64)
+	}
 	shift := uint(64 - s.bktBits)
-	return s.rewrite(func(k int, old bucketMeta, gen uint64) (mergeResult, uint64, error) {
+	n, err := s.rewrite(func(k int, old bucketMeta, gen uint64) (mergeResult, uint64, error) {
 		lo, _ := slices.BinarySearchFunc(ps, uint64(k), func(p pair, k uint64) int { return cmpBucket(p.h, shift, k) })
 		hi, _ := slices.BinarySearchFunc(ps, uint64(k+1), func(p pair, k uint64) int { return cmpBucket(p.h, shift, k) })
 		if s.bktBits == 0 {
@@ -125,9 +143,26 @@ func (s *DRUM) InsertHashes(hs []uint64) (uint64, error) {
 		if lo == hi {
 			return mergeResult{}, 0, nil
 		}
-		r, err := s.mergeBucket(k, old, ps[lo:hi], nbits[:], gen)
+		r, err := s.mergeBucket(k, old, ps[lo:hi], nbits, gen)
 		return r, r.newKeys, err
 	})
+	if err != nil || !report {
+		return n, nil, err
+	}
+	var known []uint64
+	marked := map[uint64]bool{} // a hash given twice is new once at most
+	for i, h := range hs {
+		if nbits[i/64].Load()&(1<<(i%64)) != 0 {
+			marked[h] = true
+		}
+	}
+	for _, h := range hs {
+		if !marked[h] {
+			known = append(known, h)
+			marked[h] = true
+		}
+	}
+	return n, known, nil
 }
 
 // cmpBucket compares the bucket of h with k (a shift of 64: one bucket).

@@ -96,6 +96,21 @@ func testSlotsMove(t *testing.T, compressed bool) {
 	if n, err := b.InsertHashes(part[:10]); err != nil || n != 0 {
 		t.Fatalf("insert again: %d new, %v", n, err)
 	}
+	// InsertHashesKnown names the hashes held already, each once: the
+	// first ten (given twice), not the three new ones.
+	fresh := []uint64{part[0] ^ 1, part[1] ^ 1, part[2] ^ 1}
+	known, err := b.InsertHashesKnown(append(append(append([]uint64(nil), part[:10]...), fresh...), part[:10]...))
+	if err != nil || len(known) != 10 {
+		t.Fatalf("insert known: %d known (%v), want the 10 given before", len(known), err)
+	}
+	for i, h := range known {
+		if h != part[i] {
+			t.Fatalf("known[%d] = %x, want %x", i, h, part[i])
+		}
+	}
+	if known, err := b.InsertHashesKnown(fresh); err != nil || len(known) != len(fresh) {
+		t.Fatalf("the new hashes inserted: %d known again (%v), want %d", len(known), err, len(fresh))
+	}
 	// b now knows the moved hosts' pages: enqueued again, none is new; a
 	// page never seen is.
 	for h := 0; h < hosts; h += 2 {

@@ -79,6 +79,7 @@ type Crawl struct {
 	ReceivedSeen         atomic.Int64 // seen-set entries received as a key's new owner
 	ClusterReadyReceived atomic.Int64 // new URLs received as their address's owner
 	ZombieRefused        atomic.Int64 // fetches handed back unbegun while the zombie guard was closed
+	ReturnKnownDropped   atomic.Int64 // URLs handed back at a return after a death that this agent knew before its death
 
 	// Fetching.
 	Fetched       atomic.Int64 // responses received (pages, not robots.txt)

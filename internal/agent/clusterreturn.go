@@ -1,0 +1,119 @@
+package agent
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/petrel-crawler/petrel/internal/cluster"
+	"github.com/petrel-crawler/petrel/internal/frontier"
+	"github.com/petrel-crawler/petrel/internal/sieve"
+)
+
+// The return of an agent declared dead. While it was absent, the interim
+// owners of its keys admitted their URLs with an empty seen set, so they
+// queued again URLs that it had fetched or queued before its death. At its
+// return they hand its keys back: the seen-set part (merged into its
+// sieve) and their queued URLs of its addresses (ready URLs, fetched
+// without a sieve). A ready URL whose sieve hash its sieve already held
+// when the part arrived is one of those: fetched before its death, or
+// queued here still, it is dropped (counted as ReturnKnownDropped) rather
+// than fetched again. What the interim owners fetched themselves meanwhile
+// is the duplicate a death costs.
+
+// maxKnownAtReturn bounds the hashes kept: past it, a known URL handed back
+// is fetched again (a duplicate, not a loss).
+const maxKnownAtReturn = 1 << 20
+
+// knownAtReturn is the set of hashes of handed-over seen-set parts that
+// this agent's sieve held already: the URLs it knew before a death.
+type knownAtReturn struct {
+	returnEpoch atomic.Uint64 // the epoch of this agent's return (0: none)
+	n           atomic.Int64  // len(m), read without the lock
+	mu          sync.Mutex
+	m           map[uint64]struct{}
+}
+
+// add keeps hs; it runs as a part is applied, before the ready URLs of the
+// same hand-off are (the applier waits for the release).
+func (k *knownAtReturn) add(hs []uint64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil {
+		k.m = map[uint64]struct{}{}
+	}
+	for _, h := range hs {
+		if len(k.m) >= maxKnownAtReturn {
+			return
+		}
+		k.m[h] = struct{}{}
+		k.n.Store(int64(len(k.m)))
+	}
+}
+
+// take reports whether h is kept, and forgets it: a URL is dropped once.
+func (k *knownAtReturn) take(h uint64) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if _, ok := k.m[h]; !ok {
+		return false
+	}
+	delete(k.m, h)
+	k.n.Store(int64(len(k.m)))
+	return true
+}
+
+// reset forgets every hash (a new view: a later hand-off starts afresh).
+func (k *knownAtReturn) reset() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.m = nil
+	k.n.Store(0)
+}
+
+// handedBackKnown reports whether the ready record rec is a URL this agent
+// knew before its death, handed back at its return (see above).
+func (h *clusterHost) handedBackKnown(rec []byte) bool {
+	if h.ho.known.n.Load() == 0 {
+		return false // no return under way: nothing to compute
+	}
+	url := rec[frontier.MetaLen:]
+	if !h.ho.known.take(sieve.KeyHash(h.a.cfg.Frontier.Assign.GroupHash(url), url)) {
+		return false
+	}
+	h.a.stats.ReturnKnownDropped.Add(1)
+	return true
+}
+
+// isReturn reports whether the change from old to nw brings this agent
+// back after a death: absent in old, a member of nw.
+func isReturn(self string, old, nw *cluster.View) bool {
+	return !old.Has(self) && nw.Has(self) && slices.Contains(old.Absent, self)
+}
+
+// noteReturn follows a view change for the hand-back's filter: the parts
+// of a return's epoch report what this agent knew; any other change
+// forgets what was kept.
+func (h *clusterHost) noteReturn(old, nw *cluster.View) {
+	h.ho.known.reset()
+	h.ho.known.returnEpoch.Store(0)
+	if isReturn(h.a.cfg.Cluster.Agent, old, nw) {
+		h.ho.known.returnEpoch.Store(nw.Epoch)
+	}
+}
+
+// insertSeen puts a part's seen hashes into the sieve, keeping those it
+// held already when the part is one of a return's hand-back.
+func (h *clusterHost) insertSeen(p *cluster.Handoff) error {
+	if p.Epoch != h.ho.known.returnEpoch.Load() {
+		_, err := h.a.sieve.InsertHashes(p.Seen)
+		return err
+	}
+	known, err := h.a.sieve.InsertHashesKnown(p.Seen)
+	if err == nil && len(known) > 0 {
+		h.ho.known.add(known)
+		h.a.log.Info("cluster: return: seen-set entries handed back that this agent knew before its death; their URLs handed back are not fetched again",
+			"from", p.From, "epoch", p.Epoch, "known", len(known), "of", len(p.Seen))
+	}
+	return err
+}
