@@ -120,7 +120,7 @@ func (s *scheduler) adopt(h *hostState, a netip.Addr) {
 	}
 	h.resolvedAt = s.f.now()
 	if h.resolved {
-		h.addr = a
+		s.setAddr(h, a)
 		return
 	}
 	h.addr, h.resolved = a, true
