@@ -80,6 +80,11 @@ type membership struct {
 	events chan struct{}     // a member joined, left or changed (coalesced)
 
 	onRound atomic.Pointer[func()] // called when a probe of another member is answered (Guard.Round)
+
+	// gossipMu serializes UpdateNode: memberlist reads this node's own
+	// address outside its lock there while a concurrent UpdateNode writes
+	// it under the lock, so two at once race.
+	gossipMu sync.Mutex
 }
 
 func startMembership(name string, bind netip.AddrPort, label string, key Key, t Timing, meta Meta, logger *slog.Logger) (*membership, error) {
@@ -126,8 +131,10 @@ func (m *membership) join(addrs []string) error {
 
 // setMeta changes the local metadata and gossips it, waiting a moment
 // for the broadcast to leave (memberlist's UpdateNode with no timeout
-// waits for ever when no peer takes it).
+// waits for ever when no peer takes it). Calls are serialized.
 func (m *membership) setMeta(f func(*Meta)) {
+	m.gossipMu.Lock()
+	defer m.gossipMu.Unlock()
 	m.mu.Lock()
 	f(&m.meta)
 	m.mu.Unlock()
