@@ -58,10 +58,12 @@ func (a *Agent) seedName(m frontier.Meta) string {
 }
 
 // viaNames maps the fingerprints of recently parsed pages (frontier.Meta's
-// Via) back to their URLs for the crawl log's via field: a fixed table, a
-// slot per fingerprint, the last page written to a slot winning. A URL
-// whose page was pushed out before its own fetch is logged without via
-// ("-"); skipped.jsonl always has the via, taken from the page itself.
+// Via) back to their URLs for the crawl log's via field: a fixed table in
+// which each fingerprint has two slots (its low and its high bits). A page
+// takes its first slot when that is free or already its own, else its
+// second, the last page written to a slot winning. A URL whose page was
+// pushed out of both before its own fetch is logged without via ("-");
+// skipped.jsonl always has the via, taken from the page itself.
 type viaNames struct {
 	slots [1 << 16]atomic.Pointer[viaName]
 }
@@ -73,7 +75,12 @@ type viaName struct {
 
 // add records the page url with fingerprint fp.
 func (v *viaNames) add(fp uint64, url string) {
-	v.slots[fp%uint64(len(v.slots))].Store(&viaName{fp, url})
+	first := &v.slots[fp%uint64(len(v.slots))]
+	if n := first.Load(); n == nil || n.fp == fp {
+		first.Store(&viaName{fp, url})
+		return
+	}
+	v.slots[(fp>>32)%uint64(len(v.slots))].Store(&viaName{fp, url})
 }
 
 // name returns the URL of fingerprint fp, or "" when it is not held.
@@ -81,8 +88,10 @@ func (v *viaNames) name(fp uint64) string {
 	if fp == 0 {
 		return ""
 	}
-	if n := v.slots[fp%uint64(len(v.slots))].Load(); n != nil && n.fp == fp {
-		return n.url
+	for _, i := range [2]uint64{fp, fp >> 32} {
+		if n := v.slots[i%uint64(len(v.slots))].Load(); n != nil && n.fp == fp {
+			return n.url
+		}
 	}
 	return ""
 }
