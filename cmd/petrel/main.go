@@ -47,6 +47,14 @@ func main() {
 		if err != nil {
 			return flagError{err}
 		}
+		// The profile is written out at the first SIGINT or SIGTERM: a
+		// process stopped by a harness may be killed before it returns
+		// (an agent's leave can outlast the harness's grace), and a CPU
+		// profile not stopped is an empty file.
+		go func() {
+			<-ctx.Done()
+			pprof.StopCPUProfile()
+		}()
 		if cpuProfileDelay <= 0 {
 			return pprof.StartCPUProfile(f)
 		}

@@ -114,29 +114,16 @@ func DecodeBatch(wire []byte) (*Batch, error) {
 		return nil, errBadBatch
 	}
 	b := &Batch{Kind: Kind(wire[4])}
-	p := wire[5:]
-	next := func() uint64 {
-		v, k := binary.Uvarint(p)
-		if k <= 0 {
-			p = nil
-			return 0
-		}
-		p = p[k:]
-		return v
-	}
-	sl := next()
-	if p == nil || sl > uint64(len(p)) || sl > 255 {
+	r := fields{p: wire[5:]}
+	b.ID.Sender = r.str(255)
+	b.ID.Incarnation = r.uvarint()
+	b.ID.Seq = r.uvarint()
+	b.Epoch = r.uvarint()
+	count := r.uvarint()
+	if r.bad || b.ID.Sender == "" {
 		return nil, errBadBatch
 	}
-	b.ID.Sender = string(p[:sl])
-	p = p[sl:]
-	b.ID.Incarnation = next()
-	b.ID.Seq = next()
-	b.Epoch = next()
-	count := next()
-	if p == nil || b.ID.Sender == "" {
-		return nil, errBadBatch
-	}
+	p := r.p
 	dl, err := s2.DecodedLen(p)
 	if err != nil || dl > maxDecodedBytes || count > uint64(dl) {
 		return nil, errBadBatch

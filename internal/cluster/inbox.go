@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -81,8 +79,8 @@ func OpenInbox(dir string, limit int64) (*Inbox, error) {
 		return nil, fmt.Errorf("cluster: inbox: %w", err)
 	}
 	for _, e := range ents {
-		if p, ok := segPos(e.Name()); ok {
-			in.segs = append(in.segs, p)
+		if p, ok := segmentNum(e.Name()); ok && p <= math.MaxInt64 {
+			in.segs = append(in.segs, int64(p))
 		}
 	}
 	slices.Sort(in.segs)
@@ -112,18 +110,7 @@ func OpenInbox(dir string, limit int64) (*Inbox, error) {
 	return in, atomicfile.SyncDir(dir)
 }
 
-func (in *Inbox) segPath(p int64) string {
-	return filepath.Join(in.dir, fmt.Sprintf("%020d.log", p))
-}
-
-func segPos(name string) (int64, bool) {
-	s, ok := strings.CutSuffix(name, ".log")
-	if !ok || len(s) != 20 {
-		return 0, false
-	}
-	p, err := strconv.ParseInt(s, 10, 64)
-	return p, err == nil
-}
+func (in *Inbox) segPath(p int64) string { return segmentPath(in.dir, uint64(p)) }
 
 // validPrefix returns the length of the whole frames at the start of the
 // file at path (0 if it does not exist).

@@ -11,8 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 )
 
 // The outbox's log (state/cluster/outbox/) is a run of segment files,
@@ -70,18 +68,7 @@ type outSeg struct {
 	copiedTo  int64 // compacted: removable once the log is durable to here
 }
 
-func (o *Outbox) segPath(num uint64) string {
-	return filepath.Join(o.dir, fmt.Sprintf("%020d.log", num))
-}
-
-func outSegNum(name string) (uint64, bool) {
-	s, ok := strings.CutSuffix(name, ".log")
-	if !ok || len(s) != 20 {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	return n, err == nil && n > 0
-}
+func (o *Outbox) segPath(num uint64) string { return segmentPath(o.dir, num) }
 
 // appendFrameHead appends a frame's header and the body up to the wire
 // form, for a body ending with wire (nil for an ack).
@@ -120,31 +107,13 @@ func parseFrameBody(body []byte, bodyOff int64) (outFrame, error) {
 		return f, errOutFrame
 	}
 	f.kind = body[0]
-	p := body[1:]
-	str := func() string {
-		l, k := binary.Uvarint(p)
-		if k <= 0 || l > 255 || l > uint64(len(p)-k) {
-			p = nil
-			return ""
-		}
-		s := string(p[k : k+int(l)])
-		p = p[k+int(l):]
-		return s
-	}
-	num := func() uint64 {
-		v, k := binary.Uvarint(p)
-		if k <= 0 {
-			p = nil
-			return 0
-		}
-		p = p[k:]
-		return v
-	}
-	f.dest = str()
-	f.id.Sender = str()
-	f.id.Incarnation = num()
-	f.id.Seq = num()
-	if p == nil || !ValidName(f.dest) || f.kind == frameAck && len(p) != 0 {
+	r := fields{p: body[1:]}
+	f.dest = r.str(255)
+	f.id.Sender = r.str(255)
+	f.id.Incarnation = r.uvarint()
+	f.id.Seq = r.uvarint()
+	p := r.p
+	if r.bad || !ValidName(f.dest) || f.kind == frameAck && len(p) != 0 {
 		return f, errOutFrame
 	}
 	f.off = bodyOff + int64(len(body)-len(p))
@@ -372,7 +341,7 @@ func (o *Outbox) openLog() error {
 	}
 	var nums []uint64
 	for _, d := range ents {
-		if n, ok := outSegNum(d.Name()); ok && !d.IsDir() {
+		if n, ok := segmentNum(d.Name()); ok && n > 0 && !d.IsDir() {
 			nums = append(nums, n)
 		}
 	}
