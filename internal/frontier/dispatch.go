@@ -35,7 +35,7 @@ func (s *scheduler) next(now int64) *Task {
 func (s *scheduler) task(now int64, e *ipEntry, v *visitState, rec string, attempt int) *Task {
 	sa, pq, h := s.locate(v, rec)
 	if h.dead {
-		s.drop(h, v.prefix, rec)
+		s.drop(h, v.prefix(), rec)
 		return nil
 	}
 	if !h.resolved {
@@ -53,7 +53,7 @@ func (s *scheduler) task(now int64, e *ipEntry, v *visitState, rec string, attem
 	}
 	if rs.dead {
 		s.countDrop(DropRobotsUnavailable, 1)
-		s.drops.one(DropRobotsUnavailable, v.prefix, rec)
+		s.drops.one(DropRobotsUnavailable, v.prefix(), rec)
 		return nil
 	}
 	if rs.rules != nil && now >= rs.expires(s.set) {
@@ -75,9 +75,9 @@ func (s *scheduler) task(now int64, e *ipEntry, v *visitState, rec string, attem
 func (s *scheduler) locate(v *visitState, rec string) (sa, pq string, h *hostState) {
 	h = v.host
 	if s.assign.kind == assignAuthority {
-		return v.prefix, rec[MetaLen:], h
+		return v.prefix(), rec[MetaLen:], h
 	}
-	url := v.prefix + rec[MetaLen:]
+	url := v.prefix() + rec[MetaLen:]
 	sa = string(schemeAuthorityOf([]byte(url)))
 	if name := hostOf(sa); name != h.name {
 		h = s.dns.host(name)
@@ -284,6 +284,6 @@ func (s *scheduler) putBack(v *visitState, rec string, attempt int) {
 
 // record rebuilds the queue record (meta+suffix) of a task of v.
 func (t *Task) record() string {
-	suffix := (t.SchemeAuthority + t.PathQuery)[len(t.vs.prefix):]
+	suffix := (t.SchemeAuthority + t.PathQuery)[len(t.vs.prefix()):]
 	return string(t.Meta.Append(make([]byte, 0, MetaLen+len(suffix)))) + suffix
 }

@@ -104,14 +104,20 @@ func (s *scheduler) place(rec []byte, force bool) bool {
 	}
 	switch {
 	case v == nil:
-		prefix := string(url[:prefixLen])
 		if key == "" {
-			key = prefix
+			key = string(sa)
 		}
 		if isHO {
 			s.adopt(s.dns.host(hostOf(string(sa))), ho.Addr)
 		}
-		v = s.newVisitState(key, prefix, hostOf(string(sa)), ho.Gen)
+		// The policies' prefixes are the key or nothing (Assign.key). With
+		// the authority policy the key is sa, and a new host's name shares
+		// its bytes.
+		host := hostOf(key)
+		if s.assign.kind != assignAuthority {
+			host = hostOf(string(sa))
+		}
+		v = s.newVisitState(key, prefixLen > 0, host, ho.Gen)
 	case isHO:
 		s.takeHandover(v, s.dns.host(hostOf(string(sa))), ho)
 	}
@@ -180,7 +186,7 @@ func (s *scheduler) add(v *visitState, rec []byte) error {
 	}
 	s.addQueued(1)
 	s.activate(v)
-	if v.heapIndex < 0 && v.entry != nil && v.phase == phaseReady && v.inFlight < s.wb.parKey {
+	if v.heapIndex < 0 && v.entry != nil && v.phase == phaseReady && int(v.inFlight) < s.wb.parKey {
 		s.wb.offer(v)
 	}
 	return nil
@@ -220,9 +226,9 @@ func (s *scheduler) settle(v *visitState) {
 
 // newVisitState makes the visit state of key, which knows of gen
 // hand-overs of it (handover.go), and attaches it or has its host resolved.
-func (s *scheduler) newVisitState(key, prefix, host string, gen uint32) *visitState {
+func (s *scheduler) newVisitState(key string, keyIsPrefix bool, host string, gen uint32) *visitState {
 	s.nextID++
-	v := &visitState{key: key, prefix: prefix, id: s.nextID, heapIndex: -1, gen: gen}
+	v := &visitState{key: key, keyIsPrefix: keyIsPrefix, id: s.nextID, heapIndex: -1, gen: gen}
 	s.states[key] = v
 	h := s.dns.host(host)
 	v.host = h

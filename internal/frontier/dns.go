@@ -22,20 +22,21 @@ import (
 
 // hostState is what the DNS stage knows of one host name.
 type hostState struct {
-	name      string
-	addr      netip.Addr // changed, once resolved, only by scheduler.setAddr
-	resolved  bool
-	resolving bool
-	dead      bool // did not resolve, or its address is refused: its URLs are dropped
-	refused   bool
-	fails     int
-	retryAt   int64
-	waiters   []*visitState // visit states waiting for this resolution
-	parked    [][]byte      // ready records waiting for it (ip policy)
+	name    string
+	addr    netip.Addr // changed, once resolved, only by scheduler.setAddr
+	retryAt int64
+	waiters []*visitState // visit states waiting for this resolution
+	parked  [][]byte      // ready records waiting for it (ip policy)
 
 	// A refresh (readdress.go) resolves a resolved host again; addr stays
 	// in use until the answer.
 	resolvedAt int64 // the frontier's clock: when addr was last confirmed
+
+	fails     int32
+	resolved  bool
+	resolving bool
+	dead      bool // did not resolve, or its address is refused: its URLs are dropped
+	refused   bool
 }
 
 // dropWhy is why a URL of a dead host is dropped.
@@ -235,7 +236,7 @@ func (s *scheduler) resolveFailed(h *hostState, err error) {
 		f.log.Info("frontier: address refused", "host", h.name, "err", err)
 	default:
 		h.fails++
-		if h.fails <= f.cfg.DNSRetries && !isPermanentDNS(err) {
+		if int(h.fails) <= f.cfg.DNSRetries && !isPermanentDNS(err) {
 			h.retryAt = f.now() + int64(s.set.RetryDelay<<(h.fails-1))
 			s.dns.retry = append(s.dns.retry, h)
 			return

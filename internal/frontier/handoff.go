@@ -150,8 +150,8 @@ func (s *scheduler) forwardMoved(v *visitState, rec []byte) error {
 	if !ok {
 		return errNoReadyRouter
 	}
-	url := make([]byte, 0, len(v.prefix)+len(rec)-MetaLen)
-	url = append(append(url, v.prefix...), rec[MetaLen:]...)
+	url := make([]byte, 0, len(v.prefix())+len(rec)-MetaLen)
+	url = append(append(url, v.prefix()...), rec[MetaLen:]...)
 	full := make([]byte, 0, 22+MetaLen+len(url))
 	full = append(AppendHandover(full, Handover{Gen: v.gen, Addr: s.handoverAddr(v, url)}, rec[:MetaLen]), url...)
 	s.f.stats.HandedOverURLs.Add(1)

@@ -200,10 +200,10 @@ func (s *scheduler) where(url string) URLInfo {
 		}
 	}
 	v := s.stateOf(sa, url, h)
-	if v == nil || len(url) < len(v.prefix) || url[:len(v.prefix)] != v.prefix {
+	if v == nil || len(url) < len(v.prefix()) || url[:len(v.prefix())] != v.prefix() {
 		return info
 	}
-	s.findInState(v, url[len(v.prefix):], &info)
+	s.findInState(v, url[len(v.prefix()):], &info)
 	if info.Place != NotHeld {
 		info.Key = s.keyInfo(v)
 	}
@@ -268,9 +268,9 @@ func (s *scheduler) findInState(v *visitState, suffix string, info *URLInfo) {
 
 // keyInfo describes v.
 func (s *scheduler) keyInfo(v *visitState) *KeyInfo {
-	k := &KeyInfo{Key: v.key, Host: v.host.name, Queued: v.queued(), OnDisk: v.onDisk, InFlight: v.inFlight,
+	k := &KeyInfo{Key: v.key, Host: v.host.name, Queued: v.queued(), OnDisk: v.onDisk, InFlight: int(v.inFlight),
 		Pages: v.pages, NextFetch: s.f.wall(v.nextFetch), Delay: v.delay, DelayWhy: v.delayWhy,
-		Broken: v.broken(), DropWhy: v.dropWhy, Failures: v.failures}
+		Broken: v.broken(), DropWhy: v.dropWhy, Failures: int(v.failures)}
 	if e := v.entry; e != nil {
 		k.Addr, k.IPNextFetch, k.IPInFlight = e.addr, s.f.wall(e.nextFetch), e.inFlight
 	}
@@ -310,7 +310,7 @@ func (s *scheduler) hostInfo(name string) HostInfo {
 		return info
 	}
 	info.Known, info.Resolved, info.Addr, info.Dead, info.Refused = true, h.resolved, h.addr, h.dead, h.refused
-	info.DNSFails, info.Parked = h.fails, len(h.parked)
+	info.DNSFails, info.Parked = int(h.fails), len(h.parked)
 	for _, v := range s.states {
 		if v.host == h {
 			info.Keys = append(info.Keys, *s.keyInfo(v))

@@ -59,7 +59,7 @@ func (f *Frontier) KeyQueue(ctx context.Context, name string) (k KeyInfo, ram, d
 		if v == nil {
 			return
 		}
-		k, ok, prefix = *s.keyInfo(v), true, v.prefix
+		k, ok, prefix = *s.keyInfo(v), true, v.prefix()
 		ram, disk = s.sample(v)
 	})
 	if ok {
@@ -72,18 +72,18 @@ func (f *Frontier) KeyQueue(ctx context.Context, name string) (k KeyInfo, ram, d
 func (s *scheduler) sample(v *visitState) (ram, disk []string) {
 	for _, r := range v.retries {
 		if len(ram) < sampleURLs {
-			ram = append(ram, v.prefix+r.rec[MetaLen:])
+			ram = append(ram, v.prefix()+r.rec[MetaLen:])
 		}
 	}
 	v.queue.each(func(rec []byte) {
 		if len(ram) < sampleURLs {
-			ram = append(ram, v.prefix+string(rec[MetaLen:]))
+			ram = append(ram, v.prefix()+string(rec[MetaLen:]))
 		}
 	})
 	if p, ok := s.f.cfg.Virtualizer.(VirtualPeeker); ok && v.onDisk > 0 {
 		recs, _ := p.Peek(v.id)
 		for _, rec := range recs[:min(len(recs), sampleURLs)] {
-			disk = append(disk, v.prefix+string(rec[MetaLen:]))
+			disk = append(disk, v.prefix()+string(rec[MetaLen:]))
 		}
 	}
 	return ram, disk

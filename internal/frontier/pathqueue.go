@@ -9,7 +9,7 @@ import "encoding/binary"
 //
 // Invariants: buf[head:] holds exactly n complete records; head <= len(buf).
 // The consumed prefix buf[:head] is reclaimed by compaction when it is more
-// than half of the slice.
+// than half of the slice; an empty queue has no buffer (buf is nil).
 type pathQueue struct {
 	buf  []byte
 	head int
@@ -34,7 +34,9 @@ func (q *pathQueue) pop() (string, bool) {
 	q.head = start + int(l)
 	q.n--
 	if q.n == 0 {
-		q.buf = q.buf[:0]
+		// Most visit states are idle most of the time: an empty queue
+		// holds no buffer.
+		q.buf = nil
 		q.head = 0
 	} else if q.head > len(q.buf)/2 && q.head > 4096 {
 		copy(q.buf, q.buf[q.head:])

@@ -61,7 +61,7 @@ func (s *scheduler) releasePage(v *visitState, t *Task, o Outcome) (time.Duratio
 		fallthrough
 	case Failed:
 		v.failures++
-		if v.failures >= s.f.cfg.MaxFailures {
+		if int(v.failures) >= s.f.cfg.MaxFailures {
 			s.purge(v, DropBrokenHost)
 		}
 	case Blocked:

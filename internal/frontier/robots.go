@@ -99,7 +99,7 @@ func (s *scheduler) releaseRobots(v *visitState, t *Task, o Outcome, end int64) 
 		if rs.fails > s.set.MaxRetries {
 			rs.dead = true
 			s.f.log.Info("frontier: robots.txt unavailable, URLs dropped", "authority", t.SchemeAuthority)
-			if v.prefix == t.SchemeAuthority || s.assign.kind == assignAuthority {
+			if v.prefix() == t.SchemeAuthority || s.assign.kind == assignAuthority {
 				s.purge(v, DropRobotsUnavailable)
 			}
 		} else if b := s.set.RetryDelay << min(rs.fails-1, 8); b > delay {

@@ -103,7 +103,7 @@ func (s *scheduler) checkQueued() error {
 // the workbench's invariants put it (for tests).
 func (s *scheduler) checkHeaps() error {
 	for _, v := range s.states {
-		want := v.entry != nil && v.phase == phaseReady && v.hasWork() && v.inFlight < s.wb.parKey
+		want := v.entry != nil && v.phase == phaseReady && v.hasWork() && int(v.inFlight) < s.wb.parKey
 		if (v.heapIndex >= 0) != want {
 			return fmt.Errorf("frontier: visit state %s (phase %d, %d queued, %d in flight) in its entry's heap: %v", v.key, v.phase, v.queued(), v.inFlight, v.heapIndex >= 0)
 		}

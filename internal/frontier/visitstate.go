@@ -12,37 +12,47 @@ import "time"
 //   - it is in its entry's heap iff its phase is ready, it is attached to an
 //     entry, it has work, and it has room for one more request in flight
 //     (workbench.offer keeps this).
-//   - queue records are meta+suffix, the URL being prefix+suffix; retries
+//   - queue records are meta+suffix, the URL being prefix()+suffix; retries
 //     come before the RAM queue, the RAM queue before the onDisk records.
 //   - active (counted in the distributor's front) iff it has work, a
 //     request in flight, or is waiting, and is not broken with nothing in
 //     flight.
 type visitState struct {
-	key    string     // politeness key
-	prefix string     // bytes every URL of this key starts with (omitted from records)
-	id     uint64     // identity in the virtualizer
-	host   *hostState // the host whose address decides the workbench entry
+	key   string       // politeness key
+	host  *hostState   // the host whose address decides the workbench entry
+	entry *ipEntry     // nil until the DNS stage has resolved host
+	rs    *robotsState // robots.txt of the key's authority, when it has one (authority policy)
 
 	queue   pathQueue // the in-RAM part of the queue
-	onDisk  int64     // records virtualized, to come after the RAM part
 	retries []retry   // records to fetch again before the queue, in order
+	movedTo Peer      // the agent that owns host's address, when not this one (handoff.go)
 
-	entry   *ipEntry     // nil until the DNS stage has resolved host
-	movedTo Peer         // the agent that owns host's address, when not this one (handoff.go)
-	gen     uint32       // hand-overs of the key this agent knows of (handover.go)
-	rs      *robotsState // robots.txt of the key's authority, when it has one (authority policy)
-	phase   phase
-	active  bool // counted in the front
-
+	id        uint64        // identity in the virtualizer
+	onDisk    int64         // records virtualized, to come after the RAM part
 	nextFetch int64         // the frontier's clock: earliest start of the next request
 	pages     int64         // page fetches dispatched (authority policy: the key's budget used)
 	delay     time.Duration // the delay set by the last release, and why
-	delayWhy  DelayReason
-	inFlight  int
-	failures  int        // consecutive failed URLs (retries exhausted)
-	dropWhy   DropReason // why it was purged (broken)
 
-	heapIndex int // position in entry.states, -1 when not there
+	gen       uint32 // hand-overs of the key this agent knows of (handover.go)
+	inFlight  int32
+	failures  int32 // consecutive failed URLs (retries exhausted)
+	heapIndex int32 // position in entry.states, -1 when not there
+
+	phase       phase
+	active      bool
+	keyIsPrefix bool // the URLs start with key (prefix returns it), else with nothing
+	delayWhy    DelayReason
+	dropWhy     DropReason // why it was purged (broken)
+}
+
+// prefix is the bytes every URL of the key starts with, omitted from its
+// records: the key itself with the authority and url policies, nothing
+// with the others (their keys are not URL prefixes).
+func (v *visitState) prefix() string {
+	if v.keyIsPrefix {
+		return v.key
+	}
+	return ""
 }
 
 // phase is where a visit state is in its life.

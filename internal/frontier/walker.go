@@ -30,7 +30,7 @@ func (s *scheduler) walkHeld(fn func(rec []byte) error, virtual bool) error {
 	var err error
 	emit := func(v *visitState, r []byte) {
 		if err == nil {
-			buf = append(append(append(buf[:0], r[:MetaLen]...), v.prefix...), r[MetaLen:]...)
+			buf = append(append(append(buf[:0], r[:MetaLen]...), v.prefix()...), r[MetaLen:]...)
 			err = fn(buf)
 		}
 	}
@@ -112,7 +112,7 @@ func (s *scheduler) virtualKeys() []VirtualKey {
 	var keys []VirtualKey
 	for _, v := range s.states {
 		if v.onDisk > 0 && !v.broken() {
-			keys = append(keys, VirtualKey{ID: v.id, Prefix: v.prefix, Count: v.onDisk})
+			keys = append(keys, VirtualKey{ID: v.id, Prefix: v.prefix(), Count: v.onDisk})
 		}
 	}
 	return keys

@@ -80,14 +80,14 @@ func (w *workbench) offer(v *visitState) {
 	if e == nil {
 		return
 	}
-	want := v.inFlight < w.parKey && v.hasWork() && v.phase == phaseReady
+	want := int(v.inFlight) < w.parKey && v.hasWork() && v.phase == phaseReady
 	switch {
 	case want && v.heapIndex < 0:
 		heap.Push(&e.states, v)
 	case want:
-		heap.Fix(&e.states, v.heapIndex)
+		heap.Fix(&e.states, int(v.heapIndex))
 	case v.heapIndex >= 0:
-		heap.Remove(&e.states, v.heapIndex)
+		heap.Remove(&e.states, int(v.heapIndex))
 	}
 	w.fix(e)
 }
@@ -95,7 +95,7 @@ func (w *workbench) offer(v *visitState) {
 // withdraw takes v out of its entry's heap.
 func (w *workbench) withdraw(v *visitState) {
 	if v.entry != nil && v.heapIndex >= 0 {
-		heap.Remove(&v.entry.states, v.heapIndex)
+		heap.Remove(&v.entry.states, int(v.heapIndex))
 		w.fix(v.entry)
 	}
 }
@@ -138,7 +138,7 @@ func (h *indexedHeap[T]) Pop() any {
 type vsHeap = indexedHeap[*visitState]
 
 func (v *visitState) heapKey() int64     { return v.nextFetch }
-func (v *visitState) setHeapIndex(i int) { v.heapIndex = i }
+func (v *visitState) setHeapIndex(i int) { v.heapIndex = int32(i) }
 
 // entryHeap orders workbench entries by readyAt (cached in due).
 type entryHeap = indexedHeap[*ipEntry]
