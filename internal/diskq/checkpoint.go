@@ -19,7 +19,8 @@ import (
 // bytes per queued record), not a copy of the records.
 
 // Checkpoint starts a checkpoint of every queue in dir, which it creates:
-// the current segment is sealed (the next record starts a new one) unless
+// the records held in RAM are sealed into blocks, the current segment is
+// sealed (the next record starts a new one) unless
 // it holds no record, every sealed segment is hard-linked into dir, and
 // the index of the queues over those segments is taken, sharing the
 // queues' position lists (copy on write) rather than copying them: its
@@ -32,6 +33,9 @@ func (m *Queues) Checkpoint(dir string) (finish func() error, err error) {
 	defer m.mu.Unlock()
 	if m.closed {
 		return nil, ErrClosed
+	}
+	if err := m.sealLocked(); err != nil {
+		return nil, fmt.Errorf("diskq: checkpoint: %w", err)
 	}
 	if m.cur().size > segHeaderSize {
 		if err := m.rollLocked(); err != nil {
@@ -68,10 +72,12 @@ type QueuesCheckpoint struct {
 // wrapping ErrCorrupt.
 func OpenCheckpoint(dir string, opts Options) (*QueuesCheckpoint, error) {
 	opts = opts.withDefaults()
-	m := &Queues{dir: dir, opts: opts, log: opts.Logger, ids: make(map[uint64]*idq),
-		scratch: make([]byte, 512)}
+	m := &Queues{dir: dir, opts: opts, log: opts.Logger, ids: make(map[uint64]*idq)}
 	seqs, err := listSegments(dir, queuesExt)
 	if err != nil {
+		return nil, err
+	}
+	if m.codec, err = newBlockCodec(); err != nil {
 		return nil, err
 	}
 	var rec Recovery

@@ -1,7 +1,6 @@
 package diskq
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -32,22 +31,22 @@ import (
 // [len uint32][crc uint32][len bytes of data]; a Queue refuses a version 1
 // segment or queue.meta with ErrOldFormat.
 //
-// Queues record: [id uint64][len uint32][crc uint32][len bytes of data],
-// crc = CRC-32C(id bytes || len bytes || data).
+// Queues, version 2: the segment holds blocks of the same layout (block.go),
+// each record of a block being (uvarint id, data); records of one id are
+// sealed next to each other (queues_blocks.go). Version 1 held one record
+// after another, [id uint64][len uint32][crc uint32][len bytes of data]; a
+// Queues refuses a version 1 segment or queues.index with ErrOldFormat.
 //
-// A record is valid only if its header is complete, len <= MaxRecordBytes, the
-// data is complete and the checksum matches. Segment files are append-only;
-// only the last segment of a directory can legitimately end in an invalid
-// record (a torn write from a crash). Recovery cuts such a tail at the last
-// valid record and reports it; an invalid record anywhere else is corruption
-// and is reported as ErrCorrupt, never skipped.
+// Segment files are append-only; only the last segment of a directory can
+// legitimately end in an invalid block (a torn write from a crash).
+// Recovery cuts such a tail at the last valid block and reports it; an
+// invalid block anywhere else is corruption and is reported as ErrCorrupt,
+// never skipped.
 
 const (
 	segHeaderSize = 32
 	queueFormat   = 2 // Queue: segments of compressed blocks, queue.meta with Position version 2
-	queuesFormat  = 1 // Queues: segments of records, queues.index
-
-	mRecHeader = 16 // Queues record header
+	queuesFormat  = 2 // Queues: segments of compressed blocks of runs of ids, queues.index version 2
 
 	// MaxRecordBytes is the largest record either queue type accepts.
 	MaxRecordBytes = 64 << 20
@@ -72,7 +71,7 @@ var ErrCorrupt = errors.New("diskq: corrupt data")
 
 // ErrOldFormat is returned (wrapped, with the file) when a queue's files
 // were written in an earlier format version that this version does not
-// read: version 1 of Queue, whose records were not compressed.
+// read: version 1 of Queue and of Queues, whose records were not compressed.
 var ErrOldFormat = errors.New("diskq: written in an earlier format (by an earlier Petrel), which this version does not read")
 
 // ErrClosed is returned by operations on a closed queue.
@@ -214,25 +213,6 @@ func readSegHeader(f *os.File, path string, magic [8]byte, seq uint64) (base uin
 	return binary.LittleEndian.Uint64(b[20:]), nil
 }
 
-// frameRecord fills in the length and checksum of a record header for data:
-// the last 8 bytes of hdr, after what the checksum also covers (the id, in
-// Queues), which the caller has set.
-func frameRecord(hdr, data []byte) {
-	n := len(hdr)
-	binary.LittleEndian.PutUint32(hdr[n-8:], uint32(len(data)))
-	binary.LittleEndian.PutUint32(hdr[n-4:], crcOf(hdr[:n-4], data))
-}
-
-// recordLen returns the data length in a record header.
-func recordLen(hdr []byte) uint32 { return binary.LittleEndian.Uint32(hdr[len(hdr)-8:]) }
-
-// recordSumOK reports whether the checksum in a record header matches the
-// header and data.
-func recordSumOK(hdr, data []byte) bool {
-	n := len(hdr)
-	return crcOf(hdr[:n-4], data) == binary.LittleEndian.Uint32(hdr[n-4:])
-}
-
 // openSegment opens segment seq of dir for reading, checks its header and
 // returns the file, its size and the base in its header. The last segment
 // of a directory (last) may be shorter than its header, left by a crash
@@ -261,38 +241,6 @@ func openSegment(dir, ext string, magic [8]byte, seq uint64, last bool, rec *Rec
 		return nil, 0, 0, err
 	}
 	return f, st.Size(), base, nil
-}
-
-// scanRecords reads the records of a segment file from offset from to size,
-// with headers of hdrLen bytes (mRecHeader), and calls fn
-// with the offset and header of each valid one. It returns where the valid
-// records end: size, or the start of the first invalid one.
-func scanRecords(f io.ReaderAt, from, size int64, hdrLen, bufSize int, fn func(off int64, hdr []byte)) (end int64) {
-	br := bufio.NewReaderSize(io.NewSectionReader(f, from, size-from), bufSize)
-	end = from
-	hdr := make([]byte, hdrLen)
-	var data []byte
-	for {
-		if _, err := io.ReadFull(br, hdr); err != nil {
-			return end
-		}
-		l := recordLen(hdr)
-		if l > MaxRecordBytes {
-			return end
-		}
-		if cap(data) < int(l) {
-			data = make([]byte, l)
-		}
-		data = data[:l]
-		if _, err := io.ReadFull(br, data); err != nil {
-			return end
-		}
-		if !recordSumOK(hdr, data) {
-			return end
-		}
-		fn(end, hdr)
-		end += int64(hdrLen) + int64(l)
-	}
 }
 
 // cutTornTail handles segment seq (file path, size bytes) whose valid

@@ -429,3 +429,47 @@ func TestQueueFormatV1Refused(t *testing.T) {
 		t.Error("refusing the queue changed its metadata")
 	}
 }
+
+// TestQueuesFormatV1Refused: a Queues directory of format version 1
+// (testdata/queues-v1, written by an earlier Petrel: one uncompressed
+// record after another) is refused with ErrOldFormat and a message naming
+// the file and both versions, by OpenQueues and by OpenCheckpoint (a
+// checkpoint taken by an earlier Petrel), and is left as it was.
+func TestQueuesFormatV1Refused(t *testing.T) {
+	dir := t.TempDir()
+	ents, err := os.ReadDir("testdata/queues-v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("testdata/queues-v1", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = b
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := Options{Logger: slog.New(slog.DiscardHandler)}
+	want := "0000000000000001.mq: format version 1, this version reads 2"
+	if _, err := OpenCheckpoint(dir, opts); !errors.Is(err, ErrOldFormat) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("OpenCheckpoint = %v, want ErrOldFormat naming the segment and the versions", err)
+	}
+	if _, err := OpenQueues(dir, opts); !errors.Is(err, ErrOldFormat) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("OpenQueues = %v, want ErrOldFormat naming the segment and the versions", err)
+	}
+	os.Remove(filepath.Join(dir, "0000000000000001.mq")) // the index alone is refused too
+	if _, err := OpenCheckpoint(dir, opts); !errors.Is(err, ErrOldFormat) || !strings.Contains(err.Error(), "queues.index: format version 1") {
+		t.Fatalf("OpenCheckpoint without segments = %v, want ErrOldFormat naming queues.index", err)
+	}
+	for name, b := range files {
+		if name == "0000000000000001.mq" {
+			continue
+		}
+		if got, _ := os.ReadFile(filepath.Join(dir, name)); !bytes.Equal(got, b) {
+			t.Errorf("refusing the queues changed %s", name)
+		}
+	}
+}

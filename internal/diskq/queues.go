@@ -1,7 +1,6 @@
 package diskq
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -48,7 +47,13 @@ type idq struct {
 	r    int
 	prev uint64 // position preceding the delta at buf[r] (0 when empty)
 	last uint64 // position of the last record (0 when empty)
-	n    int64
+	n    int64  // records on disk (their positions in buf)
+	// open holds the records enqueued since the last seal, in RAM, framed
+	// as in a block (uvarint length, bytes): open[openR:] are the openN
+	// still queued. They come after every record on disk.
+	open  []byte
+	openR int
+	openN int
 	// shared is set when a checkpoint's index snapshot refers to buf's
 	// bytes: they are then never written again (copy on write), appends
 	// going beyond the snapshot's end.
@@ -110,17 +115,19 @@ func (q *idq) consume(k int, it idqIter) {
 
 // Queues is a set of logical FIFO queues of byte records, one per uint64 id,
 // sharing append-only segment files: the store behind the workbench
-// virtualizer. Each record is appended to the current segment together with
-// its id; an in-RAM index keeps, per id, the positions of its records as
-// varint deltas. Segments count their live records; a segment with none is
-// deleted, and segments mostly dead are compacted by copying their live
-// records forward, so disk use stays proportional to live data.
+// virtualizer. Records are held in RAM per id until they fill the write
+// buffer, then sealed, the records of each id together, into compressed
+// blocks appended to the current segment (queues_blocks.go); an in-RAM
+// index keeps, per id, the positions of its records as varint deltas.
+// Segments count their live records; a segment with none is deleted, and
+// segments mostly dead are compacted by copying their live records forward,
+// so disk use stays proportional to live data.
 //
 // The index is persisted by Close. After a crash (no index), OpenQueues
-// rebuilds it by scanning the segments: nothing enqueued before the crash
-// and written to the file is lost, but records dequeued since their segment
-// was last emptied come back (at-least-once). A Queues is safe for
-// concurrent use.
+// rebuilds it by scanning the segments: nothing sealed before the crash is
+// lost, but records dequeued since their segment was last emptied come
+// back (at-least-once), and records not yet sealed are lost (Sync seals
+// them). A Queues is safe for concurrent use.
 type Queues struct {
 	mu   sync.Mutex
 	dir  string
@@ -133,8 +140,12 @@ type Queues struct {
 
 	w segmentWriter // on the current segment; w.f is also its read handle (mseg.f)
 
-	scratch     []byte
-	win         []byte // read window of DequeueN and compaction, BufferBytes+len(scratch)
+	codec       *blockCodec
+	openIDs     []uint64 // ids with records in RAM (idq.open), in the order they got their first
+	openBytes   int      // raw bytes of the records in RAM
+	bw          blockWriter
+	rd          []byte       // read buffer of readBlock
+	blk         decodedBlock // the block last decoded by a read
 	recovery    Recovery
 	compactions int64 // compaction passes that moved records, for tests
 	closed      bool
@@ -149,15 +160,17 @@ func OpenQueues(dir string, opts Options) (*Queues, error) {
 		return nil, fmt.Errorf("diskq: open queues %s: %w", dir, err)
 	}
 	m := &Queues{
-		dir:     dir,
-		opts:    opts,
-		log:     opts.Logger,
-		ids:     make(map[uint64]*idq),
-		w:       newSegmentWriter(dir, queuesExt, magicQueues, opts),
-		scratch: make([]byte, 512),
+		dir:  dir,
+		opts: opts,
+		log:  opts.Logger,
+		ids:  make(map[uint64]*idq),
+		w:    newSegmentWriter(dir, queuesExt, magicQueues, opts),
 	}
 	seqs, err := listSegments(dir, queuesExt)
 	if err != nil {
+		return nil, err
+	}
+	if m.codec, err = newBlockCodec(); err != nil {
 		return nil, err
 	}
 	for i, seq := range seqs {
@@ -240,6 +253,7 @@ func (m *Queues) newSegment(seq, base uint64) error {
 
 // segFor returns the segment holding position pos.
 func (m *Queues) segFor(pos uint64) *mseg {
+	pos = posBlock(pos)
 	i := sort.Search(len(m.segs), func(i int) bool { return m.segs[i].base > pos }) - 1
 	if i < 0 {
 		return nil
@@ -254,13 +268,27 @@ func (m *Queues) segFor(pos uint64) *mseg {
 // rebuild reconstructs the index from the segments after a crash.
 func (m *Queues) rebuild() error {
 	m.recovery.Dirty, m.recovery.Rebuilt = true, true
+	var b decodedBlock
 	for i, s := range m.segs {
-		end := scanRecords(s.f, segHeaderSize, s.size, mRecHeader, m.opts.BufferBytes, func(off int64, hdr []byte) {
-			m.idqFor(binary.LittleEndian.Uint64(hdr)).push(s.base + uint64(off))
-			s.total++
-			s.live++
-			m.total++
+		var err error
+		end := scanBlocks(s.f, segHeaderSize, s.size, m.opts.BufferBytes, func(off int64, _ blockHead) {
+			if err != nil {
+				return
+			}
+			if err = m.readBlock(s, off, &b); err != nil {
+				return
+			}
+			for k := range b.recs {
+				id, _, _ := b.record(k)
+				m.idqFor(id).push(blockPos(s.base+uint64(off), k))
+			}
+			s.total += int64(len(b.recs))
+			s.live += int64(len(b.recs))
+			m.total += int64(len(b.recs))
 		})
+		if err != nil {
+			return err
+		}
 		if end == s.size {
 			continue
 		}
@@ -282,46 +310,31 @@ func (m *Queues) idqFor(id uint64) *idq {
 	return q
 }
 
-// Enqueue appends rec to the logical queue id.
+// Enqueue appends rec to the logical queue id. The record is kept in RAM
+// until the records held reach Options.BufferBytes, then sealed with the
+// others into compressed blocks (see Sync for durability).
 func (m *Queues) Enqueue(id uint64, rec []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return ErrClosed
 	}
-	if len(rec) > MaxRecordBytes {
+	if len(rec) > MaxRecordBytes-binary.MaxVarintLen64 {
 		return fmt.Errorf("diskq: enqueue %d bytes: %w", len(rec), ErrTooLarge)
 	}
-	pos, err := m.appendLocked(id, rec)
-	if err != nil {
-		return err
+	q := m.idqFor(id)
+	if q.openN == 0 {
+		m.openIDs = append(m.openIDs, id)
 	}
-	m.idqFor(id).push(pos)
+	before := len(q.open)
+	q.open = appendRecord(q.open, rec)
+	q.openN++
+	m.openBytes += len(q.open) - before
 	m.total++
+	if m.openBytes >= m.opts.BufferBytes {
+		return m.sealLocked()
+	}
 	return nil
-}
-
-// appendLocked writes one record to the current segment and returns its
-// position; it updates the segment counts but not the index.
-func (m *Queues) appendLocked(id uint64, rec []byte) (uint64, error) {
-	sz := int64(mRecHeader + len(rec))
-	if m.w.full(m.cur().size, sz) {
-		if err := m.rollLocked(); err != nil {
-			return 0, err
-		}
-	}
-	var hdr [mRecHeader]byte
-	binary.LittleEndian.PutUint64(hdr[:8], id)
-	frameRecord(hdr[:], rec)
-	c := m.cur()
-	pos := c.base + uint64(c.size)
-	if err := m.w.append(hdr[:], rec, "enqueue"); err != nil {
-		return 0, err
-	}
-	c.size += sz
-	c.total++
-	c.live++
-	return pos, nil
 }
 
 // rollLocked seals the current segment, deletes it if it holds no live
@@ -342,93 +355,22 @@ func (m *Queues) rollLocked() error {
 	return m.newSegment(c.seq+1, c.base+uint64(c.size))
 }
 
-// readLocked reads the record of id at pos, appending its data to dst.
-func (m *Queues) readLocked(id, pos uint64, dst []byte) ([]byte, error) {
-	s := m.segFor(pos)
-	if s == nil {
-		return nil, fmt.Errorf("diskq: queue %d: position %d in no segment: %w", id, pos, ErrCorrupt)
-	}
-	off := int64(pos - s.base)
-	if s == m.cur() {
-		if b, ok := m.w.buffered(off); ok {
-			return m.parseRecord(s, off, id, b, dst, true)
-		}
-	}
-	n := min(int64(len(m.scratch)), s.size-off)
-	got, err := s.f.ReadAt(m.scratch[:n], off)
-	if int64(got) < min(n, mRecHeader) {
-		return nil, fmt.Errorf("diskq: segment %s offset %d: short read (%v): %w", m.segPath(s.seq), off, err, ErrCorrupt)
-	}
-	return m.parseRecord(s, off, id, m.scratch[:got], dst, false)
-}
-
-// parseRecord checks and decodes the record at offset off of segment s,
-// whose first bytes are in b; if b is short and complete is false, the rest
-// is read from the file.
-func (m *Queues) parseRecord(s *mseg, off int64, id uint64, b, dst []byte, complete bool) ([]byte, error) {
-	bad := func(why string) error {
-		return fmt.Errorf("diskq: segment %s offset %d: %s: %w", m.segPath(s.seq), off, why, ErrCorrupt)
-	}
-	if len(b) < mRecHeader {
-		return nil, bad("truncated header")
-	}
-	rid := binary.LittleEndian.Uint64(b[:8])
-	l := binary.LittleEndian.Uint32(b[8:12])
-	sum := binary.LittleEndian.Uint32(b[12:16])
-	if rid != id {
-		return nil, bad(fmt.Sprintf("record of queue %d where queue %d expected", rid, id))
-	}
-	if l > MaxRecordBytes || off+mRecHeader+int64(l) > s.size {
-		return nil, bad(fmt.Sprintf("bad record length %d", l))
-	}
-	start := len(dst)
-	if have := len(b) - mRecHeader; have >= int(l) {
-		dst = append(dst, b[mRecHeader:mRecHeader+int(l)]...)
-	} else {
-		if complete {
-			return nil, bad("truncated record")
-		}
-		dst = append(dst, b[mRecHeader:]...)
-		dst = append(dst, make([]byte, int(l)-have)...)
-		if _, err := s.f.ReadAt(dst[start+have:], off+mRecHeader+int64(have)); err != nil {
-			return nil, bad(fmt.Sprintf("read: %v", err))
-		}
-	}
-	if crcOf(b[:12], dst[start:]) != sum {
-		return nil, bad("checksum mismatch")
-	}
-	return dst, nil
-}
-
 // Dequeue removes the record at the head of queue id and returns it
 // appended to dst[:0]; ok is false if the queue is empty. Reading the record
-// may cost one random read; DequeueN amortizes it.
+// may cost one random read and the decoding of its block; DequeueN
+// amortizes them.
 func (m *Queues) Dequeue(id uint64, dst []byte) (rec []byte, ok bool, err error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return nil, false, ErrClosed
-	}
-	q := m.ids[id]
-	if q == nil {
-		return nil, false, nil
-	}
-	it := q.iter()
-	pos, _ := it.next()
-	rec, err = m.readLocked(id, pos, dst[:0])
-	if err != nil {
+	recs, err := m.readN(id, 1, true)
+	if err != nil || len(recs) == 0 {
 		return nil, false, err
 	}
-	if err := m.consumeLocked(id, q, 1, it, []uint64{pos}); err != nil {
-		return rec, true, err
-	}
-	return rec, true, nil
+	return append(dst[:0], recs[0]...), true, nil
 }
 
 // DequeueN removes up to n records from the head of queue id and returns
-// them in FIFO order, all slices of one new buffer. Records that lie close
-// together in a segment are fetched with one read, so draining a queue that
-// was filled in bursts costs mostly sequential I/O.
+// them in FIFO order, all slices of one new buffer. Records of one id
+// sealed together lie in the same blocks, so each block read and decoded
+// yields several of them.
 func (m *Queues) DequeueN(id uint64, n int) ([][]byte, error) {
 	return m.readN(id, n, true)
 }
@@ -440,7 +382,7 @@ func (m *Queues) Peek(id uint64) ([][]byte, error) {
 }
 
 // readN reads up to n records from the head of queue id, removing them when
-// consume is set.
+// consume is set: first those on disk, then those still in RAM.
 func (m *Queues) readN(id uint64, n int, consume bool) ([][]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -451,69 +393,33 @@ func (m *Queues) readN(id uint64, n int, consume bool) ([][]byte, error) {
 	if q == nil || n <= 0 {
 		return nil, nil
 	}
-	n = int(min(int64(n), q.n))
+	nd := int(min(int64(n), q.n))
+	no := min(n-nd, q.openN)
 	it := q.iter()
-	pos := make([]uint64, n)
+	pos := make([]uint64, nd)
 	for i := range pos {
 		pos[i], _ = it.next()
 	}
 	var (
-		out     = make([][]byte, 0, n)
-		ends    = make([]int, 0, n)
-		buf     []byte
-		win     []byte // m.window(); win[:winLen] holds bytes [winOff, winOff+winLen) of winSeg
-		winLen  int
-		winSeg  *mseg
-		winOff  int64
-		maxSpan = int64(m.opts.BufferBytes)
-		peek    = int64(len(m.scratch))
+		ends = make([]int, 0, nd+no)
+		buf  []byte
 	)
-	for i, p := range pos {
-		s := m.segFor(p)
-		if s == nil {
-			return nil, fmt.Errorf("diskq: queue %d: position %d in no segment: %w", id, p, ErrCorrupt)
-		}
-		off := int64(p - s.base)
-		if s == m.cur() {
-			if b, ok := m.w.buffered(off); ok {
-				var err error
-				if buf, err = m.parseRecord(s, off, id, b, buf, true); err != nil {
-					return nil, err
-				}
-				ends = append(ends, len(buf))
-				continue
-			}
-		}
-		if s != winSeg || off < winOff || off+mRecHeader > winOff+int64(winLen) {
-			// Read one span covering this record and the following ones
-			// of this segment that lie within maxSpan of it.
-			end := off + peek
-			for _, q := range pos[i+1:] {
-				if q < p || q-s.base >= uint64(s.size) || int64(q-p)+peek > maxSpan {
-					break
-				}
-				end = off + int64(q-p) + peek
-			}
-			limit := s.size
-			if s == m.cur() {
-				limit = m.w.flushed
-			}
-			end = min(end, limit)
-			if win == nil {
-				win = m.window()
-			}
-			got, err := s.f.ReadAt(win[:end-off], off)
-			if got < mRecHeader {
-				return nil, fmt.Errorf("diskq: segment %s offset %d: short read (%v): %w", m.segPath(s.seq), off, err, ErrCorrupt)
-			}
-			winSeg, winOff, winLen = s, off, got
-		}
-		var err error
-		if buf, err = m.parseRecord(s, off, id, win[off-winOff:winLen], buf, false); err != nil {
+	for _, p := range pos {
+		data, err := m.recordAt(id, p, &m.blk)
+		if err != nil {
 			return nil, err
 		}
+		buf = append(buf, data...)
 		ends = append(ends, len(buf))
 	}
+	r := q.openR
+	for range no {
+		var rec []byte
+		rec, r = nextRecord(q.open, r)
+		buf = append(buf, rec...)
+		ends = append(ends, len(buf))
+	}
+	out := make([][]byte, 0, len(ends))
 	start := 0
 	for _, e := range ends {
 		out = append(out, buf[start:e:e])
@@ -522,25 +428,31 @@ func (m *Queues) readN(id uint64, n int, consume bool) ([][]byte, error) {
 	if !consume {
 		return out, nil
 	}
-	if err := m.consumeLocked(id, q, n, it, pos); err != nil {
+	if no > 0 {
+		m.openBytes -= r - q.openR
+		q.openR, q.openN = r, q.openN-no
+		if q.openN == 0 {
+			q.open, q.openR = nil, 0
+		}
+		m.total -= int64(no)
+	}
+	if nd == 0 {
+		if q.n == 0 && q.openN == 0 {
+			delete(m.ids, id)
+		}
+		return out, nil
+	}
+	if err := m.consumeLocked(id, q, nd, it, pos); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-// window returns the read window, allocating it on first use.
-func (m *Queues) window() []byte {
-	if m.win == nil {
-		m.win = make([]byte, m.opts.BufferBytes+len(m.scratch))
-	}
-	return m.win
-}
-
-// consumeLocked drops the k front records of q, at positions pos, updates
-// the segment counts and reclaims disk space.
+// consumeLocked drops the k front records of q on disk, at positions pos,
+// updates the segment counts and reclaims disk space.
 func (m *Queues) consumeLocked(id uint64, q *idq, k int, it idqIter, pos []uint64) error {
 	q.consume(k, it)
-	if q.n == 0 {
+	if q.n == 0 && q.openN == 0 {
 		delete(m.ids, id)
 	}
 	m.total -= int64(k)
@@ -566,7 +478,6 @@ func (m *Queues) releaseLocked(pos []uint64) error {
 	if m.total == 0 && m.cur().size > segHeaderSize+int64(m.opts.BufferBytes) {
 		// Everything was consumed: start a fresh segment so that the dead
 		// current one is deleted.
-		m.w.discard() // only dead records
 		return m.rollLocked()
 	}
 	return m.maybeCompactLocked()
@@ -669,35 +580,34 @@ func (m *Queues) compactLocked() error {
 		}
 	}
 	sort.Slice(ents, func(i, j int) bool { return ents[i].old < ents[j].old })
-	// Copy them forward in position order: sequential reads of each victim.
+	// Copy them forward in position order, block by block: each victim
+	// block is read and decoded once. The copies go to new blocks at the
+	// end of the current segment, before the records in RAM.
 	var (
-		win    = m.window()
-		winSeg *mseg
-		winOff int64
-		winLen int
-		data   []byte
+		b    decodedBlock
+		bw   blockWriter
+		from int // ents[from:i] are in bw
 	)
+	placed := func(k int, _, pos uint64) { ents[from+k].new = pos }
 	for i := range ents {
 		e := &ents[i]
-		s := m.segFor(e.old)
-		off := int64(e.old - s.base)
-		if s != winSeg || off < winOff || off+mRecHeader > winOff+int64(winLen) ||
-			off+mRecHeader+int64(binary.LittleEndian.Uint32(win[off-winOff+8:])) > winOff+int64(winLen) {
-			got, err := s.f.ReadAt(win, off)
-			if got < mRecHeader {
-				return fmt.Errorf("diskq: compact: segment %s offset %d: short read (%v): %w", m.segPath(s.seq), off, err, ErrCorrupt)
-			}
-			winSeg, winOff, winLen = s, off, got
-		}
-		var err error
-		data, err = m.parseRecord(s, off, e.id, win[off-winOff:winLen], data[:0], false)
+		data, err := m.recordAt(e.id, e.old, &b)
 		if err != nil {
 			return fmt.Errorf("diskq: compact: %w", err)
 		}
-		if e.new, err = m.appendLocked(e.id, data); err != nil {
-			return fmt.Errorf("diskq: compact: %w", err)
+		bw.add(e.id, data)
+		if bw.full() {
+			if err := m.writeBlockLocked(&bw, placed); err != nil {
+				return fmt.Errorf("diskq: compact: %w", err)
+			}
+			from = i + 1
 		}
-		s.live--
+	}
+	if err := m.writeBlockLocked(&bw, placed); err != nil {
+		return fmt.Errorf("diskq: compact: %w", err)
+	}
+	for _, s := range victims {
+		s.live = 0
 	}
 	m.compactions++
 	// Rewrite the index of every queue that had records moved.
@@ -707,7 +617,7 @@ func (m *Queues) compactLocked() error {
 	}
 	for id := range moved {
 		q := m.ids[id]
-		nq := &idq{buf: make([]byte, 0, len(q.buf)-q.r+8)}
+		nq := &idq{buf: make([]byte, 0, len(q.buf)-q.r+8), open: q.open, openR: q.openR, openN: q.openN}
 		it := q.iter()
 		for p, ok := it.next(); ok; p, ok = it.next() {
 			if s := m.segFor(p); s != nil && isVictim[s] {
@@ -726,7 +636,7 @@ func (m *Queues) Count(id uint64) int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if q := m.ids[id]; q != nil {
-		return q.n
+		return q.n + int64(q.openN)
 	}
 	return 0
 }
@@ -745,8 +655,8 @@ func (m *Queues) Len() int {
 	return len(m.ids)
 }
 
-// DiskBytes returns the size of the segment files, including bytes still
-// in the write buffer.
+// DiskBytes returns the size of the segment files. Records still in RAM
+// (see Enqueue) are not counted.
 func (m *Queues) DiskBytes() int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -758,14 +668,15 @@ func (m *Queues) DiskBytes() int64 {
 }
 
 // IndexBytes returns the bytes of RAM held by the index of the queued
-// records (the varint position lists, capacity included), without the
-// fixed per-queue overhead (about 100 bytes per non-empty queue).
+// records (the varint position lists, capacity included) and by the
+// records not yet sealed, without the fixed per-queue overhead (about 100
+// bytes per non-empty queue).
 func (m *Queues) IndexBytes() int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var b int64
 	for _, q := range m.ids {
-		b += int64(cap(q.buf))
+		b += int64(cap(q.buf) + cap(q.open))
 	}
 	return b
 }
@@ -778,7 +689,7 @@ func (m *Queues) Recovery() Recovery {
 }
 
 // Remove purges queue id and returns how many records it held. Its records
-// become dead space, reclaimed as for dequeued records.
+// on disk become dead space, reclaimed as for dequeued records.
 func (m *Queues) Remove(id uint64) (dropped int64, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -795,23 +706,29 @@ func (m *Queues) Remove(id uint64) (dropped int64, err error) {
 		pos = append(pos, p)
 	}
 	delete(m.ids, id)
-	m.total -= q.n
-	return q.n, m.releaseLocked(pos)
+	dropped = q.n + int64(q.openN)
+	m.openBytes -= len(q.open) - q.openR
+	m.total -= dropped
+	return dropped, m.releaseLocked(pos)
 }
 
-// Sync writes the buffered records to the current segment and, with
-// Options.Sync, fsyncs it. Synced records survive a crash (see Queues).
+// Sync seals the records held in RAM into blocks of the current segment
+// and, with Options.Sync, fsyncs it. Synced records survive a crash (see
+// Queues).
 func (m *Queues) Sync() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return ErrClosed
 	}
+	if err := m.sealLocked(); err != nil {
+		return err
+	}
 	return m.w.sync("sync")
 }
 
-// Close flushes the segments, persists the index so that OpenQueues
-// restores every queue, and closes the files.
+// Close seals the records held in RAM, persists the index so that
+// OpenQueues restores every queue, and closes the files.
 func (m *Queues) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -819,7 +736,10 @@ func (m *Queues) Close() error {
 		return ErrClosed
 	}
 	m.closed = true
-	err := m.w.sync("sync")
+	err := m.sealLocked()
+	if err == nil {
+		err = m.w.sync("sync")
+	}
 	if err == nil {
 		err = m.writeIndex()
 	}
@@ -835,6 +755,10 @@ func (m *Queues) closeFiles() {
 		}
 	}
 	m.w.f = nil // closed above, as the current segment's f
+	if m.codec != nil {
+		m.codec.close()
+		m.codec = nil
+	}
 }
 
 // crashForTest abandons the queues as a crash would.
@@ -845,7 +769,8 @@ func (m *Queues) crashForTest() {
 	m.closeFiles()
 }
 
-// Index file "queues.index", written by Close and removed by OpenQueues:
+// Index file "queues.index" (version 2, positions as in queues_blocks.go),
+// written by Close and removed by OpenQueues:
 //
 //	magic "petrelMI" | version uint32 | nsegs uint32
 //	| nsegs × (seq u64, base u64, size i64, total i64, live i64)
@@ -952,6 +877,9 @@ func (m *Queues) loadIndex() (bool, error) {
 		return bad("checksum mismatch")
 	}
 	if v := binary.LittleEndian.Uint32(b[8:]); v != queuesFormat {
+		if v < queuesFormat {
+			return false, fmt.Errorf("diskq: index %s: format version %d, this version reads %d: %w", path, v, queuesFormat, ErrOldFormat)
+		}
 		return bad(fmt.Sprintf("unsupported version %d", v))
 	}
 	ns := int(binary.LittleEndian.Uint32(b[12:]))
@@ -1012,9 +940,10 @@ const snapshotWindow = 1 << 20
 // Snapshot calls fn for every record of every queue, without removing any,
 // reading the segment files sequentially: live positions are gathered a
 // window of segments at a time (at most about snapshotWindow records, 16
-// bytes each), sorted, and read in file order through a read-ahead buffer.
-// This makes a snapshot of records scattered over many queues cost
-// sequential I/O instead of one random read per record. Records come in
+// bytes each), sorted, and read in file order, each block read and decoded
+// once (the records in RAM are sealed first). This makes a snapshot of
+// records scattered over many queues cost sequential I/O instead of one
+// random read per record. Records come in
 // file order: FIFO within a queue, except that records moved by compaction
 // may come after later records of their queue. fn's rec is only valid
 // during the call. The queues' lock is held throughout.
@@ -1024,7 +953,7 @@ func (m *Queues) Snapshot(fn func(id uint64, rec []byte) error) error {
 	if m.closed {
 		return ErrClosed
 	}
-	if err := m.w.flush(); err != nil {
+	if err := m.sealLocked(); err != nil {
 		return err
 	}
 	return m.snapshotLocked(fn)
@@ -1033,18 +962,17 @@ func (m *Queues) Snapshot(fn func(id uint64, rec []byte) error) error {
 func (m *Queues) snapshotLocked(fn func(id uint64, rec []byte) error) error {
 	type ent struct{ pos, id uint64 }
 	var ents []ent
-	var rec []byte
-	hdr := make([]byte, mRecHeader)
+	var b decodedBlock
 	for first := 0; first < len(m.segs); {
 		last, live := first, int64(0)
 		for last < len(m.segs) && (last == first || live+m.segs[last].live <= snapshotWindow) {
 			live += m.segs[last].live
 			last++
 		}
-		lo := m.segs[first].base
+		lo := blockPos(m.segs[first].base, 0)
 		hi := uint64(math.MaxUint64)
 		if last < len(m.segs) {
-			hi = m.segs[last].base
+			hi = blockPos(m.segs[last].base, 0)
 		}
 		ents = ents[:0]
 		for id, q := range m.ids {
@@ -1060,37 +988,11 @@ func (m *Queues) snapshotLocked(fn func(id uint64, rec []byte) error) error {
 			}
 		}
 		sort.Slice(ents, func(i, j int) bool { return ents[i].pos < ents[j].pos })
-		var s *mseg
-		var br *bufio.Reader
-		var at int64
 		for _, e := range ents {
-			if s == nil || e.pos >= s.base+uint64(s.size) {
-				s = m.segFor(e.pos)
-				if s == nil {
-					return fmt.Errorf("diskq: snapshot: position %d in no segment: %w", e.pos, ErrCorrupt)
-				}
-				br = bufio.NewReaderSize(io.NewSectionReader(s.f, 0, s.size), max(m.opts.BufferBytes, 64<<10))
-				at = 0
+			rec, err := m.recordAt(e.id, e.pos, &b)
+			if err != nil {
+				return fmt.Errorf("diskq: snapshot: %w", err)
 			}
-			off := int64(e.pos - s.base)
-			if _, err := br.Discard(int(off - at)); err != nil {
-				return fmt.Errorf("diskq: snapshot: segment %s: %w", m.segPath(s.seq), err)
-			}
-			if _, err := io.ReadFull(br, hdr); err != nil {
-				return fmt.Errorf("diskq: snapshot: segment %s offset %d: %w", m.segPath(s.seq), off, err)
-			}
-			l := binary.LittleEndian.Uint32(hdr[8:12])
-			if binary.LittleEndian.Uint64(hdr[:8]) != e.id || l > MaxRecordBytes || off+mRecHeader+int64(l) > s.size {
-				return fmt.Errorf("diskq: snapshot: segment %s offset %d: bad record header: %w", m.segPath(s.seq), off, ErrCorrupt)
-			}
-			rec = append(rec[:0], make([]byte, l)...)
-			if _, err := io.ReadFull(br, rec); err != nil {
-				return fmt.Errorf("diskq: snapshot: segment %s offset %d: %w", m.segPath(s.seq), off, err)
-			}
-			if crcOf(hdr[:12], rec) != binary.LittleEndian.Uint32(hdr[12:16]) {
-				return fmt.Errorf("diskq: snapshot: segment %s offset %d: checksum mismatch: %w", m.segPath(s.seq), off, ErrCorrupt)
-			}
-			at = off + mRecHeader + int64(l)
 			if err := fn(e.id, rec); err != nil {
 				return err
 			}

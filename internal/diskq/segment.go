@@ -1,40 +1,34 @@
 package diskq
 
 // segmentWriter appends to the last segment file of a directory, the only
-// one ever written, for both Queue (".dq") and Queues (".mq"). It owns the
-// write buffer, flush, fsync and the creation of new segment files. Queues
-// appends records framed by frameRecord (format.go) through the buffer;
-// Queue, which buffers records in its open block, writes whole compressed
-// blocks (block.go) with write and has no buffer here. When to roll over,
-// and what becomes of the old file, are up to its owner.
+// one ever written, for both Queue (".dq") and Queues (".mq"). Both write
+// whole compressed blocks (block.go) with write; the owner buffers the
+// records of a block until it seals it. The writer owns the creation of new
+// segment files and their fsync. When to roll over, and what becomes of the
+// old file, are up to its owner.
 //
 // Invariants:
 //
 //   - The logical size of the current segment (qseg.size, mseg.size, kept
-//     by the owner) is always flushed + len(buf): bytes [0, flushed) have
-//     been handed to the OS with WriteAt, the rest are in buf and in memory
-//     only. Records are only ever appended at that end.
-//   - A record is appended whole: its header and data go into buf together,
-//     or, for a record larger than buf, buf is flushed first and the record
-//     written straight to the file (header, then data: two writes).
-//   - flush writes all of buf with one WriteAt at offset flushed; it is on
-//     disk as far as a process crash goes, not a power loss. sync flushes
-//     and, with Options.Sync, fsyncs the segment file; it is the writer's
+//     by the owner) is always flushed: every byte written has been handed
+//     to the OS with WriteAt, as far as a process crash goes, not a power
+//     loss. Blocks are only ever appended at that end, each with one
+//     WriteAt.
+//   - sync fsyncs the segment file with Options.Sync; it is the writer's
 //     only fsync, called by Queue's Sync, Mark and Close, Queues' Sync and
 //     Close, and at every roll-over, on the segment left. The writer never
 //     fsyncs the directory: Queue does at its next metadata write after a
 //     segment was created or removed, Queues when opened and when Close
 //     writes its index.
 //   - start creates the next segment with O_EXCL and writes its 32-byte
-//     header (format.go) at once, before any record, without fsync.
+//     header (format.go) at once, before any block, without fsync.
 //
-// What a crash can leave behind, all in the last segment only: the records
-// still in buf are lost; a flush or a large record can be cut anywhere
-// (a torn last record); a segment being created can be shorter than its
-// header. Opening after a crash cuts a torn record and removes a segment
-// with a short header, and reports it (Recovery). A failed write leaves
-// flushed and buf as they were: the next write goes to the same offset,
-// over whatever part of the failed one reached the file.
+// What a crash can leave behind, all in the last segment only: a block
+// cut anywhere (a torn last block); a segment being created can be shorter
+// than its header. Opening after a crash cuts a torn block and removes a
+// segment with a short header, and reports it (Recovery). A failed write
+// leaves flushed as it was: the next write goes to the same offset, over
+// whatever part of the failed one reached the file.
 
 import (
 	"fmt"
@@ -50,7 +44,7 @@ type segmentWriter struct {
 	fsync    func(*os.File) error // Options.syncer(): nil without Options.Sync
 
 	f       *os.File // the current segment, nil when closed or between roll-over steps
-	buf     []byte   // write buffer, cap Options.BufferBytes
+	buf     []byte   // bytes not yet written; always empty (blocks are written whole)
 	flushed int64    // bytes of the current segment already in the file
 }
 
@@ -58,7 +52,6 @@ func newSegmentWriter(dir, ext string, magic [8]byte, opts Options) segmentWrite
 	return segmentWriter{
 		dir: dir, ext: ext, magic: magic,
 		segBytes: opts.SegmentBytes, fsync: opts.syncer(),
-		buf: make([]byte, 0, opts.BufferBytes),
 	}
 }
 
@@ -98,30 +91,6 @@ func (w *segmentWriter) open(seq uint64, size int64) error {
 	return nil
 }
 
-// append writes the record hdr+data (framed by frameRecord) at the end. op
-// names the operation in errors ("push", "enqueue").
-func (w *segmentWriter) append(hdr, data []byte, op string) error {
-	sz := len(hdr) + len(data)
-	if len(w.buf)+sz > cap(w.buf) {
-		if err := w.flush(); err != nil {
-			return err
-		}
-	}
-	if sz > cap(w.buf) {
-		if _, err := w.f.WriteAt(hdr, w.flushed); err != nil {
-			return fmt.Errorf("diskq: %s: %w", op, err)
-		}
-		if _, err := w.f.WriteAt(data, w.flushed+int64(len(hdr))); err != nil {
-			return fmt.Errorf("diskq: %s: %w", op, err)
-		}
-		w.flushed += int64(sz)
-		return nil
-	}
-	w.buf = append(w.buf, hdr...)
-	w.buf = append(w.buf, data...)
-	return nil
-}
-
 // write appends b, a whole Queue block, to the current segment at once,
 // after whatever the buffer holds. op names the operation in errors.
 func (w *segmentWriter) write(b []byte, op string) error {
@@ -146,31 +115,6 @@ func (w *segmentWriter) flush() error {
 	w.flushed += int64(len(w.buf))
 	w.buf = w.buf[:0]
 	return nil
-}
-
-// flushTo flushes the buffer if bytes before end are still in it.
-func (w *segmentWriter) flushTo(end int64) error {
-	if end > w.flushed {
-		return w.flush()
-	}
-	return nil
-}
-
-// buffered returns the bytes of the current segment from off on when off
-// is past the flushed part, so they are only in the buffer.
-func (w *segmentWriter) buffered(off int64) ([]byte, bool) {
-	if off < w.flushed {
-		return nil, false
-	}
-	return w.buf[off-w.flushed:], true
-}
-
-// discard drops the buffered bytes without writing them, as if they had
-// been flushed. Only for a buffer of dead records, just before a roll-over
-// that deletes the segment.
-func (w *segmentWriter) discard() {
-	w.flushed += int64(len(w.buf))
-	w.buf = w.buf[:0]
 }
 
 // sync flushes the buffer and, with Options.Sync, fsyncs the current
