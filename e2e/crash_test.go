@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +51,7 @@ func TestCrashAndRecover(t *testing.T) {
 			t.Fatal(err)
 		}
 		if rn.env == "" {
+			waitRunning(ctx, t, r.dir, cmd.Process.Pid)
 			time.Sleep(rn.after)
 			cmd.Process.Kill()
 		}
@@ -139,6 +141,21 @@ func TestCrashAndRecover(t *testing.T) {
 			t.Errorf("WARC file unreadable after the crashes: %v", err)
 		}
 	}
+}
+
+// waitRunning waits until the crawl of process pid has marked dir as in
+// use (state/RUNNING holds its pid), so that a kill timed from then falls in
+// the crawl, not in the process's start, however loaded the machine; it
+// returns early when ctx ends or the process writes no marker.
+func waitRunning(ctx context.Context, t *testing.T, dir string, pid int) {
+	want := strconv.Itoa(pid)
+	for ctx.Err() == nil {
+		if b, err := os.ReadFile(filepath.Join(dir, "state", "RUNNING")); err == nil && strings.TrimSpace(string(b)) == want {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Logf("process %d did not mark the directory as in use before its deadline", pid)
 }
 
 // checkpointTimes reads when checkpoints completed from the event log, and
