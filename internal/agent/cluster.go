@@ -285,6 +285,7 @@ func (a *Agent) waitCluster(ctx context.Context) error {
 		fmt.Fprintf(a.progress, "petrel: agent %s: view %s\n", a.cfg.Cluster.Agent, v)
 	}
 	a.offerSeeds(a.clusterSeeds, a.clusterResumed)
+	a.resumeLeave() // handoff.go
 	return nil
 }
 

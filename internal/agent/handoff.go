@@ -25,11 +25,90 @@ import (
 
 // handoffState is the clusterHost's part of hand-offs.
 type handoffState struct {
-	mu    sync.Mutex
-	holds map[string]uint64 // old owner → frontier hold id, until its release
-	busy  sync.WaitGroup    // hand-offs this agent is sending
-	out   int               // hand-offs being sent (under mu)
-	known knownAtReturn     // clusterreturn.go
+	mu       sync.Mutex
+	holds    map[string][]addrHold // by old owner, until its release
+	busy     sync.WaitGroup        // hand-offs this agent is sending
+	out      int                   // hand-offs being sent (under mu)
+	leaveNow chan struct{}         // closed to resume a leave begun by an earlier process (leaveFirst)
+	resumed  sync.Once
+	known    knownAtReturn // clusterreturn.go
+}
+
+// addrHold is a frontier hold of the addresses moved to this agent at
+// epoch, awaiting their old owner's release.
+type addrHold struct {
+	epoch, id uint64
+}
+
+// holdLocked holds the addresses of slots moved from from at epoch; h.ho.mu held.
+func (h *clusterHost) holdLocked(ctx context.Context, from string, epoch uint64, set cluster.SlotSet) {
+	if h.ho.holds == nil {
+		h.ho.holds = map[string][]addrHold{}
+	}
+	id, err := h.a.frontier.HoldAddrs(ctx, func(ad netip.Addr) bool { return set.Has(cluster.SlotOf(ipGroup(ad))) })
+	if err != nil {
+		h.a.log.Error("cluster: hold moved addresses", "from", from, "err", err)
+	}
+	h.ho.holds[from] = append(h.ho.holds[from], addrHold{epoch: epoch, id: id})
+}
+
+// ResumeHolds holds again, at a start, the addresses moved to this agent
+// whose release an earlier process awaited, and keeps the waits of the
+// releases it received (cluster.HoldHost).
+func (h *clusterHost) ResumeHolds(holds []cluster.PendingHold, notBefore map[string]time.Time) {
+	h.ho.mu.Lock()
+	defer h.ho.mu.Unlock()
+	for _, p := range holds {
+		h.holdLocked(context.Background(), p.From, p.Epoch, p.Slots)
+	}
+	waits := map[netip.Addr]time.Duration{}
+	for s, t := range notBefore {
+		if ad, err := netip.ParseAddr(s); err == nil && time.Until(t) > 0 {
+			waits[ad] = time.Until(t)
+		}
+	}
+	h.a.frontier.DelayAddrs(waits)
+	if len(holds) > 0 || len(waits) > 0 {
+		h.a.log.Info("cluster: hand-off holds resumed", "holds", len(holds), "addresses waiting", len(waits))
+	}
+}
+
+// resumeGiving runs again the hand-offs an earlier process had begun as an
+// old owner and not finished (once the node is ready; they wait for the
+// frontier to run).
+func (h *clusterHost) resumeGiving() {
+	self := h.a.cfg.Cluster.Agent
+	for _, vs := range h.a.node.PendingGiving() {
+		base, nw := vs[0], vs[1]
+		out := cluster.Moves(base, nw)[self]
+		if len(out) == 0 {
+			if err := h.a.node.GivingDone(nw.Epoch); err != nil {
+				h.a.log.Error("cluster: hand-off", "epoch", nw.Epoch, "err", err)
+			}
+			continue
+		}
+		h.a.log.Info("cluster: resuming an unfinished hand-off", "from", base.String(), "to", nw.String(), "giving", len(out))
+		h.goHandOver(nw, out)
+	}
+}
+
+// goHandOver sends the hand-off of out at nw in the background.
+func (h *clusterHost) goHandOver(nw *cluster.View, out map[string]cluster.SlotSet) {
+	h.ho.mu.Lock()
+	h.ho.out++
+	h.ho.busy.Add(1)
+	h.ho.mu.Unlock()
+	go func() {
+		defer func() {
+			h.ho.mu.Lock()
+			h.ho.out--
+			h.ho.mu.Unlock()
+			h.ho.busy.Done()
+		}()
+		if err := h.handOver(nw, out); err != nil {
+			h.a.log.Error("cluster: hand-off", "epoch", nw.Epoch, "err", err)
+		}
+	}()
 }
 
 // ViewChanged runs just before the new view is in force here.
@@ -41,52 +120,28 @@ func (h *clusterHost) ViewChanged(old, nw *cluster.View) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	h.ho.mu.Lock()
-	if h.ho.holds == nil {
-		h.ho.holds = map[string]uint64{}
-	}
 	for _, from := range nw.Absent {
 		// A dead agent sends no release: what it held moves without one.
-		if id, ok := h.ho.holds[from]; ok {
-			a.frontier.ReleaseAddrs(ctx, id, nil)
-			delete(h.ho.holds, from)
+		for _, hd := range h.ho.holds[from] {
+			a.frontier.ReleaseAddrs(ctx, hd.id, nil)
 		}
+		delete(h.ho.holds, from)
 	}
 	for from, to := range moves {
 		set, ok := to[self]
 		if !ok || from == self || slices.Contains(nw.Absent, from) {
 			continue
 		}
-		id, err := a.frontier.HoldAddrs(ctx, func(ad netip.Addr) bool { return set.Has(cluster.SlotOf(ipGroup(ad))) })
-		if err != nil {
-			a.log.Error("cluster: hold moved addresses", "from", from, "err", err)
-		}
-		if prev, ok := h.ho.holds[from]; ok {
-			a.frontier.ReleaseAddrs(ctx, prev, nil) // superseded by the newer epoch's hold
-		}
-		h.ho.holds[from] = id
+		h.holdLocked(ctx, from, nw.Epoch, set)
 	}
+	h.ho.mu.Unlock()
 	out := moves[self]
 	if h.declaredDead(old, nw) {
 		out = nil // clusterdeath.go: it keeps what it holds for its return
 	}
-	if len(out) > 0 {
-		h.ho.out++
-		h.ho.busy.Add(1)
-	}
-	h.ho.mu.Unlock()
 	a.log.Info("cluster: view change", "from", old.String(), "to", nw.String(), "giving", len(out))
 	if len(out) > 0 {
-		go func() {
-			defer func() {
-				h.ho.mu.Lock()
-				h.ho.out--
-				h.ho.mu.Unlock()
-				h.ho.busy.Done()
-			}()
-			if err := h.handOver(nw, out); err != nil {
-				a.log.Error("cluster: hand-off", "epoch", nw.Epoch, "err", err)
-			}
-		}()
+		h.goHandOver(nw, out)
 	}
 }
 
@@ -205,7 +260,7 @@ func (h *clusterHost) handOver(nw *cluster.View, out map[string]cluster.SlotSet)
 	}
 	a.stats.HandedOverSeen.Add(int64(sentSeen))
 	a.log.Info("cluster: hand-off done", "epoch", nw.Epoch, "to", len(out), "seen", sentSeen, "dropped", dropped, "addresses", len(until))
-	return nil
+	return n.GivingDone(nw.Epoch)
 }
 
 // ApplyHandoff takes a part sent by an old owner.
@@ -229,16 +284,30 @@ func (h *clusterHost) ApplyHandoff(p *cluster.Handoff) error {
 			waits[ad] = d
 		}
 	}
+	// The release ends the holds of its epoch and of earlier ones from
+	// the same agent: it was sent once nothing it had given up was in
+	// flight.
 	h.ho.mu.Lock()
-	id, ok := h.ho.holds[p.From]
-	delete(h.ho.holds, p.From)
-	h.ho.mu.Unlock()
-	if !ok {
-		return nil
+	var ended []addrHold
+	if h.ho.holds == nil {
+		h.ho.holds = map[string][]addrHold{}
 	}
+	h.ho.holds[p.From] = slices.DeleteFunc(h.ho.holds[p.From], func(hd addrHold) bool {
+		if hd.epoch <= p.Epoch {
+			ended = append(ended, hd)
+			return true
+		}
+		return false
+	})
+	h.ho.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return a.frontier.ReleaseAddrs(ctx, id, waits)
+	for _, hd := range ended {
+		if err := a.frontier.ReleaseAddrs(ctx, hd.id, waits); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // errLeaveTimeout is Run's error when a leave did not finish in time.
@@ -255,9 +324,12 @@ func (a *Agent) leaveFirst(ctx context.Context) (context.Context, context.Cancel
 		return ctx, func() {}
 	}
 	inner, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	now := make(chan struct{})
+	a.clusterHost.ho.leaveNow = now
 	go func() {
 		select {
 		case <-ctx.Done():
+		case <-now: // a leave an earlier process began (resumeLeave)
 		case <-inner.Done():
 			return
 		}
@@ -266,6 +338,17 @@ func (a *Agent) leaveFirst(ctx context.Context) (context.Context, context.Cancel
 		cancel()
 	}()
 	return inner, cancel
+}
+
+// resumeLeave starts, once the node is ready, what an earlier process left
+// unfinished: its hand-offs as an old owner, and its leave (it was killed,
+// or timed out, in the middle): the leave goes on as if SIGTERM had come.
+func (a *Agent) resumeLeave() {
+	a.clusterHost.resumeGiving()
+	if a.node.IsLeaving() && a.clusterHost.ho.leaveNow != nil {
+		a.log.Info("cluster: resuming the leave an earlier process began")
+		a.clusterHost.ho.resumed.Do(func() { close(a.clusterHost.ho.leaveNow) })
+	}
 }
 
 // leave takes this agent out of the view and hands everything over within
@@ -281,7 +364,8 @@ func (a *Agent) leave() error {
 		return nil
 	default:
 	}
-	if v == nil || !v.Has(self) || len(v.Agents) < 2 || !a.clusterIn.Load() {
+	resumed := n.IsLeaving() // begun by an earlier process
+	if v == nil || !v.Has(self) && !resumed || v.Has(self) && len(v.Agents) < 2 || !a.clusterIn.Load() {
 		return nil
 	}
 	timeout := a.cfg.Cluster.LeaveTimeout
@@ -290,8 +374,10 @@ func (a *Agent) leave() error {
 	if a.progress != nil {
 		fmt.Fprintf(a.progress, "petrel: agent %s leaving the crawl (--leave-timeout %s)\n", self, timeout)
 	}
-	a.log.Info("cluster: leaving the crawl", "view", v.String())
-	n.Leaving()
+	a.log.Info("cluster: leaving the crawl", "view", v.String(), "resumed", resumed)
+	if err := n.Leaving(); err != nil {
+		return err
+	}
 	for {
 		cur := n.View()
 		if !cur.Has(self) {
@@ -318,18 +404,26 @@ func (a *Agent) leave() error {
 	case <-ctx.Done():
 		return errLeaveTimeout
 	}
-	if err := n.Flush(); err != nil {
-		return err
-	}
+	// Everything the frontier still holds goes to its owners (after a
+	// restart, the queues it restored are forwarded as their hosts
+	// resolve), and the outbox is delivered.
 	for {
-		if b, _ := n.OutboxLen(); b == 0 {
-			break
+		if a.frontier.Idle() {
+			if err := n.Flush(); err != nil {
+				return err
+			}
+			if b, _ := n.OutboxLen(); b == 0 {
+				break
+			}
 		}
 		select {
 		case <-ctx.Done():
 			return errLeaveTimeout
 		case <-time.After(10 * time.Millisecond):
 		}
+	}
+	if err := n.LeaveDone(); err != nil {
+		return err
 	}
 	a.log.Info("cluster: left the crawl: everything handed over")
 	if a.progress != nil {

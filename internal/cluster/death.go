@@ -248,7 +248,7 @@ func (n *Node) rerouteOutbox(ctx context.Context, v *View) error {
 			continue
 		}
 		var skip func(BatchID) bool
-		if slices.Contains(v.Absent, dest) {
+		if slices.Contains(v.Absent, dest) || n.leftKeeps(dest, v) { // leftdest.go
 			skip = n.tried.has
 		}
 		entries := n.outbox.Pending(dest, rerouteBatches, skip)

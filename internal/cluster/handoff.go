@@ -9,10 +9,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,9 +34,12 @@ import (
 //
 // Invariants:
 //   - the senders awaited are those that owned, in the old view, a slot
-//     this agent owns in the new one; they are saved (awaiting.json)
-//     before the view is in force, so a restart keeps waiting;
-//   - a part is applied at most once (its id: sender, epoch, sequence);
+//     this agent owns in the new one; they, the moves whose addresses are
+//     held and the hand-offs this agent gives are saved (awaiting.json,
+//     handoffstate.go) before the view is in force, so a restart keeps
+//     waiting and holding, and resumes what it was giving;
+//   - a part is applied at most once (its id: sender, epoch, sequence;
+//     after its epoch's release, the pair sender, epoch);
 //   - an agent with a part unsent or a release awaited is not idle
 //     (termination.go counts the parts as batches).
 
@@ -95,76 +97,52 @@ func Moves(old, new *View) map[string]map[string]SlotSet {
 
 // handoffs is a Node's part of hand-offs.
 type handoffs struct {
-	mu       sync.Mutex
-	awaiting map[string]uint64 // old owner → epoch whose release is awaited
-	applied  map[string]uint64 // part ids applied ("from/epoch/seq") → epoch
-	changed  chan struct{}     // closed and replaced when awaiting shrinks
-	sending  atomic.Int64      // parts being sent
-	n        atomic.Int32      // len(awaiting), read without the lock
+	mu      sync.Mutex
+	st      awaitingState // saved in awaiting.json (handoffstate.go)
+	changed chan struct{} // closed and replaced when Awaiting shrinks
+	sending atomic.Int64  // parts being sent
+	n       atomic.Int32  // len(st.Awaiting), read without the lock
+	applyMu sync.Mutex    // one part applied at a time: a part sent twice at once is applied once
 }
 
-func (h *handoffs) path(dir string) string { return filepath.Join(dir, "awaiting.json") }
-
-type awaitingState struct {
-	Awaiting map[string]uint64 `json:"awaiting"`
-	Applied  map[string]uint64 `json:"applied"`
-}
-
-// load reads the saved state (none: nothing awaited).
-func (h *handoffs) load(dir string) error {
-	h.awaiting, h.applied, h.changed = map[string]uint64{}, map[string]uint64{}, make(chan struct{})
-	b, err := os.ReadFile(h.path(dir))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("cluster: %w", err)
-	}
-	var st awaitingState
-	if err := json.Unmarshal(b, &st); err != nil {
-		return fmt.Errorf("cluster: %s: %w", h.path(dir), err)
-	}
-	if st.Awaiting != nil {
-		h.awaiting = st.Awaiting
-	}
-	if st.Applied != nil {
-		h.applied = st.Applied
-	}
-	h.n.Store(int32(len(h.awaiting)))
-	return nil
-}
-
-// saveLocked writes the state durably; h.mu is held.
-func (h *handoffs) saveLocked(dir string) error {
-	b, _ := json.Marshal(awaitingState{Awaiting: h.awaiting, Applied: h.applied})
-	return writeDurable(h.path(dir), b)
-}
-
-// expectReleases records the releases that the change from old to v makes this
-// agent wait for.
+// expectReleases records what the change from old to v makes this agent
+// wait for (the releases, and the moves whose addresses it holds) and the
+// hand-offs it gives (moves from it), with the two views.
 func (n *Node) expectReleases(old, v *View, moves map[string]map[string]SlotSet) error {
 	h := &n.ho
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	self := n.cfg.Name
 	for from, to := range moves {
 		// An agent absent from v (dead past the grace period) sends no
 		// release: its keys are taken over without one (death.go).
-		if _, ok := to[n.cfg.Name]; ok && from != n.cfg.Name && !slices.Contains(v.Absent, from) {
-			h.awaiting[from] = v.Epoch
+		if _, ok := to[self]; ok && from != self && !slices.Contains(v.Absent, from) {
+			h.st.Awaiting[from] = v.Epoch
+			h.st.Holds = append(h.st.Holds, heldMove{From: from, Base: old.Epoch, Epoch: v.Epoch})
 		}
 	}
-	for from := range h.awaiting {
+	if len(moves[self]) > 0 && !slices.Contains(v.Absent, self) {
+		// Declared dead, this agent gives nothing: it keeps what it holds
+		// for its return.
+		h.st.Giving = append(h.st.Giving, heldMove{From: self, Base: old.Epoch, Epoch: v.Epoch})
+	}
+	for from := range h.st.Awaiting {
 		if slices.Contains(v.Absent, from) {
-			delete(h.awaiting, from)
+			delete(h.st.Awaiting, from)
 		}
 	}
-	h.n.Store(int32(len(h.awaiting)))
+	h.st.Holds = slices.DeleteFunc(h.st.Holds, func(m heldMove) bool { return slices.Contains(v.Absent, m.From) })
+	h.st.Views[old.Epoch], h.st.Views[v.Epoch] = old, v
+	h.keepViews()
+	h.n.Store(int32(len(h.st.Awaiting)))
 	close(h.changed) // wake the waiters: some releases may no longer be awaited
 	h.changed = make(chan struct{})
-	// Parts of older epochs will not be asked for again.
-	for id, e := range h.applied {
-		if e+1 < v.Epoch {
-			delete(h.applied, id)
+	// The parts of a released epoch are known by the pair (Released);
+	// others are kept a while for a sender that resumes a hand-off.
+	for id, e := range h.st.Applied {
+		from, _, _ := strings.Cut(id, "/")
+		if _, ok := h.st.Released[releasedKey(from, e)]; ok || e+64 < v.Epoch {
+			delete(h.st.Applied, id)
 		}
 	}
 	return h.saveLocked(n.cfg.Dir)
@@ -175,7 +153,7 @@ func (n *Node) Awaiting() map[string]uint64 {
 	n.ho.mu.Lock()
 	defer n.ho.mu.Unlock()
 	out := map[string]uint64{}
-	for k, v := range n.ho.awaiting {
+	for k, v := range n.ho.st.Awaiting {
 		out[k] = v
 	}
 	return out
@@ -188,11 +166,13 @@ func (n *Node) ForgetAwaited(from string) error {
 	h := &n.ho
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if _, ok := h.awaiting[from]; !ok {
+	if _, ok := h.st.Awaiting[from]; !ok {
 		return nil
 	}
-	delete(h.awaiting, from)
-	h.n.Store(int32(len(h.awaiting)))
+	delete(h.st.Awaiting, from)
+	h.st.Holds = slices.DeleteFunc(h.st.Holds, func(m heldMove) bool { return m.From == from })
+	h.keepViews()
+	h.n.Store(int32(len(h.st.Awaiting)))
 	close(h.changed)
 	h.changed = make(chan struct{})
 	return h.saveLocked(n.cfg.Dir)
@@ -207,7 +187,7 @@ func (n *Node) WaitReleases(ctx context.Context) {
 	}
 	for {
 		n.ho.mu.Lock()
-		waiting, ch := len(n.ho.awaiting) > 0, n.ho.changed
+		waiting, ch := len(n.ho.st.Awaiting) > 0, n.ho.changed
 		n.ho.mu.Unlock()
 		if !waiting {
 			return
@@ -223,7 +203,7 @@ func (n *Node) WaitReleases(ctx context.Context) {
 func (n *Node) handoffIdle() bool {
 	n.ho.mu.Lock()
 	defer n.ho.mu.Unlock()
-	return len(n.ho.awaiting) == 0 && n.ho.sending.Load() == 0
+	return len(n.ho.st.Awaiting) == 0 && n.ho.sending.Load() == 0
 }
 
 // SendHandoff delivers a part to the agent to, again until it is
@@ -321,10 +301,15 @@ func (n *Node) serveHandoff(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := fmt.Sprintf("%s/%d/%d", from, epoch, seq)
+	n.ho.applyMu.Lock()
+	defer n.ho.applyMu.Unlock()
 	n.ho.mu.Lock()
-	_, done := n.ho.applied[id]
+	_, done := n.ho.st.Applied[id]
+	_, released := n.ho.st.Released[releasedKey(from, epoch)]
 	n.ho.mu.Unlock()
-	if done {
+	if done || released {
+		// Applied already (its acknowledgement was lost, or its sender
+		// resumed the hand-off after a crash): counts are not added twice.
 		w.WriteHeader(http.StatusOK)
 		return
 	}
@@ -340,11 +325,12 @@ func (n *Node) serveHandoff(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n.ho.mu.Lock()
-	n.ho.applied[id] = epoch
-	if h.Release && n.ho.awaiting[from] <= epoch {
-		if _, ok := n.ho.awaiting[from]; ok {
-			delete(n.ho.awaiting, from)
-			n.ho.n.Store(int32(len(n.ho.awaiting)))
+	n.ho.st.Applied[id] = epoch
+	if h.Release {
+		n.ho.noteReleaseLocked(from, epoch, h.Waits)
+		if e, ok := n.ho.st.Awaiting[from]; ok && e <= epoch {
+			delete(n.ho.st.Awaiting, from)
+			n.ho.n.Store(int32(len(n.ho.st.Awaiting)))
 			close(n.ho.changed)
 			n.ho.changed = make(chan struct{})
 		}

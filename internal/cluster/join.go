@@ -23,8 +23,41 @@ import (
 // Leaving marks this agent as leaving the crawl deliberately, before it
 // proposes the view without itself: its zombie guard then does not cut
 // its requests in flight when that view is in force (they end, and its
-// releases wait for them).
-func (n *Node) Leaving() { n.leaving.Store(true) }
+// releases wait for them). The mark is saved (awaiting.json) until
+// LeaveDone: a start after a crash or a timeout in the middle of the
+// leave resumes it (IsLeaving) instead of asking to join again.
+func (n *Node) Leaving() error {
+	n.leaving.Store(true)
+	return n.setLeaving(true)
+}
+
+// IsLeaving reports whether this agent is leaving: Leaving was called in
+// this process, or in an earlier one whose leave did not finish.
+func (n *Node) IsLeaving() bool { return n.leaving.Load() }
+
+// LeaveDone records that the leave is finished: everything handed over.
+// A later start on this directory asks to join the crawl again.
+func (n *Node) LeaveDone() error { return n.setLeaving(false) }
+
+func (n *Node) setLeaving(on bool) error {
+	n.ho.mu.Lock()
+	defer n.ho.mu.Unlock()
+	n.ho.st.Leaving = on
+	return n.ho.saveLocked(n.cfg.Dir)
+}
+
+// rejoin is helloAll's step for an agent whose view does not have it (it
+// left the crawl, and was started again on its directory) and that is
+// not leaving: once it holds the newest view its members announce, it
+// asks the coordinator to add it.
+func (n *Node) rejoin(ctx context.Context, v *View, alive []Member) {
+	for _, m := range alive {
+		if m.Meta.ViewEpoch > v.Epoch && n.isAgreed(m.Name) {
+			return // viewCatchUp installs the newer view first
+		}
+	}
+	n.askJoin(ctx, v)
+}
 
 // joinRequest is the body of /v1/join.
 type joinRequest struct {

@@ -87,6 +87,7 @@ type Node struct {
 	guard   *Guard       // zombie guard (zombie.go)
 	last    lastStatuses // members' last figures (forget.go)
 	tried   triedBatches // outbox batches sent at least once (death.go)
+	left    leftSeen     // agents that left the view, last seen alive (leftdest.go)
 
 	view     atomic.Pointer[View]
 	vc       viewChange    // view changes (viewchange.go)
@@ -218,6 +219,10 @@ func Start(cfg Config, host Host) (*Node, error) {
 	}
 	if err := n.ho.load(cfg.Dir); err != nil {
 		return nil, err
+	}
+	n.leaving.Store(n.ho.st.Leaving) // join.go: a leave to resume
+	if hh, ok := host.(HoldHost); ok {
+		hh.ResumeHolds(n.pendingHolds()) // before any release can arrive
 	}
 	if n.client, err = NewClient(cfg.Key); err != nil {
 		return nil, err
@@ -522,6 +527,10 @@ func (n *Node) helloAll(ctx context.Context) bool {
 		}
 		n.setView(v)
 		n.members.setMeta(func(m *Meta) { m.ViewEpoch = v.Epoch })
+	}
+	if !v.Has(n.cfg.Name) && !slices.Contains(v.Absent, n.cfg.Name) && !n.leaving.Load() {
+		n.rejoin(ctx, v, alive) // join.go: it left the crawl and was started again (absent ones are brought back: death.go)
+		return false
 	}
 	for _, name := range v.Names() {
 		if !slices.Contains(names, name) {

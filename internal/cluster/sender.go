@@ -69,8 +69,10 @@ func (n *Node) sendTo(ctx context.Context, dest string) {
 			return
 		}
 		addr := n.exchangeOf(dest)
-		if v := n.View(); addr == "" || v != nil && !v.Has(dest) {
-			batch = nil // not a live member of the view now: wait for it, or for death.go's re-routing
+		if v := n.View(); addr == "" {
+			batch = nil // not alive now: wait for it, or for death.go's re-routing
+		} else if v != nil && !v.Has(dest) {
+			batch = n.leftResend(dest, v, batch) // leftdest.go
 		}
 		for _, e := range batch {
 			mu.Lock()
@@ -85,6 +87,9 @@ func (n *Node) sendTo(ctx context.Context, dest string) {
 				if err != nil {
 					n.counts.sendErrors.Add(1)
 					var se *StatusError
+					if errors.As(err, &se) {
+						n.tried.drop(e.ID) // refused: not in the receiver's inbox
+					}
 					if !errors.As(err, &se) || se.Code != 503 {
 						n.log.Warn("cluster: send", "dest", dest, "batch", e.ID.String(), "err", err)
 					}

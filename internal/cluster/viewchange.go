@@ -252,8 +252,8 @@ func (n *Node) installView(v, base *View) error {
 	if old != nil && old.Epoch >= v.Epoch {
 		return nil
 	}
-	if old == nil {
-		old = base // a joining agent: the view it joins
+	if old == nil || base != nil && base.Epoch > old.Epoch && !old.Has(n.cfg.Name) {
+		old = base // a joining agent (or one that left and joins again): the view it joins
 	}
 	var moves map[string]map[string]SlotSet
 	if old != nil {

@@ -306,6 +306,21 @@ func (f *Frontier) ReleaseAddrs(ctx context.Context, id uint64, waits map[netip.
 	return err
 }
 
+// DelayAddrs makes each address of waits get no request earlier than its
+// wait from now: a release's waits kept across a restart of the new
+// owner. Call it before Run; it bounds the entries made from then on.
+func (f *Frontier) DelayAddrs(waits map[netip.Addr]time.Duration) {
+	now := f.now()
+	f.holds.mu.Lock()
+	defer f.holds.mu.Unlock()
+	if f.holds.notBefore == nil {
+		f.holds.notBefore = map[netip.Addr]int64{}
+	}
+	for a, d := range waits {
+		f.holds.notBefore[a] = max(f.holds.notBefore[a], now+int64(d))
+	}
+}
+
 // Rehome follows a view change for what comes back: a moved visit state
 // whose address this agent owns again is attached again, and an entry
 // held only because another agent owned it is released (the holds of
