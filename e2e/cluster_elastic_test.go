@@ -161,3 +161,62 @@ func TestClusterLeave(t *testing.T) {
 	}
 	c.judge(t, hostDelay, ipDelay, 2)
 }
+
+// TestClusterLeaveKilled sends SIGTERM to one agent of three mid-crawl
+// and kills it (kill -9, by PETREL_CRASH_AT) in the middle of its leave:
+// one new owner has its release, the other not yet. Started again on its
+// directory it resumes the leave — the rest handed over, exit 0 — and
+// started once more (its view without itself) it asks to join again, is
+// given keys in a new view and the crawl ends by itself with every page
+// fetched once, politely, across the four runs.
+func TestClusterLeaveKilled(t *testing.T) {
+	const hostDelay, ipDelay = 200 * time.Millisecond, 60 * time.Millisecond
+	web := startWeb(t, testweb.Config{Hosts: 24, HostsPerIP: 4, PagesPerHost: 30, Seed: 37,
+		FirstIP: netip.MustParseAddr("127.61.13.1")})
+	c := newClusterRun(t, web, "127.213.13.1", 3)
+	c.moved = true
+	flags := append(c.flags(hostDelay, ipDelay), "--cluster-wait", "3")
+	leaver := c.agents[1]
+	leaver.env = []string{"PETREL_CRASH_AT=handoff-release:1"}
+	for _, a := range c.agents {
+		c.start(t, a, flags...)
+	}
+	leaver.waitFor(t, "view epoch 1", 20*time.Second)
+	time.Sleep(1500 * time.Millisecond)
+	leaver.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-leaver.done:
+		if err == nil || !strings.Contains(leaver.stderr.String(), "killing myself at handoff-release") {
+			t.Fatalf("the leave was not killed at its first release: %v\n%s", err, leaver.stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s did not reach its first release:\n%s", leaver.name, leaver.stderr.String())
+	}
+	leaver.env = nil
+	restarted := time.Now()
+	c.start(t, leaver, flags...)
+	select {
+	case err := <-leaver.done:
+		t.Logf("%s resumed its leave and left %s after its restart", leaver.name, time.Since(restarted).Round(time.Millisecond))
+		if out := leaver.stderr.String(); err != nil || !strings.Contains(out, "resuming the leave") || !strings.Contains(out, "left the crawl: everything handed over") {
+			t.Fatalf("resumed leave: %v\n%s", err, out)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("%s did not finish its resumed leave:\n%s", leaver.name, leaver.stderr.String())
+	}
+	if v := loadView(t, leaver.dir); v.Has(leaver.name) || v.Epoch != 2 {
+		t.Fatalf("the leaver's view after its leave: %s", v)
+	}
+	c.start(t, leaver, flags...)
+	leaver.waitFor(t, "view epoch 3", 30*time.Second)
+	errs := c.wait(t, 90*time.Second)
+	for _, a := range c.agents {
+		if errs[a.name] != nil {
+			t.Errorf("agent %s: %v\n%s", a.name, errs[a.name], a.stderr.String())
+		}
+	}
+	if v := loadView(t, c.agents[0].dir); !v.Has(leaver.name) || v.Epoch != 3 {
+		t.Errorf("view after the rejoin: %s", v)
+	}
+	c.judge(t, hostDelay, ipDelay, 3)
+}

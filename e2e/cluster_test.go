@@ -57,6 +57,7 @@ type agentProc struct {
 	cmd    *exec.Cmd
 	stderr syncBuffer
 	done   chan error
+	env    []string // added to the process's environment at its next start
 }
 
 // syncBuffer is a bytes.Buffer the agent's process writes while the test
@@ -128,6 +129,9 @@ func (c *clusterRun) start(t *testing.T, a *agentProc, extra ...string) {
 	a.stderr.Reset()
 	a.cmd = exec.Command(clusterPetrel, args...)
 	a.cmd.Stderr = &a.stderr
+	if a.env != nil {
+		a.cmd.Env = append(os.Environ(), a.env...)
+	}
 	if err := a.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

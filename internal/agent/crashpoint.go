@@ -17,7 +17,9 @@ import (
 // (always, outside tests) it costs one comparison.
 //
 // Points: "checkpoint" (a checkpoint folder half written, before its
-// rename) and "sieve-flush" (a sieve flow half delivered).
+// rename), "sieve-flush" (a sieve flow half delivered) and
+// "handoff-release" (a hand-off's release acknowledged by one new owner,
+// the others' not sent yet).
 type crashPoint struct {
 	name string
 	at   int64

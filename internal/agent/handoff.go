@@ -242,6 +242,17 @@ func (h *clusterHost) handOver(nw *cluster.View, out map[string]cluster.SlotSet)
 	if err := n.Flush(); err != nil { // the moved URLs are durable in the outbox before the release
 		return err
 	}
+	if n.IsLeaving() {
+		// A checkpoint now covers every page this agent fetched and none
+		// of the URLs it moved out: a leave killed from here on resumes
+		// at the next start with nothing fetched or moved twice.
+		cctx, cancel := context.WithTimeout(ctx, a.cfg.Cluster.LeaveTimeout)
+		err := a.Checkpoint(cctx)
+		cancel()
+		if err != nil {
+			a.log.Warn("cluster: leave: checkpoint after moving the queues out", "err", err)
+		}
+	}
 	for to := range out {
 		ws := map[string]time.Duration{}
 		for ad, t := range until {
@@ -253,6 +264,7 @@ func (h *clusterHost) handOver(nw *cluster.View, out map[string]cluster.SlotSet)
 		if err := n.SendHandoff(ctx, to, part); err != nil {
 			return err
 		}
+		a.crash.reach("handoff-release")
 	}
 	dropped, err := a.sieve.DeleteSlots(func(s uint32) bool { return ownerOf(s) != "" })
 	if err != nil {
@@ -404,11 +416,10 @@ func (a *Agent) leave() error {
 	case <-ctx.Done():
 		return errLeaveTimeout
 	}
-	// Everything the frontier still holds goes to its owners (after a
-	// restart, the queues it restored are forwarded as their hosts
-	// resolve), and the outbox is delivered.
+	// The outbox is delivered; after a restart, the queues the frontier
+	// restored go to their owners first, as their hosts resolve.
 	for {
-		if a.frontier.Idle() {
+		if !resumed || a.frontier.Idle() {
 			if err := n.Flush(); err != nil {
 				return err
 			}
