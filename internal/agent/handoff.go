@@ -359,6 +359,9 @@ func (a *Agent) resumeLeave() {
 	a.clusterHost.resumeGiving()
 	if a.node.IsLeaving() && a.clusterHost.ho.leaveNow != nil {
 		a.log.Info("cluster: resuming the leave an earlier process began")
+		if a.progress != nil {
+			fmt.Fprintf(a.progress, "petrel: agent %s resuming the leave an earlier process began\n", a.cfg.Cluster.Agent)
+		}
 		a.clusterHost.ho.resumed.Do(func() { close(a.clusterHost.ho.leaveNow) })
 	}
 }
