@@ -242,6 +242,10 @@ func (h *clusterHost) handOver(nw *cluster.View, out map[string]cluster.SlotSet)
 	if err := n.Flush(); err != nil { // the moved URLs are durable in the outbox before the release
 		return err
 	}
+	untilAt, err := n.GivingUntil(nw.Epoch, addrTimes(until))
+	if err != nil {
+		return err
+	}
 	if n.IsLeaving() {
 		// A checkpoint now covers every page this agent fetched and none
 		// of the URLs it moved out: a leave killed from here on resumes
@@ -255,9 +259,9 @@ func (h *clusterHost) handOver(nw *cluster.View, out map[string]cluster.SlotSet)
 	}
 	for to := range out {
 		ws := map[string]time.Duration{}
-		for ad, t := range until {
-			if out[to].Has(cluster.SlotOf(ipGroup(ad))) {
-				ws[ad.String()] = max(time.Until(t), 0)
+		for s, t := range untilAt {
+			if ad, err := netip.ParseAddr(s); err == nil && out[to].Has(cluster.SlotOf(ipGroup(ad))) {
+				ws[s] = max(time.Until(t), 0)
 			}
 		}
 		part := &cluster.Handoff{Epoch: nw.Epoch, Seq: seq[to] + 1, Release: true, Waits: ws}
@@ -271,8 +275,17 @@ func (h *clusterHost) handOver(nw *cluster.View, out map[string]cluster.SlotSet)
 		return fmt.Errorf("drop the seen set given up: %w", err)
 	}
 	a.stats.HandedOverSeen.Add(int64(sentSeen))
-	a.log.Info("cluster: hand-off done", "epoch", nw.Epoch, "to", len(out), "seen", sentSeen, "dropped", dropped, "addresses", len(until))
+	a.log.Info("cluster: hand-off done", "epoch", nw.Epoch, "to", len(out), "seen", sentSeen, "dropped", dropped, "addresses", len(untilAt))
 	return n.GivingDone(nw.Epoch)
+}
+
+// addrTimes keys times by the address's text, as awaiting.json does.
+func addrTimes(m map[netip.Addr]time.Time) map[string]time.Time {
+	out := make(map[string]time.Time, len(m))
+	for ad, t := range m {
+		out[ad.String()] = t
+	}
+	return out
 }
 
 // ApplyHandoff takes a part sent by an old owner.

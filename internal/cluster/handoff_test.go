@@ -169,6 +169,21 @@ func TestHandoffStateSurvivesRestart(t *testing.T) {
 	if len(g) != 1 || g[0][0].Epoch != 1 || g[0][1].Epoch != 2 || !sameAgents(g[0][1], v) {
 		t.Fatalf("unfinished hand-offs at a's start: %v", g)
 	}
+	// The earliest next requests its first run computed are kept for the
+	// releases of the resumed run, which knows of no request in flight.
+	soon := time.Now().Add(time.Hour)
+	if _, err := na.GivingUntil(2, map[string]time.Time{"127.9.9.8": soon}); err != nil {
+		t.Fatal(err)
+	}
+	na.Close(50 * time.Millisecond)
+	na = startOn(t, "a", adir, newHandoffHost())
+	got, err := na.GivingUntil(2, map[string]time.Time{"127.9.9.7": time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got["127.9.9.8"].Equal(soon) || len(got) != 2 {
+		t.Fatalf("the waits of a resumed hand-off: %v, want 127.9.9.8 at %v and 127.9.9.7", got, soon)
+	}
 	if err := na.GivingDone(2); err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,10 @@ import (
 //     until it has passed): a restart holds the same addresses and keeps
 //     the same waits (HoldHost.ResumeHolds);
 //   - as an old owner: the hand-offs not finished (Giving), which the host
-//     runs again at its next start (Node.PendingGiving);
+//     runs again at its next start (Node.PendingGiving), and, once their
+//     requests in flight have ended, the earliest next request of each
+//     address given up (GivingUntil, by epoch): the releases sent after a
+//     restart carry the same waits;
 //   - the parts applied, by id, and the (sender, epoch) pairs whose
 //     release was applied (Released): a part sent again — after a timeout,
 //     or by a sender that resumed its hand-off after a crash — is
@@ -41,6 +44,8 @@ type awaitingState struct {
 	NotBefore map[string]time.Time `json:"not_before,omitempty"`
 	Released  map[string]uint64    `json:"released,omitempty"` // "from/epoch" → epoch
 	Leaving   bool                 `json:"leaving,omitempty"`  // a leave not finished (join.go)
+
+	GivingUntil map[uint64]map[string]time.Time `json:"giving_until,omitempty"` // by epoch of Giving
 }
 
 // heldMove names one move of slots: from the agent From at the change
@@ -103,7 +108,7 @@ func (h *handoffs) load(dir string) error {
 	if err := json.Unmarshal(b, &st); err != nil {
 		return fmt.Errorf("cluster: %s: %w", h.path(dir), err)
 	}
-	h.st.Holds, h.st.Giving, h.st.Leaving = st.Holds, st.Giving, st.Leaving
+	h.st.Holds, h.st.Giving, h.st.Leaving, h.st.GivingUntil = st.Holds, st.Giving, st.Leaving, st.GivingUntil
 	for dst, src := range map[*map[string]uint64]map[string]uint64{&h.st.Awaiting: st.Awaiting, &h.st.Applied: st.Applied, &h.st.Released: st.Released} {
 		if src != nil {
 			*dst = src
@@ -181,8 +186,34 @@ func (n *Node) GivingDone(epoch uint64) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.st.Giving = slices.DeleteFunc(h.st.Giving, func(m heldMove) bool { return m.Epoch == epoch })
+	delete(h.st.GivingUntil, epoch)
 	h.keepViews()
 	return h.saveLocked(n.cfg.Dir)
+}
+
+// GivingUntil merges into until (address → earliest next request) what
+// was saved for this agent's hand-off at epoch, saves the result, and
+// returns it: the releases of a hand-off resumed after a crash carry the
+// waits its first run had computed (the requests it knew of have ended).
+// Call it before the first release; GivingDone forgets it.
+func (n *Node) GivingUntil(epoch uint64, until map[string]time.Time) (map[string]time.Time, error) {
+	h := &n.ho
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := map[string]time.Time{}
+	for a, t := range h.st.GivingUntil[epoch] {
+		out[a] = t
+	}
+	for a, t := range until {
+		if t.After(out[a]) {
+			out[a] = t
+		}
+	}
+	if h.st.GivingUntil == nil {
+		h.st.GivingUntil = map[uint64]map[string]time.Time{}
+	}
+	h.st.GivingUntil[epoch] = out
+	return out, h.saveLocked(n.cfg.Dir)
 }
 
 // noteReleaseLocked records an applied release of epoch from from: the
