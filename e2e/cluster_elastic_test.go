@@ -115,6 +115,11 @@ func TestClusterJoin(t *testing.T) {
 	c.judge(t, hostDelay, ipDelay, 2)
 }
 
+// leaveTimeout is the leave tests' --leave-timeout: well past what a
+// leave takes on a loaded machine (its view change alone takes seconds
+// there), since a leave timed out exits 1.
+const leaveTimeout = 12 * time.Second
+
 // TestClusterLeave sends SIGTERM to one agent of three mid-crawl: it
 // agrees a view without itself, hands everything over, waits for the
 // acknowledgements and exits 0 within --leave-timeout; the two others
@@ -125,7 +130,7 @@ func TestClusterLeave(t *testing.T) {
 		FirstIP: netip.MustParseAddr("127.61.5.1")})
 	c := newClusterRun(t, web, "127.213.5.1", 3)
 	c.moved = true
-	flags := append(c.flags(hostDelay, ipDelay), "--cluster-wait", "3")
+	flags := append(c.flags(hostDelay, ipDelay), "--cluster-wait", "3", "--leave-timeout", leaveTimeout.String())
 	for _, a := range c.agents {
 		c.start(t, a, flags...)
 	}
@@ -142,7 +147,7 @@ func TestClusterLeave(t *testing.T) {
 		if err != nil || !strings.Contains(leaver.stderr.String(), "left the crawl: everything handed over") {
 			t.Fatalf("leave: %v\n%s", err, leaver.stderr.String())
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(leaveTimeout + 5*time.Second):
 		t.Fatalf("%s did not leave within its --leave-timeout:\n%s", leaver.name, leaver.stderr.String())
 	}
 	errs := c.wait(t, 90*time.Second)
@@ -175,7 +180,7 @@ func TestClusterLeaveKilled(t *testing.T) {
 		FirstIP: netip.MustParseAddr("127.61.13.1")})
 	c := newClusterRun(t, web, "127.213.13.1", 3)
 	c.moved = true
-	flags := append(c.flags(hostDelay, ipDelay), "--cluster-wait", "3")
+	flags := append(c.flags(hostDelay, ipDelay), "--cluster-wait", "3", "--leave-timeout", leaveTimeout.String())
 	leaver := c.agents[1]
 	leaver.env = []string{"PETREL_CRASH_AT=handoff-release:1"}
 	for _, a := range c.agents {
@@ -189,7 +194,7 @@ func TestClusterLeaveKilled(t *testing.T) {
 		if err == nil || !strings.Contains(leaver.stderr.String(), "killing myself at handoff-release") {
 			t.Fatalf("the leave was not killed at its first release: %v\n%s", err, leaver.stderr.String())
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(leaveTimeout + 5*time.Second):
 		t.Fatalf("%s did not reach its first release:\n%s", leaver.name, leaver.stderr.String())
 	}
 	leaver.env = nil
@@ -201,7 +206,7 @@ func TestClusterLeaveKilled(t *testing.T) {
 		if out := leaver.stderr.String(); err != nil || !strings.Contains(out, "resuming the leave") || !strings.Contains(out, "left the crawl: everything handed over") {
 			t.Fatalf("resumed leave: %v\n%s", err, out)
 		}
-	case <-time.After(15 * time.Second):
+	case <-time.After(leaveTimeout + 10*time.Second):
 		t.Fatalf("%s did not finish its resumed leave:\n%s", leaver.name, leaver.stderr.String())
 	}
 	if v := loadView(t, leaver.dir); v.Has(leaver.name) || v.Epoch != 2 {
