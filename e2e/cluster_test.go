@@ -480,13 +480,22 @@ func TestClusterStopAndResume(t *testing.T) {
 		t.Fatal("nothing was fetched before the stop")
 	}
 	t.Logf("%d requests before the stop", before)
+	placed := map[string]int64{} // hosts each agent placed before the stop
 	for _, a := range c.agents {
+		if fi, err := os.Stat(filepath.Join(a.dir, "state", "cluster", "placements")); err == nil {
+			placed[a.name] = (fi.Size() - 8) / 32
+		}
 		c.start(t, a, flags...)
 	}
 	errs = c.wait(t, 90*time.Second)
 	for _, a := range c.agents {
 		if errs[a.name] != nil {
 			t.Errorf("agent %s after the resume: %v\n%s", a.name, errs[a.name], a.stderr.String())
+		}
+		if placed[a.name] == 0 {
+			t.Errorf("agent %s placed no host before the stop", a.name)
+		} else if len(logTimes(t, a, "placements of hosts kept from the last run")) == 0 {
+			t.Errorf("agent %s placed %d hosts before the stop, and kept none at the resume", a.name, placed[a.name])
 		}
 	}
 	c.judge(t, hostDelay, ipDelay, 2)

@@ -327,8 +327,11 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 	var router frontier.Router
 	if cfg.Cluster.Enabled() {
 		host, _ := frontier.ParseAssign("host")
-		a.router = &clusterRouter{a: a, assign: cfg.Frontier.Assign, host: host, stats: a.stats,
-			placed: cluster.NewPlacements(0)}
+		placed, err := openPlacements(state, a.log)
+		if err != nil {
+			return err
+		}
+		a.router = &clusterRouter{a: a, assign: cfg.Frontier.Assign, host: host, stats: a.stats, placed: placed}
 		if a.router.early.saved, err = loadSavedView(state); err != nil {
 			return err
 		}
@@ -347,6 +350,10 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 	if err == nil {
 		defer counts.Close()
 		countsIn = bufio.NewReaderSize(counts, 1<<20)
+	}
+	handovers, err := loadHandovers(filepath.Join(state, handoversFile))
+	if err != nil {
+		return fmt.Errorf("agent: load hand-over keys: %w", err)
 	}
 	a.frontier, err = frontier.New(frontier.Config{
 		Settings:    cfg.Frontier,
@@ -370,6 +377,7 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 		Stats:     a.stats,
 		Logger:    a.log,
 		Counts:    countsIn,
+		Handovers: handovers,
 		OpenSieve: func(r *frontier.Receiver) (frontier.Sieve, error) { return a.openSieve(cfg, r) },
 	})
 	return err
@@ -738,6 +746,9 @@ func (a *Agent) closeAll() error {
 		}
 		if err := atomicfile.Write(filepath.Join(state, "counts"), atomicfile.Options{Sync: true}, a.frontier.SaveCounts); err != nil {
 			errs = append(errs, fmt.Errorf("agent: save counts: %w", err))
+		}
+		if err := writeHandovers(filepath.Join(state, handoversFile), a.frontier.HandoverKeys()); err != nil {
+			errs = append(errs, fmt.Errorf("agent: save hand-over keys: %w", err))
 		}
 	}
 	if err := a.closeCluster(); err != nil {

@@ -9,6 +9,7 @@ package agent
 //	virtual/    the virtualizer's segments, hard-linked, and its index (diskq Queues.Checkpoint)
 //	virtual.keys the visit states whose queues continue in virtual/: id, count, URL prefix
 //	counts      per-key URL counts
+//	handovers   the keys' hand-over state, when some key has one (handoverfile.go)
 //	stats.json  the counters
 //	MANIFEST    JSON: sequence, time, record count, the WARC files and sizes
 //
@@ -101,6 +102,8 @@ type checkpointSink struct {
 	virtualKeys   []byte
 	finishVirtual func() error
 	virtualTime   time.Duration
+
+	handovers []frontier.HandoverKey // the keys' hand-over state (handoverfile.go)
 }
 
 // CheckpointVirtual checkpoints the virtualizer (hard links to its sealed
@@ -243,6 +246,9 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 		if err := sink.finishVirtual(); err != nil {
 			return fmt.Errorf("agent: checkpoint %d: %w", seq, err)
 		}
+	}
+	if err := writeHandovers(filepath.Join(tmp, handoversFile), sink.handovers); err != nil {
+		return fmt.Errorf("agent: checkpoint %d: %w", seq, err)
 	}
 	if err := sink.writeHeld(); err != nil {
 		return fmt.Errorf("agent: checkpoint: todo: %w", err)
@@ -596,6 +602,7 @@ func (a *Agent) recoverFromCrash(state string) (string, error) {
 			return "", err
 		}
 		os.Remove(filepath.Join(state, "counts"))
+		os.Remove(filepath.Join(state, handoversFile))
 		os.Remove(filepath.Join(state, "cluster", "applied.json")) // the inbox is replayed from its start
 		notes = append(notes, "no usable checkpoint: the crawl starts again from its seeds (WARC files kept)")
 		return strings.Join(notes, "; "), nil
@@ -625,6 +632,9 @@ func (a *Agent) recoverFromCrash(state string) (string, error) {
 	}
 	if err := atomicfile.Write(filepath.Join(state, "stats.json"), atomicfile.Options{Sync: true}, cp.snap.WriteJSON); err != nil {
 		return "", err
+	}
+	if err := restoreHandovers(cp.dir, state); err != nil {
+		return "", fmt.Errorf("agent: restore hand-over keys: %w", err)
 	}
 	if b, err := os.ReadFile(filepath.Join(cp.dir, clusterStateFile)); err == nil {
 		if err := cluster.RestoreCheckpointState(filepath.Join(state, "cluster"), b); err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -292,13 +293,34 @@ func (a *Agent) waitCluster(ctx context.Context) error {
 // closeCluster ends the node after the frontier closed (its last flushes
 // may route URLs): buffered records go to the outbox, which gets up to
 // --leave-timeout to be delivered and otherwise waits for the next start.
+// The placements' file is synced and closed.
 func (a *Agent) closeCluster() error {
+	var perr error
+	if a.router != nil {
+		perr = a.router.placed.Close()
+	}
 	if a.node == nil {
-		return nil
+		return perr
 	}
 	err := a.node.Close(a.cfg.Cluster.LeaveTimeout)
 	a.node = nil
-	return err
+	return errors.Join(err, perr)
+}
+
+// openPlacements opens the sieve owner's placements of hosts, kept in
+// state/cluster across restarts.
+func openPlacements(state string, log *slog.Logger) (*cluster.Placements, error) {
+	p, dropped, err := cluster.OpenPlacements(filepath.Join(state, "cluster", "placements"), 0)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	if dropped > 0 {
+		log.Warn("cluster: placements file: records cut short or damaged dropped (their hosts are placed by a fresh resolution)", "dropped", dropped)
+	}
+	if p.Len() > 0 {
+		log.Info("cluster: placements of hosts kept from the last run", "hosts", p.Len())
+	}
+	return p, nil
 }
 
 // clusterSummary is the summary's line for the exchange.
@@ -342,6 +364,9 @@ func (a *Agent) checkpointCluster(dir string, err error) error {
 	a.node.ResumeApply()
 	if err == nil {
 		err = a.node.Flush()
+	}
+	if err == nil {
+		err = a.router.placed.Sync()
 	}
 	if err == nil {
 		err = atomicfile.Write(filepath.Join(dir, clusterStateFile), atomicfile.Options{Sync: true},

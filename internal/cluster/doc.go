@@ -34,6 +34,7 @@
 //	               re-routing the outbox of agents not in the view
 //	forget.go      petrel cluster forget: a view without a dead agent
 //	placement.go   Placements: the address a key owner first placed a host at
+//	placementlog.go its file, kept across restarts (format beside the code)
 //	status.go      Status (petrel cluster status)
 //	node.go        Node: the parts together; joining; forming the view
 //

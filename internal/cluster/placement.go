@@ -19,14 +19,15 @@ import (
 //
 // It is bounded: past MaxPlacements hosts an arbitrary one is forgotten
 // (counted in Evicted), and its next URL is placed by a fresh resolution.
-// It lives in RAM: a restarted agent places each host by its resolution
-// again. Safe for concurrent use. The zero value is not usable; call
-// NewPlacements.
+// One opened with OpenPlacements is durable (placementlog.go): a restarted
+// agent places each host where it did before. Safe for concurrent use.
+// The zero value is not usable; call NewPlacements or OpenPlacements.
 type Placements struct {
 	mu      sync.Mutex
 	m       map[uint64]netip.Addr // by the xxhash of the host name
 	max     int
 	evicted atomic.Int64
+	log     *placementLog // nil: in RAM only
 }
 
 // MaxPlacements is how many hosts a Placements keeps by default (about
@@ -60,15 +61,27 @@ func (p *Placements) Keep(host string, a netip.Addr) netip.Addr {
 	if old, ok := p.m[h]; ok {
 		return old
 	}
-	if len(p.m) >= p.max {
+	if p.put(h, a) {
+		p.evicted.Add(1)
+	}
+	if p.log != nil {
+		p.log.add(h, a, p.m)
+	}
+	return a
+}
+
+// put places the host of hash h at a, forgetting an arbitrary other host
+// if the bound is reached (reported); p.mu held.
+func (p *Placements) put(h uint64, a netip.Addr) (evicted bool) {
+	if _, ok := p.m[h]; !ok && len(p.m) >= p.max {
 		for k := range p.m {
 			delete(p.m, k)
-			p.evicted.Add(1)
+			evicted = true
 			break
 		}
 	}
 	p.m[h] = a
-	return a
+	return evicted
 }
 
 // Len returns how many hosts are kept.

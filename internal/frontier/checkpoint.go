@@ -25,6 +25,9 @@ import (
 //
 // Records given to WriteTodo are ready-queue records: Meta then URL.
 //
+// A sink that is also a HandoverCheckpointSink gets the keys' hand-over
+// state in step 2 (handoverkeys.go).
+//
 // A sink that is also a VirtualCheckpointSink saves the virtualized URLs
 // itself: in step 2 they are not given to WriteTodo, and CheckpointVirtual
 // is called instead, after the other WriteTodo calls of step 2.
@@ -119,6 +122,12 @@ func (s *scheduler) checkpoint(sink CheckpointSink) (CheckpointInfo, error) {
 	if err := s.snapshotTodo(todo, !ownVirtual); err != nil {
 		stopCapture()
 		return info, fmt.Errorf("frontier: checkpoint: %w", err)
+	}
+	if hs, ok := sink.(HandoverCheckpointSink); ok {
+		if err := hs.CheckpointHandovers(s.handoverKeys()); err != nil {
+			stopCapture()
+			return info, fmt.Errorf("frontier: checkpoint: hand-over keys: %w", err)
+		}
 	}
 	if ownVirtual {
 		keys := s.virtualKeys()

@@ -107,6 +107,12 @@ func (s *scheduler) place(rec []byte, force bool) bool {
 		if key == "" {
 			key = string(sa)
 		}
+		if v = s.restoredState(key, prefixLen > 0); v != nil {
+			if isHO {
+				s.takeHandover(v, s.dns.host(hostOf(string(sa))), ho)
+			}
+			break
+		}
 		if isHO {
 			s.adopt(s.dns.host(hostOf(string(sa))), ho.Addr)
 		}

@@ -93,9 +93,13 @@ type Config struct {
 	// Counts, when set, holds the per-key URL counts of an earlier run
 	// (what SaveCounts wrote), read by New before the sieve opens.
 	Counts io.Reader
-	Cache  URLCache
-	Hash   func([]byte) uint64
-	Ready  ReadyQueue
+	// Handovers, when set, is the keys' hand-over state of an earlier run
+	// (what HandoverKeys returned, or a checkpoint's
+	// HandoverCheckpointSink got): see handoverkeys.go.
+	Handovers []HandoverKey
+	Cache     URLCache
+	Hash      func([]byte) uint64
+	Ready     ReadyQueue
 	// Virtualizer holds the tails of visit-state queues on disk when the
 	// workbench is over budget (nil: everything stays in RAM).
 	Virtualizer Virtualizer
@@ -308,6 +312,9 @@ func New(cfg Config) (*Frontier, error) {
 	f.live.Store(&liveSettings{cfg.Settings, cfg.Cuts})
 	f.counts.init()
 	f.sched = newScheduler(f)
+	if len(cfg.Handovers) > 0 {
+		f.sched.restoreHandovers(cfg.Handovers)
+	}
 	if cfg.Counts != nil {
 		if err := f.counts.readFrom(cfg.Counts); err != nil {
 			return nil, fmt.Errorf("frontier: per-key counts: %w", err)

@@ -40,9 +40,9 @@ import (
 //	6+n         the record (Meta, then URL)
 //
 // A hand-over record travels where a ready record does (ReadyRouter,
-// AcceptReady, the ready queue and its checkpoints); the generation and
-// the address of a visit state are not kept in a checkpoint's visit
-// states (their records are written back as ready records).
+// AcceptReady, the ready queue and its checkpoints). A visit state's
+// generation, its address and where it was handed over to are kept across
+// a restart apart from its records (handoverkeys.go).
 
 // HandoverTag is the first byte of a hand-over record; a record's first
 // byte is otherwise MetaVersion.

@@ -32,6 +32,9 @@ type scheduler struct {
 	drops  dropLog
 	states map[string]*visitState
 	nextID uint64
+	// restored: saved hand-over state of keys with no visit state yet
+	// (handoverkeys.go)
+	restored map[string]HandoverKey
 
 	pending     *Task
 	flying      map[*Task]struct{} // tasks handed out and not yet back
