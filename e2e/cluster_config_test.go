@@ -73,7 +73,7 @@ func TestClusterLiveSettingChange(t *testing.T) {
 	// Gaps between requests to one host that began after the change:
 	// each at least the new delay, and some of them on every agent's
 	// addresses.
-	v, _ := cluster.NewView(1, []cluster.ViewAgent{{Name: c.agents[0].name}, {Name: c.agents[1].name}})
+	v := viewOf(t, c.agents[0].name, c.agents[1].name)
 	byHost := map[string][]testweb.Hit{}
 	for _, h := range web.web.Hits() {
 		byHost[h.Host] = append(byHost[h.Host], h)

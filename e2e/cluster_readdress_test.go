@@ -31,14 +31,7 @@ func TestClusterHostMovesAddress(t *testing.T) {
 	}
 	defer dns.Close()
 	names := []string{"agent1", "agent2", "agent3"}
-	var as []cluster.ViewAgent
-	for _, n := range names {
-		as = append(as, cluster.ViewAgent{Name: n})
-	}
-	v, err := cluster.NewView(1, as)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := viewOf(t, names...)
 	mover, to := pickMove(t, v, hostsByIP(t, web.hosts))
 	from, _ := web.web.AddrOf(mover)
 	holder, next := v.Owner(ipGroup(from)), v.Owner(ipGroup(to))

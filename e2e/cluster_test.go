@@ -168,14 +168,7 @@ func (c *clusterRun) wait(t *testing.T, timeout time.Duration) map[string]error 
 // (the authority policy: the group is the host).
 func owners(t *testing.T, hostsFile string, names []string) map[netip.Addr]map[string]bool {
 	t.Helper()
-	var as []cluster.ViewAgent
-	for _, n := range names {
-		as = append(as, cluster.ViewAgent{Name: n})
-	}
-	v, err := cluster.NewView(1, as)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := viewOf(t, names...)
 	out := map[netip.Addr]map[string]bool{}
 	for ip, hs := range hostsByIP(t, hostsFile) {
 		out[ip] = map[string]bool{}
@@ -184,6 +177,21 @@ func owners(t *testing.T, hostsFile string, names []string) map[netip.Addr]map[s
 		}
 	}
 	return out
+}
+
+// viewOf is the view of the agents named at epoch 1: a crawl's first,
+// which decides the owners of keys and addresses until a member changes.
+func viewOf(t *testing.T, names ...string) *cluster.View {
+	t.Helper()
+	var as []cluster.ViewAgent
+	for _, n := range names {
+		as = append(as, cluster.ViewAgent{Name: n})
+	}
+	v, err := cluster.NewView(1, as)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // hostsByIP reads the web's hosts file: the host names of each address.

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petrel-crawler/petrel/internal/cluster"
 	"github.com/petrel-crawler/petrel/internal/testweb"
 )
 
@@ -58,7 +57,7 @@ func TestClusterWhy(t *testing.T) {
 		}
 		return w
 	}
-	v, _ := cluster.NewView(1, []cluster.ViewAgent{{Name: c.agents[0].name}, {Name: c.agents[1].name}})
+	v := viewOf(t, c.agents[0].name, c.agents[1].name)
 	ipOwner := map[string]string{} // host → the agent fetching from its address
 	for _, h := range web.web.Hits() {
 		ipOwner[h.Host] = v.Owner("ip:" + h.IP.String())
