@@ -13,7 +13,10 @@ import (
 
 func benchCrawlCmd() *cobra.Command {
 	var o benchcrawl.Options
-	var peers, firstIP, agentIP, jsonPath string
+	var peers, agentIP, jsonPath string
+	web := benchWebFlags{petrel: &o.Petrel, work: &o.WorkDir, keep: &o.Keep, hosts: &o.Hosts, pages: &o.PagesPerHost,
+		links: &o.LinksPerPage, port: &o.Port, webStart: &o.WebStartTimeout,
+		help: benchWebHelp{hosts: "2000; 400 with --politeness", pages: "50; 30 with --politeness", links: "40", firstIP: "127.90.0.1", port: "8080", webStart: "the time bound, at least 3m"}}
 	cmd := &cobra.Command{
 		Use:   "crawl",
 		Short: "Crawl the synthetic web (served by a separate process) with Petrel, Colly and wget, against the web's own limit",
@@ -22,12 +25,9 @@ func benchCrawlCmd() *cobra.Command {
 			if peers != "" {
 				o.Peers = strings.Split(peers, ",")
 			}
-			if firstIP != "" {
-				a, err := netip.ParseAddr(firstIP)
-				if err != nil || !a.IsLoopback() {
-					return flagError{fmt.Errorf("--web-first-ip %q: want a 127.x.y.z address", firstIP)}
-				}
-				o.FirstIP = a
+			var err error
+			if o.FirstIP, err = web.loopbackFirstIP(false); err != nil {
+				return err
 			}
 			if agentIP != "" {
 				a, err := netip.ParseAddr(agentIP)
@@ -49,18 +49,11 @@ func benchCrawlCmd() *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.Petrel, "petrel", "", "petrel binary to measure (default: this one)")
+	web.bind(fs)
 	fs.StringVar(&o.Colly, "colly", "", "built bench/colly binary (default: build it from bench/colly)")
-	fs.StringVar(&o.WorkDir, "work", "", "work directory (default: a temporary one)")
-	fs.BoolVar(&o.Keep, "keep", false, "keep the work directory")
 	fs.BoolVar(&o.PolitenessBound, "politeness", false, "politeness-bound shape: 2s/1s delays, efficiency = achieved ÷ allowed rate")
-	fs.IntVar(&o.Hosts, "web-hosts", 0, "hosts (default 2000; 400 with --politeness)")
 	fs.IntVar(&o.HostsPerIP, "web-hosts-per-ip", 0, "hosts per address (default 4)")
-	fs.IntVar(&o.PagesPerHost, "web-pages", 0, "pages per host")
-	fs.IntVar(&o.LinksPerPage, "web-links", 0, "links per page (default 40)")
 	fs.IntVar(&o.PageBytes, "web-page-bytes", 0, "page size (default 20 KiB)")
-	fs.StringVar(&firstIP, "web-first-ip", "", "first loopback address (default 127.90.0.1)")
-	fs.IntVar(&o.Port, "web-port", 0, "port (default 8080; -1 = ephemeral)")
 	fs.DurationVar(&o.HostDelay, "host-delay", 0, "host delay for every crawler (default 100ms; 2s with --politeness)")
 	fs.DurationVar(&o.IPDelay, "ip-delay", 0, "IP delay for every crawler (default 10ms; 1s with --politeness)")
 	fs.StringVar(&peers, "peers", "", "comma-separated subset of petrel,colly,wget,limit (default all)")

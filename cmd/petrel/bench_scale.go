@@ -1,9 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"net/netip"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -13,8 +11,10 @@ import (
 
 func benchScaleCmd() *cobra.Command {
 	var o benchscale.Options
-	var firstIP string
 	var jsonOut bool
+	web := benchWebFlags{petrel: &o.Petrel, work: &o.WorkDir, keep: &o.Keep, hosts: &o.Hosts, pages: &o.PagesPerHost,
+		links: &o.LinksPerPage, port: &o.Port, webStart: &o.WebStartTimeout,
+		help: benchWebHelp{hosts: "1000000", pages: "1000, a mean", links: "40", firstIP: "127.128.0.1", port: "80", webStart: "the time bound"}}
 	cmd := &cobra.Command{
 		Use:   "scale",
 		Short: "Crawl the generated web (10^6 hosts, its own process) until N URLs are known, sampling memory, disk and rates",
@@ -28,12 +28,9 @@ restarted to time its recovery. Prints a table on stderr, JSON on stdout with --
   petrel bench scale --known 10000000 --json --work /tmp/scale > scale.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if firstIP != "" {
-				a, err := netip.ParseAddr(firstIP)
-				if err != nil || !a.Is4() || !a.IsLoopback() {
-					return flagError{fmt.Errorf("--web-first-ip %q: want a 127.x.y.z address", firstIP)}
-				}
-				o.FirstIP = a
+			var err error
+			if o.FirstIP, err = web.loopbackFirstIP(true); err != nil {
+				return err
 			}
 			var js io.Writer
 			if jsonOut {
@@ -44,16 +41,9 @@ restarted to time its recovery. Prints a table on stderr, JSON on stdout with --
 	}
 	fs := cmd.Flags()
 	fs.Int64Var(&o.Known, "known", 1_000_000, "stop when this many URLs are known")
-	fs.StringVar(&o.Petrel, "petrel", "", "petrel binary (default: this one)")
-	fs.StringVar(&o.WorkDir, "work", "", "work directory (default: a temporary one, removed afterwards)")
-	fs.BoolVar(&o.Keep, "keep", false, "keep the temporary work directory")
-	fs.IntVar(&o.Hosts, "web-hosts", 0, "hosts of the generated web (default 1000000)")
-	fs.IntVar(&o.PagesPerHost, "web-pages", 0, "mean pages per host (default 1000)")
+	web.bind(fs)
 	fs.IntVar(&o.Addrs, "web-ips", 0, "loopback addresses of the web (default 4096)")
-	fs.IntVar(&o.LinksPerPage, "web-links", 0, "links per page (default 40)")
 	fs.Int64Var(&o.Seed, "web-seed", 0, "seed of the web")
-	fs.StringVar(&firstIP, "web-first-ip", "", "first loopback address (default 127.128.0.1)")
-	fs.IntVar(&o.Port, "web-port", 0, "port of the web (default 80; -1 = ephemeral)")
 	fs.DurationVar(&o.HostDelay, "host-delay", 0, "crawl host delay (default 100ms)")
 	fs.DurationVar(&o.IPDelay, "ip-delay", 0, "crawl IP delay (default 5ms)")
 	fs.DurationVar(&o.CheckpointEvery, "checkpoint-every", 0, "crawl checkpoint interval (default 5m)")

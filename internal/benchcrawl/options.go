@@ -81,7 +81,8 @@ type Options struct {
 	// VerifyWARC counts Petrel's page records in its WARC files to check
 	// its own page count (default on; set SkipVerifyWARC to turn it off).
 	SkipVerifyWARC bool
-	// WebStartTimeout bounds the synthetic web's start-up (default 3m).
+	// WebStartTimeout bounds the synthetic web's start-up (default: the
+	// time bound, at least 3m).
 	WebStartTimeout time.Duration
 	// Repeat runs every crawler this many times (default 1), in rounds
 	// (Petrel, Colly, wget, then again), so that a drift of the machine's
@@ -153,7 +154,9 @@ func (o Options) withDefaults() (Options, error) {
 	defD(&o.TimeBound, 3*time.Minute, 60*time.Second)
 	defD(&o.Progress, time.Second, time.Second)
 	defD(&o.LimitDuration, 10*time.Second, 10*time.Second)
-	defD(&o.WebStartTimeout, 3*time.Minute, 3*time.Minute)
+	if o.WebStartTimeout <= 0 {
+		o.WebStartTimeout = max(o.TimeBound, 3*time.Minute)
+	}
 	if o.LimitAddrs <= 0 {
 		o.LimitAddrs = 2
 	}

@@ -265,7 +265,7 @@ func startWeb(ctx context.Context, o Options, dir string) (*webProc, error) {
 		return nil, fmt.Errorf("benchcrawl: web exited at start: %s", strings.Join(lastN(lw.lines(), 5), " | "))
 	case <-t.C:
 		w.stop()
-		return nil, fmt.Errorf("benchcrawl: web did not start within %s", o.WebStartTimeout)
+		return nil, fmt.Errorf("benchcrawl: web did not start within %s (--web-start-timeout)", o.WebStartTimeout)
 	case <-ctx.Done():
 		w.stop()
 		return nil, fmt.Errorf("benchcrawl: start web: %w", ctx.Err())

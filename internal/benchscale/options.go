@@ -38,6 +38,9 @@ type Options struct {
 	Every time.Duration
 	// TimeBound stops the crawl when N is not reached in time (default 2h).
 	TimeBound time.Duration
+	// WebStartTimeout bounds the generated web's start-up (default: the
+	// time bound).
+	WebStartTimeout time.Duration
 	// Recover kills the crawl after the checkpoint at N (SIGKILL) and
 	// restarts it, timing the recovery.
 	Recover bool
@@ -94,6 +97,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.TimeBound <= 0 {
 		o.TimeBound = 2 * time.Hour
+	}
+	if o.WebStartTimeout <= 0 {
+		o.WebStartTimeout = o.TimeBound
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))

@@ -25,7 +25,6 @@ const (
 	checkpointWait = 15 * time.Minute // for the checkpoint asked at N
 	stopWait       = 15 * time.Minute // for the clean stop
 	recoverWait    = 15 * time.Minute // for the first page after a restart
-	webStartWait   = time.Minute
 )
 
 // Run runs the benchmark and writes the report as JSON to jsonOut and as a
@@ -137,7 +136,7 @@ func startWeb(ctx context.Context, o Options, dir string) (*web, error) {
 		return nil, err
 	}
 	w := &web{child: c, seeds: filepath.Join(dir, "seeds.txt")}
-	t := time.NewTimer(webStartWait)
+	t := time.NewTimer(o.WebStartTimeout)
 	defer t.Stop()
 	select {
 	case <-ready:
@@ -145,7 +144,7 @@ func startWeb(ctx context.Context, o Options, dir string) (*web, error) {
 		return nil, fmt.Errorf("benchscale: the web exited at start: %s", c.lastLines(5))
 	case <-t.C:
 		c.wait(0)
-		return nil, fmt.Errorf("benchscale: the web did not start within %s", webStartWait)
+		return nil, fmt.Errorf("benchscale: the web did not start within %s (--web-start-timeout)", o.WebStartTimeout)
 	case <-ctx.Done():
 		c.wait(0)
 		return nil, fmt.Errorf("benchscale: %w", ctx.Err())
