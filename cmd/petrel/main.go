@@ -34,42 +34,25 @@ func main() {
 	}
 	root.SetVersionTemplate("petrel {{.Version}}\n")
 	root.AddCommand(crawlCmd(), clusterCmd(), configCmd(), demoCmd(), testwebCmd(), benchCmd(), warcCmd(), whyCmd(), versionCmd())
-	var cpuProfile, memProfile string
+	var cpuPath, memProfile string
 	var cpuProfileDelay time.Duration
-	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
+	root.PersistentFlags().StringVar(&cpuPath, "cpuprofile", "", "write a CPU profile to this file, at exit or at the first SIGINT or SIGTERM (a process killed with SIGKILL leaves it empty)")
 	root.PersistentFlags().DurationVar(&cpuProfileDelay, "cpuprofile-delay", 0, "start the CPU profile this long after the start (to profile the later part of a long run)")
 	root.PersistentFlags().StringVar(&memProfile, "memprofile", "", "write an allocation profile to this file at exit")
+	var cpu *cpuProfile
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
-		if cpuProfile == "" {
+		if cpuPath == "" {
 			return nil
 		}
-		f, err := os.Create(cpuProfile)
-		if err != nil {
+		var err error
+		if cpu, err = startCPUProfile(ctx, cpuPath, cpuProfileDelay); err != nil {
 			return flagError{err}
 		}
-		// The profile is written out at the first SIGINT or SIGTERM: a
-		// process stopped by a harness may be killed before it returns
-		// (an agent's leave can outlast the harness's grace), and a CPU
-		// profile not stopped is an empty file.
-		go func() {
-			<-ctx.Done()
-			pprof.StopCPUProfile()
-		}()
-		if cpuProfileDelay <= 0 {
-			return pprof.StartCPUProfile(f)
-		}
-		go func() {
-			select {
-			case <-time.After(cpuProfileDelay):
-				pprof.StartCPUProfile(f)
-			case <-ctx.Done():
-			}
-		}()
 		return nil
 	}
 	err := root.ExecuteContext(ctx)
-	if cpuProfile != "" {
-		pprof.StopCPUProfile()
+	if cpu != nil {
+		cpu.stop()
 	}
 	if memProfile != "" {
 		if f, perr := os.Create(memProfile); perr == nil {
