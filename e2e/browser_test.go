@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -111,6 +113,10 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("why %s in the page: %q, want fetched", seed, state)
 	}
 
+	// The settings page marks the cluster-wide settings, as
+	// /config?describe=1 does.
+	consoleClusterWide(t, ctx, c)
+
 	// Every tab at both sizes: no horizontal scrolling.
 	shots := os.Getenv("PETREL_SCREENSHOTS")
 	if shots != "" {
@@ -149,6 +155,33 @@ func TestConsoleInBrowser(t *testing.T) {
 	c.must(t, "POST", "/api/v1/stop", nil)
 	if err := c.wait(t, time.Minute); err != nil {
 		t.Fatalf("crawl after stop: %v\n%s", err, c.log())
+	}
+}
+
+// consoleClusterWide checks that the settings page marks exactly the
+// settings /config?describe=1 says are cluster-wide.
+func consoleClusterWide(t *testing.T, ctx context.Context, c *consoleCrawl) {
+	t.Helper()
+	var described []struct {
+		Name        string `json:"name"`
+		ClusterWide bool   `json:"cluster_wide"`
+	}
+	if err := json.Unmarshal(c.must(t, "GET", "/api/v1/config?describe=1", nil), &described); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, s := range described {
+		if s.ClusterWide {
+			want = append(want, s.Name)
+		}
+	}
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`location.hash = "#settings"`))
+	poll(t, ctx, `document.querySelectorAll("#settings .setting").length > 0`)
+	got := pollValue[[]string](t, ctx, `Array.from(document.querySelectorAll("#settings .setting.cluster-wide input"), i => i.name)`)
+	sort.Strings(want)
+	sort.Strings(got)
+	if len(want) == 0 || strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("settings marked cluster-wide on the page: %v; /config?describe=1: %v", got, want)
 	}
 }
 

@@ -311,8 +311,13 @@ async function loadSettings() {
       if (!st.live) { input.readOnly = true; input.title = "Fixed while the crawl runs: " + st.fixed; }
       input.addEventListener("input", () => input.classList.toggle("changed", input.value !== input.dataset.orig));
       const help = st.live ? st.help : st.help + " — fixed: " + st.fixed;
-      const row = el("div", { class: "setting" + (st.live ? " live" : " fixed") },
-        el("label", { for: "set-" + st.name, text: st.name }), input, el("div", { class: "help", text: help }));
+      const label = el("label", { for: "set-" + st.name, text: st.name });
+      if (st.cluster_wide) {
+        label.append(" ", el("span", { class: "pill cluster-wide", text: "cluster-wide",
+          title: "Every agent of a crawl of several holds the same value: an agent with another is refused when it joins, and a change is made on every agent or on none." }));
+      }
+      const row = el("div", { class: "setting" + (st.live ? " live" : " fixed") + (st.cluster_wide ? " cluster-wide" : "") },
+        label, input, el("div", { class: "help", text: help }));
       if (st.choices && st.choices.length) {
         const dl = el("datalist", { id: "choices-" + st.name });
         for (const c of st.choices) dl.append(el("option", { value: c }));
