@@ -44,32 +44,50 @@ func (a *Agent) offerLinks(links []urlx.URL, via string, m frontier.Meta) {
 // reason.
 func (a *Agent) admit(u urlx.URL, via string, m frontier.Meta) bool {
 	reason := a.rule(u, m)
-	switch reason {
-	case "":
+	if reason == "" {
 		return true
-	case crawllog.ReasonBlocklist:
-		a.stats.Blocked.Add(1)
-	case crawllog.ReasonScope:
-		a.stats.OutOfScope.Add(1)
-		a.refuse(u.String(), via, m, reason, "--scope "+string(a.live.Load().scope.Kind()))
-		return false
-	case crawllog.ReasonFilterSchedule:
-		a.countFiltered(filter.StageSchedule)
-		a.refuse(u.String(), via, m, reason, a.live.Load().filters.Rule(filter.StageSchedule))
-		return false
-	case crawllog.ReasonLength:
-		a.stats.CutLength.Add(1)
-	case crawllog.ReasonRedirects:
-		a.stats.CutRedirects.Add(1)
-	case crawllog.ReasonDepth:
-		a.stats.CutDepth.Add(1)
-	case crawllog.ReasonRepeatedSegment:
-		a.stats.CutRepeatedSegment.Add(1)
-	default:
-		a.stats.Filtered.Add(1)
 	}
-	a.refuse(u.String(), via, m, reason, "")
+	a.countRefusal(reason)
+	var rule string
+	switch reason {
+	case crawllog.ReasonScope:
+		rule = "--scope " + string(a.live.Load().scope.Kind())
+	case crawllog.ReasonFilterSchedule:
+		rule = a.live.Load().filters.Rule(filter.StageSchedule)
+	}
+	a.refuse(u.String(), via, m, reason, rule)
 	return false
+}
+
+// countRefusal counts one URL refused for reason, by its counter.
+func (a *Agent) countRefusal(reason crawllog.Reason) {
+	s := a.stats
+	switch reason {
+	case crawllog.ReasonBlocklist:
+		s.Blocked.Add(1)
+	case crawllog.ReasonScope:
+		s.OutOfScope.Add(1)
+	case crawllog.ReasonFilterSchedule:
+		s.FilteredSchedule.Add(1)
+	case crawllog.ReasonFilterFetch:
+		s.FilteredFetch.Add(1)
+	case crawllog.ReasonFilterParse:
+		s.FilteredParse.Add(1)
+	case crawllog.ReasonFilterFollow:
+		s.FilteredFollow.Add(1)
+	case crawllog.ReasonFilterStore:
+		s.FilteredStore.Add(1)
+	case crawllog.ReasonLength:
+		s.CutLength.Add(1)
+	case crawllog.ReasonRedirects:
+		s.CutRedirects.Add(1)
+	case crawllog.ReasonDepth:
+		s.CutDepth.Add(1)
+	case crawllog.ReasonRepeatedSegment:
+		s.CutRepeatedSegment.Add(1)
+	default:
+		s.Filtered.Add(1)
+	}
 }
 
 // rule returns the rule that refuses u found with m ("" when none does),

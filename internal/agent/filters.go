@@ -26,20 +26,7 @@ var stageReasons = [filter.NumStages]crawllog.Reason{
 }
 
 // countFiltered counts one refusal of a stage.
-func (a *Agent) countFiltered(stage filter.Stage) {
-	switch stage {
-	case filter.StageSchedule:
-		a.stats.FilteredSchedule.Add(1)
-	case filter.StageFetch:
-		a.stats.FilteredFetch.Add(1)
-	case filter.StageParse:
-		a.stats.FilteredParse.Add(1)
-	case filter.StageFollow:
-		a.stats.FilteredFollow.Add(1)
-	case filter.StageStore:
-		a.stats.FilteredStore.Add(1)
-	}
-}
+func (a *Agent) countFiltered(stage filter.Stage) { a.countRefusal(stageReasons[stage]) }
 
 // passURL applies a URL stage's filter (schedule or fetch) to u found on
 // via with Meta m; a refusal is counted and logged to both logs.
