@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/agent"
+	"github.com/petrel-crawler/petrel/internal/clock"
 )
 
 // memoryLimitEvery is how often the memory limit follows the live heap.
@@ -71,19 +72,12 @@ func (m *memoryLimit) follow(ctx context.Context, every time.Duration) {
 	}
 	sample := []metrics.Sample{{Name: liveHeapMetric}}
 	m.set(0)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			metrics.Read(sample)
-			if sample[0].Value.Kind() == metrics.KindUint64 {
-				m.set(int64(sample[0].Value.Uint64()))
-			}
+	clock.Every(ctx, every, func() {
+		metrics.Read(sample)
+		if sample[0].Value.Kind() == metrics.KindUint64 {
+			m.set(int64(sample[0].Value.Uint64()))
 		}
-	}
+	})
 }
 
 // limitMemory sets the process's soft memory limit to n bytes, unless

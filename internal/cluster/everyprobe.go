@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"time"
+
+	"github.com/petrel-crawler/petrel/internal/clock"
 )
 
 // everyProbe returns a loop for goLoop that calls round once a probe
@@ -12,15 +14,6 @@ import (
 // next one rather than queueing ticks.
 func (n *Node) everyProbe(round func(context.Context)) func(context.Context) {
 	return func(ctx context.Context) {
-		t := time.NewTicker(max(n.cfg.Timing.probe(), 50*time.Millisecond))
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			round(ctx)
-		}
+		clock.Every(ctx, max(n.cfg.Timing.probe(), 50*time.Millisecond), func() { round(ctx) })
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"net/netip"
 	"sync/atomic"
 	"time"
+
+	"github.com/petrel-crawler/petrel/internal/clock"
 )
 
 // Options configures a Server.
@@ -138,17 +140,9 @@ func (s *Server) Serve(ctx context.Context) error {
 func (s *Server) Close() error { return s.ln.Close() }
 
 func (s *Server) sample(ctx context.Context) {
-	t := time.NewTicker(s.opts.SampleEvery)
-	defer t.Stop()
-	s.hist.Observe(time.Now(), s.opts.Crawl.Counters())
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			s.hist.Observe(now, s.opts.Crawl.Counters())
-		}
-	}
+	observe := func() { s.hist.Observe(time.Now(), s.opts.Crawl.Counters()) }
+	observe()
+	clock.Every(ctx, s.opts.SampleEvery, observe)
 }
 
 // Handler returns the console's handler, with its access rules.
