@@ -490,9 +490,7 @@ func TestClusterStopAndResume(t *testing.T) {
 	t.Logf("%d requests before the stop", before)
 	placed := map[string]int64{} // hosts each agent placed before the stop
 	for _, a := range c.agents {
-		if fi, err := os.Stat(filepath.Join(a.dir, "state", "cluster", "placements")); err == nil {
-			placed[a.name] = (fi.Size() - 8) / 32
-		}
+		placed[a.name] = placements(a)
 		c.start(t, a, flags...)
 	}
 	errs = c.wait(t, 90*time.Second)
@@ -500,13 +498,30 @@ func TestClusterStopAndResume(t *testing.T) {
 		if errs[a.name] != nil {
 			t.Errorf("agent %s after the resume: %v\n%s", a.name, errs[a.name], a.stderr.String())
 		}
-		if placed[a.name] == 0 {
-			t.Errorf("agent %s placed no host before the stop", a.name)
-		} else if len(logTimes(t, a, "placements of hosts kept from the last run")) == 0 {
-			t.Errorf("agent %s placed %d hosts before the stop, and kept none at the resume", a.name, placed[a.name])
-		}
+		checkPlacementsKept(t, a, placed[a.name])
 	}
 	c.judge(t, hostDelay, ipDelay, 2)
+}
+
+// placements is how many hosts agent a has placed (records of its
+// state/cluster/placements: an 8-byte magic, then 32 bytes a host).
+func placements(a *agentProc) int64 {
+	fi, err := os.Stat(filepath.Join(a.dir, "state", "cluster", "placements"))
+	if err != nil {
+		return 0
+	}
+	return (fi.Size() - 8) / 32
+}
+
+// checkPlacementsKept checks that agent a, which had placed n hosts before
+// it was stopped or killed, kept them at its next start.
+func checkPlacementsKept(t *testing.T, a *agentProc, n int64) {
+	t.Helper()
+	if n == 0 {
+		t.Errorf("agent %s placed no host before its restart", a.name)
+	} else if len(logTimes(t, a, "placements of hosts kept from the last run")) == 0 {
+		t.Errorf("agent %s placed %d hosts before its restart, and kept none", a.name, n)
+	}
 }
 
 // keepDir is t.TempDir, or a directory kept after the test when
@@ -545,6 +560,7 @@ func TestClusterKillAndRestart(t *testing.T) {
 	victim.cmd.Process.Kill()
 	<-victim.done
 	before := len(web.web.Hits())
+	placed := placements(victim) // written at once: a kill keeps them
 	t.Logf("killed %s after %d requests in all", victim.name, before)
 	time.Sleep(500 * time.Millisecond)
 	c.start(t, victim, flags...)
@@ -554,6 +570,7 @@ func TestClusterKillAndRestart(t *testing.T) {
 			t.Errorf("agent %s: %v\n%s", a.name, errs[a.name], a.stderr.String())
 		}
 	}
+	checkPlacementsKept(t, victim, placed)
 	if !strings.Contains(victim.stderr.String(), "did not stop cleanly") {
 		t.Errorf("the restarted agent did not recover:\n%s", victim.stderr.String())
 	}
