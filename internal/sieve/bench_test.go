@@ -140,3 +140,35 @@ func BenchmarkSortPairs(b *testing.B) {
 		sortPairs(ps)
 	}
 }
+
+// BenchmarkDRUMSmallFlush measures a flush of a few keys into a store of
+// 10^5, the crawl's frequent flush when its workbench runs short: its
+// cost is set by the store's size and the files' buffers, not the keys.
+func BenchmarkDRUMSmallFlush(b *testing.B) {
+	s, err := Open(b.TempDir(), &countRecv{}, Options{Compressed: true, NoSync: true, Logger: quietLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	g := newKeyStream(0.5)
+	for range 100_000 {
+		if _, err := s.Enqueue(g.next()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for range 100 {
+			if _, err := s.Enqueue(g.next()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := s.Flush(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

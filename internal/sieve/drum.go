@@ -91,6 +91,8 @@ type DRUM struct {
 	storeMu sync.Mutex // guards man against Checkpoint while committing
 	man     manifest
 
+	bufs ioBufs // store files' buffers, for the next flush
+
 	// owned by the flusher goroutine
 	newBits []atomic.Uint64
 	keyBuf  []byte
@@ -726,12 +728,12 @@ func (s *DRUM) mergeBucket(k int, old bucketMeta, ps []pair, nbits []atomic.Uint
 	var rd *storeReader
 	if old.gen != 0 {
 		var err error
-		if rd, err = openStore(filepath.Join(s.dir, bucketFileName(k, old.gen)), k, old); err != nil {
+		if rd, err = openStore(filepath.Join(s.dir, bucketFileName(k, old.gen)), k, old, &s.bufs); err != nil {
 			return res, fmt.Errorf("sieve: flush: %w", err)
 		}
 		defer rd.close()
 	}
-	w, err := createStore(filepath.Join(s.dir, bucketFileName(k, gen)), k, s.compress)
+	w, err := createStore(filepath.Join(s.dir, bucketFileName(k, gen)), k, s.compress, &s.bufs)
 	if err != nil {
 		return res, fmt.Errorf("sieve: flush: %w", err)
 	}

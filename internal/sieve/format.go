@@ -219,6 +219,7 @@ func writeFileSync(path string, data []byte, sync bool) error {
 
 // storeWriter writes one store file.
 type storeWriter struct {
+	bufs       *ioBufs // where w and block go back (nil: nowhere)
 	path       string
 	f          *os.File
 	w          *bufio.Writer
@@ -230,13 +231,13 @@ type storeWriter struct {
 	size       int64
 }
 
-func createStore(path string, bucket int, compressed bool) (*storeWriter, error) {
+func createStore(path string, bucket int, compressed bool, bufs *ioBufs) (*storeWriter, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("sieve: create store file: %w", err)
 	}
-	w := &storeWriter{path: path, f: f, w: bufio.NewWriterSize(f, ioBufSize), compressed: compressed,
-		bucket: uint32(bucket), block: make([]uint64, 0, blockKeys), size: headerSize}
+	w := &storeWriter{bufs: bufs, path: path, f: f, w: bufs.writer(f), compressed: compressed,
+		bucket: uint32(bucket), block: bufs.block(), enc: bufs.enc(), size: headerSize}
 	if _, err := w.w.Write(make([]byte, headerSize)); err != nil {
 		w.abort()
 		return nil, fmt.Errorf("sieve: write store file: %w", err)
@@ -298,6 +299,7 @@ func (w *storeWriter) finish(sync bool) (uint64, int64, error) {
 	if cerr := w.f.Close(); err == nil {
 		err = cerr
 	}
+	w.release()
 	if err != nil {
 		os.Remove(w.path)
 		return 0, 0, fmt.Errorf("sieve: finish store file %s: %w", filepath.Base(w.path), err)
@@ -307,7 +309,16 @@ func (w *storeWriter) finish(sync bool) (uint64, int64, error) {
 
 func (w *storeWriter) abort() {
 	w.f.Close()
+	w.release()
 	os.Remove(w.path)
+}
+
+// release gives the writer's buffers back; it writes nothing after.
+func (w *storeWriter) release() {
+	if w.w != nil {
+		w.bufs.put(w.w, nil, w.block, w.enc)
+		w.w, w.block, w.enc = nil, nil, nil
+	}
 }
 
 func storeHeader(flags uint32, count uint64, bucket uint32) []byte {
@@ -322,6 +333,7 @@ func storeHeader(flags uint32, count uint64, bucket uint32) []byte {
 
 // storeReader streams the hashes of one store file, verifying as it goes.
 type storeReader struct {
+	bufs      *ioBufs // where r and block go back (nil: nowhere)
 	name      string
 	f         *os.File
 	r         *bufio.Reader
@@ -337,21 +349,21 @@ type storeReader struct {
 	err       error
 }
 
-func openStore(path string, bucket int, meta bucketMeta) (*storeReader, error) {
+func openStore(path string, bucket int, meta bucketMeta, bufs *ioBufs) (*storeReader, error) {
 	name := filepath.Base(path)
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("sieve: open store file: %w", err)
 	}
-	r := &storeReader{name: name, f: f, r: bufio.NewReaderSize(f, ioBufSize), size: meta.size,
-		block: make([]uint64, 0, blockKeys)}
+	r := &storeReader{bufs: bufs, name: name, f: f, r: bufs.reader(f), size: meta.size,
+		block: bufs.block(), buf: bufs.enc()}
 	fail := func(format string, a ...any) (*storeReader, error) {
-		f.Close()
+		r.close()
 		return nil, fmt.Errorf("sieve: store file %s: %s: %w", name, fmt.Sprintf(format, a...), ErrCorrupt)
 	}
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
+		r.close()
 		return nil, fmt.Errorf("sieve: stat store file: %w", err)
 	}
 	if st.Size() != meta.size {
@@ -365,7 +377,7 @@ func openStore(path string, bucket int, meta bucketMeta) (*storeReader, error) {
 		return fail("bad header magic or checksum")
 	}
 	if v := binary.LittleEndian.Uint32(h[8:]); v != formatVersion {
-		f.Close()
+		r.close()
 		return nil, fmt.Errorf("sieve: store file %s: unsupported version %d", name, v)
 	}
 	r.flags = binary.LittleEndian.Uint32(h[12:])
@@ -465,11 +477,18 @@ func (r *storeReader) readBlock() error {
 
 func (r *storeReader) compressed() bool { return r.flags&flagCompressed != 0 }
 
-func (r *storeReader) close() { r.f.Close() }
+// close closes the file and gives the reader's buffers back.
+func (r *storeReader) close() {
+	r.f.Close()
+	if r.r != nil {
+		r.bufs.put(nil, r.r, r.block, r.buf)
+		r.r, r.block, r.buf = nil, nil, nil
+	}
+}
 
 // verifyStore reads a whole store file, checking every block.
 func verifyStore(path string, bucket int, meta bucketMeta) error {
-	r, err := openStore(path, bucket, meta)
+	r, err := openStore(path, bucket, meta, nil)
 	if err != nil {
 		return err
 	}

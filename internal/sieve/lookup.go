@@ -91,7 +91,7 @@ func openBucket(dir string, man manifest, h uint64) (*storeReader, error) {
 	if meta.gen == 0 {
 		return nil, nil
 	}
-	return openStore(filepath.Join(dir, bucketFileName(k, meta.gen)), k, meta)
+	return openStore(filepath.Join(dir, bucketFileName(k, meta.gen)), k, meta, nil)
 }
 
 // scanBucket reads a store file (in increasing order) until h or a larger

@@ -53,7 +53,7 @@ func (s *DRUM) ExtractSlots(in func(slot uint32) bool, emit func(h uint64) error
 		}
 		// Opened under the lock: a later commit may delete the file,
 		// which an open file survives.
-		r, oerr := openStore(filepath.Join(s.dir, bucketFileName(k, b.gen)), k, b)
+		r, oerr := openStore(filepath.Join(s.dir, bucketFileName(k, b.gen)), k, b, &s.bufs)
 		if oerr != nil {
 			err = oerr
 			break
@@ -229,12 +229,12 @@ func (s *DRUM) rewrite(f func(k int, old bucketMeta, gen uint64) (mergeResult, u
 // selects, as generation gen's file, and returns how many it dropped.
 func (s *DRUM) filterBucket(k int, old bucketMeta, gen uint64, in func(uint32) bool) (mergeResult, uint64, error) {
 	var res mergeResult
-	rd, err := openStore(filepath.Join(s.dir, bucketFileName(k, old.gen)), k, old)
+	rd, err := openStore(filepath.Join(s.dir, bucketFileName(k, old.gen)), k, old, &s.bufs)
 	if err != nil {
 		return res, 0, fmt.Errorf("sieve: delete: %w", err)
 	}
 	defer rd.close()
-	w, err := createStore(filepath.Join(s.dir, bucketFileName(k, gen)), k, s.compress)
+	w, err := createStore(filepath.Join(s.dir, bucketFileName(k, gen)), k, s.compress, &s.bufs)
 	if err != nil {
 		return res, 0, fmt.Errorf("sieve: delete: %w", err)
 	}
