@@ -36,7 +36,15 @@ type Guard struct {
 	end      context.CancelFunc
 	opened   chan struct{} // closed when the guard opens; replaced when it closes
 	onClose  func(reason string)
+	// Contexts handed out by Context in this period, by parent (at most
+	// maxShared): a fetcher's requests share one instead of deriving two
+	// per request.
+	shared    map[context.Context]context.Context
+	sharedFor context.Context // the period they end with
 }
+
+// maxShared bounds the contexts Context keeps per period.
+const maxShared = 256
 
 // newGuard returns an open guard whose last round is now. now is the
 // clock (time.Now in an agent, a fake one in tests); active reports
@@ -145,11 +153,35 @@ func (g *Guard) WaitOpen(ctx context.Context) error {
 // Context returns a context derived from parent that also ends when the
 // guard closes: a request in flight is cut then. Call cancel when the
 // request is over.
+//
+// The context is shared by the calls with the same parent in one period
+// of the guard (cancel does nothing then): it ends with the parent or the
+// period, and holds nothing of a request's.
 func (g *Guard) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	g.mu.Lock()
-	period := g.period
-	g.mu.Unlock()
+	defer g.mu.Unlock()
+	if g.sharedFor != g.period {
+		g.shared, g.sharedFor = map[context.Context]context.Context{}, g.period
+	}
+	if ctx, ok := g.shared[parent]; ok && ctx.Err() == nil {
+		return ctx, func() {}
+	}
 	ctx, cancel := context.WithCancel(parent)
-	stop := context.AfterFunc(period, cancel)
+	stop := context.AfterFunc(g.period, cancel)
+	if len(g.shared) < maxShared || g.dropEnded() {
+		g.shared[parent] = ctx
+		return ctx, func() {}
+	}
 	return ctx, func() { stop(); cancel() }
+}
+
+// dropEnded forgets the shared contexts that ended, and reports whether
+// there is room for another.
+func (g *Guard) dropEnded() bool {
+	for p, ctx := range g.shared {
+		if ctx.Err() != nil {
+			delete(g.shared, p)
+		}
+	}
+	return len(g.shared) < maxShared
 }
