@@ -69,7 +69,6 @@ func benchCrawlCmd() *cobra.Command {
 	fs.DurationVar(&o.ClusterProbe, "cluster-probe", 0, "with --agents: the agents' --cluster-probe (default 250ms)")
 	fs.DurationVar(&o.ClusterBatchDelay, "cluster-batch-delay", 0, "with --agents: the agents' --cluster-batch-delay (default: the crawler's)")
 	fs.BoolVar(&o.Ops, "ops", false, "measure the operations' overhead: every round crawls with --crawl-log=false and no console, then with the console on and polled as an open console page polls it, and compares (peers default to petrel)")
-	fs.DurationVar(&o.WebStartTimeout, "web-start-timeout", 0, "how long the synthetic web may take to start (default 3m; more on a loaded machine)")
 	fs.StringVar(&o.CPUProfileDir, "cpuprofile-dir", "", "write a CPU profile of every petrel crawl (each agent's too) into this directory")
 	fs.StringVar(&jsonPath, "json", "", "JSON output file (default stdout)")
 	return cmd
