@@ -152,7 +152,10 @@ func (h *clusterHost) handingOver() bool {
 	return h.ho.out > 0
 }
 
-// handOver sends what this agent gives up at view nw to each new owner.
+// handOver sends what this agent gives up at view nw to each new owner:
+// after a routing barrier, the seen-set parts and budget counts, then the
+// queued URLs of the addresses given up (until none is in flight), then
+// each owner's release with the addresses' remaining waits.
 func (h *clusterHost) handOver(nw *cluster.View, out map[string]cluster.SlotSet) error {
 	a := h.a
 	n := a.node
@@ -163,81 +166,21 @@ func (h *clusterHost) handOver(nw *cluster.View, out map[string]cluster.SlotSet)
 		time.Sleep(time.Millisecond)
 	}
 	a.frontier.RouteBarrier()
-	// Nothing more is dispatched to the addresses given up from here (the
-	// loop below waits for what is in flight).
-	until := map[netip.Addr]time.Time{} // the earliest next request to each address given up
-	keepWaits := func(w map[netip.Addr]time.Duration) {
-		now := time.Now()
-		for ad, d := range w {
-			if t := now.Add(d); t.After(until[ad]) {
-				until[ad] = t
-			}
-		}
-	}
+	// Nothing more is dispatched to the addresses given up from here
+	// (drainMovedOut waits for what is in flight).
+	until := giveUpTimes{}
 	_, w, err := a.frontier.MoveOut(ctx)
 	if err != nil {
 		return fmt.Errorf("move out: %w", err)
 	}
-	keepWaits(w)
-	ownerOf := func(slot uint32) string {
-		for to, set := range out {
-			if set.Has(slot) {
-				return to
-			}
-		}
-		return ""
-	}
-	seen := map[string][]uint64{}
-	err = a.sieve.ExtractSlots(func(s uint32) bool { return ownerOf(s) != "" }, func(hh uint64) error {
-		to := ownerOf(sieve.Slot(hh))
-		seen[to] = append(seen[to], hh)
-		return nil
-	})
+	until.keep(w)
+	owners := slotOwners(out)
+	seq, sentSeen, err := h.sendSeenAndCounts(ctx, nw.Epoch, owners)
 	if err != nil {
-		return fmt.Errorf("extract the seen set: %w", err)
+		return err
 	}
-	assign := a.cfg.Frontier.Assign
-	counts := map[string]map[string]int64{}
-	for sa, c := range a.frontier.TakeCounts(func(sa []byte) bool { return ownerOf(sieve.Slot(assign.GroupHash(sa))) != "" }) {
-		to := ownerOf(sieve.Slot(assign.GroupHash([]byte(sa))))
-		if counts[to] == nil {
-			counts[to] = map[string]int64{}
-		}
-		counts[to][sa] = c
-	}
-	seq := map[string]uint64{}
-	var sentSeen int
-	for to := range out {
-		hs := seen[to]
-		for first := true; first || len(hs) > 0; first = false {
-			k := min(len(hs), cluster.HandoffSeenPerPart)
-			part := &cluster.Handoff{Epoch: nw.Epoch, Seq: seq[to] + 1, Seen: hs[:k]}
-			if first {
-				part.Counts = counts[to]
-			}
-			if err := n.SendHandoff(ctx, to, part); err != nil {
-				return err
-			}
-			seq[to]++
-			sentSeen += k
-			hs = hs[k:]
-		}
-	}
-	// The addresses given up: nothing more is dispatched to them, their
-	// URLs go to their new owners, and the release waits for the
-	// requests in flight.
-	// Every round counts: a round sees only what it moves and what is in
-	// flight.
-	for {
-		inFlight, w, err := a.frontier.MoveOut(ctx)
-		if err != nil {
-			return fmt.Errorf("move out: %w", err)
-		}
-		keepWaits(w)
-		if inFlight == 0 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
+	if err := h.drainMovedOut(ctx, until); err != nil {
+		return err
 	}
 	if err := n.Flush(); err != nil { // the moved URLs are durable in the outbox before the release
 		return err
@@ -257,26 +200,123 @@ func (h *clusterHost) handOver(nw *cluster.View, out map[string]cluster.SlotSet)
 			a.log.Warn("cluster: leave: checkpoint after moving the queues out", "err", err)
 		}
 	}
-	for to := range out {
-		ws := map[string]time.Duration{}
-		for s, t := range untilAt {
-			if ad, err := netip.ParseAddr(s); err == nil && out[to].Has(cluster.SlotOf(ipGroup(ad))) {
-				ws[s] = max(time.Until(t), 0)
-			}
-		}
-		part := &cluster.Handoff{Epoch: nw.Epoch, Seq: seq[to] + 1, Release: true, Waits: ws}
-		if err := n.SendHandoff(ctx, to, part); err != nil {
-			return err
-		}
-		a.crash.reach("handoff-release")
+	if err := h.sendReleases(ctx, nw.Epoch, owners, seq, untilAt); err != nil {
+		return err
 	}
-	dropped, err := a.sieve.DeleteSlots(func(s uint32) bool { return ownerOf(s) != "" })
+	dropped, err := a.sieve.DeleteSlots(func(s uint32) bool { return owners.of(s) != "" })
 	if err != nil {
 		return fmt.Errorf("drop the seen set given up: %w", err)
 	}
 	a.stats.HandedOverSeen.Add(int64(sentSeen))
 	a.log.Info("cluster: hand-off done", "epoch", nw.Epoch, "to", len(out), "seen", sentSeen, "dropped", dropped, "addresses", len(untilAt))
 	return n.GivingDone(nw.Epoch)
+}
+
+// slotOwners maps each new owner to the slots this agent gives it.
+type slotOwners map[string]cluster.SlotSet
+
+// of returns the new owner of slot, or "" when this agent keeps it.
+func (o slotOwners) of(slot uint32) string {
+	for to, set := range o {
+		if set.Has(slot) {
+			return to
+		}
+	}
+	return ""
+}
+
+// giveUpTimes holds the earliest next request to each address given up.
+type giveUpTimes map[netip.Addr]time.Time
+
+// keep raises each address's time to now plus its wait, if later.
+func (u giveUpTimes) keep(w map[netip.Addr]time.Duration) {
+	now := time.Now()
+	for ad, d := range w {
+		if t := now.Add(d); t.After(u[ad]) {
+			u[ad] = t
+		}
+	}
+}
+
+// sendSeenAndCounts sends each new owner its part of the seen set, in
+// parts of at most cluster.HandoffSeenPerPart hashes, the first part
+// carrying its keys' budget counts. It returns the last part's sequence
+// number per owner and the hashes sent.
+func (h *clusterHost) sendSeenAndCounts(ctx context.Context, epoch uint64, owners slotOwners) (map[string]uint64, int, error) {
+	a := h.a
+	seen := map[string][]uint64{}
+	err := a.sieve.ExtractSlots(func(s uint32) bool { return owners.of(s) != "" }, func(hh uint64) error {
+		to := owners.of(sieve.Slot(hh))
+		seen[to] = append(seen[to], hh)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("extract the seen set: %w", err)
+	}
+	assign := a.cfg.Frontier.Assign
+	counts := map[string]map[string]int64{}
+	for sa, c := range a.frontier.TakeCounts(func(sa []byte) bool { return owners.of(sieve.Slot(assign.GroupHash(sa))) != "" }) {
+		to := owners.of(sieve.Slot(assign.GroupHash([]byte(sa))))
+		if counts[to] == nil {
+			counts[to] = map[string]int64{}
+		}
+		counts[to][sa] = c
+	}
+	seq := map[string]uint64{}
+	var sent int
+	for to := range owners {
+		hs := seen[to]
+		for first := true; first || len(hs) > 0; first = false {
+			k := min(len(hs), cluster.HandoffSeenPerPart)
+			part := &cluster.Handoff{Epoch: epoch, Seq: seq[to] + 1, Seen: hs[:k]}
+			if first {
+				part.Counts = counts[to]
+			}
+			if err := a.node.SendHandoff(ctx, to, part); err != nil {
+				return nil, 0, err
+			}
+			seq[to]++
+			sent += k
+			hs = hs[k:]
+		}
+	}
+	return seq, sent, nil
+}
+
+// drainMovedOut moves out the queued URLs of the addresses given up until
+// no request to them is in flight, keeping each address's wait. Every
+// round counts: a round sees only what it moves and what is in flight.
+func (h *clusterHost) drainMovedOut(ctx context.Context, until giveUpTimes) error {
+	for {
+		inFlight, w, err := h.a.frontier.MoveOut(ctx)
+		if err != nil {
+			return fmt.Errorf("move out: %w", err)
+		}
+		until.keep(w)
+		if inFlight == 0 {
+			return nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// sendReleases sends each new owner its release for epoch, with the
+// remaining wait of each address of its slots.
+func (h *clusterHost) sendReleases(ctx context.Context, epoch uint64, owners slotOwners, seq map[string]uint64, untilAt map[string]time.Time) error {
+	for to, set := range owners {
+		ws := map[string]time.Duration{}
+		for s, t := range untilAt {
+			if ad, err := netip.ParseAddr(s); err == nil && set.Has(cluster.SlotOf(ipGroup(ad))) {
+				ws[s] = max(time.Until(t), 0)
+			}
+		}
+		part := &cluster.Handoff{Epoch: epoch, Seq: seq[to] + 1, Release: true, Waits: ws}
+		if err := h.a.node.SendHandoff(ctx, to, part); err != nil {
+			return err
+		}
+		h.a.crash.reach("handoff-release")
+	}
+	return nil
 }
 
 // addrTimes keys times by the address's text, as awaiting.json does.
