@@ -81,7 +81,10 @@ func (n *Node) Forget(ctx context.Context, name string) (string, error) {
 	case n.aliveNames()[name]:
 		return "", fmt.Errorf("agent %s is alive: stop it first (forget is for an agent that is gone for good)", name)
 	case !v.Has(name) && !slices.Contains(v.Absent, name):
-		return "", fmt.Errorf("agent %s is not in the crawl's view (%s)", name, v)
+		var err error
+		if v, err = n.forgetLeft(ctx, name, v); err != nil { // leftforget.go
+			return "", err
+		}
 	}
 	if v.Has(name) {
 		// First a takeover, as after G: the new owners await no release

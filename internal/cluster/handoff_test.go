@@ -323,3 +323,76 @@ func TestLeftAgentBatchesNotRerouted(t *testing.T) {
 		t.Errorf("c counted %d duplicate batches, want 1 (the one sent again)", d)
 	}
 }
+
+// TestForgetLeftAgent: c leaves a crawl of three and stops before any
+// release (a kill in the middle of its leave, never started again): a and
+// b await its release. Forgetting c ends their wait (a view listing it
+// absent, then one without it); forgetting a name no member awaits is
+// refused.
+func TestForgetLeftAgent(t *testing.T) {
+	start := func(name string, join []string) *Node {
+		n, err := startNode(t, name, testKey, join, 3, newTestHost(), [][2]string{{"assign", "authority"}},
+			func(c *Config) { c.Grace, c.Timing.Probe = time.Minute, 200*time.Millisecond })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	a := start("a", nil)
+	b := start("b", []string{a.cfg.Bind.String()})
+	c := start("c", []string{a.cfg.Bind.String()})
+	defer a.Close(100 * time.Millisecond)
+	defer b.Close(100 * time.Millisecond)
+	waitReady(t, a, b, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	next, err := NextView(a.View(), nil, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Leaving()
+	if err := a.ProposeView(ctx, next, "leave of c"); err != nil {
+		t.Fatal(err)
+	}
+	for b.View().Epoch != 2 { // a commit not answered in time is learnt by gossip
+		if ctx.Err() != nil {
+			t.Fatalf("b holds %s", b.View())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.closeParts() // gone before its releases
+	for a.aliveNames()["c"] || b.aliveNames()["c"] {
+		if ctx.Err() != nil {
+			t.Fatal("c never seen gone")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, ok := a.Awaiting()["c"]; !ok {
+		t.Fatalf("a awaits %v, want c's release", a.Awaiting())
+	}
+	if _, err := a.Forget(ctx, "zz"); err == nil {
+		t.Fatal("forgetting an agent nobody awaits was accepted")
+	}
+	msg, err := a.Forget(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(msg)
+	for _, n := range []*Node{a, b} {
+		for n.View().Epoch != 4 {
+			if ctx.Err() != nil {
+				t.Fatalf("%s holds %s after the forget", n.Name(), n.View())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if v := n.View(); len(v.Absent) != 0 || v.Has("c") {
+			t.Errorf("%s: view after the forget %s", n.Name(), v)
+		}
+		if aw := n.Awaiting(); len(aw) != 0 {
+			t.Errorf("%s still awaits %v", n.Name(), aw)
+		}
+	}
+	if _, err := a.Forget(ctx, "c"); err == nil {
+		t.Error("c forgotten twice")
+	}
+}

@@ -1,6 +1,10 @@
 package cluster
 
-import "time"
+import (
+	"maps"
+	"slices"
+	"time"
+)
 
 // Status is an agent's state as /v1/status reports it (petrel cluster
 // status, termination detection).
@@ -30,6 +34,8 @@ type Status struct {
 	InboxFull      uint64 `json:"inbox_full"`
 	SendErrors     uint64 `json:"send_errors"`
 	Rerouted       uint64 `json:"rerouted_urls"` // URLs of batches for agents out of the view, sent to their new owners (death.go)
+
+	AwaitingFrom []string `json:"awaiting_from,omitempty"` // the old owners whose release this agent awaits (handoff.go)
 
 	View    *View    `json:"view,omitempty"`
 	Members []Member `json:"members,omitempty"`
@@ -65,6 +71,7 @@ func (n *Node) Status() *Status {
 		InboxFull:      n.counts.inboxFull.Load(),
 		SendErrors:     n.counts.sendErrors.Load(),
 		Rerouted:       n.counts.reroutedURLs.Load(),
+		AwaitingFrom:   slices.Sorted(maps.Keys(n.Awaiting())),
 		View:           n.View(),
 		Members:        n.members.members(),
 	}
