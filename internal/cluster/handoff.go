@@ -159,25 +159,6 @@ func (n *Node) Awaiting() map[string]uint64 {
 	return out
 }
 
-// ForgetAwaited stops waiting for from's release (from is dead and its
-// slots are taken over: what it did not hand over is lost to this agent's
-// sieve, as after a death).
-func (n *Node) ForgetAwaited(from string) error {
-	h := &n.ho
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if _, ok := h.st.Awaiting[from]; !ok {
-		return nil
-	}
-	delete(h.st.Awaiting, from)
-	h.st.Holds = slices.DeleteFunc(h.st.Holds, func(m heldMove) bool { return m.From == from })
-	h.keepViews()
-	h.n.Store(int32(len(h.st.Awaiting)))
-	close(h.changed)
-	h.changed = make(chan struct{})
-	return h.saveLocked(n.cfg.Dir)
-}
-
 // WaitReleases blocks while a release is awaited: the applier calls it
 // before a URL batch, and the host before a URL of its own reaches its
 // sieve (the old owners' seen sets must be in it first).
