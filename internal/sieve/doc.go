@@ -84,8 +84,11 @@
 // # Memory
 //
 // DRUM holds two buffers of 16 bytes per key, a bitmap of one bit per key and
-// a few 256 KiB I/O buffers: about 32.5 bytes per buffered key (136 MiB with
-// the default 2²² keys), independent of the number of stored keys. Memory and
+// the I/O buffers of the store files a flush merges (256 KiB each for
+// reading and writing, and a block of hashes, per bucket; kept between
+// flushes, so that a small flush allocates next to nothing): about 32.5
+// bytes per buffered key (136 MiB with the default 2²² keys), independent
+// of the number of stored keys. Memory and
 // the map baseline grow with the number of distinct keys.
 //
 // # URL cache
