@@ -122,7 +122,7 @@ func (r *clusterRouter) AddrOwner(addr netip.Addr) frontier.Peer {
 	if v == nil {
 		return frontier.Self
 	}
-	return r.peer(v.Owner(ipGroup(addr)))
+	return r.addrPeer(v, addr)
 }
 
 // ReadyOwner returns the owner of the address the record's host was first
@@ -140,7 +140,7 @@ func (r *clusterRouter) ReadyOwner(rec []byte) frontier.Peer {
 		return frontier.Self // AcceptReady refuses it
 	}
 	if isHO {
-		return r.peer(v.Owner(ipGroup(ho.Addr)))
+		return r.addrPeer(v, ho.Addr)
 	}
 	host := r.host.Group(rec[frontier.MetaLen:])
 	a, ok := r.placed.Get(host)
@@ -153,11 +153,20 @@ func (r *clusterRouter) ReadyOwner(rec []byte) frontier.Peer {
 		}
 		a = r.placed.Keep(host, frontier.PickAddr(addrs))
 	}
-	return r.peer(v.Owner(ipGroup(a)))
+	return r.addrPeer(v, a)
+}
+
+// addrPeer returns the owner of a in v, spelling its group in a buffer of
+// its own: it is asked for every URL placed.
+func (r *clusterRouter) addrPeer(v *cluster.View, a netip.Addr) frontier.Peer {
+	var buf [64]byte
+	return r.peer(v.OwnerBytes(a.AppendTo(append(buf[:0], ipGroupPrefix...))))
 }
 
 // ipGroup is what decides the owner of an address.
-func ipGroup(a netip.Addr) string { return "ip:" + a.String() }
+func ipGroup(a netip.Addr) string { return ipGroupPrefix + a.String() }
+
+const ipGroupPrefix = "ip:"
 
 // ForwardReady sends a new URL to the owner of its host's address.
 func (r *clusterRouter) ForwardReady(to frontier.Peer, rec []byte) error {
