@@ -253,14 +253,13 @@ func (h *clusterHost) sendSeenAndCounts(ctx context.Context, epoch uint64, owner
 	if err != nil {
 		return nil, 0, fmt.Errorf("extract the seen set: %w", err)
 	}
-	assign := a.cfg.Frontier.Assign
-	counts := map[string]map[string]int64{}
-	for sa, c := range a.frontier.TakeCounts(func(sa []byte) bool { return owners.of(sieve.Slot(assign.GroupHash(sa))) != "" }) {
-		to := owners.of(sieve.Slot(assign.GroupHash([]byte(sa))))
+	counts := map[string]map[uint64]int64{}
+	for k, c := range a.frontier.TakeCounts(func(slot uint32) bool { return owners.of(slot) != "" }) {
+		to := owners.of(sieve.Slot(k))
 		if counts[to] == nil {
-			counts[to] = map[string]int64{}
+			counts[to] = map[uint64]int64{}
 		}
-		counts[to][sa] = c
+		counts[to][k] = c
 	}
 	seq := map[string]uint64{}
 	var sent int

@@ -2,10 +2,8 @@ package benchscale
 
 import (
 	"bufio"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/petrel-crawler/petrel/internal/benchcrawl"
 	"github.com/petrel-crawler/petrel/internal/bloom"
+	"github.com/petrel-crawler/petrel/internal/frontier"
 )
 
 // DiskBytes are the bytes a crawl directory holds on disk (allocated
@@ -193,34 +192,24 @@ func (sm *Sample) fromProgress(m map[string]int64) {
 	sm.Errors = m["FetchErrors"] + m["Status5xx"] + m["StoreErrors"]
 }
 
-// readCounts reads the per-key URL counts the agent saves (state/counts:
-// per key uvarint length, key, uvarint count) and returns the number of
-// keys and the largest count.
+// readCounts reads the per-key URL counts the agent saves (state/counts,
+// frontier.ReadCounts) and returns the number of keys and the largest
+// count.
 func readCounts(path string) (keys, largest int64, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<20)
-	for {
-		l, err := binary.ReadUvarint(br)
-		if err == io.EOF {
-			return keys, largest, nil
-		}
-		if err != nil || l > 1<<16 {
-			return keys, largest, fmt.Errorf("benchscale: counts file: bad key length")
-		}
-		if _, err := br.Discard(int(l)); err != nil {
-			return keys, largest, fmt.Errorf("benchscale: counts file: %w", err)
-		}
-		v, err := binary.ReadUvarint(br)
-		if err != nil {
-			return keys, largest, fmt.Errorf("benchscale: counts file: %w", err)
-		}
+	noKey := func([]byte) uint64 { return 0 }
+	err = frontier.ReadCounts(bufio.NewReaderSize(f, 1<<20), noKey, func(_ uint64, n int64) {
 		keys++
-		largest = max(largest, int64(v))
+		largest = max(largest, n)
+	})
+	if err != nil {
+		return keys, largest, fmt.Errorf("benchscale: counts file: %w", err)
 	}
+	return keys, largest, nil
 }
 
 // FilterFigures describe a digest filter file the agent saved at its stop.

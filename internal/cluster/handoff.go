@@ -49,7 +49,7 @@ type Handoff struct {
 	Epoch   uint64 // the view that moved the slots
 	Seq     uint64 // per (From, Epoch, receiver), from 1
 	Seen    []uint64
-	Counts  map[string]int64         // per-key URL counts (budget used), by scheme+authority
+	Counts  map[uint64]int64         // per-key URL counts (budget used), by count key (frontier.Frontier.TakeCounts)
 	Release bool                     // the last part: the old owner schedules nothing moved any more
 	Waits   map[string]time.Duration // with Release: remaining delay per moved address
 }
@@ -221,7 +221,7 @@ func (n *Node) SendHandoff(ctx context.Context, to string, h *Handoff) error {
 // but Seen), the header, then the seen hashes, 8 bytes each,
 // little-endian.
 type handoffHeader struct {
-	Counts  map[string]int64         `json:"counts,omitempty"`
+	Counts  map[uint64]int64         `json:"counts,omitempty"`
 	Release bool                     `json:"release,omitempty"`
 	Waits   map[string]time.Duration `json:"waits,omitempty"`
 }

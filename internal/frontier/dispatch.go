@@ -225,10 +225,10 @@ func (s *scheduler) drop(h *hostState, prefix, rec string) {
 // pop takes the next record of v: retries first, then the RAM queue,
 // refilled from the virtualizer when it runs dry.
 func (s *scheduler) pop(v *visitState) (rec string, attempt int, ok bool) {
-	if len(v.retries) > 0 {
-		r := v.retries[0]
-		v.retries[0] = retry{}
-		v.retries = v.retries[1:]
+	if rs := v.retries(); len(rs) > 0 {
+		r := rs[0]
+		rs[0] = retry{}
+		v.setRetries(rs[1:])
 		s.addQueued(-1)
 		return r.rec, r.attempt, true
 	}
@@ -278,7 +278,7 @@ func (s *scheduler) refill(v *visitState) error {
 
 // putBack returns a record to the head of v's queue.
 func (s *scheduler) putBack(v *visitState, rec string, attempt int) {
-	v.retries = append([]retry{{rec: rec, attempt: attempt}}, v.retries...)
+	v.setRetries(append([]retry{{rec: rec, attempt: attempt}}, v.retries()...))
 	s.addQueued(1)
 }
 

@@ -163,18 +163,18 @@ func (s *scheduler) park(h *hostState, rec []byte) {
 // and nothing of v is on disk, to the virtualizer otherwise (each active
 // visit state keeps at least one URL in RAM).
 func (s *scheduler) add(v *visitState, rec []byte) error {
-	if v.movedTo != "" && v.host.resolved {
+	if v.movedTo() != "" && v.host.resolved {
 		// The address may have moved on, or back here, since v moved (a
 		// death and a return): follow its current owner, never a previous
 		// one, or two agents pass the record back and forth.
 		if to := s.addrOwner(v.host.addr); to == Self {
-			v.movedTo = ""
+			v.setMovedTo("")
 			s.attachOrMove(v)
 		} else {
-			v.movedTo = to
+			v.setMovedTo(to)
 		}
 	}
-	if v.movedTo != "" {
+	if v.movedTo() != "" {
 		return s.forwardMoved(v, rec)
 	}
 	virt := s.f.cfg.Virtualizer
@@ -255,7 +255,7 @@ func (s *scheduler) attach(v *visitState) { s.attachOrMove(v) }
 // wake ends the wait of visit states withdrawn for a host or a robots.txt.
 func (s *scheduler) wake(list []*visitState) {
 	for _, v := range list {
-		if v.movedTo != "" {
+		if v.movedTo() != "" {
 			continue
 		}
 		if v.entry == nil {

@@ -143,8 +143,8 @@ func (d *dropLog) purged(v *visitState, why DropReason) (tookDisk bool) {
 	if d.jobs == nil {
 		return false
 	}
-	j := &dropJob{why: why, prefix: v.prefix(), retries: v.retries, queue: v.queue, id: v.id, onDisk: v.onDisk,
-		bytes: int64(v.queue.bytes() + 64*len(v.retries))}
+	j := &dropJob{why: why, prefix: v.prefix(), retries: v.retries(), queue: v.queue, id: v.id, onDisk: v.onDisk,
+		bytes: int64(v.queue.bytes() + 64*len(v.retries()))}
 	if j.urls() == 0 {
 		return false
 	}

@@ -310,7 +310,7 @@ func New(cfg Config) (*Frontier, error) {
 		runDone:     make(chan struct{}),
 	}
 	f.live.Store(&liveSettings{cfg.Settings, cfg.Cuts})
-	f.counts.init()
+	f.counts.init(cfg.Assign.GroupHash)
 	f.sched = newScheduler(f)
 	if len(cfg.Handovers) > 0 {
 		f.sched.restoreHandovers(cfg.Handovers)

@@ -155,14 +155,14 @@ func (s *scheduler) forwardMoved(v *visitState, rec []byte) error {
 	full := make([]byte, 0, 22+MetaLen+len(url))
 	full = append(AppendHandover(full, Handover{Gen: v.gen, Addr: s.handoverAddr(v, url)}, rec[:MetaLen]), url...)
 	s.f.stats.HandedOverURLs.Add(1)
-	return rr.ForwardReady(v.movedTo, full)
+	return rr.ForwardReady(v.movedTo(), full)
 }
 
 // takeOut removes and returns every record v holds (retries, the RAM
 // queue, the virtualized tail), as meta+suffix, keeping the counts.
 func (s *scheduler) takeOut(v *visitState) ([][]byte, error) {
 	var out [][]byte
-	for _, r := range v.retries {
+	for _, r := range v.retries() {
 		out = append(out, []byte(r.rec))
 	}
 	v.queue.each(func(rec []byte) { out = append(out, append([]byte(nil), rec...)) })
@@ -177,11 +177,12 @@ func (s *scheduler) takeOut(v *visitState) ([][]byte, error) {
 	s.wb.withdraw(v)
 	s.addQueued(-v.queued())
 	s.queuedBytes -= int64(v.queue.bytes())
-	v.queue, v.retries, v.onDisk = pathQueue{}, nil, 0
+	v.queue, v.onDisk = pathQueue{}, 0
+	v.setRetries(nil)
 	return out, nil
 }
 
-// moveOut forwards what v holds to v.movedTo, once nothing of it is in
+// moveOut forwards what v holds to v.movedTo(), once nothing of it is in
 // flight, and detaches it from its entry.
 func (s *scheduler) moveOut(v *visitState) error {
 	if v.inFlight > 0 {
@@ -228,7 +229,7 @@ func (f *Frontier) MoveOut(ctx context.Context) (inFlight int, waits map[netip.A
 		}
 		for _, v := range s.states {
 			e := v.entry
-			if v.movedTo == "" && (e == nil || !gone[e]) {
+			if v.movedTo() == "" && (e == nil || !gone[e]) {
 				continue
 			}
 			if v.host.resolved {
@@ -237,7 +238,7 @@ func (f *Frontier) MoveOut(ctx context.Context) (inFlight int, waits map[netip.A
 					waits[a] = d
 				}
 			}
-			if e != nil && v.movedTo == "" {
+			if e != nil && v.movedTo() == "" {
 				s.handOn(v, s.addrOwner(e.addr))
 			}
 			if err = s.moveOut(v); err != nil {
@@ -333,8 +334,8 @@ func (f *Frontier) Rehome(ctx context.Context) error {
 			}
 		}
 		for _, v := range s.states {
-			if v.movedTo != "" && v.host.resolved && s.addrOwner(v.host.addr) == Self {
-				v.movedTo = ""
+			if v.movedTo() != "" && v.host.resolved && s.addrOwner(v.host.addr) == Self {
+				v.setMovedTo("")
 				s.attachOrMove(v)
 			}
 		}
@@ -346,34 +347,14 @@ func (f *Frontier) Holding() int { return int(f.holds.n.Load()) }
 
 var errNoReadyRouter = errors.New("frontier: the router names another agent for an address but cannot forward to it (no ReadyRouter)")
 
-// TakeCounts removes and returns the per-key URL counts (the budget used,
-// by scheme+authority) of the keys in selects: the old owner's part of a
-// hand-off.
-func (f *Frontier) TakeCounts(in func(schemeAuthority []byte) bool) map[string]int64 {
-	out := map[string]int64{}
-	for i := range f.counts.shards {
-		s := &f.counts.shards[i]
-		s.mu.Lock()
-		for k, v := range s.m {
-			if in([]byte(k)) {
-				out[k] = v
-				delete(s.m, k)
-			}
-		}
-		s.mu.Unlock()
-	}
-	return out
-}
+// TakeCounts removes and returns the per-key URL counts (the budget used)
+// of the keys whose group slot (sieve.Slot of a count key) is in, by count
+// key: the old owner's part of a hand-off.
+func (f *Frontier) TakeCounts(in func(slot uint32) bool) map[uint64]int64 { return f.counts.take(in) }
 
-// AddCounts adds handed-over per-key URL counts to this agent's.
-func (f *Frontier) AddCounts(m map[string]int64) {
-	for k, v := range m {
-		s := f.counts.shard([]byte(k))
-		s.mu.Lock()
-		s.m[k] += v
-		s.mu.Unlock()
-	}
-}
+// AddCounts adds handed-over per-key URL counts (by count key, as
+// TakeCounts returns them) to this agent's.
+func (f *Frontier) AddCounts(m map[uint64]int64) { f.counts.addAll(m) }
 
 // RouteBarrier returns once every URL whose owner was asked of the Router
 // before the call has reached this agent's sieve or been forwarded: after

@@ -90,7 +90,7 @@ func ReadyRecord(rec []byte) []byte {
 // handOn marks v moved to the agent to (its address is that agent's now):
 // one more hand-over of its key.
 func (s *scheduler) handOn(v *visitState, to Peer) {
-	v.movedTo = to
+	v.setMovedTo(to)
 	v.gen++
 	s.f.stats.HandedOverKeys.Add(1)
 }
@@ -105,8 +105,8 @@ func (s *scheduler) takeHandover(v *visitState, h *hostState, ho Handover) {
 	}
 	v.gen = ho.Gen
 	s.adopt(h, ho.Addr)
-	if v.movedTo != "" && v.host.resolved {
-		v.movedTo = ""
+	if v.movedTo() != "" && v.host.resolved {
+		v.setMovedTo("")
 		s.attachOrMove(v)
 	}
 }

@@ -229,7 +229,7 @@ func (s *scheduler) stateOf(sa, url string, h *hostState) *visitState {
 // virtualized tail, in dispatch order.
 func (s *scheduler) findInState(v *visitState, suffix string, info *URLInfo) {
 	var pos int64
-	for _, r := range v.retries {
+	for _, r := range v.retries() {
 		if r.rec[MetaLen:] == suffix {
 			info.Place, info.Meta, info.Attempt, info.Position = Queued, decodeMeta(r.rec), r.attempt, pos
 			return

@@ -70,7 +70,7 @@ func (f *Frontier) KeyQueue(ctx context.Context, name string) (k KeyInfo, ram, d
 
 // sample returns the first URLs of v's queue in RAM and on disk.
 func (s *scheduler) sample(v *visitState) (ram, disk []string) {
-	for _, r := range v.retries {
+	for _, r := range v.retries() {
 		if len(ram) < sampleURLs {
 			ram = append(ram, v.prefix()+r.rec[MetaLen:])
 		}

@@ -50,7 +50,7 @@ func (s *scheduler) releasePage(v *visitState, t *Task, o Outcome) (time.Duratio
 		v.failures = 0
 	case RetryLater:
 		if t.Attempt < s.set.MaxRetries {
-			v.retries = append(v.retries, retry{rec: t.record(), attempt: t.Attempt + 1})
+			v.setRetries(append(v.retries(), retry{rec: t.record(), attempt: t.Attempt + 1}))
 			s.addQueued(1)
 			s.f.stats.Retries.Add(1)
 			if s.set.RetryDelay > delay {
@@ -141,7 +141,8 @@ func (s *scheduler) empty(v *visitState, why DropReason) int64 {
 			f.log.Error("frontier: virtualizer remove", "key", v.key, "err", err)
 		}
 	}
-	v.queue, v.retries, v.onDisk = pathQueue{}, nil, 0
+	v.queue, v.onDisk = pathQueue{}, 0
+	v.setRetries(nil)
 	v.phase, v.dropWhy = phaseBroken, why
 	if v.inFlight == 0 {
 		s.deactivate(v)

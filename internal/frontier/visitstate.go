@@ -23,9 +23,8 @@ type visitState struct {
 	entry *ipEntry     // nil until the DNS stage has resolved host
 	rs    *robotsState // robots.txt of the key's authority, when it has one (authority policy)
 
-	queue   pathQueue // the in-RAM part of the queue
-	retries []retry   // records to fetch again before the queue, in order
-	movedTo Peer      // the agent that owns host's address, when not this one (handoff.go)
+	queue pathQueue  // the in-RAM part of the queue
+	rare  *visitRare // what few visit states hold at a time (nil: none of it)
 
 	id        uint64        // identity in the virtualizer
 	onDisk    int64         // records virtualized, to come after the RAM part
@@ -78,6 +77,65 @@ func (v *visitState) setPhase(p phase) {
 	}
 }
 
+// visitRare is the part of a visit state that few hold at a time, kept
+// apart so that the others do not pay for it; a visit state drops it when
+// it is empty (setRetries, setMovedTo).
+type visitRare struct {
+	retries []retry // records to fetch again before the queue, in order
+	movedTo Peer    // the agent that owns host's address, when not this one (handoff.go)
+}
+
+// retries is the records v is to fetch again before its queue, in order.
+func (v *visitState) retries() []retry {
+	if v.rare == nil {
+		return nil
+	}
+	return v.rare.retries
+}
+
+// movedTo is the agent that owns the address of v's host, when not this
+// one (handoff.go), else "".
+func (v *visitState) movedTo() Peer {
+	if v.rare == nil {
+		return ""
+	}
+	return v.rare.movedTo
+}
+
+// setRetries replaces v's retries (an empty list holds no array).
+func (v *visitState) setRetries(r []retry) {
+	if len(r) == 0 {
+		r = nil
+	}
+	if v.rare == nil && r == nil {
+		return
+	}
+	v.mustRare().retries = r
+	v.tidyRare()
+}
+
+// setMovedTo sets the agent v's key moved to ("": this one).
+func (v *visitState) setMovedTo(p Peer) {
+	if v.rare == nil && p == "" {
+		return
+	}
+	v.mustRare().movedTo = p
+	v.tidyRare()
+}
+
+func (v *visitState) mustRare() *visitRare {
+	if v.rare == nil {
+		v.rare = &visitRare{}
+	}
+	return v.rare
+}
+
+func (v *visitState) tidyRare() {
+	if v.rare.retries == nil && v.rare.movedTo == "" {
+		v.rare = nil
+	}
+}
+
 type retry struct {
 	rec     string // meta+suffix
 	attempt int
@@ -85,10 +143,10 @@ type retry struct {
 
 // hasWork reports whether the visit state has something to fetch.
 func (v *visitState) hasWork() bool {
-	return v.queue.len() > 0 || len(v.retries) > 0 || v.onDisk > 0
+	return v.queue.len() > 0 || len(v.retries()) > 0 || v.onDisk > 0
 }
 
 // queued is the number of URLs the visit state holds.
 func (v *visitState) queued() int64 {
-	return int64(v.queue.len()+len(v.retries)) + v.onDisk
+	return int64(v.queue.len()+len(v.retries())) + v.onDisk
 }

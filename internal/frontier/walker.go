@@ -39,7 +39,7 @@ func (s *scheduler) walkHeld(fn func(rec []byte) error, virtual bool) error {
 		if v.broken() {
 			continue
 		}
-		for _, r := range v.retries {
+		for _, r := range v.retries() {
 			emit(v, []byte(r.rec))
 		}
 		v.queue.each(func(r []byte) { emit(v, r) })
@@ -145,7 +145,8 @@ func (f *Frontier) Close() error {
 		h.parked = nil
 	}
 	for _, v := range s.states {
-		v.queue, v.retries, v.onDisk = pathQueue{}, nil, 0
+		v.queue, v.onDisk = pathQueue{}, 0
+		v.setRetries(nil)
 	}
 	s.addQueued(-s.queuedURLs)
 	s.queuedBytes, s.virtualized = 0, 0
