@@ -124,7 +124,7 @@ func (s *scheduler) handoverKeys() []HandoverKey {
 		if v.gen == 0 || v.broken() || v.host == nil {
 			continue
 		}
-		k := HandoverKey{Key: v.key, Host: v.host.name, Gen: v.gen, MovedTo: v.movedTo}
+		k := HandoverKey{Key: v.key, Host: v.host.name, Gen: v.gen, MovedTo: v.movedTo()}
 		if v.host.resolved {
 			k.Addr = v.host.addr
 		}
@@ -154,7 +154,8 @@ func (s *scheduler) restoredState(key string, keyIsPrefix bool) *visitState {
 		return s.newVisitState(key, keyIsPrefix, k.Host, k.Gen)
 	}
 	s.nextID++
-	v := &visitState{key: key, keyIsPrefix: keyIsPrefix, id: s.nextID, heapIndex: -1, gen: k.Gen, host: h, movedTo: k.MovedTo}
+	v := &visitState{key: key, keyIsPrefix: keyIsPrefix, id: s.nextID, heapIndex: -1, gen: k.Gen, host: h}
+	v.setMovedTo(k.MovedTo)
 	s.states[key] = v
 	return v
 }
