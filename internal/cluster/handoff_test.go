@@ -22,13 +22,13 @@ type handoffHost struct {
 	*testHost
 	hmu       sync.Mutex
 	parts     []string         // "from/epoch/seq" applied
-	counts    map[string]int64 // the counts added
+	counts    map[uint64]int64 // the counts added, by count key
 	resumed   []PendingHold
 	notBefore map[string]time.Time
 }
 
 func newHandoffHost() *handoffHost {
-	return &handoffHost{testHost: newTestHost(), counts: map[string]int64{}}
+	return &handoffHost{testHost: newTestHost(), counts: map[uint64]int64{}}
 }
 
 func (h *handoffHost) ApplyHandoff(p *Handoff) error {
@@ -111,7 +111,7 @@ func TestHandoffStateSurvivesRestart(t *testing.T) {
 	}
 
 	// a's first part (its counts) sent twice at once, then again.
-	part := &Handoff{From: "a", Epoch: 2, Seq: 1, Counts: map[string]int64{"http://h1.test": 7}}
+	part := &Handoff{From: "a", Epoch: 2, Seq: 1, Counts: map[uint64]int64{0xc0ffee: 7}}
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Add(1)
@@ -151,7 +151,7 @@ func TestHandoffStateSurvivesRestart(t *testing.T) {
 	if want := []string{"a/2/1", "a/2/2"}; !slices.Equal(all, want) {
 		t.Fatalf("parts applied %v, want each once: %v", all, want)
 	}
-	if c := h.counts["http://h1.test"] + h2.counts["http://h1.test"]; c != 7 {
+	if c := h.counts[0xc0ffee] + h2.counts[0xc0ffee]; c != 7 {
 		t.Fatalf("count handed over applied as %d, want 7", c)
 	}
 
