@@ -132,7 +132,7 @@ func run(ctx context.Context, o Options) (*Report, error) {
 			if (r.peer == PeerPetrel || res.Agents > 0) && res.Skipped == "" && res.Error != "" && res.Pages == 0 {
 				return nil, fmt.Errorf("benchcrawl: petrel failed: %s", res.Error)
 			}
-			o.Log.Info("benchcrawl: done", "crawler", r.peer, "pages", res.Pages, "pages_per_s", res.PagesPerSec, "skipped", res.Skipped)
+			o.Log.Info("benchcrawl: done", "crawler", r.peer, "pages", res.Pages, "pages_per_s", res.PagesPerSec, "cpu_s", res.CPUSeconds, "skipped", res.Skipped)
 			all = append(all, res)
 		}
 	}
