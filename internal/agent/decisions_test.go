@@ -12,6 +12,7 @@ import (
 
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/frontier"
+	"github.com/petrel-crawler/petrel/internal/robots"
 	"github.com/petrel-crawler/petrel/internal/stats"
 )
 
@@ -106,7 +107,7 @@ func TestRobotsDecisions(t *testing.T) {
 			got = ""
 		case o.Robots == nil:
 			got = "nil"
-		case o.Robots == fetch.AllowAll:
+		case o.Robots == robots.AllowAll:
 			got = "all"
 		default:
 			got = "parsed"

@@ -11,6 +11,7 @@ import (
 	"github.com/petrel-crawler/petrel/internal/crawllog"
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/frontier"
+	"github.com/petrel-crawler/petrel/internal/robots"
 	"github.com/petrel-crawler/petrel/internal/urlx"
 )
 
@@ -23,7 +24,7 @@ type fetched struct {
 
 // robotsCap is how much of a robots.txt is read (RFC 9309 allows a crawler
 // to stop at 500 KiB).
-const robotsCap = fetch.MaxRobotsSize
+const robotsCap = robots.MaxSize
 
 // fetchLoop is one fetcher: it takes tasks until the scheduler closes Todo,
 // fetches each once, hands the task back with its outcome, and passes the
@@ -199,11 +200,11 @@ func (a *Agent) robotsRules(resp *fetch.Response) frontier.RobotsRules {
 		if err != nil {
 			a.log.Info("robots.txt body", "url", resp.URL, "err", err)
 		}
-		return fetch.ParseRobots(body, a.productToken())
+		return robots.Parse(body, a.productToken()).Rules()
 	case resp.Status == http.StatusTooManyRequests || resp.Status >= 500:
 		return nil
 	default:
-		return fetch.AllowAll
+		return robots.AllowAll
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/parse"
+	"github.com/petrel-crawler/petrel/internal/robots"
 	"github.com/petrel-crawler/petrel/internal/sieve"
 	"github.com/petrel-crawler/petrel/internal/urlx"
 )
@@ -62,8 +63,8 @@ func (a *Agent) seedSitemaps(seeds []urlx.URL) {
 
 // robotsSitemaps enqueues the Sitemap lines of a robots.txt response.
 func (a *Agent) robotsSitemaps(base urlx.URL, resp *fetch.Response, m frontier.Meta, via uint64) {
-	body, _ := fetch.DecodeBody(resp, fetch.MaxRobotsSize)
-	for _, s := range fetch.ParseRobots(body, a.productToken()).Sitemaps() {
+	body, _ := fetch.DecodeBody(resp, robots.MaxSize)
+	for _, s := range robots.Parse(body, a.productToken()).Sitemaps() {
 		if u, err := base.Resolve(s); err == nil {
 			a.offerSitemap(u, resp.URL, m.Next(frontier.HopManifest, via))
 		}

@@ -16,8 +16,8 @@ import (
 	"github.com/petrel-crawler/petrel/internal/console"
 	"github.com/petrel-crawler/petrel/internal/crawllog"
 	"github.com/petrel-crawler/petrel/internal/diskq"
-	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/frontier"
+	"github.com/petrel-crawler/petrel/internal/robots"
 	"github.com/petrel-crawler/petrel/internal/sieve"
 	"github.com/petrel-crawler/petrel/internal/store"
 	"github.com/petrel-crawler/petrel/internal/urlx"
@@ -510,7 +510,7 @@ func robotsFromArchive(a store.Archive, u urlx.URL) (rule, whose string, denied 
 	if err != nil || p.Status < 200 || p.Status >= 300 {
 		return "", "", false
 	}
-	allowed, rule := fetch.ParseRobots(p.Body, "petrel").Match(u.PathQuery)
+	allowed, rule := robots.Parse(p.Body, "petrel").Match(u.PathQuery)
 	if allowed {
 		return "", "", false
 	}

@@ -12,7 +12,6 @@
 //     addresses (and their IPv4-mapped forms) are refused. The check is made
 //     on the address actually dialled, inside the dialer, so neither DNS nor a
 //     caller can smuggle one in.
-//   - robots.txt ([ParseRobots]): an RFC 9309 parser and matcher.
 //   - HTTP fetching ([Fetcher]): one request, no redirects followed, no
 //     retries, over a net/http Transport tuned for crawling, dialling the
 //     address chosen by the DNS stage while keeping the host name for the
@@ -28,8 +27,8 @@
 //
 // Every buffer is bounded: bodies by Options.MaxBody, headers by
 // Options.MaxHeaderBytes, the raw capture by a bound derived from both, the
-// DNS cache by ResolverOptions.MaxEntries, and the robots.txt parser reads at
-// most [MaxRobotsSize] bytes.
+// DNS cache by ResolverOptions.MaxEntries (robots.txt files are read by
+// package robots).
 //
 // The package starts no goroutines of its own beyond those of net/http's
 // Transport, which end when their connections close ([Fetcher.CloseIdle]).

@@ -1,4 +1,4 @@
-package fetch
+package robots
 
 import (
 	"bytes"
@@ -8,47 +8,45 @@ import (
 	"time"
 )
 
-// MaxRobotsSize is the number of leading bytes of a robots.txt file that
-// [ParseRobots] reads (500 KiB, the minimum RFC 9309 asks parsers to honour);
+// MaxSize is the number of leading bytes of a robots.txt file that
+// [Parse] reads (500 KiB, the minimum RFC 9309 asks parsers to honour);
 // the rest is ignored.
-const MaxRobotsSize = 500 * 1024
+const MaxSize = 500 * 1024
 
 // maxCrawlDelay bounds a parsed Crawl-delay; callers cap it further.
 const maxCrawlDelay = 24 * time.Hour
 
 // Robots is a parsed robots.txt file, reduced to the rules of the group(s)
-// applying to one product token. A Robots is immutable and safe for
-// concurrent use.
+// applying to one product token, with the file's Sitemap lines. A Robots is
+// immutable and safe for concurrent use; the zero value and nil allow every
+// path.
 type Robots struct {
-	rules      []robotsRule
-	crawlDelay time.Duration
-	sitemaps   []string
+	rules    Rules
+	sitemaps []string
 }
 
+// robotsRule is one Allow or Disallow line, as parsed.
 type robotsRule struct {
 	allow    bool
 	pattern  string // normalised, without a trailing '$'
 	anchored bool   // pattern ended with '$'
-	length   int    // specificity: octets of the normalised pattern as written
 }
 
-// AllowAll allows every path: the robots of a site whose robots.txt is
-// missing (4xx).
-var AllowAll = &Robots{}
-
-// DisallowAll disallows every path but /robots.txt itself: the robots of a
-// site whose robots.txt is unreachable (5xx, network failure).
-var DisallowAll = &Robots{rules: []robotsRule{{allow: false, pattern: "/", length: 1}}}
-
-// ParseRobots parses a robots.txt body following RFC 9309 and keeps the rules
+// Parse parses a robots.txt body following RFC 9309 and keeps the rules
 // that apply to productToken (for example "Petrel"; only its leading
 // letters, '_' and '-' are used). Groups naming the token (case-insensitively)
 // are combined; if there is none, the groups for "*" are used; if there is
-// none either, everything is allowed. Only the first [MaxRobotsSize] bytes
+// none either, everything is allowed. Only the first [MaxSize] bytes
 // are parsed; lines that are not "key: value" records are ignored.
-func ParseRobots(body []byte, productToken string) *Robots {
-	if len(body) > MaxRobotsSize {
-		body = body[:MaxRobotsSize]
+func Parse(body []byte, productToken string) *Robots {
+	r, _ := parse(body, productToken)
+	return r
+}
+
+// parse is Parse, also returning the rules in file order.
+func parse(body []byte, productToken string) (*Robots, []robotsRule) {
+	if len(body) > MaxSize {
+		body = body[:MaxSize]
 	}
 	body = bytes.TrimPrefix(body, []byte("\xEF\xBB\xBF"))
 	token := strings.ToLower(productTokenOf(productToken))
@@ -64,6 +62,8 @@ func ParseRobots(body []byte, productToken string) *Robots {
 		cur      *group
 		inAgents bool // the last record was a user-agent line
 		r        = &Robots{}
+		rules    []robotsRule
+		delay    time.Duration
 	)
 	for len(body) > 0 {
 		var line []byte
@@ -126,9 +126,9 @@ func ParseRobots(body []byte, productToken string) *Robots {
 			for _, a := range g.agents {
 				if a == agent {
 					found = true
-					r.rules = append(r.rules, g.rules...)
-					if g.hasDly && g.delay > r.crawlDelay {
-						r.crawlDelay = g.delay
+					rules = append(rules, g.rules...)
+					if g.hasDly && g.delay > delay {
+						delay = g.delay
 					}
 					break
 				}
@@ -139,7 +139,8 @@ func ParseRobots(body []byte, productToken string) *Robots {
 	if token == "" || token == "*" || !pick(token) {
 		pick("*")
 	}
-	return r
+	r.rules = compile(rules, delay)
+	return r, rules
 }
 
 // productTokenOf returns the leading run of letters, '_' and '-' of s, the
@@ -179,69 +180,28 @@ func newRule(allow bool, val string) robotsRule {
 	for strings.Contains(p, "**") {
 		p = strings.ReplaceAll(p, "**", "*")
 	}
-	n := len(p)
-	if anchored {
-		n++
-	}
-	return robotsRule{allow: allow, pattern: p, anchored: anchored, length: n}
+	return robotsRule{allow: allow, pattern: p, anchored: anchored}
 }
 
-// Allowed reports whether the path (with its query, if any) may be fetched.
-// The longest matching rule wins; on a tie between Allow and Disallow, Allow
-// wins; with no matching rule the path is allowed. "/robots.txt" is always
-// allowed. Percent-encoding is normalised on both sides before matching.
-func (r *Robots) Allowed(pathQuery string) bool {
-	ok, _ := r.Match(pathQuery)
-	return ok
-}
+// Allowed is [Rules.Allowed] of the rules.
+func (r *Robots) Allowed(pathQuery string) bool { return r.Rules().Allowed(pathQuery) }
 
-// Match is Allowed, with the rule that decides, as written in robots.txt
-// ("Disallow: /private/"), or "" when no rule matches.
+// Match is [Rules.Match] of the rules.
 func (r *Robots) Match(pathQuery string) (allowed bool, rule string) {
-	if r == nil || len(r.rules) == 0 {
-		return true, ""
-	}
-	if pathQuery == "" {
-		pathQuery = "/"
-	}
-	if pathQuery == "/robots.txt" {
-		return true, ""
-	}
-	p := normalizePath(pathQuery)
-	best, allowed := -1, true
-	var win *robotsRule
-	for i := range r.rules {
-		ru := &r.rules[i]
-		if ru.length < best || (ru.length == best && allowed) {
-			continue
-		}
-		if !matchPattern(ru.pattern, ru.anchored, p) {
-			continue
-		}
-		if ru.length > best || ru.allow { // a longer rule, or Allow winning a tie
-			best, allowed, win = ru.length, ru.allow, ru
-		}
-	}
-	if win == nil {
-		return true, ""
-	}
-	rule = "Disallow: " + win.pattern
-	if win.allow {
-		rule = "Allow: " + win.pattern
-	}
-	if win.anchored {
-		rule += "$"
-	}
-	return allowed, rule
+	return r.Rules().Match(pathQuery)
 }
 
 // CrawlDelay returns the Crawl-delay of the applicable group(s), or 0 if none
 // is given. When combined groups disagree, the longest delay is returned.
-func (r *Robots) CrawlDelay() time.Duration {
+func (r *Robots) CrawlDelay() time.Duration { return r.Rules().CrawlDelay() }
+
+// Rules returns the compiled rules, without the Sitemap lines: what a
+// crawler keeps of the file for its host.
+func (r *Robots) Rules() Rules {
 	if r == nil {
-		return 0
+		return Rules{}
 	}
-	return r.crawlDelay
+	return r.rules
 }
 
 // Sitemaps returns the Sitemap URLs listed anywhere in the file, in order.

@@ -1,4 +1,4 @@
-package fetch
+package robots
 
 import (
 	"bytes"
@@ -36,7 +36,7 @@ type robotsCase struct {
 func checkRobots(t *testing.T, body string, cases []robotsCase) {
 	t.Helper()
 	for _, c := range cases {
-		r := ParseRobots([]byte(body), c.agent)
+		r := Parse([]byte(body), c.agent)
 		if got := r.Allowed(c.path); got != c.want {
 			t.Errorf("agent %q path %q: Allowed = %v, want %v", c.agent, c.path, got, c.want)
 		}
@@ -145,14 +145,14 @@ func TestRobotsPercentEncoding(t *testing.T) {
 		{"/foo/bar/baz", "/foo/bar/%62%61%7a"},
 	}
 	for _, c := range cases {
-		r := ParseRobots([]byte("User-agent: *\nDisallow: "+c.rule+"\n"), "petrel")
+		r := Parse([]byte("User-agent: *\nDisallow: "+c.rule+"\n"), "petrel")
 		if r.Allowed(c.path) {
 			t.Errorf("rule %q should match %q", c.rule, c.path)
 		}
 	}
 	// RFC 9309 figure 6: percent-encoded '*' and '$' in a pattern are the
 	// literal characters, not a wildcard or an anchor.
-	literal := ParseRobots([]byte("User-agent: *\nDisallow: /path/file-with-a-%2A.html\nDisallow: /path/foo-%24\n"), "petrel")
+	literal := Parse([]byte("User-agent: *\nDisallow: /path/file-with-a-%2A.html\nDisallow: /path/foo-%24\n"), "petrel")
 	for path, want := range map[string]bool{
 		"/path/file-with-a-*.html":   false,
 		"/path/file-with-a-%2A.html": false,
@@ -168,13 +168,13 @@ func TestRobotsPercentEncoding(t *testing.T) {
 		}
 	}
 	// A '$' inside a pattern is a literal too; only the last one anchors.
-	mid := ParseRobots([]byte("User-agent: *\nDisallow: /a$b\nDisallow: /c$d$\n"), "petrel")
+	mid := Parse([]byte("User-agent: *\nDisallow: /a$b\nDisallow: /c$d$\n"), "petrel")
 	checkRobotsOn(t, mid, []robotsCase{
 		{"", "/a$b", false}, {"", "/a$bc", false}, {"", "/ab", true},
 		{"", "/c$d", false}, {"", "/c%24d", false}, {"", "/c$de", true},
 	})
 	// Reserved characters stay distinct in the path.
-	r := ParseRobots([]byte("User-agent: *\nDisallow: /a%2Fb\n"), "petrel")
+	r := Parse([]byte("User-agent: *\nDisallow: /a%2Fb\n"), "petrel")
 	if !r.Allowed("/a/b") {
 		t.Error("%2F in a path must not match /")
 	}
@@ -193,7 +193,7 @@ func TestRobotsGroupsAndRecords(t *testing.T) {
 		"User-agent: *\nDisallow: /\nCrawl-delay: 9\n" +
 		"User-agent: Petrel\nDisallow: /second-group\nCrawl-delay: 1\n" +
 		"sitemap: https://s.test/other.xml\n"
-	r := ParseRobots([]byte(body), "Petrel/0.1 (+https://example.test/bot)")
+	r := Parse([]byte(body), "Petrel/0.1 (+https://example.test/bot)")
 	checkRobots(t, body, []robotsCase{
 		{"Petrel/0.1", "/private/x", false},
 		{"Petrel/0.1", "/second-group", false}, // groups for one token are combined
@@ -204,10 +204,10 @@ func TestRobotsGroupsAndRecords(t *testing.T) {
 	if got := r.CrawlDelay(); got != 2500*time.Millisecond {
 		t.Errorf("CrawlDelay = %v, want 2.5s (the longest of the combined groups)", got)
 	}
-	if got := ParseRobots([]byte(body), "other").CrawlDelay(); got != 9*time.Second {
+	if got := Parse([]byte(body), "other").CrawlDelay(); got != 9*time.Second {
 		t.Errorf("* CrawlDelay = %v, want 9s", got)
 	}
-	if got := ParseRobots([]byte("User-agent: *\nCrawl-delay: soon\n"), "x").CrawlDelay(); got != 0 {
+	if got := Parse([]byte("User-agent: *\nCrawl-delay: soon\n"), "x").CrawlDelay(); got != 0 {
 		t.Errorf("bad Crawl-delay parsed as %v", got)
 	}
 	// RFC 9309 section 2.2.4: a record other than user-agent, allow and
@@ -220,7 +220,7 @@ func TestRobotsGroupsAndRecords(t *testing.T) {
 		{"otherbot", "/x", true},
 	})
 	for _, agent := range []string{"foobot", "barbot"} {
-		if got := ParseRobots([]byte(split), agent).CrawlDelay(); got != 5*time.Second {
+		if got := Parse([]byte(split), agent).CrawlDelay(); got != 5*time.Second {
 			t.Errorf("%s CrawlDelay = %v, want 5s", agent, got)
 		}
 	}
@@ -233,11 +233,11 @@ func TestRobotsGroupsAndRecords(t *testing.T) {
 func TestRobotsSizeCapAndGarbage(t *testing.T) {
 	var b bytes.Buffer
 	b.WriteString("User-agent: *\nDisallow: /early\n")
-	for b.Len() < MaxRobotsSize-10 {
+	for b.Len() < MaxSize-10 {
 		b.WriteString("# padding padding padding padding padding padding\n")
 	}
 	b.WriteString("\nDisallow: /late-but-cut\n")
-	r := ParseRobots(b.Bytes(), "petrel")
+	r := Parse(b.Bytes(), "petrel")
 	if r.Allowed("/early") {
 		t.Error("rule before the cap ignored")
 	}
@@ -249,11 +249,11 @@ func TestRobotsSizeCapAndGarbage(t *testing.T) {
 	for i := range garbage {
 		garbage[i] = byte(i*7 + i/3)
 	}
-	if g := ParseRobots(garbage, "petrel"); !g.Allowed("/anything") {
+	if g := Parse(garbage, "petrel"); !g.Allowed("/anything") {
 		t.Error("garbage robots.txt should allow all")
 	}
 	html := "<html><body>Not found: User-agent</body></html>"
-	if g := ParseRobots([]byte(html), "petrel"); !g.Allowed("/x") {
+	if g := Parse([]byte(html), "petrel"); !g.Allowed("/x") {
 		t.Error("HTML robots.txt should allow all")
 	}
 }
@@ -271,12 +271,12 @@ func TestRobotsAllowAllDisallowAll(t *testing.T) {
 	}
 }
 
-func FuzzParseRobots(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	f.Add([]byte(rfc9309Example), "foobot", "/example/page.html")
 	f.Add([]byte("User-agent: *\nDisallow: /*.php$\nAllow: /a%2F*b\n"), "petrel", "/x.php")
 	f.Add([]byte("user-agent:\x00\xff\nallow:%\ndisallow:*$$\n"), "", "%%zz")
 	f.Fuzz(func(t *testing.T, body []byte, agent, path string) {
-		r := ParseRobots(body, agent)
+		r := Parse(body, agent)
 		got := r.Allowed(path)
 		// Normalisation is idempotent and matching respects it.
 		p := normalizePath(path)
@@ -293,7 +293,7 @@ func FuzzParseRobots(f *testing.F) {
 }
 
 func BenchmarkRobotsAllowed(b *testing.B) {
-	r := ParseRobots([]byte(rfc9309Example+"\nUser-agent: petrel\nDisallow: /a/*/b$\nAllow: /a/\nDisallow: /*.gif\n"), "petrel")
+	r := Parse([]byte(rfc9309Example+"\nUser-agent: petrel\nDisallow: /a/*/b$\nAllow: /a/\nDisallow: /*.gif\n"), "petrel")
 	b.ReportAllocs()
 	for b.Loop() {
 		r.Allowed("/a/some/long/path/to/b.gif?query=1")
