@@ -31,6 +31,7 @@ import (
 	"github.com/petrel-crawler/petrel/internal/filter"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/metrics"
+	"github.com/petrel-crawler/petrel/internal/robots"
 	"github.com/petrel-crawler/petrel/internal/sieve"
 	"github.com/petrel-crawler/petrel/internal/stats"
 	"github.com/petrel-crawler/petrel/internal/store"
@@ -77,6 +78,8 @@ type Agent struct {
 	store      *store.Writer
 	digests    *textDigests
 	metrics    *metrics.Metrics
+
+	robotsStore *robots.Store // robotsstore.go
 	// clusterNode is the cluster's node once joined, for the metrics.
 	clusterNode atomic.Pointer[cluster.Node]
 	warc        atomic.Pointer[store.Writer] // the store, kept after closeAll for the metrics
@@ -299,7 +302,7 @@ func (a *Agent) openState(state string) (err error) {
 	if err != nil {
 		return fmt.Errorf("agent: open virtualizer: %w", err)
 	}
-	return nil
+	return a.openRobotsStore(state)
 }
 
 // openFrontier opens the frontier with its DNS stage and the sieve under it.
@@ -359,6 +362,7 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 		Settings:    cfg.Frontier,
 		Cuts:        cuts,
 		Virtualizer: a.virtual,
+		RobotsStore: a.frontierRobotsStore(),
 		Cache:       sieve.NewURLCache(cfg.URLCacheBytes()),
 		Hash:        sieve.Hash,
 		Ready:       a.ready,
@@ -758,6 +762,9 @@ func (a *Agent) closeAll() error {
 		if err := a.virtual.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("agent: close virtualizer: %w", err))
 		}
+	}
+	if err := a.closeRobotsStore(); err != nil {
+		errs = append(errs, err)
 	}
 	if a.ready != nil {
 		if err := a.ready.Close(); err != nil {

@@ -148,6 +148,7 @@ func (s *scheduler) checkpoint(sink CheckpointSink) (CheckpointInfo, error) {
 			return info, fmt.Errorf("frontier: checkpoint: %w", err)
 		}
 	}
+	s.robots.saveAll()
 	info.Pause = f.clock.Now().Sub(start)
 	return info, nil
 }

@@ -151,7 +151,7 @@ func (s *scheduler) reconfigure(set *liveSettings) {
 	if set.HostDelay > old.HostDelay || set.CrawlDelayCap > old.CrawlDelayCap {
 		for _, v := range s.states {
 			d, why := set.HostDelay, DelayHost
-			if cd := v.rs.crawlDelay(set); cd > d {
+			if cd := s.keyCrawlDelay(v); cd > d {
 				d, why = cd, DelayCrawlDelay
 			}
 			if v.delay < d && v.nextFetch > 0 {

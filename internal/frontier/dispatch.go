@@ -44,13 +44,7 @@ func (s *scheduler) task(now int64, e *ipEntry, v *visitState, rec string, attem
 		return nil
 	}
 	s.refreshDue(now, h)
-	rs := v.rs
-	if rs == nil {
-		rs = s.robots.get(sa)
-		if s.assign.kind == assignAuthority {
-			v.rs = rs
-		}
-	}
+	rs := s.robots.get(sa)
 	if rs.dead {
 		s.countDrop(DropRobotsUnavailable, 1)
 		s.drops.one(DropRobotsUnavailable, v.prefix(), rec)
@@ -115,7 +109,7 @@ func (s *scheduler) robotsTask(t *Task, v *visitState, rs *robotsState, rec stri
 		rs.waiters = append(rs.waiters, v)
 		return nil
 	}
-	t.PathQuery, t.Robots, t.RobotsHops = rs.path(), true, rs.hops
+	t.PathQuery, t.Robots, t.RobotsHops = rs.path(), true, int(rs.hops)
 	rs.inFlight = true
 	return t
 }

@@ -154,7 +154,8 @@ func (s *scheduler) park(h *hostState, rec []byte) {
 		s.drop(h, "", string(rec))
 		return
 	}
-	h.parked = append(h.parked, append([]byte(nil), rec...))
+	w := h.w()
+	w.parked = append(w.parked, append([]byte(nil), rec...))
 	s.addQueued(1)
 	s.dns.ask(h)
 }
@@ -224,6 +225,7 @@ func (s *scheduler) settle(v *visitState) {
 	s.deactivate(v)
 	if s.assign.oneURLPerKey() && !v.broken() {
 		delete(s.states, v.key)
+		s.dns.unref(v.host)
 		if v.entry != nil {
 			v.entry.members--
 		}
@@ -238,6 +240,7 @@ func (s *scheduler) newVisitState(key string, keyIsPrefix bool, host string, gen
 	s.states[key] = v
 	h := s.dns.host(host)
 	v.host = h
+	s.dns.ref(h)
 	switch {
 	case h.resolved:
 		s.attach(v)

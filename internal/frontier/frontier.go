@@ -103,6 +103,9 @@ type Config struct {
 	// Virtualizer holds the tails of visit-state queues on disk when the
 	// workbench is over budget (nil: everything stays in RAM).
 	Virtualizer Virtualizer
+	// RobotsStore keeps the robots.txt states that leave RAM beyond
+	// Settings.RobotsCache (robots.go); nil: every state stays in RAM.
+	RobotsStore RobotsStore
 	Resolver    Resolver
 	// Guard returns an error when an address must not be dialled.
 	Guard func(netip.Addr) error

@@ -124,9 +124,7 @@ func (s *scheduler) adopt(h *hostState, a netip.Addr) {
 		return
 	}
 	h.addr, h.resolved = a, true
-	waiters := h.waiters
-	h.waiters = nil
-	s.wake(waiters)
+	s.wake(h.takeWaiters())
 }
 
 // handoverAddr is the address a hand-over record of v for url carries: the

@@ -192,7 +192,7 @@ func (s *scheduler) where(url string) URLInfo {
 	sa := string(schemeAuthorityOf([]byte(url)))
 	h := s.dns.hosts[hostOf(sa)]
 	if h != nil {
-		for _, rec := range h.parked {
+		for _, rec := range h.parked() {
 			if string(rec[MetaLen:]) == url {
 				info.Place, info.Meta = ParkedDNS, decodeMeta(rec)
 				return info
@@ -310,12 +310,13 @@ func (s *scheduler) hostInfo(name string) HostInfo {
 		return info
 	}
 	info.Known, info.Resolved, info.Addr, info.Dead, info.Refused = true, h.resolved, h.addr, h.dead, h.refused
-	info.DNSFails, info.Parked = int(h.fails), len(h.parked)
+	info.DNSFails, info.Parked = h.fails(), len(h.parked())
 	for _, v := range s.states {
 		if v.host == h {
 			info.Keys = append(info.Keys, *s.keyInfo(v))
 			if s.assign.kind == assignAuthority {
 				info.Budget[v.key] = 0
+				s.robots.lookup(v.key) // back in RAM if it is in the store
 			}
 		}
 	}
@@ -323,7 +324,7 @@ func (s *scheduler) hostInfo(name string) HostInfo {
 		if hostOf(sa) == name {
 			info.Budget[sa] = 0
 			info.Robots[sa] = RobotsInfo{Fetched: rs.rules != nil, Expires: s.f.wall(rs.expires(s.set)), InFlight: rs.inFlight,
-				Failures: rs.fails, Dead: rs.dead}
+				Failures: int(rs.fails), Dead: rs.dead}
 		}
 	}
 	return info

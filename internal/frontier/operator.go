@@ -95,7 +95,7 @@ func (s *scheduler) sample(v *visitState) (ram, disk []string) {
 func (f *Frontier) RobotsRule(ctx context.Context, url string) (known, allowed bool, rule string, err error) {
 	err = f.do(ctx, func(s *scheduler) {
 		sa := string(schemeAuthorityOf([]byte(url)))
-		rs := s.robots.m[sa]
+		rs := s.robots.lookup(sa)
 		if rs == nil || rs.rules == nil {
 			return
 		}

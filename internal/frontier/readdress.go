@@ -29,7 +29,7 @@ import "net/netip"
 // than DNSRefresh.
 func (s *scheduler) refreshDue(now int64, h *hostState) {
 	every := s.f.cfg.DNSRefresh
-	if every <= 0 || s.assign.kind == assignIP || h.resolving || h.retryAt != 0 || now-h.resolvedAt < int64(every) {
+	if every <= 0 || s.assign.kind == assignIP || h.resolving || h.retryAt() != 0 || now-h.resolvedAt < int64(every) {
 		return
 	}
 	s.dns.ask(h)

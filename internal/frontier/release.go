@@ -90,7 +90,7 @@ func (s *scheduler) keyDelay(sa string, o Outcome) (time.Duration, DelayReason) 
 			d, why = a, DelayAdaptive
 		}
 	}
-	if cd := s.robots.m[sa].crawlDelay(c); cd > d {
+	if cd := s.robots.get(sa).crawlDelay(c); cd > d {
 		d, why = cd, DelayCrawlDelay
 	}
 	if o.RetryAfter > d {

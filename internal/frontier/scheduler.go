@@ -68,8 +68,8 @@ func newScheduler(f *Frontier) *scheduler {
 		set:        f.live.Load(),
 		wb:         workbench{parKey: c.ParallelPerKey, parIP: c.ParallelPerIP, byAddr: make(map[netip.Addr]*ipEntry)},
 		assign:     c.Assign,
-		dns:        newDNSStage(),
-		robots:     robotsTable{m: make(map[string]*robotsState)},
+		dns:        newDNSStage(c.HostCache),
+		robots:     newRobotsTable(f),
 		drops:      dropLog{fn: c.Dropped, virt: c.Virtualizer, stats: c.Stats, log: c.Logger},
 		states:     make(map[string]*visitState),
 		flushDone:  make(chan flushResult, 1),
@@ -94,7 +94,7 @@ func (s *scheduler) checkQueued() error {
 		n += v.queued()
 	}
 	for _, h := range s.dns.hosts {
-		n += int64(len(h.parked))
+		n += int64(len(h.parked()))
 	}
 	if n != s.queuedURLs {
 		return fmt.Errorf("frontier: %d URLs queued, counted %d", n, s.queuedURLs)
@@ -193,6 +193,10 @@ func (s *scheduler) step(now int64, l *runLoop) (more bool) {
 		l.stopping = true
 	}
 	s.drops.flush()
+	s.robots.trim(now)
+	if n := s.dns.trim(now); n > 0 {
+		s.f.stats.HostsForgotten.Add(int64(n))
+	}
 	return more
 }
 
@@ -271,6 +275,7 @@ func (s *scheduler) wait(l *runLoop, more bool) error {
 		s.releaseAll(o)
 	case dnsOut <- nextDNS:
 		s.dns.sent()
+		f.stats.DNSLookups.Add(1)
 	case r := <-s.dns.res:
 		s.resolved(r)
 	case r := <-s.flushDone:
@@ -415,6 +420,8 @@ func (s *scheduler) updateGauges() {
 	st.QueuedBytes.Store(s.queuedBytes)
 	st.Virtualized.Store(s.virtualized)
 	st.VisitStates.Store(int64(len(s.states)))
+	st.RobotsHeld.Store(int64(len(s.robots.m)))
+	st.HostsHeld.Store(int64(len(s.dns.hosts)))
 	st.IPEntries.Store(int64(len(s.wb.byAddr)))
 	st.ActiveKeys.Store(int64(s.dist.active))
 	st.RequiredFront.Store(int64(s.dist.front))

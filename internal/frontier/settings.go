@@ -24,6 +24,8 @@ type Settings struct {
 	WorkbenchBytes int64         // RAM budget of visit-state queues; beyond it queues are virtualized
 	FrontSize      int           // initial required front: visit states kept active (default 256)
 	Assign         Assign        // queue-assignment policy (default: scheme+authority)
+	RobotsCache    int           // robots.txt states held in RAM over Config.RobotsStore (robots.go)
+	HostCache      int           // host names the DNS stage holds beyond those of visit states (dns.go)
 }
 
 // Table declares the frontier's settings, bound to s.
@@ -70,6 +72,12 @@ func (s *Settings) Table() settings.Table {
 			In(settings.Fetching).AtLeast(time.Second).SetLive().ClusterWide(),
 		settings.Size(&s.WorkbenchBytes, "workbench-bytes", 512<<20, "RAM budget of the visit-state queues").
 			In(settings.Limits).AtLeast(int64(1024)).SetLive(),
+		settings.Count(&s.RobotsCache, "robots-cache", 16384,
+			"robots.txt states held in RAM; the others wait in the crawl directory's robots store, read back when their host is met again").
+			In(settings.Limits).AtLeast(1).SetFixed("the robots table is sized with it at the start"),
+		settings.Count(&s.HostCache, "host-cache", 16384,
+			"host names the DNS stage holds beyond those of visit states and those being resolved; the others are resolved again when met again").
+			In(settings.Limits).AtLeast(1).SetFixed("the DNS stage is sized with it at the start"),
 	}
 }
 

@@ -100,7 +100,7 @@ func (m *sim) resolve() {
 		s.dns.sent()
 		r := dnsResult{host: h}
 		a, ok := m.addrs[h.name]
-		if ok && (m.dnsOK == nil || m.dnsOK(h.name, int(h.fails))) {
+		if ok && (m.dnsOK == nil || m.dnsOK(h.name, h.fails())) {
 			r.addr = a
 		} else {
 			r.err = fmt.Errorf("no answer for %s", h.name)

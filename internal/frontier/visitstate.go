@@ -18,10 +18,9 @@ import "time"
 //     request in flight, or is waiting, and is not broken with nothing in
 //     flight.
 type visitState struct {
-	key   string       // politeness key
-	host  *hostState   // the host whose address decides the workbench entry
-	entry *ipEntry     // nil until the DNS stage has resolved host
-	rs    *robotsState // robots.txt of the key's authority, when it has one (authority policy)
+	key   string     // politeness key
+	host  *hostState // the host whose address decides the workbench entry
+	entry *ipEntry   // nil until the DNS stage has resolved host
 
 	queue pathQueue  // the in-RAM part of the queue
 	rare  *visitRare // what few visit states hold at a time (nil: none of it)

@@ -20,7 +20,7 @@ func (s *scheduler) walkHeld(fn func(rec []byte) error, virtual bool) error {
 		}
 	}
 	for _, h := range s.dns.hosts {
-		for _, rec := range h.parked {
+		for _, rec := range h.parked() {
 			if err := fn(rec); err != nil {
 				return err
 			}
@@ -126,6 +126,7 @@ func (s *scheduler) virtualKeys() []VirtualKey {
 // restarted on the same state resumes them.
 func (f *Frontier) Close() error {
 	s := f.sched
+	s.robots.saveAll()
 	var errs []error
 	saved := 0
 	f.readyMu.Lock()
@@ -142,7 +143,7 @@ func (f *Frontier) Close() error {
 	}
 	s.dist.held = nil
 	for _, h := range s.dns.hosts {
-		h.parked = nil
+		h.takeParked()
 	}
 	for _, v := range s.states {
 		v.queue, v.onDisk = pathQueue{}, 0

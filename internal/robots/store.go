@@ -251,6 +251,13 @@ func (s *Store) Get(sa string) (Entry, bool, error) {
 	return e, true, nil
 }
 
+// Flush writes the records buffered to the file (without syncing it).
+func (s *Store) Flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.flush()
+}
+
 func (s *Store) flush() error {
 	if s.err != nil {
 		return s.err

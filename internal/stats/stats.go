@@ -50,8 +50,14 @@ type Crawl struct {
 	IPEntries           atomic.Int64 `stat:"gauge"` // workbench entries
 	InFlight            atomic.Int64 `stat:"gauge"` // fetches in flight
 	RobotsDenied        atomic.Int64 // URLs not fetched because robots.txt disallows them
+	RobotsHeld          atomic.Int64 `stat:"gauge"` // robots.txt states held in RAM
+	RobotsLoaded        atomic.Int64 // robots.txt states read back from the robots store
+	RobotsStoreErrors   atomic.Int64 // robots store reads and writes that failed (the robots.txt is fetched again)
 	AddressRefused      atomic.Int64 // URLs not fetched: the address guard refused the host's address
 	DNSFailures         atomic.Int64 // visit states whose name did not resolve
+	DNSLookups          atomic.Int64 // host names sent to the DNS stage's workers (first resolutions, retries, refreshes, names forgotten and met again)
+	HostsHeld           atomic.Int64 `stat:"gauge"` // host names the DNS stage holds
+	HostsForgotten      atomic.Int64 // host names the DNS stage forgot (no visit state of theirs, nothing waiting)
 	AddressChanges      atomic.Int64 // hosts found at another address when resolved again (--dns-refresh)
 	BrokenKeys          atomic.Int64 // visit states purged as broken (BUbiNG's brokenVisitStates)
 	PurgedURLs          atomic.Int64 // URLs dropped with a broken visit state
