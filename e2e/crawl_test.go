@@ -86,15 +86,19 @@ func urlKey(t *testing.T, raw string) string {
 // a correct digest, read back with gowarc.
 //
 // It runs twice: with the defaults, and with a workbench budget so small
-// that the visit states' queues are virtualized to disk, and a front of 4
-// visit states that must grow.
+// that the visit states' queues are virtualized to disk, a front of 4
+// visit states that must grow, and RAM for 2 robots.txt states (the others
+// answered from the robots store: still one robots.txt per host).
 func TestCrawlSyntheticWeb(t *testing.T) {
 	t.Run("default", func(t *testing.T) { crawlSyntheticWeb(t, "127.60.0.1") })
 	t.Run("virtualized", func(t *testing.T) {
-		r := crawlSyntheticWeb(t, "127.60.1.1", "--workbench-bytes", "2048", "--front-size", "4")
+		r := crawlSyntheticWeb(t, "127.60.1.1", "--workbench-bytes", "2048", "--front-size", "4", "--robots-cache", "2")
 		st := readStats(t, r.dir)
 		if st["VirtualizedTotal"] < 100 {
 			t.Errorf("only %d URLs were virtualized: the budget did not force virtualization", st["VirtualizedTotal"])
+		}
+		if st["RobotsLoaded"] == 0 {
+			t.Error("no robots.txt state read back from the robots store: RAM held them all")
 		}
 	})
 }

@@ -93,6 +93,12 @@ var families = []family{
 		"store":    func(s *stats.Crawl) *atomic.Int64 { return &s.FilteredStore },
 	}),
 	one("petrel_robots_denied_total", "URLs not fetched because robots.txt disallows them.", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.RobotsDenied }),
+	one("petrel_robots_held", "robots.txt states held in RAM (the others in the robots store).", gauge, func(s *stats.Crawl) *atomic.Int64 { return &s.RobotsHeld }),
+	one("petrel_robots_loaded_total", "robots.txt states read back from the robots store.", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.RobotsLoaded }),
+	one("petrel_robots_store_errors_total", "Robots store reads and writes that failed (the robots.txt is fetched again).", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.RobotsStoreErrors }),
+	one("petrel_dns_lookups_total", "Host names sent to the DNS stage's resolvers.", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.DNSLookups }),
+	one("petrel_dns_hosts_held", "Host names the DNS stage holds.", gauge, func(s *stats.Crawl) *atomic.Int64 { return &s.HostsHeld }),
+	one("petrel_dns_hosts_forgotten_total", "Host names the DNS stage forgot (no visit state of theirs, nothing waiting).", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.HostsForgotten }),
 	by("petrel_duplicates_total", "Pages found to duplicate others, by kind: payload (stored as revisit records), text (same normalised text on the host), near (SimHash).", counter, "kind", map[string]cf{
 		"payload": func(s *stats.Crawl) *atomic.Int64 { return &s.Duplicates },
 		"text":    func(s *stats.Crawl) *atomic.Int64 { return &s.TextDuplicates },
