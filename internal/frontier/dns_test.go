@@ -34,7 +34,7 @@ func TestDNSForgetsLooseHosts(t *testing.T) {
 			for i := 0; i < hosts; i++ {
 				res.m[hostName(i)] = netip.AddrFrom4([4]byte{10, 3, 0, byte(1 + i%addrs)})
 			}
-			set := Settings{Assign: assign, HostDelay: time.Millisecond, IPDelay: time.Millisecond, HostCache: cache}
+			set := Settings{Assign: assign, HostDelay: 4 * time.Millisecond, IPDelay: 4 * time.Millisecond, HostCache: cache}
 			h := newHarness(t, Config{Settings: set, Resolver: res})
 			for p := 0; p < perHost; p++ {
 				for i := 0; i < hosts; i++ {
@@ -56,7 +56,7 @@ func TestDNSForgetsLooseHosts(t *testing.T) {
 					t.Errorf("%s fetched %d times", u, n)
 				}
 			}
-			h.checkGaps(func(r fetchRecord) string { return r.addr.String() }, time.Millisecond)
+			h.checkGaps(func(r fetchRecord) string { return r.addr.String() }, 4*time.Millisecond)
 			if f := h.stats.HostsForgotten.Load(); f == 0 {
 				t.Error("no host name forgotten")
 			}
