@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -180,35 +181,51 @@ func interimRefetches(hits []testweb.Hit, victim string, first *cluster.View, to
 	return n
 }
 
-// sinceCheckpoint counts the pages the victim fetched after its last
-// checkpoint before killed: a restart on its directory recovers the
-// state of that checkpoint and fetches them again. The checkpoint's own
-// instant is not in the log, so the log line of the checkpoint before it
-// stands for it (the last one began after that one ended): the count may
-// be a little high, never low.
-func sinceCheckpoint(t *testing.T, hits []testweb.Hit, victim *agentProc, killed time.Time) int {
+// lastCheckpoint is what the checkpoint a restart restores says of
+// itself (its MANIFEST): when the frontier's state was taken, and how many
+// page fetches begun before were not finished then.
+type lastCheckpoint struct {
+	Seq        int       `json:"seq"`
+	Taken      time.Time `json:"taken"`
+	Unfinished int       `json:"unfinished"`
+}
+
+// newestCheckpoint reads the MANIFEST of an agent's newest complete
+// checkpoint (the one its crash recovery restores), before it restarts.
+func newestCheckpoint(t *testing.T, a *agentProc) lastCheckpoint {
 	t.Helper()
-	cps, err := eventTimes(filepath.Join(victim.dir, "logs", "events.jsonl"), func(m string) bool { return m == "checkpoint" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	var before []time.Time
-	for _, c := range cps {
-		if c.Before(killed) {
-			before = append(before, c)
+	dirs, _ := filepath.Glob(filepath.Join(a.dir, "state", "checkpoints", "cp-*"))
+	var cp lastCheckpoint
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "MANIFEST"))
+		if err != nil {
+			continue // half written: recovery ignores it too
+		}
+		var m lastCheckpoint
+		if json.Unmarshal(b, &m) == nil && m.Seq > cp.Seq {
+			cp = m
 		}
 	}
-	var from time.Time // no checkpoint: everything since the start
-	if len(before) >= 2 {
-		from = before[len(before)-2]
+	if cp.Seq == 0 {
+		t.Fatalf("agent %s: no complete checkpoint in %s", a.name, a.dir)
 	}
+	return cp
+}
+
+// sinceCheckpoint counts the pages the victim fetched since the checkpoint
+// its restart restores (cp), which it may fetch again: those whose request
+// it began after the state was taken, before it was killed, plus the ones
+// it had begun and not finished then (in flight or being parsed, which the
+// checkpoint queues again). A request begun after cp.Taken by a task
+// dispatched before is counted twice: the bound is at most that many high.
+func sinceCheckpoint(hits []testweb.Hit, victim string, cp lastCheckpoint, killed time.Time) int {
 	pages := map[string]bool{}
 	for _, h := range hits {
-		if byAgent(h) == victim.name && h.Path != "/robots.txt" && h.Start.After(from) && h.Start.Before(killed) {
+		if byAgent(h) == victim && h.Path != "/robots.txt" && !h.Start.Before(cp.Taken) && h.Start.Before(killed) {
 			pages[key(h.Host, h.Path)] = true
 		}
 	}
-	return len(pages)
+	return len(pages) + cp.Unfinished
 }
 
 // logDuplicates says when the second fetches of pages happened: before
@@ -310,16 +327,47 @@ func judgeDeath(t *testing.T, web *crawlRun, c *clusterRun, victim *agentProc, d
 	}
 	interim := interimRefetches(hits, victim.name, v1, d.took)
 	logDuplicates(t, hits, victim.name, v1, d.took, d.back)
+	unexplained(t, hits, victim.name, v1, d)
 	t.Logf("down %s, takeover %s, up %s, back %s; zombie requests: %d; pages fetched twice: %d, bound %d = %d fetched again by the victim + %d by the interim owners, of %d requests",
 		d.down.Format("15:04:05.000"), d.took.Format("15:04:05.000"), d.up.Format("15:04:05.000"), d.back.Format("15:04:05.000"),
 		zombie, extra, lost+interim, lost, interim, len(hits))
-	// Measured, not asserted yet: URLs the victim had queued and not
-	// fetched, which an interim owner found again and fetched, are still
-	// in its queues at its return and fetched again (docs/cluster.md,
-	// "Not built yet").
 	if extra > lost+interim {
-		t.Logf("NOT within the bound: %d pages fetched twice, bound %d (%d fetched again by the victim, %d by the interim owners)", extra, lost+interim, lost, interim)
+		t.Errorf("NOT within the bound: %d pages fetched twice, bound %d (%d since the victim's checkpoint, %d fetched again by the interim owners)", extra, lost+interim, lost, interim)
 	}
+}
+
+// unexplained logs the second fetches that neither term of the bound
+// accounts for: not the victim fetching again after its restart a page it
+// had fetched, nor an agent other than the victim fetching after the
+// takeover a page fetched before it with the victim's part.
+func unexplained(t *testing.T, hits []testweb.Hit, victim string, first *cluster.View, d *deathRun) {
+	firsts := firstFetches(hits)
+	before := map[string]bool{} // pages the victim fetched before it went down
+	for _, h := range hits {
+		if byAgent(h) == victim && h.Start.Before(d.down) {
+			before[key(h.Host, h.Path)] = true
+		}
+	}
+	shown := 0
+	for _, h := range hits {
+		k := key(h.Host, h.Path)
+		f, ok := firsts[k]
+		if !ok || h.Path == "/robots.txt" || f.Start.Equal(h.Start) {
+			continue
+		}
+		if byAgent(h) == victim && h.Start.After(d.up) && before[k] {
+			continue
+		}
+		if byAgent(h) != victim && h.Start.After(d.took) && f.Start.Before(d.took) && victimsPage(f, victim, first) {
+			continue
+		}
+		if shown++; shown <= 12 {
+			t.Logf("unexplained second fetch: %s by %s at %s (first by %s at %s); key owner %s, address owner %s in the first view",
+				k, byAgent(h), h.Start.Format("15:04:05.000"), byAgent(f), f.Start.Format("15:04:05.000"),
+				first.Owner(h.Host), first.Owner("ip:"+h.IP.String()))
+		}
+	}
+	t.Logf("unexplained second fetches: %d", shown)
 }
 
 // TestClusterStopPastGrace stops one agent of three with SIGSTOP for
@@ -374,13 +422,14 @@ func TestClusterKillPastGrace(t *testing.T) {
 	victim.cmd.Process.Kill()
 	<-victim.done
 	d := &deathRun{down: time.Now()}
+	cp := newestCheckpoint(t, victim)
 	waitTakeover(t, other, d)
 	opens := len(logTimes(t, victim, "zombie guard open"))
 	d.up = time.Now()
 	c.start(t, victim, append(deathFlags(c), deathUA(victim)...)...)
 	d.back = waitLog(t, victim, "zombie guard open", opens, 40*time.Second)
-	if !strings.Contains(victim.stderr.String(), "did not stop cleanly") {
-		t.Errorf("the restarted agent did not recover from its checkpoint:\n%s", victim.stderr.String())
+	if !strings.Contains(victim.stderr.String(), "did not stop cleanly") || !strings.Contains(victim.stderr.String(), fmt.Sprintf("recovered from cp-%06d ", cp.Seq)) {
+		t.Errorf("the restarted agent did not recover from its checkpoint %d:\n%s", cp.Seq, victim.stderr.String())
 	}
-	judgeDeath(t, web, c, victim, d, sinceCheckpoint(t, web.web.Hits(), victim, d.down))
+	judgeDeath(t, web, c, victim, d, sinceCheckpoint(web.web.Hits(), victim.name, cp, d.down))
 }

@@ -338,7 +338,7 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 		if a.router.early.saved, err = loadSavedView(state); err != nil {
 			return err
 		}
-		a.clusterHost = &clusterHost{a: a}
+		a.clusterHost = newClusterHost(a) // clusterinterim.go
 		router, a.until = a.router, make(chan struct{})
 	}
 	var cuts frontier.Cuts
@@ -376,13 +376,14 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 			sa := url[:len(url)-len(urlPathQuery(url))]
 			a.refuse(url, a.vias.name(m.Via), m, crawllog.ReasonRobots, sa+"/robots.txt")
 		},
-		Dropped:   a.dropped,
-		Until:     untilChan(a.until),
-		Stats:     a.stats,
-		Logger:    a.log,
-		Counts:    countsIn,
-		Handovers: handovers,
-		OpenSieve: func(r *frontier.Receiver) (frontier.Sieve, error) { return a.openSieve(cfg, r) },
+		Dropped:          a.dropped,
+		FetchedElsewhere: a.clusterHost.fetchedElsewhere(), // clusterreturn.go
+		Until:            untilChan(a.until),
+		Stats:            a.stats,
+		Logger:           a.log,
+		Counts:           countsIn,
+		Handovers:        handovers,
+		OpenSieve:        func(r *frontier.Receiver) (frontier.Sieve, error) { return a.openSieve(cfg, r) },
 	})
 	return err
 }

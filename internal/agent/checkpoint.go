@@ -71,6 +71,11 @@ type manifest struct {
 	PauseMS   float64          `json:"pause_ms"`
 	Queued    int64            `json:"queued"`
 	WARCFiles map[string]int64 `json:"warc_files"` // name → size at the checkpoint
+	// Taken is when the frontier's state was taken; Unfinished the page
+	// fetches begun before it and not finished then. A restore fetches
+	// again those and every page whose fetch began after Taken.
+	Taken      time.Time `json:"taken"`
+	Unfinished int64     `json:"unfinished"`
 }
 
 // checkpointSink writes a checkpoint folder for Frontier.Checkpoint.
@@ -276,7 +281,8 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 		return fmt.Errorf("agent: checkpoint: %w", err)
 	}
 	m := manifest{Seq: seq, Time: time.Now().UTC(), Todo: info.Todo, Virtual: info.Virtual, PauseMS: float64(info.Pause) / 1e6,
-		Queued: a.stats.Queued.Load() + a.stats.Ready.Load(), WARCFiles: warcSizes(filepath.Join(a.cfg.Dir, "warc"))}
+		Queued: a.stats.Queued.Load() + a.stats.Ready.Load(), WARCFiles: warcSizes(filepath.Join(a.cfg.Dir, "warc")),
+		Taken: info.Start.UTC(), Unfinished: info.Unfinished}
 	if err := atomicfile.Write(filepath.Join(tmp, "MANIFEST"), atomicfile.Options{Sync: true}, func(w io.Writer) error { return json.NewEncoder(w).Encode(m) }); err != nil {
 		return fmt.Errorf("agent: checkpoint: %w", err)
 	}
@@ -285,7 +291,7 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 	}
 	a.stats.Checkpoints.Add(1)
 	a.stats.CheckpointPauseNano.Store(int64(info.Pause))
-	a.log.Info("checkpoint", "seq", seq, "todo", info.Todo, "virtual", info.Virtual, "pause", info.Pause, "queued", m.Queued,
+	a.log.Info("checkpoint", "seq", seq, "todo", info.Todo, "virtual", info.Virtual, "pause", info.Pause, "queued", m.Queued, "unfinished", info.Unfinished,
 		"pause_sieve", sink.sieveTime, "pause_counts", sink.countsTime, "pause_virtual", sink.virtualTime)
 	a.pruneCheckpoints()
 	a.trimInbox()

@@ -171,18 +171,23 @@ const ipGroupPrefix = "ip:"
 // ForwardReady sends a new URL to the owner of its host's address.
 func (r *clusterRouter) ForwardReady(to frontier.Peer, rec []byte) error {
 	r.stats.ClusterReadySent.Add(1)
+	r.a.clusterHost.forwarded(rec) // clusterinterim.go
 	return r.route(to, cluster.KindReady, rec)
 }
 
 // clusterHost is what the cluster node asks of the agent.
 type clusterHost struct {
-	a    *Agent
-	stop atomic.Pointer[context.CancelFunc]
-	ho   handoffState // handoff.go
+	a       *Agent
+	stop    atomic.Pointer[context.CancelFunc]
+	ho      handoffState // handoff.go
+	interim interimAgain // clusterinterim.go
 }
 
 func (h *clusterHost) Apply(b *cluster.Batch) error {
 	f := h.a.frontier
+	if b.Kind == cluster.KindReady {
+		h.awaitView(b) // clusterinterim.go
+	}
 	for _, rec := range b.Records {
 		var err error
 		switch b.Kind {
@@ -191,7 +196,7 @@ func (h *clusterHost) Apply(b *cluster.Batch) error {
 			err = f.Accept(rec)
 		case cluster.KindReady:
 			h.a.stats.ClusterReadyReceived.Add(1)
-			if !h.handedBackKnown(rec) { // clusterreturn.go
+			if !h.handedBackKnown(rec) && !h.readyAgain(rec) { // clusterreturn.go, clusterinterim.go
 				err = f.AcceptReady(rec)
 			}
 		default:

@@ -12,14 +12,30 @@ import (
 
 // The return of an agent declared dead. While it was absent, the interim
 // owners of its keys admitted their URLs with an empty seen set, so they
-// queued again URLs that it had fetched or queued before its death. At its
-// return they hand its keys back: the seen-set part (merged into its
-// sieve) and their queued URLs of its addresses (ready URLs, fetched
-// without a sieve). A ready URL whose sieve hash its sieve already held
-// when the part arrived is one of those: fetched before its death, or
-// queued here still, it is dropped (counted as ReturnKnownDropped) rather
-// than fetched again. What the interim owners fetched themselves meanwhile
-// is the duplicate a death costs.
+// queued again, and fetched, URLs that it had fetched or queued before its
+// death. At its return they hand its keys back: the seen-set part (merged
+// into its sieve) and their queued URLs of its addresses (ready URLs,
+// fetched without a sieve).
+//
+// A hash of a part that its sieve already held when the part arrived is a
+// URL it knew before its death that an interim owner admitted again. Each
+// such hash is a token, spent once, on the first of these to come:
+//   - a ready URL handed back with that hash: an interim owner's copy,
+//     dropped (ReturnKnownDropped);
+//   - its own queued copy coming up for dispatch (frontier's
+//     FetchedElsewhere): dropped unfetched (ReturnFetchedDropped).
+//
+// Of one URL this agent holds at most one copy of its own and is handed
+// back at most one, so spending one token per URL leaves exactly the copies
+// to fetch: none when it fetched the URL before its death and is handed it
+// back, none when an interim owner fetched it (so is not handing it back)
+// and its own copy was queued still, one when both it and an interim owner
+// still queued it — whatever the order in which the two copies arrive. A
+// token no copy spends (the URL was fetched before the death and again by
+// an interim owner, or its address is another agent's) is kept harmlessly
+// until the next return. What the interim owners fetched of what this
+// agent had fetched, and what it fetched since the checkpoint a kill -9
+// restores, is the duplicate a death costs.
 
 // maxKnownAtReturn bounds the hashes kept: past it, a known URL handed back
 // is fetched again (a duplicate, not a loss).
@@ -51,7 +67,7 @@ func (k *knownAtReturn) add(hs []uint64) {
 	}
 }
 
-// take reports whether h is kept, and forgets it: a URL is dropped once.
+// take reports whether h is kept, and forgets it: a token is spent once.
 func (k *knownAtReturn) take(h uint64) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -63,7 +79,7 @@ func (k *knownAtReturn) take(h uint64) bool {
 	return true
 }
 
-// reset forgets every hash (a new view: a later hand-off starts afresh).
+// reset forgets every hash (a new return starts afresh).
 func (k *knownAtReturn) reset() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -74,15 +90,35 @@ func (k *knownAtReturn) reset() {
 // handedBackKnown reports whether the ready record rec is a URL this agent
 // knew before its death, handed back at its return (see above).
 func (h *clusterHost) handedBackKnown(rec []byte) bool {
-	if h.ho.known.n.Load() == 0 {
-		return false // no return under way: nothing to compute
-	}
-	url := rec[frontier.MetaLen:]
-	if !h.ho.known.take(sieve.KeyHash(h.a.cfg.Frontier.Assign.GroupHash(url), url)) {
+	if !h.spendKnown(rec[frontier.MetaLen:]) {
 		return false
 	}
 	h.a.stats.ReturnKnownDropped.Add(1)
 	return true
+}
+
+// fetchedElsewhere returns the frontier's FetchedElsewhere (nil for an
+// agent crawling alone): a queued URL of this agent's own whose token is
+// unspent was fetched by an interim owner (see above).
+func (h *clusterHost) fetchedElsewhere() func(url string) bool {
+	if h == nil {
+		return nil
+	}
+	return func(url string) bool {
+		if !h.spendKnown([]byte(url)) {
+			return false
+		}
+		h.a.stats.ReturnFetchedDropped.Add(1)
+		return true
+	}
+}
+
+// spendKnown spends the token of url, reporting whether it had one.
+func (h *clusterHost) spendKnown(url []byte) bool {
+	if h.ho.known.n.Load() == 0 {
+		return false // no return under way: nothing to compute
+	}
+	return h.ho.known.take(sieve.KeyHash(h.a.cfg.Frontier.Assign.GroupHash(url), url))
 }
 
 // isReturn reports whether the change from old to nw brings this agent
@@ -91,13 +127,14 @@ func isReturn(self string, old, nw *cluster.View) bool {
 	return !old.Has(self) && nw.Has(self) && slices.Contains(old.Absent, self)
 }
 
-// noteReturn follows a view change for the hand-back's filter: the parts
-// of a return's epoch report what this agent knew; any other change
-// forgets what was kept.
+// noteReturn follows a view change for the tokens, and for the keys taken
+// over (noteTakeover): a return starts afresh
+// (the parts of its epoch give the tokens); any other change keeps them,
+// for this agent's own queued copies may come up for dispatch long after.
 func (h *clusterHost) noteReturn(old, nw *cluster.View) {
-	h.ho.known.reset()
-	h.ho.known.returnEpoch.Store(0)
+	h.noteTakeover(old, nw) // clusterinterim.go
 	if isReturn(h.a.cfg.Cluster.Agent, old, nw) {
+		h.ho.known.reset()
 		h.ho.known.returnEpoch.Store(nw.Epoch)
 	}
 }
@@ -112,7 +149,7 @@ func (h *clusterHost) insertSeen(p *cluster.Handoff) error {
 	known, err := h.a.sieve.InsertHashesKnown(p.Seen)
 	if err == nil && len(known) > 0 {
 		h.ho.known.add(known)
-		h.a.log.Info("cluster: return: seen-set entries handed back that this agent knew before its death; their URLs handed back are not fetched again",
+		h.a.log.Info("cluster: return: seen-set entries handed back that this agent knew before its death; one copy of each of their URLs, handed back or queued here, is dropped",
 			"from", p.From, "epoch", p.Epoch, "known", len(known), "of", len(p.Seen))
 	}
 	return err

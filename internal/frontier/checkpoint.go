@@ -62,6 +62,12 @@ type CheckpointInfo struct {
 	Todo    int64         // records given to WriteTodo
 	Virtual int64         // virtualized records saved by CheckpointVirtual
 	Pause   time.Duration // how long the scheduler stopped
+	// Start is when the scheduler stopped. Unfinished counts the page
+	// tasks given to WriteTodo because they were in flight or their
+	// results were being parsed then: a restore fetches them again, as it
+	// does every page whose fetch began after Start.
+	Start      time.Time
+	Unfinished int64
 }
 
 type checkpointReq struct {
@@ -97,7 +103,7 @@ func (f *Frontier) Checkpoint(ctx context.Context, sink CheckpointSink) (Checkpo
 func (s *scheduler) checkpoint(sink CheckpointSink) (CheckpointInfo, error) {
 	f := s.f
 	start := f.clock.Now()
-	var info CheckpointInfo
+	info := CheckpointInfo{Start: start}
 	todo := func(rec []byte) error {
 		info.Todo++
 		return sink.WriteTodo(rec)
@@ -119,7 +125,7 @@ func (s *scheduler) checkpoint(sink CheckpointSink) (CheckpointInfo, error) {
 		return c
 	}
 	vs, ownVirtual := sink.(VirtualCheckpointSink)
-	if err := s.snapshotTodo(todo, !ownVirtual); err != nil {
+	if info.Unfinished, err = s.snapshotTodo(todo, !ownVirtual); err != nil {
 		stopCapture()
 		return info, fmt.Errorf("frontier: checkpoint: %w", err)
 	}

@@ -114,9 +114,13 @@ func (s *scheduler) robotsTask(t *Task, v *visitState, rs *robotsState, rec stri
 	return t
 }
 
-// pageTask turns t into the fetch of rec, unless robots.txt disallows it,
-// a narrowed limit cuts it, or MaxURLs is reached (the URL then goes back).
+// pageTask turns t into the fetch of rec, unless another agent fetched it
+// meanwhile (Config.FetchedElsewhere), robots.txt disallows it, a narrowed
+// limit cuts it, or MaxURLs is reached (the URL then goes back).
 func (s *scheduler) pageTask(t *Task, v *visitState, rs *robotsState, pq, rec string, attempt int) *Task {
+	if attempt == 0 && s.f.cfg.FetchedElsewhere != nil && s.f.cfg.FetchedElsewhere(t.SchemeAuthority+pq) {
+		return nil
+	}
 	if attempt == 0 && !rs.rules.Allowed(pq) {
 		s.f.stats.RobotsDenied.Add(1)
 		if f := s.f.cfg.RobotsDenied; f != nil {

@@ -132,8 +132,15 @@ type Config struct {
 	// DropsUnlogged instead), the over-budget ones on the goroutine that
 	// offered the URL; it must be safe for concurrent use.
 	Dropped func(url string, m Meta, why DropReason)
-	Stats   *stats.Crawl
-	Logger  *slog.Logger
+	// FetchedElsewhere, when set, reports whether a queued page URL that
+	// comes up for its first dispatch was fetched by another agent while
+	// this one was away (an agent declared dead and back): it is then
+	// dropped unfetched, with no delay charged, and not counted against
+	// the key's budget. It is called on the scheduler goroutine, once per
+	// URL, and must return quickly.
+	FetchedElsewhere func(url string) bool
+	Stats            *stats.Crawl
+	Logger           *slog.Logger
 }
 
 func (c *Config) setDefaults() {
@@ -404,6 +411,9 @@ func (r *Receiver) Append(hash uint64, key []byte) error {
 			if err := rr.ForwardReady(to, key); err != nil {
 				return fmt.Errorf("frontier: forward ready URL to %q: %w", to, err)
 			}
+			return nil
+		}
+		if rf, ok := rr.(ReadyFilter); ok && rf.HeldAlready(key) { // readyfilter.go
 			return nil
 		}
 	}

@@ -70,24 +70,26 @@ func (s *scheduler) walkHeld(fn func(rec []byte) error, virtual bool) error {
 
 // snapshotTodo gives every URL the scheduler holds (the virtualized ones
 // only with virtual), and every task not yet fully handled (in flight, or
-// fetched and still being parsed), to todo.
-func (s *scheduler) snapshotTodo(todo func([]byte) error, virtual bool) error {
+// fetched and still being parsed), to todo. It returns how many of the
+// latter were page tasks.
+func (s *scheduler) snapshotTodo(todo func([]byte) error, virtual bool) (unfinished int64, err error) {
 	f := s.f
 	if err := s.walkHeld(todo, virtual); err != nil {
-		return err
+		return 0, err
 	}
 	var buf []byte
 	task := func(t *Task) error {
 		if t.Robots {
 			return nil
 		}
+		unfinished++
 		buf = t.Meta.Append(buf[:0])
 		buf = append(append(buf, t.SchemeAuthority...), t.PathQuery...)
 		return todo(buf)
 	}
 	for t := range s.flying {
 		if err := task(t); err != nil {
-			return err
+			return unfinished, err
 		}
 	}
 	f.parsingMu.Lock()
@@ -101,10 +103,10 @@ func (s *scheduler) snapshotTodo(todo func([]byte) error, virtual bool) error {
 			continue
 		}
 		if err := task(t); err != nil {
-			return err
+			return unfinished, err
 		}
 	}
-	return nil
+	return unfinished, nil
 }
 
 // virtualKeys lists the visit states not broken with records on disk.

@@ -66,6 +66,17 @@ func (c *URLCache) locate(hash uint64) (uint64, uint64) {
 	return hash, (hash & c.mask) * urlCacheWays
 }
 
+// Forget removes hash from the cache if it holds it, so that a later Seen
+// of it reports it new. Safe for concurrent use, as Seen is (a concurrent
+// Seen of the same set may bring it back or lose another insertion).
+func (c *URLCache) Forget(hash uint64) {
+	hash, first := c.locate(hash)
+	set := c.slots[first:][:urlCacheWays]
+	for i := range set {
+		set[i].CompareAndSwap(hash, 0)
+	}
+}
+
 // Bytes returns the memory held by the cache's table.
 func (c *URLCache) Bytes() int { return len(c.slots) * 8 }
 

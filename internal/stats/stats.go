@@ -86,6 +86,8 @@ type Crawl struct {
 	ClusterReadyReceived atomic.Int64 // new URLs received as their address's owner
 	ZombieRefused        atomic.Int64 // fetches handed back unbegun while the zombie guard was closed
 	ReturnKnownDropped   atomic.Int64 // URLs handed back at a return after a death that this agent knew before its death
+	ReturnFetchedDropped atomic.Int64 // URLs queued here that an interim owner fetched while this agent was declared dead, dropped at its return
+	InterimAgainDropped  atomic.Int64 // ready URLs of keys taken over from a dead agent sent here again by their interim owner, dropped
 
 	// Fetching.
 	Fetched       atomic.Int64 // responses received (pages, not robots.txt)

@@ -1,0 +1,131 @@
+package agent
+
+import (
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/cluster"
+	"github.com/petrel-crawler/petrel/internal/frontier"
+	"github.com/petrel-crawler/petrel/internal/sieve"
+)
+
+// Ready URLs let through a second time. When an agent is declared dead,
+// the interim owners of its keys start them with an empty seen set: a URL
+// of those keys that its sieve had let through before its death, and that
+// an interim owner finds again, is let through a second time and goes to
+// the owner of its host's address. Where that address is not the dead
+// agent's, its owner got the first copy (queued still, or fetched), and
+// would fetch the URL twice. The same happens after the dead agent's
+// return when it was killed: its sieve, restored from its checkpoint, lets
+// through again what it had let through since. So an agent keeps the
+// hashes of the ready URLs it is given (a bounded cache that may forget,
+// never invent), whether another agent's sieve sends them or its own
+// (HeldAlready), and drops one of a key once taken over from an absent
+// agent whose hash the cache holds (counted as InterimAgainDropped). Only
+// those keys are checked, and never a hand-over record; and a record this
+// agent forwards to another is forgotten (forwarded), so that one coming
+// back on purpose (a hand-off, a host moving back to an address) is taken.
+
+// interimCacheBytes is the RAM of the cache of ready URLs received.
+const interimCacheBytes = 8 << 20
+
+// viewLagWait bounds how long a batch of ready URLs routed under a view
+// this agent has not installed yet waits for it (awaitView).
+const viewLagWait = 5 * time.Second
+
+// interimAgain is the clusterHost's part of it.
+type interimAgain struct {
+	taken atomic.Pointer[cluster.SlotSet] // the slots taken over from absent agents (nil: none)
+	seen  *sieve.URLCache                 // ready URLs received
+}
+
+// newClusterHost returns the host of a's cluster node.
+func newClusterHost(a *Agent) *clusterHost {
+	return &clusterHost{a: a, interim: interimAgain{seen: sieve.NewURLCache(interimCacheBytes)}}
+}
+
+// noteTakeover follows a view change: the slots nw gives to others from
+// agents it lists absent and old had as members are added to those
+// checked. They stay checked after the dead agent's return, when its sieve,
+// restored from its checkpoint after a kill -9, lets through again what it
+// had let through since; but not on the agent that returns, whose own
+// copies the tokens of its return account for (clusterreturn.go).
+func (h *clusterHost) noteTakeover(old, nw *cluster.View) {
+	if isReturn(h.a.cfg.Cluster.Agent, old, nw) {
+		h.interim.taken.Store(nil)
+		return
+	}
+	if !slices.ContainsFunc(nw.Absent, old.Has) {
+		return // no agent newly absent
+	}
+	set := cluster.NewSlotSet()
+	if prev := h.interim.taken.Load(); prev != nil {
+		copy(set, *prev)
+	}
+	for from, to := range cluster.Moves(old, nw) {
+		if !slices.Contains(nw.Absent, from) {
+			continue
+		}
+		for _, s := range to {
+			for i, w := range s {
+				set[i] |= w
+			}
+		}
+	}
+	h.interim.taken.Store(&set)
+}
+
+// forwarded forgets a ready record this agent sends to another (a hand-off
+// of its queued URLs, a host moving address, or its sieve's new URL for an
+// address of another's): should it come back, it is not held here.
+func (h *clusterHost) forwarded(rec []byte) {
+	if _, inner, _, err := frontier.SplitHandover(rec); err == nil && len(inner) >= frontier.MetaLen {
+		url := inner[frontier.MetaLen:]
+		h.interim.seen.Forget(sieve.KeyHash(h.a.cfg.Frontier.Assign.GroupHash(url), url))
+	}
+}
+
+// readyAgain reports whether the ready record rec, received, is a second
+// copy that an interim owner sent (see above); it remembers rec otherwise.
+func (h *clusterHost) readyAgain(rec []byte) bool {
+	if len(rec) < frontier.MetaLen || rec[0] == frontier.HandoverTag {
+		return false // a host's move between addresses: sent on purpose
+	}
+	url := rec[frontier.MetaLen:]
+	hh := sieve.KeyHash(h.a.cfg.Frontier.Assign.GroupHash(url), url)
+	seen := h.interim.seen
+	if taken := h.interim.taken.Load(); taken != nil && taken.Has(sieve.Slot(hh)) {
+		if seen.Holds(hh) {
+			h.a.stats.InterimAgainDropped.Add(1)
+			return true
+		}
+	}
+	seen.Seen(hh)
+	return false
+}
+
+// awaitView waits until this agent has installed the view b was routed
+// under, at most viewLagWait: the agents install a view at different
+// moments, and which keys were taken over from an absent agent is known
+// here only from then (noteTakeover runs as the view is installed).
+func (h *clusterHost) awaitView(b *cluster.Batch) {
+	n := h.a.node
+	if n == nil {
+		return
+	}
+	deadline := time.Now().Add(viewLagWait)
+	for v := n.View(); v == nil || v.Epoch < b.Epoch; v = n.View() {
+		if time.Now().After(deadline) {
+			h.a.log.Warn("cluster: a batch of ready URLs routed under a view not installed here yet, applied without it",
+				"batch", b.ID.String(), "epoch", b.Epoch)
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// HeldAlready is the router's frontier.ReadyFilter: a URL this agent's own
+// sieve found new, for an address it fetches from, is checked (and kept in
+// the cache) as a ready URL received is.
+func (r *clusterRouter) HeldAlready(rec []byte) bool { return r.a.clusterHost.readyAgain(rec) }

@@ -1,0 +1,125 @@
+package frontier
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestFetchedElsewhere checks Config.FetchedElsewhere: a queued page URL it
+// names is dropped at its first dispatch, unfetched and not counted against
+// MaxURLs; it is asked once per URL (not for a retry, nor for robots.txt),
+// and every other URL is fetched.
+func TestFetchedElsewhere(t *testing.T) {
+	for _, retry := range []bool{false, true} {
+		t.Run(fmt.Sprintf("retry=%v", retry), func(t *testing.T) { fetchedElsewhere(t, retry) })
+	}
+}
+
+// fetchedElsewhere runs five URLs to fetch and five fetched elsewhere on
+// three hosts. Without retries, MaxURLs is the five: a dropped URL counted
+// as dispatched would leave one unfetched. With retries, every page fails
+// once first.
+func fetchedElsewhere(t *testing.T, retry bool) {
+	var mu sync.Mutex
+	asked := map[string]int{}
+	elsewhere := func(url string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		asked[url]++
+		return strings.HasSuffix(url, "/odd")
+	}
+	set := Settings{MaxURLs: 5}
+	if retry {
+		set = Settings{MaxRetries: 2}
+	}
+	h := newHarness(t, Config{Settings: set, Resolver: addrs(3, 1), FetchedElsewhere: elsewhere})
+	url := func(i int) string {
+		tail := "even"
+		if i%2 == 1 {
+			tail = "odd"
+		}
+		return fmt.Sprintf("http://%s/%d/%s", hostName(i%3), i, tail)
+	}
+	for i := 0; i < 10; i++ {
+		h.enqueue(url(i))
+	}
+	failed := map[string]bool{}
+	err := h.run(2, func(t *Task) Outcome {
+		if t.Robots {
+			return Outcome{Result: Fetched, Robots: allowAll{}}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if retry && !failed[t.URL()] {
+			failed[t.URL()] = true
+			return Outcome{Result: RetryLater}
+		}
+		return Outcome{Result: Fetched}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetched := map[string]int{}
+	for _, r := range h.log {
+		if !r.robots && r.result == Fetched {
+			fetched[r.url]++
+		}
+	}
+	for i := 0; i < 10; i++ {
+		u, want := url(i), 1-i%2
+		if fetched[u] != want {
+			t.Errorf("%s fetched %d times, want %d", u, fetched[u], want)
+		}
+		if asked[u] != 1 {
+			t.Errorf("FetchedElsewhere asked %d times of %s, want once", asked[u], u)
+		}
+	}
+	for u := range asked {
+		if strings.HasSuffix(u, "/robots.txt") {
+			t.Errorf("FetchedElsewhere asked of %s", u)
+		}
+	}
+}
+
+// heldFilter is a readySplit that is also a ReadyFilter holding every URL
+// whose path ends in "held".
+type heldFilter struct {
+	readySplit
+	asked int
+}
+
+func (r *heldFilter) HeldAlready(rec []byte) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.asked++
+	return strings.HasSuffix(string(rec), "held")
+}
+
+// TestReadyFilter checks that a URL the sieve finds new for an address of
+// this agent's is dropped, never queued nor fetched, when the router's
+// ReadyFilter holds it already; every other is fetched.
+func TestReadyFilter(t *testing.T) {
+	r := &heldFilter{}
+	h := newHarness(t, Config{Resolver: addrs(2, 1), Router: r})
+	for i := 0; i < 6; i++ {
+		tail := "new"
+		if i%3 == 0 {
+			tail = "held"
+		}
+		h.enqueue(fmt.Sprintf("http://%s/%d/%s", hostName(i%2), i, tail))
+	}
+	if err := h.run(2, nil); err != nil {
+		t.Fatal(err)
+	}
+	pages := h.pages()
+	for _, p := range pages {
+		if strings.HasSuffix(p, "held") {
+			t.Errorf("%s fetched, held already", p)
+		}
+	}
+	if len(pages) != 4 || r.asked != 6 {
+		t.Errorf("%d pages fetched, filter asked %d times; want 4 and 6", len(pages), r.asked)
+	}
+}
