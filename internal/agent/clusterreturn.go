@@ -1,9 +1,12 @@
 package agent
 
 import (
+	"context"
+	"net/netip"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/petrel-crawler/petrel/internal/cluster"
 	"github.com/petrel-crawler/petrel/internal/frontier"
@@ -136,8 +139,43 @@ func (h *clusterHost) noteReturn(old, nw *cluster.View) {
 	if isReturn(h.a.cfg.Cluster.Agent, old, nw) {
 		h.ho.known.reset()
 		h.ho.known.returnEpoch.Store(nw.Epoch)
+		h.holdReturned(old, nw)
 	}
 }
+
+// holdReturned holds every address a return gives back to this agent
+// until the releases of all its old owners are in: each old owner's
+// release ends only its own hold, and the tokens of a part from another
+// (the owner of the addresses' keys) must be in before this agent's own
+// queued copies of those addresses come up for dispatch.
+func (h *clusterHost) holdReturned(old, nw *cluster.View) {
+	a, self := h.a, h.a.cfg.Cluster.Agent
+	mine := func(ad netip.Addr) bool {
+		g := ipGroup(ad)
+		return nw.Owner(g) == self && old.Owner(g) != self
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	id, err := a.frontier.HoldAddrs(ctx, mine)
+	if err != nil {
+		a.log.Error("cluster: return: hold the addresses given back", "err", err)
+		return
+	}
+	go func() {
+		wait, cancel := context.WithTimeout(context.Background(), returnHoldMax)
+		defer cancel()
+		a.node.WaitReleases(wait)
+		ctx, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel2()
+		if err := a.frontier.ReleaseAddrs(ctx, id, nil); err != nil {
+			a.log.Error("cluster: return: release the addresses given back", "err", err)
+		}
+	}()
+}
+
+// returnHoldMax bounds holdReturned's wait for the releases (an old owner
+// that dies meanwhile sends none).
+const returnHoldMax = 2 * time.Minute
 
 // insertSeen puts a part's seen hashes into the sieve, keeping those it
 // held already when the part is one of a return's hand-back.

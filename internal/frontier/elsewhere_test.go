@@ -1,10 +1,14 @@
 package frontier
 
 import (
+	"context"
 	"fmt"
+	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestFetchedElsewhere checks Config.FetchedElsewhere: a queued page URL it
@@ -121,5 +125,57 @@ func TestReadyFilter(t *testing.T) {
 	}
 	if len(pages) != 4 || r.asked != 6 {
 		t.Errorf("%d pages fetched, filter asked %d times; want 4 and 6", len(pages), r.asked)
+	}
+}
+
+// TestOverlappingHolds: an address under two holds gets no request until
+// both are released, and then not before the wait of the first release,
+// though the second carries none (a returning agent's hold over every
+// address given back, ended after each old owner's own release).
+func TestOverlappingHolds(t *testing.T) {
+	addrB := netip.MustParseAddr("10.4.0.2")
+	res := mapResolver{"a.test": netip.MustParseAddr("10.4.0.1"), "b.test": addrB}
+	h := newHarness(t, Config{Resolver: res})
+	for i := 0; i < 3; i++ {
+		h.enqueue(fmt.Sprintf("http://b.test/p%d", i))
+		h.enqueue(fmt.Sprintf("http://a.test/p%d", i))
+	}
+	isB := func(a netip.Addr) bool { return a == addrB }
+	owner, err := h.f.HoldAddrs(context.Background(), isB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := h.f.HoldAddrs(context.Background(), isB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const wait = 400 * time.Millisecond
+	var released, allReleased atomic.Int64
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		released.Store(time.Now().UnixNano())
+		if err := h.f.ReleaseAddrs(context.Background(), owner, map[netip.Addr]time.Duration{addrB: wait}); err != nil {
+			t.Error(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		allReleased.Store(time.Now().UnixNano())
+		if err := h.f.ReleaseAddrs(context.Background(), all, nil); err != nil {
+			t.Error(err)
+		}
+	}()
+	if err := h.run(2, nil); err != nil {
+		t.Fatal(err)
+	}
+	var first time.Time
+	for _, rec := range h.log {
+		if rec.addr == addrB && (first.IsZero() || rec.start.Before(first)) {
+			first = rec.start
+		}
+	}
+	if first.Before(time.Unix(0, allReleased.Load())) {
+		t.Errorf("a request to b before its second hold was released")
+	}
+	if r := time.Unix(0, released.Load()); first.Before(r.Add(wait)) {
+		t.Errorf("first request to b %s after the first release, want ≥ %s (its wait)", first.Sub(r), wait)
 	}
 }

@@ -297,7 +297,9 @@ func (f *Frontier) ReleaseAddrs(ctx context.Context, id uint64, waits map[netip.
 	err := f.do(ctx, func(s *scheduler) {
 		for a, e := range s.wb.byAddr {
 			if e.held && p(a) && !f.holds.selects(a) && s.addrOwner(a) == Self {
-				s.unhold(e, now+int64(waits[a]))
+				// An earlier release of a hold over a as well may have
+				// set the longer wait.
+				s.unhold(e, max(now+int64(waits[a]), f.holds.earliest(a)))
 			}
 		}
 	})
