@@ -44,3 +44,13 @@ func (a *Agent) guardedFetch(stop, ctx context.Context, t *frontier.Task) (fctx 
 	fctx, done = g.Context(ctx)
 	return fctx, done, true
 }
+
+// noteGuardCut logs a page fetch that the zombie guard cut in flight (its
+// URL goes back to its queue): the server may have answered it, so it is
+// a request made twice, which the death tests count in their bound.
+func (a *Agent) noteGuardCut(t *frontier.Task) {
+	if g := a.fetchGuard(); g != nil && !t.Robots && !g.Allowed() {
+		a.stats.ZombieCut.Add(1)
+		a.log.Info("cluster: zombie guard cut a fetch in flight: its URL goes back to its queue", "url", t.URL())
+	}
+}

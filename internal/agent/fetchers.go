@@ -90,6 +90,7 @@ func (a *Agent) fetchLoop(stop, ctx context.Context, id int, quit <-chan struct{
 			if resp != nil {
 				resp.Release()
 			}
+			a.noteGuardCut(t) // clusterguard.go
 			fr.Done(frontier.Outcome{Task: t, Result: frontier.Abandoned, End: time.Now()})
 			continue
 		}

@@ -87,6 +87,7 @@ type Crawl struct {
 	ZombieRefused        atomic.Int64 // fetches handed back unbegun while the zombie guard was closed
 	ReturnKnownDropped   atomic.Int64 // URLs handed back at a return after a death that this agent knew before its death
 	ReturnFetchedDropped atomic.Int64 // URLs queued here that an interim owner fetched while this agent was declared dead, dropped at its return
+	ZombieCut            atomic.Int64 // page fetches in flight cut by the zombie guard closing (fetched again later)
 	InterimAgainDropped  atomic.Int64 // ready URLs of keys taken over from a dead agent sent here again by their interim owner, dropped
 
 	// Fetching.
