@@ -179,3 +179,70 @@ func TestOverlappingHolds(t *testing.T) {
 		t.Errorf("first request to b %s after the first release, want ≥ %s (its wait)", first.Sub(r), wait)
 	}
 }
+
+// TestHoldTakesBack: tasks dispatched to an address before it is held, and
+// not begun (in Todo's buffer), are taken back: none is fetched before the
+// release.
+func TestHoldTakesBack(t *testing.T) {
+	addrB := netip.MustParseAddr("10.4.0.2")
+	res := mapResolver{"b.test": addrB}
+	for i := 0; i < 8; i++ {
+		res[fmt.Sprintf("b%d.test", i)] = addrB
+	}
+	h := newHarness(t, Config{Resolver: res, Settings: Settings{ParallelPerIP: 8}})
+	for i := 0; i < 8; i++ {
+		h.enqueue(fmt.Sprintf("http://b%d.test/p", i))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- h.f.Run(ctx) }()
+	// robots.txt first: answer those, so that page tasks pile up in Todo.
+	deadline := time.Now().Add(10 * time.Second)
+	robots := 0
+	for robots < 8 && time.Now().Before(deadline) {
+		tk := <-h.f.Todo()
+		if !tk.Robots {
+			t.Fatalf("page task %s before its robots.txt", tk.URL())
+		}
+		robots++
+		h.f.Done(Outcome{Task: tk, Result: Fetched, Robots: allowAll{}, End: time.Now()})
+	}
+	time.Sleep(200 * time.Millisecond) // the scheduler fills Todo's buffer
+	id, err := h.f.HoldAddrs(ctx, func(a netip.Addr) bool { return a == addrB })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []*Task
+	timeout := time.After(300 * time.Millisecond)
+	for loop := true; loop; {
+		select {
+		case tk := <-h.f.Todo():
+			if h.f.Recalled(tk) {
+				h.f.Done(Outcome{Task: tk, Result: Abandoned, End: time.Now()})
+				continue
+			}
+			got = append(got, tk)
+		case <-timeout:
+			loop = false
+		}
+	}
+	if len(got) > 0 {
+		t.Fatalf("%d tasks to a held address handed to a fetcher after HoldAddrs returned (first %s)", len(got), got[0].URL())
+	}
+	if err := h.f.ReleaseAddrs(ctx, id, nil); err != nil {
+		t.Fatal(err)
+	}
+	pages := 0
+	for pages < 8 {
+		tk := <-h.f.Todo()
+		if h.f.Recalled(tk) {
+			h.f.Done(Outcome{Task: tk, Result: Abandoned, End: time.Now()})
+			continue
+		}
+		pages++
+		h.f.Done(Outcome{Task: tk, Result: Fetched, End: time.Now()})
+	}
+	cancel()
+	<-done
+}

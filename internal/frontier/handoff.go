@@ -267,6 +267,11 @@ func (f *Frontier) HoldAddrs(ctx context.Context, held func(netip.Addr) bool) (i
 				s.hold(e)
 			}
 		}
+		// Tasks dispatched and not begun (in Todo's buffer, or taken by
+		// a fetcher waiting for the zombie guard) may be to a held
+		// address: they go back, and come again only if not held.
+		s.f.gen.Add(1)
+		s.takeBack()
 	})
 	if errors.Is(err, ErrNotRunning) {
 		err = nil
