@@ -92,7 +92,7 @@ func urlKey(t *testing.T, raw string) string {
 func TestCrawlSyntheticWeb(t *testing.T) {
 	t.Run("default", func(t *testing.T) { crawlSyntheticWeb(t, "127.60.0.1") })
 	t.Run("virtualized", func(t *testing.T) {
-		r := crawlSyntheticWeb(t, "127.60.1.1", "--workbench-bytes", "2048", "--front-size", "4", "--robots-cache", "2")
+		r := crawlSyntheticWeb(t, "127.60.1.1", "--workbench-bytes", "1024", "--front-size", "4", "--robots-cache", "2")
 		st := readStats(t, r.dir)
 		if st["VirtualizedTotal"] < 100 {
 			t.Errorf("only %d URLs were virtualized: the budget did not force virtualization", st["VirtualizedTotal"])

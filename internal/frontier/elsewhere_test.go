@@ -198,12 +198,16 @@ func TestHoldTakesBack(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- h.f.Run(ctx) }()
 	// robots.txt first: answer those, so that page tasks pile up in Todo.
+	// A host's page task can come before another host's robots.txt: it is
+	// fetched at once (begun before the hold, so not taken back).
 	deadline := time.Now().Add(10 * time.Second)
-	robots := 0
+	robots, early := 0, 0
 	for robots < 8 && time.Now().Before(deadline) {
 		tk := <-h.f.Todo()
 		if !tk.Robots {
-			t.Fatalf("page task %s before its robots.txt", tk.URL())
+			early++
+			h.f.Done(Outcome{Task: tk, Result: Fetched, End: time.Now()})
+			continue
 		}
 		robots++
 		h.f.Done(Outcome{Task: tk, Result: Fetched, Robots: allowAll{}, End: time.Now()})
@@ -233,7 +237,7 @@ func TestHoldTakesBack(t *testing.T) {
 	if err := h.f.ReleaseAddrs(ctx, id, nil); err != nil {
 		t.Fatal(err)
 	}
-	pages := 0
+	pages := early
 	for pages < 8 {
 		tk := <-h.f.Todo()
 		if h.f.Recalled(tk) {
