@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/petrel-crawler/petrel/internal/clock"
 )
 
 // batcher gathers routed records per destination and kind, and turns them
@@ -185,14 +187,5 @@ func (b *batcher) empty() bool {
 }
 
 func (b *batcher) loop(ctx context.Context) {
-	t := time.NewTicker(max(b.n.cfg.BatchDelay/2, time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			b.flushOld(ctx, false)
-		}
-	}
+	clock.Every(ctx, max(b.n.cfg.BatchDelay/2, time.Millisecond), func() { b.flushOld(ctx, false) })
 }
