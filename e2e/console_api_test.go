@@ -83,7 +83,16 @@ func TestConsoleAPI(t *testing.T) {
 			{"POST", "/api/v1/blocklist", map[string]any{"entries": []string{"127.63.0.1"}}},
 			{"POST", "/api/v1/ticket", nil},
 		}
+		// The crawl takes a checkpoint as it starts; wait for it, so that
+		// only a refused call could add one.
 		cps := c.status(t)["totals"].(map[string]any)["checkpoints"]
+		for deadline := time.Now().Add(30 * time.Second); cps == 0.0 && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+			cps = c.status(t)["totals"].(map[string]any)["checkpoints"]
+		}
+		if cps == 0.0 {
+			t.Fatal("no checkpoint 30 s after the start")
+		}
 		for _, w := range writes {
 			if code, b := c.call(t, w.method, w.path, w.body, false); code != http.StatusUnauthorized {
 				t.Errorf("%s %s without the token: %d %s, want 401", w.method, w.path, code, b)
