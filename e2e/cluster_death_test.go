@@ -295,15 +295,12 @@ func logDuplicates(t *testing.T, hits []testweb.Hit, victim string, first *clust
 
 // firstView is the crawl's first view (the owners before the death).
 func firstView(t *testing.T, c *clusterRun) *cluster.View {
-	var as []cluster.ViewAgent
+	t.Helper()
+	var names []string
 	for _, a := range c.agents {
-		as = append(as, cluster.ViewAgent{Name: a.name})
+		names = append(names, a.name)
 	}
-	v, err := cluster.NewView(1, as)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return viewOf(t, names...)
 }
 
 // deathRun is what a death test measured: when the victim was stopped or
