@@ -391,19 +391,18 @@ func TestQueuesFormatGolden(t *testing.T) {
 	tr.check("queues_format.golden")
 }
 
-// TestQueueFormatV1Refused: a queue directory of format version 1
-// (testdata/queue-v1, written by an earlier Petrel: uncompressed records,
-// Positions of 45 bytes) is refused with ErrOldFormat and a message naming
-// the file and both versions, and is left as it was.
-func TestQueueFormatV1Refused(t *testing.T) {
-	dir := t.TempDir()
-	ents, err := os.ReadDir("testdata/queue-v1")
+// copyTestdata copies the files of the directory src into a fresh
+// temporary directory, and returns it with their contents by name.
+func copyTestdata(t *testing.T, src string) (dir string, files map[string][]byte) {
+	t.Helper()
+	dir = t.TempDir()
+	ents, err := os.ReadDir(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := map[string][]byte{}
+	files = map[string][]byte{}
 	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join("testdata/queue-v1", e.Name()))
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -412,8 +411,17 @@ func TestQueueFormatV1Refused(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return dir, files
+}
+
+// TestQueueFormatV1Refused: a queue directory of format version 1
+// (testdata/queue-v1, written by an earlier Petrel: uncompressed records,
+// Positions of 45 bytes) is refused with ErrOldFormat and a message naming
+// the file and both versions, and is left as it was.
+func TestQueueFormatV1Refused(t *testing.T) {
+	dir, files := copyTestdata(t, "testdata/queue-v1")
 	opts := Options{Logger: slog.New(slog.DiscardHandler)}
-	_, err = Open(dir, opts)
+	_, err := Open(dir, opts)
 	if !errors.Is(err, ErrOldFormat) || !strings.Contains(err.Error(), "0000000000000001.dq: format version 1, this version reads 2") {
 		t.Fatalf("Open = %v, want ErrOldFormat naming the segment and the versions", err)
 	}
@@ -436,22 +444,7 @@ func TestQueueFormatV1Refused(t *testing.T) {
 // the file and both versions, by OpenQueues and by OpenCheckpoint (a
 // checkpoint taken by an earlier Petrel), and is left as it was.
 func TestQueuesFormatV1Refused(t *testing.T) {
-	dir := t.TempDir()
-	ents, err := os.ReadDir("testdata/queues-v1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := map[string][]byte{}
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join("testdata/queues-v1", e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[e.Name()] = b
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir, files := copyTestdata(t, "testdata/queues-v1")
 	opts := Options{Logger: slog.New(slog.DiscardHandler)}
 	want := "0000000000000001.mq: format version 1, this version reads 2"
 	if _, err := OpenCheckpoint(dir, opts); !errors.Is(err, ErrOldFormat) || !strings.Contains(err.Error(), want) {
