@@ -96,28 +96,46 @@ func newBatcher(n *Node) *batcher {
 // add routes one record; it may write a batch (and then wait while the
 // destination's outbox is full).
 func (b *batcher) add(ctx context.Context, dest string, kind Kind, rec []byte) error {
-	b.routed.Add(1)
+	return b.addAll(ctx, dest, kind, [][]byte{rec})
+}
+
+// addAll routes recs, in order, to dest in batches of kind, taking the
+// lock and finding the buffer once for all of them (once more after each
+// batch they fill). It may write batches (and then wait while the
+// destination's outbox is full); on an error, the records before the
+// batch whose write failed are routed and the rest are not.
+func (b *batcher) addAll(ctx context.Context, dest string, kind Kind, recs [][]byte) error {
+	b.routed.Add(uint64(len(recs)))
 	k := bufKey{dest, kind}
-	b.mu.Lock()
-	buf := b.bufs[k]
-	if buf == nil {
-		buf = &outBuf{since: time.Now(), raw: b.raws.get()}
-		b.bufs[k] = buf
+	for len(recs) > 0 {
+		var full *outBuf
+		b.mu.Lock()
+		buf := b.bufs[k]
+		if buf == nil {
+			buf = &outBuf{since: time.Now(), raw: b.raws.get()}
+			b.bufs[k] = buf
+		}
+		for len(recs) > 0 && full == nil {
+			buf.raw = appendRecord(buf.raw, recs[0])
+			buf.count++
+			recs = recs[1:]
+			if buf.count >= b.n.cfg.BatchURLs || len(buf.raw) >= maxRawBytes {
+				full = buf
+				delete(b.bufs, k)
+				b.writing.Add(1)
+			}
+		}
+		b.mu.Unlock()
+		if full == nil {
+			return nil
+		}
+		err := b.write(ctx, []outBatch{{k: k, buf: full}})
+		b.writing.Add(-1)
+		if err != nil {
+			return err
+		}
 	}
-	buf.raw = appendRecord(buf.raw, rec)
-	buf.count++
-	var full *outBuf
-	if buf.count >= b.n.cfg.BatchURLs || len(buf.raw) >= maxRawBytes {
-		full = buf
-		delete(b.bufs, k)
-		b.writing.Add(1)
-	}
-	b.mu.Unlock()
-	if full == nil {
-		return nil
-	}
-	defer b.writing.Add(-1)
-	return b.write(ctx, []outBatch{{k: k, buf: full}})
+	return nil
 }
 
 // flushOld writes the buffers older than BatchDelay (all with force),

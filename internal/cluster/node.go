@@ -368,6 +368,13 @@ func (n *Node) Route(dest string, kind Kind, rec []byte) error {
 	return n.batch.add(context.Background(), dest, kind, rec)
 }
 
+// RouteAll sends recs, in order, to dest in batches of kind, as Route
+// does one by one but with one lock and buffer lookup for all of them.
+// On an error, some of recs may have been routed.
+func (n *Node) RouteAll(dest string, kind Kind, recs [][]byte) error {
+	return n.batch.addAll(context.Background(), dest, kind, recs)
+}
+
 // Flush writes every buffered record to the outbox now (before a
 // checkpoint, so that what the checkpoint counts as parsed is durable).
 func (n *Node) Flush() error { return n.batch.flushOld(context.Background(), true) }
