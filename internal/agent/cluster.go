@@ -129,7 +129,9 @@ func (r *clusterRouter) AddrOwner(addr netip.Addr) frontier.Peer {
 // placed at (cluster.Placements; the first time, its resolution through
 // the resolver's cache), or for a hand-over record the owner of the
 // address it carries. A name that does not resolve stays here: the DNS
-// stage will count its failure.
+// stage will count its failure. It is asked for every URL the sieve finds
+// new, and allocates nothing for a host placed already (of up to 128
+// bytes).
 func (r *clusterRouter) ReadyOwner(rec []byte) frontier.Peer {
 	v := r.view()
 	if v == nil {
@@ -142,9 +144,11 @@ func (r *clusterRouter) ReadyOwner(rec []byte) frontier.Peer {
 	if isHO {
 		return r.addrPeer(v, ho.Addr)
 	}
-	host := r.host.Group(rec[frontier.MetaLen:])
-	a, ok := r.placed.Get(host)
+	var buf [128]byte // the host, spelt without allocating when placed
+	hb := r.host.AppendGroup(buf[:0], rec[frontier.MetaLen:])
+	a, ok := r.placed.GetBytes(hb)
 	if !ok {
+		host := string(hb)
 		// The resolver bounds a query by its own timeout (and answers
 		// most from its cache): no deadline of our own to make per URL.
 		addrs, err := r.a.resolver.Lookup(context.Background(), host)

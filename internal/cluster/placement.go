@@ -45,7 +45,16 @@ func NewPlacements(max int) *Placements {
 
 // Get returns the address host was placed at, if it is kept.
 func (p *Placements) Get(host string) (netip.Addr, bool) {
-	h := xxhash.Sum64String(host)
+	return p.get(xxhash.Sum64String(host))
+}
+
+// GetBytes is Get of a host name spelt in a byte slice; it allocates
+// nothing.
+func (p *Placements) GetBytes(host []byte) (netip.Addr, bool) {
+	return p.get(xxhash.Sum64(host))
+}
+
+func (p *Placements) get(h uint64) (netip.Addr, bool) {
 	p.mu.Lock()
 	a, ok := p.m[h]
 	p.mu.Unlock()
