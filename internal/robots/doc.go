@@ -6,6 +6,8 @@
 //   - [Rules] is the compiled form of those rules: one flat string, its
 //     format documented beside it, shared by every host whose rules are
 //     equal (interned by content). It matches paths without decoding.
+//   - [Store] keeps the rules (or the death) of authorities out of RAM in
+//     one append-only file, its format documented beside it.
 //
 // # Invariants
 //
@@ -15,4 +17,12 @@
 // construction: equal flat forms. Nothing in the package holds global
 // mutable state (the intern table is package unique's, weak: a set no
 // longer held is reclaimed).
+//
+// A Store's records are written without fsync, and need not be durable:
+// a record lost in a crash is a robots.txt fetched again (no page of an
+// authority is fetched while its rules are unknown), never a wrong
+// answer, and OpenStore cuts the torn tail a crash leaves. What a restart
+// relies on is synced: the header of a new store file, and a compacted
+// file before it replaces the old one, so that a crash of the machine
+// never leaves a file OpenStore refuses.
 package robots

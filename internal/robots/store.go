@@ -38,7 +38,13 @@ import (
 // synced as they are written: [OpenStore] reads the file from the start
 // and keeps the records up to the first one that is short or fails its
 // checksum (the tail a crash may leave), cutting the file there. A record
-// lost so is a robots.txt fetched again, never a wrong answer.
+// lost so is a robots.txt fetched again, never a wrong answer: no page of
+// an authority is fetched before its rules are known, and rules not found
+// are fetched anew. What is synced is what a restart needs to open the
+// file at all: the header of a new file, and a compacted file before it is
+// renamed over the old one (with the directory after the rename), so that
+// a crash of the machine leaves the old file or the whole new one, never a
+// file without its header.
 //
 // A Store is independent of the crawl's checkpoints: each record is what an
 // authority's robots.txt said at a wall time, so a crawl restored from any
@@ -67,6 +73,7 @@ type Store struct {
 	buf       []byte
 	err       error // a write failed: the store takes no more records
 	compactAt int64 // the file size from which garbage is compacted
+	fsync     func(*os.File) error
 }
 
 // Entry is what a store holds of one authority.
@@ -92,11 +99,17 @@ var ErrBadStore = errors.New("robots: not a robots store file")
 // OpenStore opens the store file at path, creating it if it does not
 // exist, and indexes its records.
 func OpenStore(path string) (*Store, error) {
+	return openStore(path, (*os.File).Sync)
+}
+
+// openStore is OpenStore with the function that syncs a file (a test's
+// records what is synced when).
+func openStore(path string, fsync func(*os.File) error) (*Store, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("robots: open store: %w", err)
 	}
-	s := &Store{path: path, f: f, idx: make(map[uint64]uint64), seed: maphash.MakeSeed(), compactAt: compactBytes}
+	s := &Store{path: path, f: f, idx: make(map[uint64]uint64), seed: maphash.MakeSeed(), compactAt: compactBytes, fsync: fsync}
 	if err := s.load(); err != nil {
 		f.Close()
 		return nil, err
@@ -115,6 +128,10 @@ func (s *Store) load() error {
 		if _, err := s.f.WriteString(storeHeader); err != nil {
 			return fmt.Errorf("robots: store: %w", err)
 		}
+		if err := s.fsync(s.f); err != nil {
+			return fmt.Errorf("robots: store: sync header: %w", err)
+		}
+		syncDir(filepath.Dir(s.path))
 		s.size, s.flushed = int64(len(storeHeader)), int64(len(storeHeader))
 		return nil
 	}
@@ -251,7 +268,8 @@ func (s *Store) Get(sa string) (Entry, bool, error) {
 	return e, true, nil
 }
 
-// Flush writes the records buffered to the file (without syncing it).
+// Flush writes the records buffered to the file (without syncing it: see
+// the type's doc for why a record need not be durable).
 func (s *Store) Flush() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -298,7 +316,11 @@ func (s *Store) compact() error {
 		idx[k] = uint64(off)<<24 | uint64(size)
 		off += size
 	}
-	if err := w.Flush(); err != nil {
+	err = w.Flush()
+	if err == nil {
+		err = s.fsync(nf)
+	}
+	if err != nil {
 		nf.Close()
 		os.Remove(tmp)
 		return fmt.Errorf("robots: store: compact: %w", err)

@@ -2,8 +2,10 @@ package robots
 
 import (
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -149,5 +151,51 @@ func TestStoreCompacts(t *testing.T) {
 		if e, ok, _ := s.Get(sa); !ok || e.When.Unix() != int64(i) {
 			t.Errorf("%s: %v %v", sa, e.When.Unix(), ok)
 		}
+	}
+}
+
+// TestStoreSyncs: a new store's header is synced, and a compacted file is
+// synced whole before it is renamed over the old one, so that a crash of
+// the machine never leaves a store a restart cannot open; records as they
+// are put are not (a lost one is a robots.txt fetched again).
+func TestStoreSyncs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "robots")
+	var synced []string
+	fsync := func(f *os.File) error {
+		st, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		_, renamed := os.Stat(path + ".tmp")
+		synced = append(synced, fmt.Sprintf("%s %d bytes, renamed %v", filepath.Base(f.Name()), st.Size(), renamed != nil))
+		return f.Sync()
+	}
+	s, err := openStore(path, fsync)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if want := fmt.Sprintf("robots %d bytes, renamed true", len(storeHeader)); len(synced) != 1 || synced[0] != want {
+		t.Fatalf("opening a new store synced %q, want [%q]", synced, want)
+	}
+	s.compactAt = 4096
+	rules := Parse([]byte("User-agent: *\nDisallow: /private/\n"), "petrel").Rules()
+	for i := range 300 {
+		if err := s.Put("http://h"+string(rune('a'+i%10))+".test", Entry{When: time.Unix(int64(i), 0), Rules: rules}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(synced) < 2 {
+		t.Fatalf("no compaction synced its file: %q", synced)
+	}
+	for _, c := range synced[1:] {
+		if !strings.HasPrefix(c, "robots.tmp ") || !strings.HasSuffix(c, "renamed false") || strings.HasPrefix(c, "robots.tmp 0 bytes") {
+			t.Errorf("sync %q: want the compacted file, whole, before its rename", c)
+		}
+	}
+	synced = synced[:0]
+	s.Flush()
+	if len(synced) != 0 {
+		t.Errorf("a flush of records synced %q", synced)
 	}
 }
