@@ -238,10 +238,10 @@ func (u giveUpTimes) keep(w map[netip.Addr]time.Duration) {
 	}
 }
 
-// sendSeenAndCounts sends each new owner its part of the seen set, in
-// parts of at most cluster.HandoffSeenPerPart hashes, the first part
-// carrying its keys' budget counts. It returns the last part's sequence
-// number per owner and the hashes sent.
+// sendSeenAndCounts sends each new owner its part of the seen set and its
+// keys' budget counts, in parts within the exchange's bound
+// (cluster.HandoffParts). It returns the last part's sequence number per
+// owner and the hashes sent.
 func (h *clusterHost) sendSeenAndCounts(ctx context.Context, epoch uint64, owners slotOwners) (map[string]uint64, int, error) {
 	a := h.a
 	seen := map[string][]uint64{}
@@ -264,19 +264,12 @@ func (h *clusterHost) sendSeenAndCounts(ctx context.Context, epoch uint64, owner
 	seq := map[string]uint64{}
 	var sent int
 	for to := range owners {
-		hs := seen[to]
-		for first := true; first || len(hs) > 0; first = false {
-			k := min(len(hs), cluster.HandoffSeenPerPart)
-			part := &cluster.Handoff{Epoch: epoch, Seq: seq[to] + 1, Seen: hs[:k]}
-			if first {
-				part.Counts = counts[to]
-			}
+		for _, part := range cluster.HandoffParts(epoch, 1, seen[to], counts[to]) {
 			if err := a.node.SendHandoff(ctx, to, part); err != nil {
 				return nil, 0, err
 			}
-			seq[to]++
-			sent += k
-			hs = hs[k:]
+			seq[to] = part.Seq
+			sent += len(part.Seen)
 		}
 	}
 	return seq, sent, nil

@@ -255,9 +255,6 @@ func decodeHandoff(b []byte) (*Handoff, error) {
 // MaxHandoffBytes bounds one part on the wire.
 const MaxHandoffBytes = 8 << 20
 
-// HandoffSeenPerPart is the most seen hashes a sender puts in one part.
-const HandoffSeenPerPart = (MaxHandoffBytes - maxControlBytes) / 8
-
 func (n *Node) serveHandoff(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	from := q.Get("from")
