@@ -9,6 +9,7 @@ package agent
 //	virtual/    the virtualizer's segments, hard-linked, and its index (diskq Queues.Checkpoint)
 //	virtual.keys the visit states whose queues continue in virtual/: id, count, URL prefix
 //	counts      per-key URL counts
+//	received.pos the position in the log of counts received its counts cover (countslog.go)
 //	handovers   the keys' hand-over state, when some key has one (handoverfile.go)
 //	stats.json  the counters
 //	MANIFEST    JSON: sequence, time, record count, the WARC files and sizes
@@ -231,7 +232,7 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 		// inbox position saved with it is the same logical point.
 		a.node.PauseApply()
 	}
-	info, err := a.frontier.Checkpoint(ctx, sink)
+	info, err := a.checkpointFrontier(ctx, sink, tmp) // countslog.go
 	if a.node != nil {
 		err = a.checkpointCluster(tmp, err)
 	}
@@ -295,6 +296,7 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 		"pause_sieve", sink.sieveTime, "pause_counts", sink.countsTime, "pause_virtual", sink.virtualTime)
 	a.pruneCheckpoints()
 	a.trimInbox()
+	a.trimReceived()
 	return nil
 }
 
@@ -608,6 +610,7 @@ func (a *Agent) recoverFromCrash(state string) (string, error) {
 			return "", err
 		}
 		os.Remove(filepath.Join(state, "counts"))
+		os.Remove(filepath.Join(state, receivedFile))
 		os.Remove(filepath.Join(state, handoversFile))
 		os.Remove(filepath.Join(state, "cluster", "applied.json")) // the inbox is replayed from its start
 		notes = append(notes, "no usable checkpoint: the crawl starts again from its seeds (WARC files kept)")
@@ -618,6 +621,11 @@ func (a *Agent) recoverFromCrash(state string) (string, error) {
 	}
 	if err := copyFile(filepath.Join(cp.dir, "counts"), filepath.Join(state, "counts")); err != nil {
 		return "", fmt.Errorf("agent: restore counts: %w", err)
+	}
+	if n, err := replayReceivedCounts(state, cp.dir); err != nil {
+		return "", fmt.Errorf("agent: restore counts received: %w", err)
+	} else if n > 0 {
+		notes = append(notes, fmt.Sprintf("counts of %d hand-off parts received after the checkpoint added", n))
 	}
 	q, err := diskq.OpenAt(filepath.Join(state, "ready"), cp.pos, diskq.DefaultOptions())
 	if err != nil {

@@ -322,7 +322,7 @@ func (a *Agent) closeCluster() error {
 	}
 	err := a.node.Close(a.cfg.Cluster.LeaveTimeout)
 	a.node = nil
-	return errors.Join(err, perr)
+	return errors.Join(err, perr, a.clusterHost.closeReceived()) // countslog.go
 }
 
 // openPlacements opens the sieve owner's placements of hosts, kept in

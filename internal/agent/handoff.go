@@ -32,6 +32,10 @@ type handoffState struct {
 	leaveNow chan struct{}         // closed to resume a leave begun by an earlier process (leaveFirst)
 	resumed  sync.Once
 	known    knownAtReturn // clusterreturn.go
+
+	counts     *countsLog // counts received, durable on receipt (countslog.go)
+	countsOnce sync.Once
+	countsErr  error
 }
 
 // addrHold is a frontier hold of the addresses moved to this agent at
@@ -330,7 +334,13 @@ func (h *clusterHost) ApplyHandoff(p *cluster.Handoff) error {
 		a.stats.ReceivedSeen.Add(int64(len(p.Seen)))
 	}
 	if len(p.Counts) > 0 {
-		a.frontier.AddCounts(p.Counts)
+		l, err := h.receivedCounts()
+		if err != nil {
+			return err
+		}
+		if err := l.apply(fmt.Sprintf("%s/%d/%d", p.From, p.Epoch, p.Seq), p.Counts, a.frontier.AddCounts); err != nil {
+			return err
+		}
 	}
 	if !p.Release {
 		return nil

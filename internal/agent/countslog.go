@@ -1,0 +1,314 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/petrel-crawler/petrel/internal/atomicfile"
+	"github.com/petrel-crawler/petrel/internal/frontier"
+)
+
+// The log of budget counts received in hand-offs. A hand-off part's
+// counts are added to the frontier's counting map, which is durable only
+// in the next checkpoint; so before they are added they are appended to
+// state/counts.received and fsynced, and the part is acknowledged after.
+// Every checkpoint records the log position its counts cover
+// (received.pos): crash recovery restores the checkpoint's counts and adds
+// the log's entries after that position, so a crash of the receiver
+// before its checkpoint neither loses nor doubles them. A part's id
+// (sender, epoch, sequence) is in its entry: a part sent again after a
+// crash that came between its entry and the acknowledgement is not added
+// twice.
+//
+// Format: receivedMagic, the log position of the first frame (uint64
+// little-endian), then frames:
+//
+//	uint32 length of the body (little-endian)
+//	uint32 CRC-32C of the body
+//	body: uvarint length, the part's id, then (count key uint64
+//	      little-endian, count uvarint)*, as in the counts file
+//
+// A position is the offset in the concatenation of every frame ever
+// written, so it stays valid when a checkpoint's commit drops the frames
+// that no kept checkpoint needs (trim). A torn frame at the end (a crash
+// in a write) is cut at open: its part was not acknowledged.
+
+const (
+	receivedMagic   = "PRCOUNTS1\n"
+	receivedFile    = "counts.received"
+	receivedPosFile = "received.pos"
+	receivedHead    = len(receivedMagic) + 8
+)
+
+// countsLog is the open log; the zero value is not usable (openCountsLog).
+type countsLog struct {
+	mu   sync.Mutex
+	path string
+	f    *os.File
+	base int64 // position of the first frame in the file
+	end  int64 // position after the last frame
+	ids  map[string]bool
+}
+
+// receivedFrame is one frame read back.
+type receivedFrame struct {
+	pos     int64
+	id      string
+	entries []byte // (key, count)* as in the counts file
+}
+
+// openCountsLog opens (or creates) the log at path.
+func openCountsLog(path string) (*countsLog, error) {
+	l := &countsLog{path: path, ids: map[string]bool{}}
+	base, frames, good, err := readCountsLog(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if err := writeCountsLog(path, 0, nil); err != nil {
+			return nil, err
+		}
+		good = int64(receivedHead)
+	} else if err != nil {
+		return nil, err
+	}
+	for _, fr := range frames {
+		l.ids[fr.id] = true
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	if err := f.Truncate(good); err != nil { // a torn frame's part was never acknowledged
+		f.Close()
+		return nil, fmt.Errorf("agent: %s: %w", path, err)
+	}
+	if _, err := f.Seek(good, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	l.f, l.base, l.end = f, base, base+good-int64(receivedHead)
+	return l, nil
+}
+
+// readCountsLog reads a log's frames and the file offset after the last
+// whole one.
+func readCountsLog(path string) (base int64, frames []receivedFrame, good int64, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	if len(b) < receivedHead || string(b[:len(receivedMagic)]) != receivedMagic {
+		return 0, nil, 0, fmt.Errorf("agent: %s: not a log of received counts", path)
+	}
+	base = int64(binary.LittleEndian.Uint64(b[len(receivedMagic):]))
+	off := receivedHead
+	for len(b)-off >= 8 {
+		n := int(binary.LittleEndian.Uint32(b[off:]))
+		if n > len(b)-off-8 || crc32.Checksum(b[off+8:off+8+n], crcTable) != binary.LittleEndian.Uint32(b[off+4:]) {
+			break
+		}
+		body := b[off+8 : off+8+n]
+		l, k := binary.Uvarint(body)
+		if k <= 0 || uint64(len(body)-k) < l {
+			break
+		}
+		frames = append(frames, receivedFrame{pos: base + int64(off-receivedHead), id: string(body[k : k+int(l)]), entries: body[k+int(l):]})
+		off += 8 + n
+	}
+	return base, frames, int64(off), nil
+}
+
+// writeCountsLog writes a log holding frames (their bodies), the first at
+// position base, atomically.
+func writeCountsLog(path string, base int64, frames []receivedFrame) error {
+	return atomicfile.Write(path, atomicfile.Options{Sync: true}, func(w io.Writer) error {
+		b := binary.LittleEndian.AppendUint64([]byte(receivedMagic), uint64(base))
+		for _, fr := range frames {
+			b = appendReceivedFrame(b, fr.id, fr.entries)
+		}
+		_, err := w.Write(b)
+		return err
+	})
+}
+
+func appendReceivedFrame(dst []byte, id string, entries []byte) []byte {
+	body := binary.AppendUvarint(nil, uint64(len(id)))
+	body = append(append(body, id...), entries...)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(body)))
+	dst = binary.LittleEndian.AppendUint32(dst, crc32.Checksum(body, crcTable))
+	return append(dst, body...)
+}
+
+// apply makes the counts of part id durable, then adds them (add); a part
+// whose counts the log holds already is not added again.
+func (l *countsLog) apply(id string, counts map[uint64]int64, add func(map[uint64]int64)) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ids[id] {
+		return nil
+	}
+	var entries []byte
+	for k, c := range counts {
+		entries = binary.AppendUvarint(binary.LittleEndian.AppendUint64(entries, k), uint64(max(c, 0)))
+	}
+	fr := appendReceivedFrame(nil, id, entries)
+	if _, err := l.f.Write(fr); err != nil {
+		return fmt.Errorf("agent: %s: %w", l.path, err)
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("agent: %s: %w", l.path, err)
+	}
+	l.end += int64(len(fr))
+	l.ids[id] = true
+	add(counts)
+	return nil
+}
+
+// hold stops apply until the returned release, and returns the position
+// the counts added so far reach: a checkpoint takes its counts in between.
+func (l *countsLog) hold() (pos int64, release func()) {
+	l.mu.Lock()
+	return l.end, l.mu.Unlock
+}
+
+// trim drops the frames before pos (the position the oldest kept
+// checkpoint covers).
+func (l *countsLog) trim(pos int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if pos <= l.base {
+		return nil
+	}
+	_, frames, _, err := readCountsLog(l.path)
+	if err != nil {
+		return err
+	}
+	kept := frames[:0]
+	for _, fr := range frames {
+		if fr.pos >= pos {
+			kept = append(kept, fr)
+		}
+	}
+	base := l.end
+	if len(kept) > 0 {
+		base = kept[0].pos
+	}
+	if err := writeCountsLog(l.path, base, kept); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	l.f.Close()
+	l.f, l.base = f, base
+	return nil
+}
+
+// closeReceived closes the log of received counts, if it was opened.
+func (h *clusterHost) closeReceived() error {
+	if h == nil {
+		return nil
+	}
+	h.ho.countsOnce.Do(func() {}) // orders the read after an open
+	if h.ho.counts == nil {
+		return nil
+	}
+	return h.ho.counts.f.Close()
+}
+
+// writeReceivedPos records in checkpoint folder dir the log position its
+// counts cover.
+func writeReceivedPos(dir string, pos int64) error {
+	return atomicfile.WriteBytes(filepath.Join(dir, receivedPosFile), binary.LittleEndian.AppendUint64(nil, uint64(pos)), atomicfile.Options{Sync: true})
+}
+
+// readReceivedPos returns the position checkpoint folder dir covers; 0
+// when it records none (no count was received before it).
+func readReceivedPos(dir string) int64 {
+	b, err := os.ReadFile(filepath.Join(dir, receivedPosFile))
+	if err != nil || len(b) != 8 {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint64(b))
+}
+
+// replayReceivedCounts adds to state's counts file (restored from
+// checkpoint folder cp) the log's counts received after cp's position.
+func replayReceivedCounts(state, cp string) (int, error) {
+	_, frames, _, err := readCountsLog(filepath.Join(state, receivedFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	pos := readReceivedPos(cp)
+	f, err := os.OpenFile(filepath.Join(state, "counts"), os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("agent: %w", err)
+	}
+	w := bufio.NewWriter(f)
+	n := 0
+	for _, fr := range frames {
+		if fr.pos >= pos {
+			w.Write(fr.entries) // the counts file's reader adds repeated keys
+			n++
+		}
+	}
+	err = w.Flush()
+	if err == nil {
+		err = f.Sync()
+	}
+	return n, errors.Join(err, f.Close())
+}
+
+// receivedCounts returns this agent's log of received counts, opened at
+// the first use.
+func (h *clusterHost) receivedCounts() (*countsLog, error) {
+	h.ho.countsOnce.Do(func() {
+		h.ho.counts, h.ho.countsErr = openCountsLog(filepath.Join(h.a.cfg.Dir, "state", receivedFile))
+	})
+	return h.ho.counts, h.ho.countsErr
+}
+
+// checkpointFrontier takes the frontier's part of a checkpoint into
+// folder dir while no count received is added, and records there the
+// position in the log of received counts that its counts cover.
+func (a *Agent) checkpointFrontier(ctx context.Context, sink frontier.CheckpointSink, dir string) (frontier.CheckpointInfo, error) {
+	if a.clusterHost == nil {
+		return a.frontier.Checkpoint(ctx, sink)
+	}
+	l, err := a.clusterHost.receivedCounts()
+	if err != nil {
+		return frontier.CheckpointInfo{}, err
+	}
+	pos, release := l.hold()
+	info, err := a.frontier.Checkpoint(ctx, sink)
+	release()
+	if err != nil {
+		return info, err
+	}
+	return info, writeReceivedPos(dir, pos)
+}
+
+// trimReceived drops the frames of the log that no kept checkpoint needs.
+func (a *Agent) trimReceived() {
+	if a.clusterHost == nil {
+		return
+	}
+	names := listCheckpoints(a.checkpointsDir())
+	l, err := a.clusterHost.receivedCounts()
+	if err != nil || len(names) == 0 {
+		return
+	}
+	if err := l.trim(readReceivedPos(filepath.Join(a.checkpointsDir(), names[0]))); err != nil {
+		a.log.Warn("agent: trim the log of received counts", "err", err)
+	}
+}
