@@ -187,6 +187,7 @@ func (h *clusterHost) insertSeen(p *cluster.Handoff) error {
 	known, err := h.a.sieve.InsertHashesKnown(p.Seen)
 	if err == nil && len(known) > 0 {
 		h.ho.known.add(known)
+		h.ho.retCounts.noteKnown(p.Epoch, known) // clusterreturncounts.go
 		h.a.log.Info("cluster: return: seen-set entries handed back that this agent knew before its death; one copy of each of their URLs, handed back or queued here, is dropped",
 			"from", p.From, "epoch", p.Epoch, "known", len(known), "of", len(p.Seen))
 	}

@@ -170,6 +170,13 @@ func (l *countsLog) apply(id string, counts map[uint64]int64, add func(map[uint6
 	return nil
 }
 
+// has reports whether the log holds part id's counts.
+func (l *countsLog) has(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ids[id]
+}
+
 // hold stops apply until the returned release, and returns the position
 // the counts added so far reach: a checkpoint takes its counts in between.
 func (l *countsLog) hold() (pos int64, release func()) {

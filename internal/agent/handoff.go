@@ -33,7 +33,8 @@ type handoffState struct {
 	resumed  sync.Once
 	known    knownAtReturn // clusterreturn.go
 
-	counts     *countsLog // counts received, durable on receipt (countslog.go)
+	retCounts  returnCounts // clusterreturncounts.go
+	counts     *countsLog   // counts received, durable on receipt (countslog.go)
 	countsOnce sync.Once
 	countsErr  error
 }
@@ -338,7 +339,11 @@ func (h *clusterHost) ApplyHandoff(p *cluster.Handoff) error {
 		if err != nil {
 			return err
 		}
-		if err := l.apply(fmt.Sprintf("%s/%d/%d", p.From, p.Epoch, p.Seq), p.Counts, a.frontier.AddCounts); err != nil {
+		id, counts := fmt.Sprintf("%s/%d/%d", p.From, p.Epoch, p.Seq), p.Counts
+		if p.Epoch == h.ho.known.returnEpoch.Load() && !l.has(id) {
+			counts = h.ho.retCounts.adjust(p.Epoch, counts) // clusterreturncounts.go
+		}
+		if err := l.apply(id, counts, a.frontier.AddCounts); err != nil {
 			return err
 		}
 	}

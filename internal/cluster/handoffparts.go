@@ -18,16 +18,20 @@ const HandoffCountsPerPart = handoffPartRoom / maxCountEntryBytes
 
 // HandoffParts splits what one old owner gives one new owner at epoch —
 // its seen hashes and its keys' budget counts — into parts numbered from
-// firstSeq, each within MaxHandoffBytes on the wire: the counts first, in
-// ascending key order (a hand-off resumed with the same counts numbers
-// the same parts the same way), then the seen hashes filling what room is
-// left. There is always at least one part.
+// firstSeq, each within MaxHandoffBytes on the wire: the seen hashes
+// first, then the counts in ascending key order filling what room is left
+// (so a part's counts come after every seen hash of the hand-off: a
+// returning agent corrects the counts by the hashes it knew; and a
+// hand-off resumed with the same counts numbers the same parts the same
+// way). There is always at least one part.
 func HandoffParts(epoch, firstSeq uint64, seen []uint64, counts map[uint64]int64) []*Handoff {
 	keys := slices.Sorted(maps.Keys(counts))
 	var parts []*Handoff
 	for first := true; first || len(keys) > 0 || len(seen) > 0; first = false {
 		p := &Handoff{Epoch: epoch, Seq: firstSeq + uint64(len(parts))}
-		c := min(len(keys), HandoffCountsPerPart)
+		s := min(len(seen), handoffPartRoom/8)
+		p.Seen, seen = seen[:s], seen[s:]
+		c := min(len(keys), (handoffPartRoom-8*s)/maxCountEntryBytes)
 		if c > 0 {
 			p.Counts = make(map[uint64]int64, c)
 			for _, k := range keys[:c] {
@@ -35,8 +39,6 @@ func HandoffParts(epoch, firstSeq uint64, seen []uint64, counts map[uint64]int64
 			}
 			keys = keys[c:]
 		}
-		s := min(len(seen), (handoffPartRoom-c*maxCountEntryBytes)/8)
-		p.Seen, seen = seen[:s], seen[s:]
 		parts = append(parts, p)
 	}
 	return parts

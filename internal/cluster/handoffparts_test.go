@@ -9,7 +9,8 @@ import (
 // TestHandoffPartsBounded: a hand-off of 4*10^5 keys' counts (the widest
 // keys and counts JSON spells) and 1.2*10^6 seen hashes goes in parts
 // numbered one after another, each within MaxHandoffBytes on the wire,
-// that carry every count and hash once; a hand-off of nothing is one part.
+// that carry every count and hash once, every hash before any count; a
+// hand-off of nothing is one part.
 func TestHandoffPartsBounded(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	counts := make(map[uint64]int64, 400_000)
@@ -34,6 +35,9 @@ func TestHandoffPartsBounded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(d.Seen) > 0 && len(gotCounts) > 0 {
+			t.Fatalf("part %d: seen hashes after counts", i)
+		}
 		for k, c := range d.Counts {
 			if _, dup := gotCounts[k]; dup {
 				t.Fatalf("count key %x in two parts", k)
@@ -55,7 +59,7 @@ func TestHandoffPartsBounded(t *testing.T) {
 			t.Fatalf("count of %x: %d, want %d", k, gotCounts[k], c)
 		}
 	}
-	if min := len(counts)/HandoffCountsPerPart + 1; len(parts) < min {
+	if min := (8*len(seen)+maxCountEntryBytes*len(counts))/handoffPartRoom + 1; len(parts) < min {
 		t.Fatalf("%d parts, want at least %d", len(parts), min)
 	}
 	t.Logf("%d parts; %d counts per part at most", len(parts), HandoffCountsPerPart)
