@@ -253,6 +253,9 @@ func (a *Agent) openState(state string) (err error) {
 	if err := checkStateFormat(state); err != nil {
 		return err
 	}
+	if err := checkAssign(state, a.cfg.Frontier.Assign); err != nil { // assignfile.go
+		return err
+	}
 	if n, err := a.block.load(filepath.Join(state, blocklistFile)); err != nil {
 		return usageErr("blocklist: %v", err)
 	} else if n > 0 {
