@@ -160,6 +160,7 @@ func (s *scheduler) reconfigure(set *liveSettings) {
 				s.wb.offer(v)
 			}
 		}
+		s.raiseIdleDelays(set)
 	}
 	if d := set.IPDelay - old.IPDelay; d > 0 {
 		for _, e := range s.wb.byAddr {

@@ -216,19 +216,23 @@ func (s *scheduler) deactivate(v *visitState) {
 }
 
 // settle takes an idle visit state (no work, nothing in flight) out of the
-// front; with one URL per key it is forgotten altogether.
+// front; with one URL per key it is forgotten altogether, else kept as an
+// idle key when it can be (idlekey.go).
 func (s *scheduler) settle(v *visitState) {
 	s.wb.offer(v)
 	if v.hasWork() || v.inFlight > 0 || v.waiting() {
 		return
 	}
 	s.deactivate(v)
-	if s.assign.oneURLPerKey() && !v.broken() {
+	switch {
+	case s.assign.oneURLPerKey() && !v.broken():
 		delete(s.states, v.key)
 		s.dns.unref(v.host)
 		if v.entry != nil {
 			v.entry.members--
 		}
+	case s.canIdle(v):
+		s.makeIdle(v)
 	}
 }
 
@@ -239,6 +243,7 @@ func (s *scheduler) newVisitState(key string, keyIsPrefix bool, host string, gen
 	v := &visitState{key: key, keyIsPrefix: keyIsPrefix, id: s.nextID, heapIndex: -1, gen: gen}
 	s.states[key] = v
 	h := s.dns.host(host)
+	s.wakeIdle(v, h)
 	v.host = h
 	s.dns.ref(h)
 	switch {

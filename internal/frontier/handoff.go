@@ -227,6 +227,7 @@ func (f *Frontier) MoveOut(ctx context.Context) (inFlight int, waits map[netip.A
 				inFlight += e.inFlight
 			}
 		}
+		s.idleWaits(gone, now, waits)
 		for _, v := range s.states {
 			e := v.entry
 			if v.movedTo() == "" && (e == nil || !gone[e]) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"net/netip"
 	"time"
 )
@@ -31,7 +32,10 @@ type scheduler struct {
 	robots robotsTable
 	drops  dropLog
 	states map[string]*visitState
-	nextID uint64
+	// idleKeys: the keys that settled idle, by idleHash (idlekey.go)
+	idleKeys map[uint64]idleKey
+	idleSeed maphash.Seed
+	nextID   uint64
 	// restored: saved hand-over state of keys with no visit state yet
 	// (handoverkeys.go)
 	restored map[string]HandoverKey
@@ -72,6 +76,8 @@ func newScheduler(f *Frontier) *scheduler {
 		robots:     newRobotsTable(f),
 		drops:      dropLog{fn: c.Dropped, virt: c.Virtualizer, stats: c.Stats, log: c.Logger},
 		states:     make(map[string]*visitState),
+		idleKeys:   make(map[uint64]idleKey),
+		idleSeed:   maphash.MakeSeed(),
 		flushDone:  make(chan flushResult, 1),
 		flying:     make(map[*Task]struct{}),
 		pagesByKey: make(map[string]int64),
@@ -419,7 +425,7 @@ func (s *scheduler) updateGauges() {
 	st.Queued.Store(s.queuedURLs)
 	st.QueuedBytes.Store(s.queuedBytes)
 	st.Virtualized.Store(s.virtualized)
-	st.VisitStates.Store(int64(len(s.states)))
+	st.VisitStates.Store(int64(len(s.states) + len(s.idleKeys)))
 	st.RobotsHeld.Store(int64(len(s.robots.m)))
 	st.HostsHeld.Store(int64(len(s.dns.hosts)))
 	st.IPEntries.Store(int64(len(s.wb.byAddr)))

@@ -20,6 +20,7 @@ import (
 type workbench struct {
 	entries entryHeap
 	byAddr  map[netip.Addr]*ipEntry
+	all     []*ipEntry // every entry, by idx (an entry is never forgotten)
 	parKey  int
 	parIP   int
 }
@@ -31,10 +32,11 @@ type ipEntry struct {
 	nextFetch int64
 	due       int64 // readyAt, cached for the workbench heap (set by workbench.fix)
 	inFlight  int
-	members   int   // visit states attached (for the gauge and cleanup)
-	held      bool  // no request until released (handoff.go); nextFetch is heldTime
-	heldNext  int64 // while held: the nextFetch it would have
-	heapIndex int   // position in the workbench heap, -1 when not there
+	members   int    // visit states attached (for the gauge and cleanup)
+	held      bool   // no request until released (handoff.go); nextFetch is heldTime
+	heldNext  int64  // while held: the nextFetch it would have
+	heapIndex int    // position in the workbench heap, -1 when not there
+	idx       uint32 // position in workbench.all
 
 	readdressed bool // a host has moved from this address (readdress.go)
 }
@@ -52,8 +54,9 @@ func (e *ipEntry) readyAt() int64 {
 func (w *workbench) entryFor(a netip.Addr) *ipEntry {
 	e := w.byAddr[a]
 	if e == nil {
-		e = &ipEntry{addr: a, heapIndex: -1}
+		e = &ipEntry{addr: a, heapIndex: -1, idx: uint32(len(w.all))}
 		w.byAddr[a] = e
+		w.all = append(w.all, e)
 	}
 	return e
 }
