@@ -101,8 +101,15 @@ func TestSimCrawlDelay(t *testing.T) {
 				t.Errorf("Crawl-delay %v: gap %v, want %v", c.crawlDelay, g, c.want)
 			}
 		}
-		if k := m.s.states["http://a.test"]; k.delayWhy != DelayCrawlDelay && c.want != 500*time.Millisecond {
+		k, ok := m.s.idleKeys[m.s.idleHash("http://a.test")]
+		if !ok {
+			t.Fatal("the key did not settle into an idle key")
+		}
+		if k.delayWhy != DelayCrawlDelay && c.want != 500*time.Millisecond {
 			t.Errorf("delay reason %v, want crawl-delay", k.delayWhy)
+		}
+		if k.crawlMs != uint32(c.crawlDelay/time.Millisecond) {
+			t.Errorf("idle key's Crawl-delay %d ms, want %v", k.crawlMs, c.crawlDelay)
 		}
 	}
 }
