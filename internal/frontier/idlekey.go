@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"math"
 	"net/netip"
+	"strings"
 	"time"
 )
 
@@ -137,4 +138,37 @@ func (s *scheduler) raiseIdleDelays(set *liveSettings) {
 			s.idleKeys[hash] = k
 		}
 	}
+}
+
+// idleInfo describes key if it is an idle key.
+func (s *scheduler) idleInfo(key string) (*KeyInfo, bool) {
+	k, ok := s.idleKeys[s.idleHash(key)]
+	if !ok {
+		return nil, false
+	}
+	e := s.wb.all[k.entry-1]
+	info := &KeyInfo{Key: key, Pages: int64(k.pages), NextFetch: s.f.wall(k.nextFetch), Delay: k.delay(), DelayWhy: k.delayWhy,
+		Failures: int(k.failures), Addr: e.addr, IPNextFetch: s.f.wall(e.nextFetch), IPInFlight: e.inFlight}
+	if s.assign.kind == assignAuthority {
+		info.Host = hostOf(key)
+	}
+	return info, true
+}
+
+// idleKeyNamed finds the idle key name names (a key, or with the authority
+// policy an authority or host name of the http or https scheme).
+func (s *scheduler) idleKeyNamed(name string) (*KeyInfo, bool) {
+	if k, ok := s.idleInfo(name); ok {
+		return k, true
+	}
+	if s.assign.kind != assignAuthority {
+		return nil, false
+	}
+	want := strings.ToLower(name)
+	for _, scheme := range []string{"http://", "https://"} {
+		if k, ok := s.idleInfo(scheme + want); ok {
+			return k, true
+		}
+	}
+	return nil, false
 }

@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"testing"
@@ -137,5 +138,57 @@ func TestSimIdleKeyMovesOut(t *testing.T) {
 	}
 	if v := s.states["http://a.test"]; v == nil || v.gen != 1 || v.movedTo() != "new" {
 		t.Errorf("visit state %+v, want handed over (generation 1)", v)
+	}
+}
+
+// TestKeyQueueIdleKey: the console's questions about a key that went idle
+// are answered from its idle key: its budget used, its address, its
+// robots.txt.
+func TestKeyQueueIdleKey(t *testing.T) {
+	res := mapResolver{"a.test": netip.MustParseAddr("10.8.1.1"), "b.test": netip.MustParseAddr("10.8.1.2")}
+	h := newHarness(t, Config{Settings: Settings{HostDelay: time.Millisecond, MaxURLsPerKey: 10}, Resolver: res})
+	h.enqueue("http://a.test/p0")
+	h.enqueue("http://b.test/p0")
+	gate, blocked := make(chan struct{}), make(chan struct{})
+	done := make(chan error)
+	go func() {
+		done <- h.run(2, func(tk *Task) Outcome {
+			if tk.Robots {
+				return Outcome{Result: Fetched, Robots: allowAll{delay: 7 * time.Millisecond}}
+			}
+			if tk.URL() == "http://b.test/p0" {
+				close(blocked)
+				<-gate
+			}
+			return Outcome{Result: Fetched}
+		})
+	}()
+	defer func() {
+		close(gate)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}()
+	<-blocked
+	ctx := context.Background()
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		var idle int
+		if err := h.f.do(ctx, func(s *scheduler) { idle = len(s.idleKeys) }); err != nil {
+			t.Fatal(err)
+		}
+		if idle == 1 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("a.test's key did not go idle")
+		}
+	}
+	k, ram, disk, budget, ok, err := h.f.KeyQueue(ctx, "a.test")
+	if err != nil || !ok || k.Key != "http://a.test" || k.Host != "a.test" || k.Pages != 1 || k.Queued != 0 ||
+		k.Addr != res["a.test"] || budget != 1 || len(ram)+len(disk) != 0 || k.DelayWhy != DelayCrawlDelay {
+		t.Errorf("KeyQueue(a.test) of an idle key = %+v, %v, %v, budget %d, %v, %v", k, ram, disk, budget, ok, err)
+	}
+	if hi, err := h.f.Host(ctx, "a.test"); err != nil || !hi.Robots["http://a.test"].Fetched {
+		t.Errorf("Host(a.test) = %+v, %v, want its robots.txt held", hi, err)
 	}
 }

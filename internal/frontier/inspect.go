@@ -305,18 +305,18 @@ func (f *Frontier) Host(ctx context.Context, host string) (HostInfo, error) {
 
 func (s *scheduler) hostInfo(name string) HostInfo {
 	info := HostInfo{Host: name, Budget: map[string]int64{}, Robots: map[string]RobotsInfo{}}
-	h := s.dns.hosts[name]
-	if h == nil {
-		return info
-	}
-	info.Known, info.Resolved, info.Addr, info.Dead, info.Refused = true, h.resolved, h.addr, h.dead, h.refused
-	info.DNSFails, info.Parked = h.fails(), len(h.parked())
-	for _, v := range s.states {
-		if v.host == h {
-			info.Keys = append(info.Keys, *s.keyInfo(v))
-			if s.assign.kind == assignAuthority {
-				info.Budget[v.key] = 0
-				s.robots.lookup(v.key) // back in RAM if it is in the store
+	// The robots.txt of a host whose keys are idle (KeyQueue brings it
+	// back to RAM) is held whether or not the DNS stage still holds it.
+	if h := s.dns.hosts[name]; h != nil {
+		info.Known, info.Resolved, info.Addr, info.Dead, info.Refused = true, h.resolved, h.addr, h.dead, h.refused
+		info.DNSFails, info.Parked = h.fails(), len(h.parked())
+		for _, v := range s.states {
+			if v.host == h {
+				info.Keys = append(info.Keys, *s.keyInfo(v))
+				if s.assign.kind == assignAuthority {
+					info.Budget[v.key] = 0
+					s.robots.lookup(v.key) // back in RAM if it is in the store
+				}
 			}
 		}
 	}

@@ -17,7 +17,7 @@ import (
 const sampleURLs = 10
 
 // Keys returns up to limit visit states, those holding most URLs first
-// (ties by key). It costs O(states · log limit) on the scheduler
+// (ties by key); idle keys (idlekey.go), which hold none, are not listed. It costs O(states · log limit) on the scheduler
 // goroutine: the states are not sorted, the limit greatest kept.
 func (f *Frontier) Keys(ctx context.Context, limit int) ([]KeyInfo, error) {
 	var out []KeyInfo
@@ -42,7 +42,8 @@ func (f *Frontier) Keys(ctx context.Context, limit int) ([]KeyInfo, error) {
 // its authority, host:port, or its host name) with the first URLs of its
 // queue in RAM (retries first) and on disk, up to sampleURLs each, and the
 // URLs admitted for it (the per-key budget used). ok is false when no
-// visit state matches.
+// visit state or idle key (idlekey.go; by key, or authority or host name
+// of http or https) matches.
 func (f *Frontier) KeyQueue(ctx context.Context, name string) (k KeyInfo, ram, disk []string, budget int64, ok bool, err error) {
 	var prefix string
 	err = f.do(ctx, func(s *scheduler) {
@@ -57,6 +58,13 @@ func (f *Frontier) KeyQueue(ctx context.Context, name string) (k KeyInfo, ram, d
 			}
 		}
 		if v == nil {
+			if ik, idle := s.idleKeyNamed(name); idle {
+				k, ok = *ik, true
+				if s.assign.kind == assignAuthority {
+					prefix = ik.Key
+				}
+				s.robots.lookup(ik.Key) // back in RAM for Host, as for a visit state
+			}
 			return
 		}
 		k, ok, prefix = *s.keyInfo(v), true, v.prefix()
