@@ -26,6 +26,13 @@
 // URL cache, the ready queue, the per-key counters, the statistics) is safe
 // for concurrent use, because Enqueue runs on many parser goroutines.
 //
+// Most politeness keys of a large crawl are idle (nothing queued, in flight
+// or waited for): such a visit state settles into an idle key of 32 bytes
+// keyed by a hash of its key (idlekey.go), keeping its next fetch time, its
+// delay, its budget used and its host's address, and is made again when a
+// record of the key arrives. So the RAM of the per-host structures follows
+// the keys with work (bounded by the workbench's budget), not the hosts met.
+//
 // Politeness invariants, kept by the scheduler for every request (robots.txt
 // included):
 //   - at most ParallelPerKey requests in flight per visit state and

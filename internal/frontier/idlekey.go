@@ -36,8 +36,9 @@ import (
 //     that address's wait; its next record makes a visit state that is
 //     handed over like any other attached to an address another agent owns;
 //   - a raised host delay or Crawl-delay cap (reconfigure) moves an idle
-//     key's next fetch time as it moves a visit state's (rules reconfigure
-//     applies to the Crawl-delay the key's robots.txt gave when it went idle).
+//     key's next fetch time as it moves a visit state's, with the
+//     Crawl-delay its robots.txt gave when it went idle (its delay kept in
+//     ms rounded down, the move is never shorter).
 //
 // Two keys whose hashes collide share one idle key: the second takes the
 // first's next fetch time and budget used (about 3·10^-8 for 10^6 keys).

@@ -4,7 +4,8 @@ import "time"
 
 // A visit state is the state of one politeness key (by default one
 // scheme+authority): its queue of URLs, when it may be fetched next, how it
-// failed. Owned by the scheduler goroutine.
+// failed. Owned by the scheduler goroutine. One that settles idle leaves
+// RAM as an idle key (idlekey.go) until a record of its key arrives.
 //
 // Invariants:
 //   - phase moves resolving → ready ⇄ robots, or resolving ⇄ ready when a
