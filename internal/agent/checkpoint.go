@@ -292,7 +292,7 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 	}
 	a.stats.Checkpoints.Add(1)
 	a.stats.CheckpointPauseNano.Store(int64(info.Pause))
-	a.log.Info("checkpoint", "seq", seq, "todo", info.Todo, "virtual", info.Virtual, "pause", info.Pause, "queued", m.Queued, "unfinished", info.Unfinished,
+	a.log.Info("checkpoint", "seq", seq, "taken", info.Start.UTC(), "todo", info.Todo, "virtual", info.Virtual, "pause", info.Pause, "queued", m.Queued, "unfinished", info.Unfinished,
 		"pause_sieve", sink.sieveTime, "pause_counts", sink.countsTime, "pause_virtual", sink.virtualTime)
 	a.pruneCheckpoints()
 	a.trimInbox()
