@@ -27,7 +27,9 @@ import (
 //     loose ones: no visit state points to them, so the workbench entries
 //     (politeness per address) and the address hand-over are untouched; a
 //     host met again is resolved again (counted in HostsForgotten, and its
-//     resolutions in DNSLookups).
+//     resolutions in DNSLookups), unless it is the host of an idle key
+//     (idlekey.go), which gives it back the address it had and when that
+//     was confirmed.
 
 // hostState is what the DNS stage knows of one host name.
 type hostState struct {
