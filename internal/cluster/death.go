@@ -249,7 +249,7 @@ func (n *Node) rerouteOutbox(ctx context.Context, v *View) error {
 		}
 		var skip func(BatchID) bool
 		if slices.Contains(v.Absent, dest) || n.leftKeeps(dest, v) { // leftdest.go
-			skip = n.tried.has
+			skip = n.tried.sentTo(dest)
 		}
 		entries := n.outbox.Pending(dest, rerouteBatches, skip)
 		if len(entries) == 0 {
@@ -280,7 +280,7 @@ func (n *Node) rerouteOutbox(ctx context.Context, v *View) error {
 			return err
 		}
 		for _, e := range entries {
-			n.tried.drop(e.ID)
+			n.tried.drop(dest, e.ID)
 			if err := n.outbox.Ack(e); err != nil {
 				return err
 			}
@@ -295,28 +295,41 @@ func (n *Node) rerouteOutbox(ctx context.Context, v *View) error {
 
 // triedBatches is the set of outbox batches this process has sent at
 // least once and not had acknowledged: perhaps in their receiver's inbox.
+// A batch is known by its destination and its id: sequence numbers count
+// per destination (batcher.write), so the batch of one id sent to another
+// agent is another batch, whose acknowledgement says nothing of this one.
 type triedBatches struct {
 	mu  sync.Mutex
-	ids map[BatchID]bool
+	ids map[triedKey]bool
 }
 
-func (t *triedBatches) mark(id BatchID) {
+type triedKey struct {
+	dest string
+	id   BatchID
+}
+
+func (t *triedBatches) mark(dest string, id BatchID) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.ids == nil {
-		t.ids = map[BatchID]bool{}
+		t.ids = map[triedKey]bool{}
 	}
-	t.ids[id] = true
+	t.ids[triedKey{dest, id}] = true
 }
 
-func (t *triedBatches) drop(id BatchID) {
+func (t *triedBatches) drop(dest string, id BatchID) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	delete(t.ids, id)
+	delete(t.ids, triedKey{dest, id})
 }
 
-func (t *triedBatches) has(id BatchID) bool {
+func (t *triedBatches) has(dest string, id BatchID) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.ids[id]
+	return t.ids[triedKey{dest, id}]
+}
+
+// sentTo is has for the batches of dest (an outbox's Pending skip).
+func (t *triedBatches) sentTo(dest string) func(BatchID) bool {
+	return func(id BatchID) bool { return t.has(dest, id) }
 }

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"net"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -204,6 +205,99 @@ func TestDeathReturn(t *testing.T) {
 	if v.Epoch < 3 || !v.Has("c") || len(v.Absent) != 0 || a.View().String() != v.String() {
 		t.Errorf("guard opened under %s (a holds %s)", v, a.View())
 	}
+	for _, nd := range []*Node{a, b} {
+		nd.Close(100 * time.Millisecond)
+	}
+}
+
+// TestDeathKeepsBatchSentToTheDead: a batch a sent to c (in flight when c
+// was cut off, perhaps in its inbox) is not re-routed at c's takeover,
+// although a batch of the same id (sequence numbers count per
+// destination) that a sent to b was acknowledged meanwhile: that
+// acknowledgement is b's, and says nothing of c's copy. Re-routed, its
+// ready URL would be applied by c's interim owner and by c at its return.
+func TestDeathKeepsBatchSentToTheDead(t *testing.T) {
+	const grace = time.Second
+	ha, hb, hc := &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}
+	a := startGraced(t, "a", nil, ha, grace)
+	b := startGraced(t, "b", []string{a.cfg.Bind.String()}, hb, grace)
+	c := startGraced(t, "c", []string{a.cfg.Bind.String()}, hc, grace)
+	waitReady(t, a, b, c)
+	v1 := a.View()
+	var forB, forC string
+	for i := 0; forB == "" || forC == ""; i++ {
+		g := fmt.Sprintf("http://h%d.test/", i)
+		switch v1.Owner(g) {
+		case "b":
+			forB = g
+		case "c":
+			forC = g
+		}
+	}
+	// c's exchange stops answering (its gossip goes on), as a process
+	// stopped with SIGSTOP: the kernel takes the connection, nothing reads
+	// it. a's batch for it is sent once, and stays in a's outbox.
+	c.server.Close()
+	hung, err := net.Listen("tcp", c.cfg.ExchangeAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hung.Close()
+	if err := a.Route("c", KindReady, []byte(forC)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var toC OutEntry
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if es := a.outbox.Pending("c", 1, nil); len(es) == 1 && a.tried.has("c", es[0].ID) {
+			toC = es[0]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a's batch for c never tried")
+		}
+	}
+	// A batch of the same id for b, delivered and acknowledged.
+	if err := a.Route("b", KindReady, []byte(forB)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	a.batch.mu.Lock()
+	seqB := a.batch.seqs["b"]
+	a.batch.mu.Unlock()
+	if seqB != toC.ID.Seq {
+		t.Fatalf("a's batch for b has sequence %d, its batch for c %d: want the same id", seqB, toC.ID.Seq)
+	}
+	for deadline := time.Now().Add(5 * time.Second); hb.count() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a's batch for b never applied")
+		}
+	}
+	// c dies; a and b take its keys over.
+	c.members.ml.Shutdown()
+	for deadline := time.Now().Add(15 * time.Second); a.View().Epoch == v1.Epoch || b.View().Epoch == v1.Epoch; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no takeover: views %s / %s", a.View(), b.View())
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // re-routing runs every probe interval/2
+	ha.mu.Lock()
+	atA := ha.records[forC]
+	ha.mu.Unlock()
+	hb.mu.Lock()
+	atB := hb.records[forC]
+	hb.mu.Unlock()
+	if atA+atB != 0 {
+		t.Errorf("the batch sent to c was re-routed at its takeover: applied %d times at a, %d at b", atA, atB)
+	}
+	if es := a.outbox.Pending("c", 2, nil); len(es) != 1 || es[0].ID != toC.ID {
+		t.Errorf("a's outbox for c holds %v, want the batch sent to it (%s), kept for its return", es, toC.ID)
+	}
+	c.closeParts()
 	for _, nd := range []*Node{a, b} {
 		nd.Close(100 * time.Millisecond)
 	}

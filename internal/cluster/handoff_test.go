@@ -285,7 +285,7 @@ func TestLeftAgentBatchesNotRerouted(t *testing.T) {
 	if err := a.client.SendBatch(ctx, c.cfg.ExchangeAddr(), w1); err != nil {
 		t.Fatal(err)
 	}
-	a.tried.mark(id1)
+	a.tried.mark("c", id1)
 	if err := a.outbox.Put(ctx, "c", id1, w1, true); err != nil {
 		t.Fatal(err)
 	}

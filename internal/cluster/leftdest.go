@@ -57,5 +57,5 @@ func (n *Node) leftResend(dest string, v *View, batch []OutEntry) []OutEntry {
 	if v == nil || v.Has(dest) || slices.Contains(v.Absent, dest) {
 		return nil
 	}
-	return slices.DeleteFunc(batch, func(e OutEntry) bool { return !n.tried.has(e.ID) })
+	return slices.DeleteFunc(batch, func(e OutEntry) bool { return !n.tried.has(dest, e.ID) })
 }

@@ -78,7 +78,7 @@ func (n *Node) sendTo(ctx context.Context, dest string) {
 			mu.Lock()
 			inFlight[e.ID] = true
 			mu.Unlock()
-			n.tried.mark(e.ID) // perhaps delivered from now on (death.go)
+			n.tried.mark(dest, e.ID) // perhaps delivered from now on (death.go)
 			go func(e OutEntry) {
 				err := n.sendOne(ctx, addr, e)
 				mu.Lock()
@@ -88,7 +88,7 @@ func (n *Node) sendTo(ctx context.Context, dest string) {
 					n.counts.sendErrors.Add(1)
 					var se *StatusError
 					if errors.As(err, &se) {
-						n.tried.drop(e.ID) // refused: not in the receiver's inbox
+						n.tried.drop(dest, e.ID) // refused: not in the receiver's inbox
 					}
 					if !errors.As(err, &se) || se.Code != 503 {
 						n.log.Warn("cluster: send", "dest", dest, "batch", e.ID.String(), "err", err)
@@ -138,6 +138,6 @@ func (n *Node) sendOne(ctx context.Context, addr string, e OutEntry) error {
 		}
 		return err
 	}
-	n.tried.drop(e.ID)
+	n.tried.drop(e.Dest, e.ID)
 	return n.outbox.Ack(e)
 }
