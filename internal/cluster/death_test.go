@@ -37,6 +37,18 @@ func startGraced(t *testing.T, name string, join []string, h *rerouteHost, grace
 	return n
 }
 
+// startGracedThree starts a crawl of three agents a, b and c (a the
+// coordinator) with grace period grace, and waits for its view.
+func startGracedThree(t *testing.T, grace time.Duration) (a, b, c *Node, ha, hb, hc *rerouteHost) {
+	t.Helper()
+	ha, hb, hc = &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}
+	a = startGraced(t, "a", nil, ha, grace)
+	b = startGraced(t, "b", []string{a.cfg.Bind.String()}, hb, grace)
+	c = startGraced(t, "c", []string{a.cfg.Bind.String()}, hc, grace)
+	waitReady(t, a, b, c)
+	return a, b, c, ha, hb, hc
+}
+
 // TestDeathTakeoverAndForget kills one agent of three (no leave): the
 // crawl stays open while it is dead, the others take its keys over in a
 // new view after the grace period (it is listed absent, so the crawl still
@@ -44,11 +56,7 @@ func startGraced(t *testing.T, name string, join []string, h *rerouteHost, grace
 // and applied once, and a forget lets the crawl end.
 func TestDeathTakeoverAndForget(t *testing.T) {
 	const grace = time.Second
-	ha, hb, hc := &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}
-	a := startGraced(t, "a", nil, ha, grace)
-	b := startGraced(t, "b", []string{a.cfg.Bind.String()}, hb, grace)
-	c := startGraced(t, "c", []string{a.cfg.Bind.String()}, hc, grace)
-	waitReady(t, a, b, c)
+	a, b, c, ha, hb, _ := startGracedThree(t, grace)
 	v1 := a.View()
 
 	// c dies: no leave, its listeners gone.
@@ -163,11 +171,7 @@ func TestDeathTakeoverAndForget(t *testing.T) {
 // opens its guard only then.
 func TestDeathReturn(t *testing.T) {
 	const grace = time.Second
-	ha, hb, hc := &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}
-	a := startGraced(t, "a", nil, ha, grace)
-	b := startGraced(t, "b", []string{a.cfg.Bind.String()}, hb, grace)
-	c := startGraced(t, "c", []string{a.cfg.Bind.String()}, hc, grace)
-	waitReady(t, a, b, c)
+	a, b, c, _, _, _ := startGracedThree(t, grace)
 	cfg := c.cfg
 	c.members.ml.Shutdown()
 	c.server.Close()
@@ -218,11 +222,7 @@ func TestDeathReturn(t *testing.T) {
 // ready URL would be applied by c's interim owner and by c at its return.
 func TestDeathKeepsBatchSentToTheDead(t *testing.T) {
 	const grace = time.Second
-	ha, hb, hc := &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}
-	a := startGraced(t, "a", nil, ha, grace)
-	b := startGraced(t, "b", []string{a.cfg.Bind.String()}, hb, grace)
-	c := startGraced(t, "c", []string{a.cfg.Bind.String()}, hc, grace)
-	waitReady(t, a, b, c)
+	a, b, c, ha, hb, _ := startGracedThree(t, grace)
 	v1 := a.View()
 	var forB, forC string
 	for i := 0; forB == "" || forC == ""; i++ {

@@ -119,3 +119,58 @@ func TestGraceBound(t *testing.T) {
 		t.Errorf("ResolveGrace(0) = %s, %v", g, err)
 	}
 }
+
+// TestGuardWaitsForPromisePastTTL: a closed guard does not open while a
+// member holds a promise of a newer view that it has neither installed
+// nor seen aborted, even past promiseTTL (its proposer may have installed
+// the view — a takeover of this agent's keys — and the commit be on its
+// way); past promiseHold the promise no longer counts.
+func TestGuardWaitsForPromisePastTTL(t *testing.T) {
+	a := mustNode(t, "a", nil, 3, newTestHost())
+	b := mustNode(t, "b", []string{a.cfg.Bind.String()}, 3, newTestHost())
+	c := mustNode(t, "c", []string{a.cfg.Bind.String()}, 3, newTestHost())
+	defer func() {
+		for _, n := range []*Node{a, b, c} {
+			n.Close(100 * time.Millisecond)
+		}
+	}()
+	waitReady(t, a, b, c)
+	for deadline := time.Now().Add(10 * time.Second); !c.guard.Allowed(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("c's guard never opened: %s", c.guard.Reason())
+		}
+	}
+	next, err := NextView(c.View(), nil, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	withAbsent(next, []string{"c"})
+	if !b.promise(next) {
+		t.Fatal("b refused to promise")
+	}
+	promisedAgo := func(d time.Duration) {
+		b.vc.promiseMu.Lock()
+		b.vc.promisedT = time.Now().Add(-d)
+		b.vc.promiseMu.Unlock()
+	}
+	promisedAgo(promiseTTL + time.Second)
+	c.guard.Close("test: cut off")
+	time.Sleep(time.Second) // rounds complete; the zombie loop asks a and b every 50 ms
+	if c.guard.Allowed() {
+		t.Fatalf("c's guard opened while b held a promise of %s, %s old, neither installed nor aborted", next, promiseTTL+time.Second)
+	}
+	promisedAgo(promiseHold + time.Second)
+	for deadline := time.Now().Add(5 * time.Second); !c.guard.Allowed(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("c's guard still closed past promiseHold: %s", c.guard.Reason())
+		}
+	}
+	promisedAgo(0)
+	if b.promisedEpoch() != next.Epoch {
+		t.Fatalf("b reports promised epoch %d, want %d", b.promisedEpoch(), next.Epoch)
+	}
+	b.unpromise(next)
+	if e := b.promisedEpoch(); e != 0 {
+		t.Errorf("b reports promised epoch %d after the abort, want 0", e)
+	}
+}

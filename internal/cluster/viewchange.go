@@ -61,8 +61,19 @@ var ErrViewConflict = errors.New("cluster: view proposal refused: another view o
 
 // promiseTTL is how long a target keeps its promise for an epoch: a
 // proposer that failed between the phases does not block the next one
-// for longer.
+// for longer. A proposer commits only if every target promised within
+// promiseTTL of its own promise (ProposeView), so the promises of a view
+// committed are all in force when it is installed first.
 const promiseTTL = 10 * time.Second
+
+// promiseHold bounds how long a promise neither installed nor aborted is
+// reported to a closed zombie guard (promisedEpoch, zombie.go): past
+// promiseTTL the view may have been installed by its proposer and still
+// be on its way here (a commit lost, then learnt by gossip), so a guard
+// confirming the older view must not take the promise's lapse for a
+// refusal. A proposer that failed between the phases keeps the guards of
+// returning agents closed for that long at most.
+const promiseHold = time.Minute
 
 // viewChange is a Node's part of view changes.
 type viewChange struct {
@@ -155,6 +166,7 @@ func (n *Node) ProposeView(ctx context.Context, next *View, reason string) error
 	}
 	p := proposal{By: n.cfg.Name, Reason: reason, View: next, Base: cur}
 	body, _ := json.Marshal(p)
+	promisedAt := time.Now() // no target promised earlier
 	if !n.promise(next) {
 		return ErrViewConflict
 	}
@@ -169,6 +181,12 @@ func (n *Node) ProposeView(ctx context.Context, next *View, reason string) error
 			return fmt.Errorf("cluster: view proposal: prepare at %s: %w", name, err)
 		}
 		promised = append(promised, name)
+	}
+	if took := time.Since(promisedAt); took >= promiseTTL {
+		// The first promises may have lapsed: another view of this epoch
+		// could be promised there now.
+		n.abandon(next, promised, targets, body)
+		return fmt.Errorf("cluster: view proposal: the promises took %s, longer than one lasts (%s)", took.Round(time.Millisecond), promiseTTL)
 	}
 	n.log.Info("cluster: view change", "view", next.String(), "reason", reason)
 	if err := n.installView(next, cur); err != nil {

@@ -122,13 +122,16 @@ type viewReply struct {
 	Promised uint64 `json:"promised,omitempty"`
 }
 
-// promisedEpoch is the epoch of the view this agent promised within
-// promiseTTL and holds no view of yet (0: none).
+// promisedEpoch is the epoch of the view this agent promised and holds no
+// view of yet (0: none): until it installs a view of that epoch or the
+// proposal is aborted, at most promiseHold after the promise — longer
+// than the promise keeps other proposals of the epoch out (promiseTTL),
+// for its proposer may have installed it after that.
 func (n *Node) promisedEpoch() uint64 {
 	n.vc.promiseMu.Lock()
 	defer n.vc.promiseMu.Unlock()
 	p := n.vc.promised
-	if p == nil || time.Since(n.vc.promisedT) >= promiseTTL || p.Epoch <= n.viewEpoch() {
+	if p == nil || time.Since(n.vc.promisedT) >= promiseHold || p.Epoch <= n.viewEpoch() {
 		return 0
 	}
 	return p.Epoch
