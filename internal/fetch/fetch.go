@@ -435,6 +435,13 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	resp.Body = body
 	resp.RawRequest = cp.req
 	resp.RawResponse = trimRaw(cp.resp, len(body), hresp.TransferEncoding)
+	if conn != nil && len(resp.RawResponse) < len(cp.resp) && resp.Truncated == "" {
+		// Bytes past the response's end: the server sent what no request
+		// asked for, which the next response on this connection would be
+		// read from. The connection is closed, so the transport sends the
+		// next request on a new one.
+		conn.Close()
+	}
 	if ferr != nil {
 		f.log.Debug("fetch cut short", "url", req.URL, "addr", resp.Addr, "robots", req.Robots, "truncated", resp.Truncated, "err", ferr)
 	}
