@@ -155,7 +155,7 @@ func (l *countsLog) apply(id string, counts map[uint64]int64, add func(map[uint6
 	}
 	var entries []byte
 	for k, c := range counts {
-		entries = binary.AppendUvarint(binary.LittleEndian.AppendUint64(entries, k), uint64(max(c, 0)))
+		entries = frontier.AppendCount(entries, k, max(c, 0))
 	}
 	fr := appendReceivedFrame(nil, id, entries)
 	if _, err := l.f.Write(fr); err != nil {

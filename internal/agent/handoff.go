@@ -339,7 +339,7 @@ func (h *clusterHost) ApplyHandoff(p *cluster.Handoff) error {
 		if err != nil {
 			return err
 		}
-		id, counts := fmt.Sprintf("%s/%d/%d", p.From, p.Epoch, p.Seq), p.Counts
+		id, counts := p.ID(), p.Counts
 		if p.Epoch == h.ho.known.returnEpoch.Load() && !l.has(id) {
 			counts = h.ho.retCounts.adjust(p.Epoch, counts) // clusterreturncounts.go
 		}

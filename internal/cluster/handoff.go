@@ -54,6 +54,10 @@ type Handoff struct {
 	Waits   map[string]time.Duration // with Release: remaining delay per moved address
 }
 
+// ID is the part's idempotent id, "from/epoch/seq": a receiver applies
+// each id once.
+func (h *Handoff) ID() string { return fmt.Sprintf("%s/%d/%d", h.From, h.Epoch, h.Seq) }
+
 // HandoffHost is implemented by a Host that receives hand-offs.
 type HandoffHost interface {
 	// ApplyHandoff makes a part durable in the host (seen hashes in the
@@ -278,7 +282,7 @@ func (n *Node) serveHandoff(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not at that view yet", http.StatusServiceUnavailable)
 		return
 	}
-	id := fmt.Sprintf("%s/%d/%d", from, epoch, seq)
+	id := h.ID()
 	n.ho.applyMu.Lock()
 	defer n.ho.applyMu.Unlock()
 	n.ho.mu.Lock()

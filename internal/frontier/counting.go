@@ -105,6 +105,12 @@ func (c *countingMap) addAll(m map[uint64]int64) {
 // byte is never 0 (no key was empty), the first byte of version 2 always.
 const countsMagic = "\x00petrel-counts 2\n"
 
+// AppendCount appends one entry of a version 2 counts file (after its
+// header): key's count n.
+func AppendCount(dst []byte, key uint64, n int64) []byte {
+	return binary.AppendUvarint(binary.LittleEndian.AppendUint64(dst, key), uint64(n))
+}
+
 // writeTo serialises the map in version 2.
 func (c *countingMap) writeTo(w io.Writer) error {
 	bw := bufio.NewWriter(w)
@@ -116,7 +122,7 @@ func (c *countingMap) writeTo(w io.Writer) error {
 		s := &c.shards[i]
 		s.mu.Lock()
 		for k, v := range s.m {
-			b := binary.AppendUvarint(binary.LittleEndian.AppendUint64(buf[:0], k), uint64(v))
+			b := AppendCount(buf[:0], k, v)
 			if _, err := bw.Write(b); err != nil {
 				s.mu.Unlock()
 				return err
