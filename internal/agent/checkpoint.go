@@ -227,12 +227,14 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 	if err := a.sieve.Flush(); err != nil {
 		return fmt.Errorf("agent: checkpoint %d: sieve: %w", seq, err)
 	}
+	release := a.clusterHost.holdCut() // clusterreturncounts.go
 	if a.node != nil {
 		// No batch is applied while the frontier's state is taken: the
 		// inbox position saved with it is the same logical point.
 		a.node.PauseApply()
 	}
 	info, err := a.checkpointFrontier(ctx, sink, tmp) // countslog.go
+	release()
 	if a.node != nil {
 		err = a.checkpointCluster(tmp, err)
 	}
@@ -616,14 +618,8 @@ func (a *Agent) recoverFromCrash(state string) (string, error) {
 		notes = append(notes, "no usable checkpoint: the crawl starts again from its seeds (WARC files kept)")
 		return strings.Join(notes, "; "), nil
 	}
-	if err := copyTree(filepath.Join(cp.dir, "sieve"), filepath.Join(state, "sieve")); err != nil {
-		return "", fmt.Errorf("agent: restore sieve: %w", err)
-	}
-	if err := copyFile(filepath.Join(cp.dir, "counts"), filepath.Join(state, "counts")); err != nil {
-		return "", fmt.Errorf("agent: restore counts: %w", err)
-	}
-	if n, err := replayReceivedCounts(state, cp.dir); err != nil {
-		return "", fmt.Errorf("agent: restore counts received: %w", err)
+	if n, err := restoreSeenAndCounts(cp.dir, state); err != nil { // countslog.go
+		return "", err
 	} else if n > 0 {
 		notes = append(notes, fmt.Sprintf("counts of %d hand-off parts received after the checkpoint added", n))
 	}

@@ -177,19 +177,18 @@ func (h *clusterHost) holdReturned(old, nw *cluster.View) {
 // that dies meanwhile sends none).
 const returnHoldMax = 2 * time.Minute
 
-// insertSeen puts a part's seen hashes into the sieve, keeping those it
-// held already when the part is one of a return's hand-back.
-func (h *clusterHost) insertSeen(p *cluster.Handoff) error {
-	if p.Epoch != h.ho.known.returnEpoch.Load() {
+// insertSeen puts a part's seen hashes into the sieve and, for a part of a
+// return's hand-back (report), returns and keeps those it held already.
+func (h *clusterHost) insertSeen(p *cluster.Handoff, report bool) ([]uint64, error) {
+	if !report {
 		_, err := h.a.sieve.InsertHashes(p.Seen)
-		return err
+		return nil, err
 	}
 	known, err := h.a.sieve.InsertHashesKnown(p.Seen)
 	if err == nil && len(known) > 0 {
 		h.ho.known.add(known)
-		h.ho.retCounts.noteKnown(p.Epoch, known) // clusterreturncounts.go
 		h.a.log.Info("cluster: return: seen-set entries handed back that this agent knew before its death; one copy of each of their URLs, handed back or queued here, is dropped",
 			"from", p.From, "epoch", p.Epoch, "known", len(known), "of", len(p.Seen))
 	}
-	return err
+	return known, err
 }

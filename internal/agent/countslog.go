@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/petrel-crawler/petrel/internal/atomicfile"
@@ -24,9 +26,10 @@ import (
 // (received.pos): crash recovery restores the checkpoint's counts and adds
 // the log's entries after that position, so a crash of the receiver
 // before its checkpoint neither loses nor doubles them. A part's id
-// (sender, epoch, sequence) is in its entry: a part sent again after a
-// crash that came between its entry and the acknowledgement is not added
-// twice.
+// (sender, epoch, sequence) is in its frame: a part sent again after a
+// crash that came between its frame and the acknowledgement is not added
+// twice. The ids outlive their counts: a trim keeps the ids of the frames
+// it drops (the newest maxDroppedIDs of them) as frames without entries.
 //
 // Format: receivedMagic, the log position of the first frame (uint64
 // little-endian), then frames:
@@ -36,10 +39,20 @@ import (
 //	body: uvarint length, the part's id, then (count key uint64
 //	      little-endian, count uvarint)*, as in the counts file
 //
+// A count is the uvarint of its two's complement: a negative one (the
+// correction of a return, clusterreturncounts.go) takes off, and the
+// counts file's reader, which adds repeated keys, adds it as it is. A
+// frame without entries only records that its part was applied.
+//
 // A position is the offset in the concatenation of every frame ever
 // written, so it stays valid when a checkpoint's commit drops the frames
-// that no kept checkpoint needs (trim). A torn frame at the end (a crash
-// in a write) is cut at open: its part was not acknowledged.
+// that no kept checkpoint needs (trim): the frames kept keep their
+// positions, and the frames of the ids kept are put just before them,
+// where the dropped frames were (a frame without entries is no longer
+// than the frame it stands for). They lie before every kept checkpoint's
+// position, so no recovery replays them, and would add nothing if one
+// did. A torn frame at the end (a crash in a write) is cut at open: its
+// part was not acknowledged.
 
 const (
 	receivedMagic   = "PRCOUNTS1\n"
@@ -48,14 +61,29 @@ const (
 	receivedHead    = len(receivedMagic) + 8
 )
 
+// maxDroppedIDs bounds the ids a trim keeps of the frames it drops. A part
+// is sent again when its acknowledgement is lost, within the sender's
+// retries; the exchange's own record of applied parts (awaiting.json)
+// covers it from its acknowledgement on.
+const maxDroppedIDs = 4096
+
 // countsLog is the open log; the zero value is not usable (openCountsLog).
 type countsLog struct {
-	mu   sync.Mutex
-	path string
-	f    *os.File
-	base int64 // position of the first frame in the file
-	end  int64 // position after the last frame
-	ids  map[string]bool
+	mu     sync.Mutex
+	path   string
+	f      *os.File
+	base   int64 // position of the first frame in the file
+	end    int64 // position after the last frame
+	ids    map[string]bool
+	frames []frameMark // every frame in the file, in order
+	maxIDs int         // the ids a trim keeps (maxDroppedIDs)
+}
+
+// frameMark is what the log keeps in RAM of a frame.
+type frameMark struct {
+	pos     int64
+	id      string
+	counted bool // it has entries
 }
 
 // receivedFrame is one frame read back.
@@ -67,7 +95,7 @@ type receivedFrame struct {
 
 // openCountsLog opens (or creates) the log at path.
 func openCountsLog(path string) (*countsLog, error) {
-	l := &countsLog{path: path, ids: map[string]bool{}}
+	l := &countsLog{path: path, ids: map[string]bool{}, maxIDs: maxDroppedIDs}
 	base, frames, good, err := readCountsLog(path)
 	if errors.Is(err, os.ErrNotExist) {
 		if err := writeCountsLog(path, 0, nil); err != nil {
@@ -77,9 +105,7 @@ func openCountsLog(path string) (*countsLog, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	for _, fr := range frames {
-		l.ids[fr.id] = true
-	}
+	l.mark(frames)
 	f, err := os.OpenFile(path, os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
@@ -94,6 +120,15 @@ func openCountsLog(path string) (*countsLog, error) {
 	}
 	l.f, l.base, l.end = f, base, base+good-int64(receivedHead)
 	return l, nil
+}
+
+// mark sets what the log keeps in RAM of its frames.
+func (l *countsLog) mark(frames []receivedFrame) {
+	l.ids, l.frames = make(map[string]bool, len(frames)), make([]frameMark, 0, len(frames))
+	for _, fr := range frames {
+		l.ids[fr.id] = true
+		l.frames = append(l.frames, frameMark{pos: fr.pos, id: fr.id, counted: len(fr.entries) > 0})
+	}
 }
 
 // readCountsLog reads a log's frames and the file offset after the last
@@ -146,7 +181,8 @@ func appendReceivedFrame(dst []byte, id string, entries []byte) []byte {
 }
 
 // apply makes the counts of part id durable, then adds them (add); a part
-// whose counts the log holds already is not added again.
+// whose id the log holds already is not added again. A negative count
+// takes off.
 func (l *countsLog) apply(id string, counts map[uint64]int64, add func(map[uint64]int64)) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -154,8 +190,10 @@ func (l *countsLog) apply(id string, counts map[uint64]int64, add func(map[uint6
 		return nil
 	}
 	var entries []byte
-	for k, c := range counts {
-		entries = frontier.AppendCount(entries, k, max(c, 0))
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		if c := counts[k]; c != 0 {
+			entries = frontier.AppendCount(entries, k, c)
+		}
 	}
 	fr := appendReceivedFrame(nil, id, entries)
 	if _, err := l.f.Write(fr); err != nil {
@@ -164,6 +202,7 @@ func (l *countsLog) apply(id string, counts map[uint64]int64, add func(map[uint6
 	if err := l.f.Sync(); err != nil {
 		return fmt.Errorf("agent: %s: %w", l.path, err)
 	}
+	l.frames = append(l.frames, frameMark{pos: l.end, id: id, counted: len(entries) > 0})
 	l.end += int64(len(fr))
 	l.ids[id] = true
 	add(counts)
@@ -185,28 +224,49 @@ func (l *countsLog) hold() (pos int64, release func()) {
 }
 
 // trim drops the frames before pos (the position the oldest kept
-// checkpoint covers).
+// checkpoint covers), keeping the ids of the newest maxIDs of them
+// in frames without entries just before the others.
 func (l *countsLog) trim(pos int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if pos <= l.base {
-		return nil
+	before := 0
+	counted := false
+	for _, m := range l.frames {
+		if m.pos >= pos {
+			break
+		}
+		before++
+		counted = counted || m.counted
+	}
+	if !counted && before <= l.maxIDs {
+		return nil // only ids before pos, within the bound: nothing to drop
 	}
 	_, frames, _, err := readCountsLog(l.path)
 	if err != nil {
 		return err
 	}
-	kept := frames[:0]
+	var ids, kept []receivedFrame
 	for _, fr := range frames {
-		if fr.pos >= pos {
+		if fr.pos < pos {
+			ids = append(ids, receivedFrame{id: fr.id})
+		} else {
 			kept = append(kept, fr)
 		}
 	}
-	base := l.end
+	ids = ids[max(len(ids)-l.maxIDs, 0):]
+	first := l.end
 	if len(kept) > 0 {
-		base = kept[0].pos
+		first = kept[0].pos
 	}
-	if err := writeCountsLog(l.path, base, kept); err != nil {
+	base := first
+	for _, fr := range ids {
+		base -= int64(len(appendReceivedFrame(nil, fr.id, nil)))
+	}
+	if base < l.base {
+		return fmt.Errorf("agent: %s: the ids kept would not fit before position %d", l.path, first)
+	}
+	out := append(ids, kept...)
+	if err := writeCountsLog(l.path, base, out); err != nil {
 		return err
 	}
 	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, 0o644)
@@ -215,6 +275,12 @@ func (l *countsLog) trim(pos int64) error {
 	}
 	l.f.Close()
 	l.f, l.base = f, base
+	p := base
+	for i := range out {
+		out[i].pos = p
+		p += int64(len(appendReceivedFrame(nil, out[i].id, out[i].entries)))
+	}
+	l.mark(out)
 	return nil
 }
 
@@ -246,6 +312,23 @@ func readReceivedPos(dir string) int64 {
 	return int64(binary.LittleEndian.Uint64(b))
 }
 
+// restoreSeenAndCounts puts checkpoint folder cp's sieve and counts into
+// state (whose sieve folder is gone), then adds the counts the log
+// received after cp; it returns how many parts' counts it added.
+func restoreSeenAndCounts(cp, state string) (int, error) {
+	if err := copyTree(filepath.Join(cp, "sieve"), filepath.Join(state, "sieve")); err != nil {
+		return 0, fmt.Errorf("agent: restore sieve: %w", err)
+	}
+	if err := copyFile(filepath.Join(cp, "counts"), filepath.Join(state, "counts")); err != nil {
+		return 0, fmt.Errorf("agent: restore counts: %w", err)
+	}
+	n, err := replayReceivedCounts(state, cp)
+	if err != nil {
+		return 0, fmt.Errorf("agent: restore counts received: %w", err)
+	}
+	return n, nil
+}
+
 // replayReceivedCounts adds to state's counts file (restored from
 // checkpoint folder cp) the log's counts received after cp's position.
 func replayReceivedCounts(state, cp string) (int, error) {
@@ -264,7 +347,7 @@ func replayReceivedCounts(state, cp string) (int, error) {
 	w := bufio.NewWriter(f)
 	n := 0
 	for _, fr := range frames {
-		if fr.pos >= pos {
+		if fr.pos >= pos && len(fr.entries) > 0 {
 			w.Write(fr.entries) // the counts file's reader adds repeated keys
 			n++
 		}

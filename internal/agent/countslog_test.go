@@ -3,6 +3,8 @@ package agent
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -110,19 +112,21 @@ func TestReceivedCountsDurable(t *testing.T) {
 	if err := l.apply("c/3/1", map[uint64]int64{5: 2}, add); err != nil || mem[5] != 2 {
 		t.Fatalf("a new part: %v %v", mem, err)
 	}
-	// The checkpoint at pos is the oldest kept: the frames before it go,
-	// the positions of the others stay.
+	// The checkpoint at pos is the oldest kept: the counts before it go,
+	// their ids stay (in a frame without entries just before pos), the
+	// positions of the others stay.
 	if err := l.trim(pos); err != nil {
 		t.Fatal(err)
 	}
-	base, frames, _, err := readCountsLog(path)
-	if err != nil || base != pos || len(frames) != 3 || frames[0].id != "a/2/2" || frames[2].id != "c/3/1" {
-		t.Fatalf("after the trim: base %d (want %d), %d frames, %v", base, pos, len(frames), err)
+	_, frames, _, err := readCountsLog(path)
+	if err != nil || len(frames) != 4 || frames[0].id != "a/2/1" || len(frames[0].entries) != 0 ||
+		frames[1].pos != pos || frames[1].id != "a/2/2" || frames[3].id != "c/3/1" {
+		t.Fatalf("after the trim: %d frames, %v", len(frames), err)
 	}
 	if err := l.apply("d/3/1", map[uint64]int64{6: 1}, add); err != nil {
 		t.Fatal(err)
 	}
-	if _, frames, _, _ = readCountsLog(path); len(frames) != 4 || frames[3].id != "d/3/1" {
+	if _, frames, _, _ = readCountsLog(path); len(frames) != 5 || frames[4].id != "d/3/1" {
 		t.Fatalf("a part after the trim is not logged after the others: %d frames", len(frames))
 	}
 	if err := os.WriteFile(filepath.Join(state, "counts"), mustRead(filepath.Join(cp, "counts")), 0o644); err != nil {
@@ -133,5 +137,181 @@ func TestReceivedCountsDurable(t *testing.T) {
 	}
 	if got := readCountsFile(t, filepath.Join(state, "counts")); got[1] != 8 || got[5] != 2 || got[6] != 1 {
 		t.Fatalf("counts after a second recovery: %v", got)
+	}
+}
+
+// TestReceivedCountsIDsOutliveTrim: a part whose frame a checkpoint's
+// commit dropped, sent again after a restart (its acknowledgement lost), is
+// not added twice: the trim keeps the ids of the frames it drops, the
+// newest maxDroppedIDs of them, and the counts stay right through the
+// recoveries that follow.
+func TestReceivedCountsIDsOutliveTrim(t *testing.T) {
+	state := t.TempDir()
+	cp := filepath.Join(t.TempDir(), "cp-000002")
+	if err := os.MkdirAll(cp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mem := map[uint64]int64{}
+	add := func(m map[uint64]int64) {
+		for k, v := range m {
+			mem[k] += v
+		}
+	}
+	path := filepath.Join(state, receivedFile)
+	l, err := openCountsLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.apply("a/7/1", map[uint64]int64{1: 5, 2: 3}, add); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.apply("a/7/2", map[uint64]int64{1: 1, 2: -3}, add); err != nil {
+		t.Fatal(err)
+	}
+	// A checkpoint after both, now the oldest kept: its commit trims.
+	pos, release := l.hold()
+	saveCountsFile(t, filepath.Join(cp, "counts"), mem)
+	release()
+	if err := writeReceivedPos(cp, pos); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.trim(pos); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.apply("b/7/1", map[uint64]int64{3: 4}, add); err != nil {
+		t.Fatal(err)
+	}
+	// kill -9: nothing closed. Recovery, then the restarted receiver.
+	if err := os.WriteFile(filepath.Join(state, "counts"), mustRead(filepath.Join(cp, "counts")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := replayReceivedCounts(state, cp); err != nil || n != 1 {
+		t.Fatalf("replayed %d parts (%v), want 1", n, err)
+	}
+	l, err = openCountsLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem = readCountsFile(t, filepath.Join(state, "counts"))
+	for _, id := range []string{"a/7/1", "a/7/2", "b/7/1"} { // sent again
+		if err := l.apply(id, map[uint64]int64{1: 100, 3: 100}, add); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if mem[1] != 6 || mem[2] != 0 || mem[3] != 4 {
+		t.Fatalf("counts after parts sent again: %v, want 1:6 2:0 3:4", mem)
+	}
+	// The bound: of more dropped frames than it keeps ids, a trim keeps the
+	// newest; the others' positions stay, and the file stays small.
+	const keep = 8
+	l.maxIDs = keep
+	for i := range keep + 10 {
+		if err := l.apply(fmt.Sprintf("c/8/%d", i+1), map[uint64]int64{4: 1}, add); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.apply("d/8/1", map[uint64]int64{5: 1}, add); err != nil {
+		t.Fatal(err)
+	}
+	last := l.frames[len(l.frames)-1].pos
+	if err := l.trim(last); err != nil {
+		t.Fatal(err)
+	}
+	l.f.Close()
+	l, err = openCountsLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.f.Close()
+	if l.has("c/8/10") || !l.has("c/8/11") || !l.has(fmt.Sprintf("c/8/%d", keep+10)) || !l.has("d/8/1") {
+		t.Errorf("after a trim past the bound: the oldest ids are not the ones forgotten")
+	}
+	if len(l.frames) != keep+1 || l.frames[keep].pos != last || l.frames[keep].id != "d/8/1" {
+		t.Errorf("after a trim past the bound: %d frames, the last at %d (want %d, at %d)", len(l.frames), l.frames[len(l.frames)-1].pos, keep+1, last)
+	}
+	size := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	before := size()
+	l.maxIDs = keep
+	if err := l.trim(last); err != nil || size() != before {
+		t.Errorf("a trim with only ids before its position, within the bound, rewrote the log (%v)", err)
+	}
+	// The checkpoint the trims kept (at last): its recovery adds d's part
+	// only.
+	if err := writeReceivedPos(cp, last); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := replayReceivedCounts(state, cp); err != nil || n != 1 {
+		t.Errorf("replayed %d parts after the trims (%v), want 1", n, err)
+	}
+}
+
+// TestReceivedCountsGolden pins the log of received counts byte for byte
+// (testdata/counts_received.golden; go test -run Golden -update rewrites
+// it): the id a trim kept of a frame it dropped, a frame of counts with a
+// negative one, a frame without entries; then reads it back.
+func TestReceivedCountsGolden(t *testing.T) {
+	path := filepath.Join(t.TempDir(), receivedFile)
+	l, err := openCountsLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nop := func(map[uint64]int64) {}
+	if err := l.apply("a/2/1", map[uint64]int64{0x0102030405060708: 5}, nop); err != nil {
+		t.Fatal(err)
+	}
+	pos, release := l.hold()
+	release()
+	if err := l.apply("b/3/1", map[uint64]int64{7: 300, 9: -3}, nop); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.apply("c/3/2", nil, nop); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.trim(pos); err != nil {
+		t.Fatal(err)
+	}
+	l.f.Close()
+	b := mustRead(path)
+	golden := filepath.Join("testdata", "counts_received.golden")
+	dump := hex.Dump(b)
+	if *updateGolden {
+		if err := os.WriteFile(golden, []byte(dump), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := string(mustRead(golden)); dump != want {
+		t.Errorf("log of received counts changed:\n%s\nwant:\n%s", dump, want)
+	}
+	base, frames, _, err := readCountsLog(path)
+	if err != nil || len(frames) != 3 || frames[0].pos != base || frames[1].pos != pos {
+		t.Fatalf("read back: base %d, %d frames, %v", base, len(frames), err)
+	}
+	m := map[uint64]int64{}
+	if err := frontier.ReadCounts(bytes.NewReader(append([]byte("\x00petrel-counts 2\n"), frames[1].entries...)), nil, func(k uint64, n int64) { m[k] += n }); err != nil || m[7] != 300 || m[9] != -3 {
+		t.Fatalf("b's counts read back: %v %v", m, err)
+	}
+	if frames[0].id != "a/2/1" || len(frames[0].entries) != 0 || frames[2].id != "c/3/2" || len(frames[2].entries) != 0 {
+		t.Fatalf("frames read back: %+v", frames)
+	}
+	// A byte changed in the last frame: it is cut as torn, the others stay.
+	bad := append([]byte(nil), b...)
+	bad[len(bad)-1] ^= 1
+	if err := os.WriteFile(path, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, frames, good, err := readCountsLog(path); err != nil || len(frames) != 2 || good != int64(len(b))-int64(len(appendReceivedFrame(nil, "c/3/2", nil))) {
+		t.Fatalf("a damaged last frame: %d frames kept, %v", len(frames), err)
+	}
+	if err := os.WriteFile(path, append([]byte("PRCOUNTSX\n"), b[len(receivedMagic):]...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openCountsLog(path); err == nil {
+		t.Error("a file with another header was opened")
 	}
 }

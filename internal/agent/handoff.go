@@ -33,8 +33,8 @@ type handoffState struct {
 	resumed  sync.Once
 	known    knownAtReturn // clusterreturn.go
 
-	retCounts  returnCounts // clusterreturncounts.go
-	counts     *countsLog   // counts received, durable on receipt (countslog.go)
+	cut        sync.Mutex // held from a part's sieve insert to its frame in counts, and by a checkpoint's cut (clusterreturncounts.go)
+	counts     *countsLog // counts received, durable on receipt (countslog.go)
 	countsOnce sync.Once
 	countsErr  error
 }
@@ -66,6 +66,7 @@ func (h *clusterHost) ResumeHolds(holds []cluster.PendingHold, notBefore map[str
 	for _, p := range holds {
 		h.holdLocked(context.Background(), p.From, p.Epoch, p.Slots)
 	}
+	h.resumeReturn(holds) // clusterreturncounts.go
 	waits := map[netip.Addr]time.Duration{}
 	for s, t := range notBefore {
 		if ad, err := netip.ParseAddr(s); err == nil && time.Until(t) > 0 {
@@ -328,24 +329,8 @@ func addrTimes(m map[netip.Addr]time.Time) map[string]time.Time {
 // ApplyHandoff takes a part sent by an old owner.
 func (h *clusterHost) ApplyHandoff(p *cluster.Handoff) error {
 	a := h.a
-	if len(p.Seen) > 0 {
-		if err := h.insertSeen(p); err != nil {
-			return err
-		}
-		a.stats.ReceivedSeen.Add(int64(len(p.Seen)))
-	}
-	if len(p.Counts) > 0 {
-		l, err := h.receivedCounts()
-		if err != nil {
-			return err
-		}
-		id, counts := p.ID(), p.Counts
-		if p.Epoch == h.ho.known.returnEpoch.Load() && !l.has(id) {
-			counts = h.ho.retCounts.adjust(p.Epoch, counts) // clusterreturncounts.go
-		}
-		if err := l.apply(id, counts, a.frontier.AddCounts); err != nil {
-			return err
-		}
+	if err := h.applySeenAndCounts(p); err != nil { // clusterreturncounts.go
+		return err
 	}
 	if !p.Release {
 		return nil

@@ -58,11 +58,14 @@ type heldMove struct {
 
 // PendingHold is a move of slots to this agent whose release is awaited:
 // the host holds the addresses of Slots until the release of Epoch from
-// From.
+// From. Return is true when that view brought this agent back after a
+// death (absent from the view it replaced, a member of it): the parts of
+// Epoch are a return's hand-back.
 type PendingHold struct {
-	From  string
-	Epoch uint64
-	Slots SlotSet
+	From   string
+	Epoch  uint64
+	Slots  SlotSet
+	Return bool
 }
 
 // HoldHost is implemented by a Host that holds moved addresses. Start
@@ -155,7 +158,9 @@ func (n *Node) pendingHolds() ([]PendingHold, map[string]time.Time) {
 		}
 		set := moves[k][m.From][n.cfg.Name]
 		if set != nil {
-			out = append(out, PendingHold{From: m.From, Epoch: m.Epoch, Slots: set})
+			base, v := h.st.Views[m.Base], h.st.Views[m.Epoch]
+			ret := !base.Has(n.cfg.Name) && v.Has(n.cfg.Name) && slices.Contains(base.Absent, n.cfg.Name)
+			out = append(out, PendingHold{From: m.From, Epoch: m.Epoch, Slots: set, Return: ret})
 		}
 	}
 	nb := map[string]time.Time{}

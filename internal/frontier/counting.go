@@ -85,6 +85,22 @@ func (c *countingMap) take(in func(slot uint32) bool) map[uint64]int64 {
 	return out
 }
 
+// of returns a copy of the counts of the keys whose slot is in.
+func (c *countingMap) of(in func(slot uint32) bool) map[uint64]int64 {
+	out := map[uint64]int64{}
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		for k, v := range s.m {
+			if in(sieve.Slot(k)) {
+				out[k] = v
+			}
+		}
+		s.mu.Unlock()
+	}
+	return out
+}
+
 // addAll adds counts to the map's.
 func (c *countingMap) addAll(m map[uint64]int64) {
 	for k, v := range m {

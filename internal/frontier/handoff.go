@@ -360,8 +360,12 @@ var errNoReadyRouter = errors.New("frontier: the router names another agent for 
 // key: the old owner's part of a hand-off.
 func (f *Frontier) TakeCounts(in func(slot uint32) bool) map[uint64]int64 { return f.counts.take(in) }
 
+// SlotCounts returns a copy of the per-key URL counts of the keys whose
+// group slot is in, by count key, leaving them in place.
+func (f *Frontier) SlotCounts(in func(slot uint32) bool) map[uint64]int64 { return f.counts.of(in) }
+
 // AddCounts adds handed-over per-key URL counts (by count key, as
-// TakeCounts returns them) to this agent's.
+// TakeCounts returns them) to this agent's; a negative count takes off.
 func (f *Frontier) AddCounts(m map[uint64]int64) { f.counts.addAll(m) }
 
 // RouteBarrier returns once every URL whose owner was asked of the Router
