@@ -206,6 +206,7 @@ func TestDeathReturn(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	v := c2.View()
+	waitEpoch(t, v.Epoch, 5*time.Second, a) // the proposer installs once a target has
 	if v.Epoch < 3 || !v.Has("c") || len(v.Absent) != 0 || a.View().String() != v.String() {
 		t.Errorf("guard opened under %s (a holds %s)", v, a.View())
 	}

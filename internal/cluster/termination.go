@@ -52,8 +52,10 @@ func (n *Node) terminationLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		v := n.View()
-		// An absent agent (death.go) may hold work nobody else has.
-		if v == nil || v.Epoch <= 1 && len(v.Agents) < n.cfg.Wait || len(v.Absent) > 0 || !n.isDetector(v) {
+		// An absent agent (death.go) may hold work nobody else has. A
+		// detector whose zombie guard is closed may hold a view the crawl
+		// never agreed (viewadopt.go): it detects nothing.
+		if v == nil || v.Epoch <= 1 && len(v.Agents) < n.cfg.Wait || len(v.Absent) > 0 || !n.isDetector(v) || !n.guard.Allowed() {
 			prev = nil
 			continue
 		}

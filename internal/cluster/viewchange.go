@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,12 +29,21 @@ import (
 //     last promiseTTL; otherwise it answers 409 and the proposal is
 //     abandoned (ErrViewConflict; nothing changed anywhere; the targets
 //     that promised are told to forget it: /v1/view/abort).
-//  2. commit: once every target promised, the proposer installs the view
-//     and sends it to every target again; a target installs it (saved in
+//  2. commit: once every target promised, the proposer sends the view to
+//     every target again; a target installs it (saved in
 //     state/cluster/view.json, fsynced, then its epoch gossiped) and
-//     answers 200. A target the commit does not reach learns the view
-//     later from the gossiped epoch (it fetches GET /v1/view from a member
-//     announcing a newer epoch, viewCatchUp).
+//     answers 200, and the proposer installs it once one target answered
+//     (commitAll): a view of several agents is never held by its proposer
+//     alone. A target the commit does not reach learns the view later from
+//     the gossiped epoch (it fetches GET /v1/view from a member announcing
+//     a newer epoch, viewCatchUp).
+//
+// Two agents may still hold different views of one epoch: a target that
+// installed a view and died before anyone learnt it from it, while the
+// others — its promise lapsed — agreed another view of that epoch without
+// it. Such a view is not agreed: the zombie guard compares the views, not
+// only their epochs, and an agent holding one adopts the crawl's
+// (viewadopt.go).
 //
 // Installing a view calls the host's ViewChanged (if the host implements
 // ViewChangeHost) with the old and the new view, before the view is in
@@ -46,7 +56,9 @@ import (
 // hand-off of moved keys).
 type ViewChangeHost interface {
 	// ViewChanged is called once per view installed after the first, in
-	// increasing epoch order, never concurrently, with the view this
+	// increasing epoch order (or, once, with a view of the same epoch that
+	// the crawl agreed in place of this agent's: viewadopt.go), never
+	// concurrently, with the view this
 	// agent held (for a joining agent: the view it joins) and the new
 	// one, just before the new one is in force (View still returns the
 	// old one). It must not block for long: start the
@@ -83,6 +95,13 @@ type viewChange struct {
 	promiseMu sync.Mutex
 	promised  *View // the view promised for its epoch
 	promisedT time.Time
+
+	// beforeCommit, when set (tests), runs once every target promised and
+	// before any commit is sent; an error ends the proposal there, as a
+	// proposer killed at that point would.
+	beforeCommit func() error
+
+	conflict atomic.Pointer[string] // the last conflict of views logged (viewadopt.go)
 }
 
 // proposal is the body of /v1/view/prepare and /v1/view/commit.
@@ -189,17 +208,57 @@ func (n *Node) ProposeView(ctx context.Context, next *View, reason string) error
 		return fmt.Errorf("cluster: view proposal: the promises took %s, longer than one lasts (%s)", took.Round(time.Millisecond), promiseTTL)
 	}
 	n.log.Info("cluster: view change", "view", next.String(), "reason", reason)
-	if err := n.installView(next, cur); err != nil {
-		return err
-	}
-	var missed []string
-	for name, addr := range targets {
-		if err := n.commitAt(ctx, addr, body); err != nil {
-			missed = append(missed, name)
+	if n.vc.beforeCommit != nil {
+		if err := n.vc.beforeCommit(); err != nil {
+			return err
 		}
 	}
-	if len(missed) > 0 {
-		slices.Sort(missed)
+	return n.commitAll(ctx, next, cur, targets, body)
+}
+
+// commitAll sends the commit of next to every target at once and installs
+// next here as soon as one target has installed it (at once when there is
+// none): the proposer never holds a view that no other agent holds, so a
+// proposer that dies between the phases keeps the view it replaces, and
+// learns the crawl's view of that epoch as any agent that missed a commit
+// does. If no target installed next before ctx ended, nothing is installed
+// here (a target whose answer was lost spreads it by gossip) and the error
+// says so.
+func (n *Node) commitAll(ctx context.Context, next, cur *View, targets map[string]string, body []byte) error {
+	type answer struct {
+		name string
+		err  error
+	}
+	answers := make(chan answer, len(targets))
+	for name, addr := range targets {
+		go func() { answers <- answer{name, n.commitAt(ctx, addr, body)} }()
+	}
+	installed := len(targets) == 0
+	if installed {
+		if err := n.installView(next, cur); err != nil {
+			return err
+		}
+	}
+	var missed []string
+	var failed error
+	for range targets {
+		a := <-answers
+		if a.err != nil {
+			missed = append(missed, a.name)
+			continue
+		}
+		if !installed && failed == nil {
+			installed = true
+			failed = n.installView(next, cur)
+		}
+	}
+	slices.Sort(missed)
+	switch {
+	case failed != nil:
+		return failed
+	case !installed:
+		return fmt.Errorf("cluster: view %d committed at no agent (%s); not installed here", next.Epoch, strings.Join(missed, ", "))
+	case len(missed) > 0:
 		return fmt.Errorf("cluster: view %d installed; not yet at %s (they catch up by gossip)", next.Epoch, strings.Join(missed, ", "))
 	}
 	return nil
@@ -270,9 +329,27 @@ func (n *Node) installView(v, base *View) error {
 	if old != nil && old.Epoch >= v.Epoch {
 		return nil
 	}
+	if old != nil && base != nil && base.Epoch == old.Epoch && !sameView(base, old) {
+		// The view this agent holds was never agreed: the proposal's base
+		// is the crawl's view of that epoch (viewadopt.go).
+		n.log.Warn("cluster: this agent's view was never agreed (the proposal of the next one replaces another of its epoch)",
+			"own", old.String(), "agreed", base.String())
+		if err := n.dropEpoch(old.Epoch); err != nil {
+			return fmt.Errorf("cluster: drop the hand-offs of a view never agreed: %w", err)
+		}
+		old = base
+	}
 	if old == nil || base != nil && base.Epoch > old.Epoch && !old.Has(n.cfg.Name) {
 		old = base // a joining agent (or one that left and joins again): the view it joins
 	}
+	return n.putView(old, v)
+}
+
+// putView makes v this agent's view in place of old (nil: none), with
+// vc.mu held: the releases it makes this agent await saved, the view
+// saved, the host's ViewChanged run, then the view in force and its epoch
+// gossiped.
+func (n *Node) putView(old, v *View) error {
 	var moves map[string]map[string]SlotSet
 	if old != nil {
 		moves = Moves(old, v)

@@ -21,8 +21,9 @@ import (
 //     here (the node is ready);
 //   - a gossip round completed since the guard closed;
 //   - every alive member of the view answered, over the exchange, with a
-//     view of no higher epoch, and a strict majority of the view's agents
-//     (this one counted) hold the same epoch.
+//     view of no higher epoch and none with another view of the same
+//     epoch (viewadopt.go), and a strict majority of the view's agents
+//     (this one counted) hold the same view.
 //
 // A member answering a higher epoch keeps it closed: the newer view is
 // installed first (caught up), and if it is without this agent the agent
@@ -85,7 +86,8 @@ func (n *Node) viewConfirmed(ctx context.Context, v *View) bool {
 	if !n.guard.roundSinceClose() {
 		return false
 	}
-	same := 1 // this agent
+	same := 1             // this agent
+	var others otherViews // viewadopt.go
 	for _, m := range n.aliveMembers() {
 		if m.Name == n.cfg.Name || !v.Has(m.Name) || m.Meta.Exchange == "" {
 			continue
@@ -107,11 +109,14 @@ func (n *Node) viewConfirmed(ctx context.Context, v *View) bool {
 			}
 			return false
 		}
-		if pv.Epoch == v.Epoch {
+		if pv.Epoch == v.Epoch && sameView(pv, v) {
 			same++
+		} else if pv.Epoch == v.Epoch {
+			others.add(pv)
 		}
 	}
-	return 2*same > len(v.Agents)
+	n.settle(v, &others, same)
+	return len(others.views) == 0 && 2*same > len(v.Agents)
 }
 
 // viewReply is the answer to GET /v1/view?promised=1: the view in force
