@@ -45,8 +45,10 @@ func (l *lastStatuses) get(name string) *Status {
 	return l.byID[name]
 }
 
-// pollStatuses asks every alive member of v for its status, at most every
-// 20 probe intervals (the coordinator's figures for a forget).
+// pollStatuses asks every alive member for its status, at most every 20
+// probe intervals (the coordinator's figures for a forget): the members of
+// v, and an agent out of v that is still leaving, whose last figures are
+// what a forget of it gives up if it is killed and never started again.
 func (n *Node) pollStatuses(ctx context.Context, v *View) {
 	n.last.mu.Lock()
 	due := time.Since(n.last.at) >= 20*n.cfg.Timing.probe()
@@ -58,11 +60,11 @@ func (n *Node) pollStatuses(ctx context.Context, v *View) {
 		return
 	}
 	for _, m := range n.aliveMembers() {
-		if m.Name == n.cfg.Name || !v.Has(m.Name) || m.Meta.Exchange == "" {
+		if m.Name == n.cfg.Name || m.Meta.Exchange == "" {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		if s, err := n.client.GetStatus(cctx, m.Meta.Exchange); err == nil {
+		if s, err := n.client.GetStatus(cctx, m.Meta.Exchange); err == nil && (v.Has(m.Name) || s.Leaving) {
 			n.last.put(s)
 		}
 		cancel()
@@ -106,8 +108,8 @@ func (n *Node) Forget(ctx context.Context, name string) (string, error) {
 	withAbsent(nv, slices.DeleteFunc(slices.Clone(nv.Absent), func(a string) bool { return a == name }))
 	given := "its figures are unknown here (it reported no status to this agent)"
 	if s := n.last.get(name); s != nil {
-		given = fmt.Sprintf("at its last status (%s) it had %d URLs queued, %d batches (%d bytes) in its outbox and %d bytes of inbox unapplied",
-			s.Time.Format(time.RFC3339), s.Queued, s.OutboxBatches, s.OutboxBytes, s.InboxUnapplied)
+		given = fmt.Sprintf("at its last status (%s%s) it had %d URLs queued, %d batches (%d bytes) in its outbox and %d bytes of inbox unapplied",
+			s.Time.Format(time.RFC3339), leaveNote(s), s.Queued, s.OutboxBatches, s.OutboxBytes, s.InboxUnapplied)
 	}
 	msg := fmt.Sprintf("forgot agent %s: view %s; given up what only it held: %s, and what it found since; the other agents re-route the batches they hold for it to the new owners", name, nv, given)
 	n.log.Warn("cluster: "+msg, "agent", name)
@@ -162,4 +164,13 @@ func (c *Client) Forget(ctx context.Context, addr, name string) (string, error) 
 	body, _ := json.Marshal(map[string]string{"name": name})
 	out, err := c.post(ctx, addr, "/v1/forget", body)
 	return string(out), err
+}
+
+// leaveNote marks the last status of an agent taken during its leave:
+// what it had handed over by then is not given up.
+func leaveNote(s *Status) string {
+	if s.Leaving {
+		return ", during its leave"
+	}
+	return ""
 }

@@ -18,6 +18,7 @@ type Status struct {
 	Idle     bool   `json:"idle"`
 	Activity uint64 `json:"activity"` // batches made or applied by this process
 	Finished bool   `json:"finished"`
+	Leaving  bool   `json:"leaving,omitempty"` // a leave begun and not finished (join.go)
 
 	Progress
 
@@ -56,7 +57,7 @@ func (n *Node) Status() *Status {
 	s := &Status{
 		Name: n.cfg.Name, Exchange: n.cfg.ExchangeAddr(), Incarnation: n.incarnation,
 		ViewEpoch: n.viewEpoch(), Time: time.Now().UTC(),
-		Idle: idle, Activity: act,
+		Idle: idle, Activity: act, Leaving: n.IsLeaving(),
 		Progress:       n.host.Progress(),
 		OutboxBatches:  ob,
 		OutboxBytes:    obytes,

@@ -1,0 +1,83 @@
+package e2e
+
+import (
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/testweb"
+)
+
+// TestClusterForgetKilledLeaver sends SIGTERM to one agent of three
+// mid-crawl and kills it (kill -9, by PETREL_CRASH_AT) in the middle of
+// its leave, once one new owner has its release and before the other's
+// is sent; it is never started again. The new owner without its release
+// waits for it until `petrel cluster forget` names the agent: the forget
+// says what it gives up, and the crawl then ends by itself with every
+// page fetched once, politely.
+func TestClusterForgetKilledLeaver(t *testing.T) {
+	const hostDelay, ipDelay = 120 * time.Millisecond, 60 * time.Millisecond
+	web := startWeb(t, testweb.Config{Hosts: 24, HostsPerIP: 4, PagesPerHost: 20, Seed: 43,
+		FirstIP: netip.MustParseAddr("127.61.21.1")})
+	c := newClusterRun(t, web, "127.213.21.1", 3)
+	c.moved = true
+	flags := append(c.flags(hostDelay, ipDelay), "--cluster-wait", "3", "--leave-timeout", leaveTimeout.String())
+	leaver := c.agents[1]
+	leaver.env = []string{"PETREL_CRASH_AT=handoff-release:1"}
+	for _, a := range c.agents {
+		c.start(t, a, flags...)
+	}
+	leaver.waitFor(t, "view epoch 1", 20*time.Second)
+	time.Sleep(1500 * time.Millisecond)
+	leaver.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-leaver.done:
+		leaver.done <- err // for wait below
+		if err == nil || !strings.Contains(leaver.stderr.String(), "killing myself at handoff-release") {
+			t.Fatalf("the leave was not killed at its first release: %v\n%s", err, leaver.stderr.String())
+		}
+	case <-time.After(leaveTimeout + 5*time.Second):
+		t.Fatalf("%s did not reach its first release:\n%s", leaver.name, leaver.stderr.String())
+	}
+	// The new owner without its release waits: the crawl does not end.
+	others := []*agentProc{c.agents[0], c.agents[2]}
+	select {
+	case err := <-others[0].done:
+		t.Fatalf("%s exited (%v) while a release was awaited:\n%s", others[0].name, err, others[0].stderr.String())
+	case err := <-others[1].done:
+		t.Fatalf("%s exited (%v) while a release was awaited:\n%s", others[1].name, err, others[1].stderr.String())
+	case <-time.After(2 * time.Second):
+	}
+	forgot := time.Now()
+	out, err := exec.Command(clusterPetrel, "cluster", "forget", leaver.name, "--join", others[1].bind, "--cluster-key-file", c.key).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "forgot agent "+leaver.name) || !strings.Contains(string(out), "URLs queued") {
+		t.Fatalf("forget: %v\n%s", err, out)
+	}
+	t.Logf("forget: %s", strings.TrimSpace(string(out)))
+	errs := c.wait(t, 60*time.Second)
+	t.Logf("the crawl ended %s after the forget", time.Since(forgot).Round(time.Millisecond))
+	for _, a := range others {
+		if errs[a.name] != nil {
+			t.Errorf("agent %s: %v\n%s", a.name, errs[a.name], a.stderr.String())
+		}
+	}
+	if v := loadView(t, others[0].dir); v.Has(leaver.name) || len(v.Absent) != 0 {
+		t.Errorf("view after the forget: %s", v)
+	}
+	// The leaver never starts again to close its WARC file; its fetches
+	// had ended and its checkpoint synced the file, so it ends at a
+	// record's end: read as it is, it is part of the crawl's archive.
+	open, _ := filepath.Glob(filepath.Join(leaver.dir, "warc", "*.warc.gz.open"))
+	for _, f := range open {
+		if err := os.Rename(f, strings.TrimSuffix(f, ".open")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The moved hosts' robots.txt is fetched again by their new owners.
+	c.judge(t, hostDelay, ipDelay, 2)
+}
