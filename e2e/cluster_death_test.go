@@ -89,10 +89,11 @@ func waitLog(t *testing.T, a *agentProc, msg string, n int, timeout time.Duratio
 	}
 }
 
-// deathCrawl starts three agents, each naming itself in its User-Agent.
-func deathCrawl(t *testing.T, seed int64, webIP, agentIP string) (*crawlRun, *clusterRun) {
+// deathCrawl starts three agents, each naming itself in its User-Agent,
+// on a web that answers a page latency after its request.
+func deathCrawl(t *testing.T, seed int64, webIP, agentIP string, latency time.Duration) (*crawlRun, *clusterRun) {
 	web := startWeb(t, testweb.Config{Hosts: 24, HostsPerIP: 4, PagesPerHost: 30, Seed: seed,
-		FirstIP: netip.MustParseAddr(webIP)})
+		FirstIP: netip.MustParseAddr(webIP), Latency: latency})
 	c := newClusterRun(t, web, agentIP, 3)
 	for _, a := range c.agents {
 		c.start(t, a, append(deathFlags(c), deathUA(a)...)...)
@@ -414,6 +415,11 @@ func unexplained(t *testing.T, hits []testweb.Hit, victim string, first *cluster
 // it hands nothing over and keeps its queues and its sieve for its return.
 // The crawl then ends by itself with every page fetched, politely.
 //
+// The web answers each page 20 ms after its request, so that the SIGSTOP
+// finds requests of the victim in flight: at its resumption each is cut by
+// its guard, or fails as a timeout (its deadline passed while it was
+// stopped), which its guard counts as cut too (agent/clusterguard.go), or completes.
+//
 // The bound on the pages fetched twice: a stopped process loses only the
 // requests in flight that its guard cuts at its resumption (guardCuts),
 // which it fetches again itself; the interim owners of its keys
@@ -426,7 +432,7 @@ func unexplained(t *testing.T, hits []testweb.Hit, victim string, first *cluster
 // a URL of its keys (clusterinterim.go). So the bound is those interim
 // refetches (interimRefetches), counted from the web's log.
 func TestClusterStopPastGrace(t *testing.T) {
-	web, c := deathCrawl(t, 31, "127.61.5.1", "127.214.5.1")
+	web, c := deathCrawl(t, 31, "127.61.5.1", "127.214.5.1", 20*time.Millisecond)
 	victim, other := c.agents[2], c.agents[0]
 	time.Sleep(2 * time.Second)
 	if err := victim.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
@@ -454,7 +460,7 @@ func TestClusterStopPastGrace(t *testing.T) {
 // before the kill (sinceCheckpoint), which it fetches again after the
 // restart.
 func TestClusterKillPastGrace(t *testing.T) {
-	web, c := deathCrawl(t, 37, "127.61.7.1", "127.214.7.1")
+	web, c := deathCrawl(t, 37, "127.61.7.1", "127.214.7.1", 0)
 	victim, other := c.agents[2], c.agents[0]
 	time.Sleep(2 * time.Second)
 	victim.cmd.Process.Kill()

@@ -45,6 +45,20 @@ func (a *Agent) guardedFetch(stop, ctx context.Context, t *frontier.Task) (fctx 
 	return fctx, done, true
 }
 
+// guardCut reports whether the zombie guard cut a fetch that returned
+// err, its context fctx (from guardedFetch): the fetch failed, and the
+// guard closed during it or is closed at its end. A fetch in flight when
+// the process was stopped (SIGSTOP) ends at its resumption as a timeout
+// (its deadline passed while it was stopped) as often as it is cut: both
+// are the guard's, for the server may have answered, and neither counts
+// as a failure of the host. A complete response is kept whatever the guard
+// did meanwhile: the request was begun while it was open, and its answer
+// is in.
+func (a *Agent) guardCut(fctx context.Context, err error) bool {
+	g := a.fetchGuard()
+	return g != nil && err != nil && (fctx.Err() != nil || !g.Allowed())
+}
+
 // noteGuardCut logs a page fetch that the zombie guard cut in flight (its
 // URL goes back to its queue): the server may have answered it, so it is
 // a request made twice, which the death tests count in their bound.

@@ -82,7 +82,7 @@ func (a *Agent) fetchLoop(stop, ctx context.Context, id int, quit <-chan struct{
 			req.MaxBody = l.maxBody
 		}
 		resp, err = a.fetcher.Fetch(fctx, req)
-		cut := fctx.Err() != nil
+		cut := ctx.Err() != nil || a.guardCut(fctx, err) // clusterguard.go
 		guardDone()
 		if cut {
 			// Stopped mid-fetch (or cut by the zombie guard): the URL goes

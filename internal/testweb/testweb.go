@@ -41,6 +41,10 @@ type Config struct {
 	BombBytes int64
 	// HugeBytes is the size of the hostile web's huge body (default 64 MiB).
 	HugeBytes int64
+	// Latency, when positive, is how long a normal host waits before it
+	// answers a request other than for robots.txt (a slow server: a
+	// client's requests spend that long in flight). Default none.
+	Latency time.Duration
 }
 
 // Hit is one request answered by the synthetic web.
@@ -263,6 +267,9 @@ func (w *Web) serveHTTP(ln net.Listener, ip netip.Addr, group []*site) {
 			status = http.StatusMisdirectedRequest
 			writeBody(rw, status, "text/plain; charset=utf-8", []byte("no such host here\n"))
 		} else {
+			if w.cfg.Latency > 0 && r.URL.Path != "/robots.txt" {
+				time.Sleep(w.cfg.Latency)
+			}
 			status = s.serve(w, rw, r)
 		}
 		h := Hit{Host: name, IP: ip, Path: r.URL.RequestURI(), Status: status,
