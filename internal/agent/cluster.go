@@ -189,9 +189,6 @@ type clusterHost struct {
 
 func (h *clusterHost) Apply(b *cluster.Batch) error {
 	f := h.a.frontier
-	if b.Kind == cluster.KindReady {
-		h.awaitView(b) // clusterinterim.go
-	}
 	for _, rec := range b.Records {
 		var err error
 		switch b.Kind {

@@ -3,7 +3,6 @@ package agent
 import (
 	"slices"
 	"sync/atomic"
-	"time"
 
 	"github.com/petrel-crawler/petrel/internal/cluster"
 	"github.com/petrel-crawler/petrel/internal/frontier"
@@ -29,10 +28,6 @@ import (
 
 // interimCacheBytes is the RAM of the cache of ready URLs received.
 const interimCacheBytes = 8 << 20
-
-// viewLagWait bounds how long a batch of ready URLs routed under a view
-// this agent has not installed yet waits for it (awaitView).
-const viewLagWait = 5 * time.Second
 
 // interimAgain is the clusterHost's part of it.
 type interimAgain struct {
@@ -103,26 +98,6 @@ func (h *clusterHost) readyAgain(rec []byte) bool {
 	}
 	seen.Seen(hh)
 	return false
-}
-
-// awaitView waits until this agent has installed the view b was routed
-// under, at most viewLagWait: the agents install a view at different
-// moments, and which keys were taken over from an absent agent is known
-// here only from then (noteTakeover runs as the view is installed).
-func (h *clusterHost) awaitView(b *cluster.Batch) {
-	n := h.a.node
-	if n == nil {
-		return
-	}
-	deadline := time.Now().Add(viewLagWait)
-	for v := n.View(); v == nil || v.Epoch < b.Epoch; v = n.View() {
-		if time.Now().After(deadline) {
-			h.a.log.Warn("cluster: a batch of ready URLs routed under a view not installed here yet, applied without it",
-				"batch", b.ID.String(), "epoch", b.Epoch)
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // HeldAlready is the router's frontier.ReadyFilter: a URL this agent's own

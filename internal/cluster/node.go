@@ -135,6 +135,7 @@ type counters struct {
 	sendErrors                  atomic.Uint64
 	reroutedBatches             atomic.Uint64 // batches for agents not in the view, re-routed (death.go)
 	reroutedURLs                atomic.Uint64
+	viewLagHeld, viewLagApplied atomic.Uint64 // batches of ready URLs held for their view, applied without it (viewlag.go)
 }
 
 // ErrFinished is returned by Start when the crawl is already over.

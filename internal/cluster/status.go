@@ -34,7 +34,9 @@ type Status struct {
 	Duplicates     uint64 `json:"duplicate_batches"`
 	InboxFull      uint64 `json:"inbox_full"`
 	SendErrors     uint64 `json:"send_errors"`
-	Rerouted       uint64 `json:"rerouted_urls"` // URLs of batches for agents out of the view, sent to their new owners (death.go)
+	Rerouted       uint64 `json:"rerouted_urls"`            // URLs of batches for agents out of the view, sent to their new owners (death.go)
+	ViewLagHeld    uint64 `json:"view_lag_held_batches"`    // batches of ready URLs held for the view they were routed under (viewlag.go)
+	ViewLagApplied uint64 `json:"view_lag_applied_batches"` // of those, applied without it after viewLagHold
 
 	AwaitingFrom []string `json:"awaiting_from,omitempty"` // the old owners whose release this agent awaits (handoff.go)
 
@@ -72,6 +74,8 @@ func (n *Node) Status() *Status {
 		InboxFull:      n.counts.inboxFull.Load(),
 		SendErrors:     n.counts.sendErrors.Load(),
 		Rerouted:       n.counts.reroutedURLs.Load(),
+		ViewLagHeld:    n.counts.viewLagHeld.Load(),
+		ViewLagApplied: n.counts.viewLagApplied.Load(),
 		AwaitingFrom:   slices.Sorted(maps.Keys(n.Awaiting())),
 		View:           n.View(),
 		Members:        n.members.members(),

@@ -1,0 +1,67 @@
+package cluster
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// epochHost is a testHost that records the view epoch its node holds as
+// it applies each batch.
+type epochHost struct {
+	*testHost
+	n      atomic.Pointer[Node]
+	mu     sync.Mutex
+	epochs []uint64
+}
+
+func (h *epochHost) Apply(b *Batch) error {
+	h.mu.Lock()
+	h.epochs = append(h.epochs, h.n.Load().viewEpoch())
+	h.mu.Unlock()
+	return h.testHost.Apply(b)
+}
+
+// A batch of ready URLs routed under a view its receiver has not
+// installed is applied only once the receiver holds that view, which it
+// asks the sender for: here the sender installed it without a commit
+// reaching the receiver and gossips its old epoch, so nothing else brings
+// it.
+func TestReadyBatchAwaitsItsView(t *testing.T) {
+	ha, hb := newTestHost(), &epochHost{testHost: newTestHost()}
+	a := mustNode(t, "a", nil, 2, ha)
+	b := mustNode(t, "b", []string{a.cfg.Bind.String()}, 2, hb)
+	hb.n.Store(b)
+	defer a.Close(100 * time.Millisecond)
+	defer b.Close(100 * time.Millisecond)
+	waitReady(t, a, b)
+	next, err := NextView(a.View(), []ViewAgent{{Name: "a", Weight: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.installView(next, nil); err != nil {
+		t.Fatal(err)
+	}
+	a.members.setMeta(func(m *Meta) { m.ViewEpoch = 1 })
+	if err := a.Route("b", KindReady, []byte("http://h1.test/p")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); hb.count() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the batch was never applied; b holds %s", b.View())
+		}
+	}
+	hb.mu.Lock()
+	got := hb.epochs[0]
+	hb.mu.Unlock()
+	if got < next.Epoch {
+		t.Errorf("the batch routed under epoch %d was applied under epoch %d", next.Epoch, got)
+	}
+	if s := b.Status(); s.ViewLagHeld != 1 || s.ViewLagApplied != 0 {
+		t.Errorf("held %d batches for their view, applied %d without it; want 1 and 0", s.ViewLagHeld, s.ViewLagApplied)
+	}
+}
