@@ -403,6 +403,9 @@ func (a *Agent) openSieve(cfg *Config, r *frontier.Receiver) (frontier.Sieve, er
 	if err != nil {
 		return nil, fmt.Errorf("agent: open sieve: %w", err)
 	}
+	if err := replayReceivedSeen(s, filepath.Join(cfg.Dir, "state"), a.log); err != nil { // countslog.go
+		return nil, errors.Join(err, s.Close())
+	}
 	a.sieve = s
 	return s, nil
 }

@@ -613,6 +613,7 @@ func (a *Agent) recoverFromCrash(state string) (string, error) {
 		}
 		os.Remove(filepath.Join(state, "counts"))
 		os.Remove(filepath.Join(state, receivedFile))
+		os.Remove(filepath.Join(state, replayFile))
 		os.Remove(filepath.Join(state, handoversFile))
 		os.Remove(filepath.Join(state, "cluster", "applied.json")) // the inbox is replayed from its start
 		notes = append(notes, "no usable checkpoint: the crawl starts again from its seeds (WARC files kept)")

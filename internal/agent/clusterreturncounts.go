@@ -24,9 +24,10 @@ import (
 // it and applies none twice:
 //
 //   - a part whose frame is in the log was applied: sent again, its seen
-//     hashes go into the sieve again (the restored one may lack them) and
-//     nothing else is done — its correction and counts are in the
-//     checkpoint's counts or replayed from the log;
+//     hashes go into the sieve again (where they are: in the checkpoint's
+//     sieve, or replayed from the log) and nothing else is done — its
+//     correction and counts are in the checkpoint's counts or replayed
+//     from the log;
 //   - a part whose frame is not in the log is applied as if new: a
 //     checkpoint never falls between a part's sieve insert and its frame
 //     (handoffState.cut), so the sieve restored after a crash lacks its
@@ -56,7 +57,7 @@ func (h *clusterHost) applySeenAndCounts(p *cluster.Handoff) error {
 		}
 		h.a.stats.ReceivedSeen.Add(int64(len(p.Seen)))
 	}
-	if applied || len(p.Counts) == 0 && !ret {
+	if applied {
 		return nil
 	}
 	delta := maps.Clone(p.Counts)
@@ -73,9 +74,10 @@ func (h *clusterHost) applySeenAndCounts(p *cluster.Handoff) error {
 			delta[k] += c
 		}
 	}
-	// A return's part is logged even with nothing to add: its id then
-	// says it was applied.
-	return l.apply(id, delta, h.a.frontier.AddCounts)
+	// Every part is logged, with its seen hashes, even with no count to
+	// add: its id then says it was applied, and crash recovery puts its
+	// seen hashes back into the sieve it restores.
+	return l.apply(id, p.Seen, delta, h.a.frontier.AddCounts)
 }
 
 // takeOffKnown returns what to add to own (this agent's counts of the

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/petrel-crawler/petrel/internal/cluster"
+	"github.com/petrel-crawler/petrel/internal/diskq"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/sieve"
 	"github.com/petrel-crawler/petrel/internal/stats"
@@ -43,7 +44,8 @@ func TestTakeOffKnown(t *testing.T) {
 // countedHost is the part of an agent that a hand-off part's seen hashes
 // and counts go through, opened on dir from the files there as a start
 // after recovery opens them: the frontier reads state/counts, the sieve
-// state/sieve; the log of received counts is state/counts.received.
+// state/sieve; the log of received counts is state/counts.received; the
+// ready queue is a fresh one.
 func countedHost(t *testing.T, dir string) *clusterHost {
 	t.Helper()
 	assign, err := frontier.ParseAssign("authority")
@@ -61,7 +63,11 @@ func countedHost(t *testing.T, dir string) *clusterHost {
 	if b, err := os.ReadFile(filepath.Join(dir, "state", "counts")); err == nil {
 		counts = bytes.NewReader(b)
 	}
-	fc := frontier.Config{Counts: counts, OpenSieve: func(r *frontier.Receiver) (frontier.Sieve, error) { return a.openSieve(&a.cfg, r) }}
+	ready, err := diskq.Open(t.TempDir(), diskq.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := frontier.Config{Counts: counts, Ready: ready, Stats: a.stats, OpenSieve: func(r *frontier.Receiver) (frontier.Sieve, error) { return a.openSieve(&a.cfg, r) }}
 	fc.Assign = assign
 	f, err := frontier.New(fc)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -18,18 +19,22 @@ import (
 	"github.com/petrel-crawler/petrel/internal/frontier"
 )
 
-// The log of budget counts received in hand-offs. A hand-off part's
-// counts are added to the frontier's counting map, which is durable only
-// in the next checkpoint; so before they are added they are appended to
+// The log of what hand-off parts brought: their budget counts and seen
+// hashes. A part's counts are added to the frontier's counting map and
+// its seen hashes to the sieve, both of which crash recovery puts back to
+// the last checkpoint; so before they are added they are appended to
 // state/counts.received and fsynced, and the part is acknowledged after.
-// Every checkpoint records the log position its counts cover
+// Every checkpoint records the log position its sieve and counts cover
 // (received.pos): crash recovery restores the checkpoint's counts and adds
-// the log's entries after that position, so a crash of the receiver
+// the log's entries after that position, and leaves that position in
+// state/received.replay, from which the sieve's next open inserts the
+// log's seen hashes (replayReceivedSeen); so a crash of the receiver
 // before its checkpoint neither loses nor doubles them. A part's id
 // (sender, epoch, sequence) is in its frame: a part sent again after a
 // crash that came between its frame and the acknowledgement is not added
-// twice. The ids outlive their counts: a trim keeps the ids of the frames
-// it drops (the newest maxDroppedIDs of them) as frames without entries.
+// twice. The ids outlive their counts and seen hashes: a trim keeps the
+// ids of the frames it drops (the newest maxDroppedIDs of them) as frames
+// without entries.
 //
 // Format: receivedMagic, the log position of the first frame (uint64
 // little-endian), then frames:
@@ -38,11 +43,18 @@ import (
 //	uint32 CRC-32C of the body
 //	body: uvarint length, the part's id, then (count key uint64
 //	      little-endian, count uvarint)*, as in the counts file
+//	or, for a part with seen hashes:
+//	body: 0x00, uvarint length, the part's id, uvarint number of seen
+//	      hashes, the seen hashes (uint64 little-endian), then the
+//	      count entries as above
 //
-// A count is the uvarint of its two's complement: a negative one (the
-// correction of a return, clusterreturncounts.go) takes off, and the
+// A part's id is never empty, so a body's first byte tells the two kinds
+// apart. A count is the uvarint of its two's complement: a negative one
+// (the correction of a return, clusterreturncounts.go) takes off, and the
 // counts file's reader, which adds repeated keys, adds it as it is. A
-// frame without entries only records that its part was applied.
+// frame of the first kind without entries only records that its part was
+// applied. Inserting seen hashes again is harmless (the sieve keeps each
+// once), so a replay interrupted by another crash is done again whole.
 //
 // A position is the offset in the concatenation of every frame ever
 // written, so it stays valid when a checkpoint's commit drops the frames
@@ -58,6 +70,7 @@ const (
 	receivedMagic   = "PRCOUNTS1\n"
 	receivedFile    = "counts.received"
 	receivedPosFile = "received.pos"
+	replayFile      = "received.replay"
 	receivedHead    = len(receivedMagic) + 8
 )
 
@@ -81,15 +94,16 @@ type countsLog struct {
 
 // frameMark is what the log keeps in RAM of a frame.
 type frameMark struct {
-	pos     int64
-	id      string
-	counted bool // it has entries
+	pos  int64
+	id   string
+	full bool // it has entries or seen hashes
 }
 
 // receivedFrame is one frame read back.
 type receivedFrame struct {
 	pos     int64
 	id      string
+	seen    []uint64
 	entries []byte // (key, count)* as in the counts file
 }
 
@@ -127,7 +141,7 @@ func (l *countsLog) mark(frames []receivedFrame) {
 	l.ids, l.frames = make(map[string]bool, len(frames)), make([]frameMark, 0, len(frames))
 	for _, fr := range frames {
 		l.ids[fr.id] = true
-		l.frames = append(l.frames, frameMark{pos: fr.pos, id: fr.id, counted: len(fr.entries) > 0})
+		l.frames = append(l.frames, frameMark{pos: fr.pos, id: fr.id, full: len(fr.entries) > 0 || len(fr.seen) > 0})
 	}
 }
 
@@ -148,15 +162,42 @@ func readCountsLog(path string) (base int64, frames []receivedFrame, good int64,
 		if n > len(b)-off-8 || crc32.Checksum(b[off+8:off+8+n], crcTable) != binary.LittleEndian.Uint32(b[off+4:]) {
 			break
 		}
-		body := b[off+8 : off+8+n]
-		l, k := binary.Uvarint(body)
-		if k <= 0 || uint64(len(body)-k) < l {
+		fr, ok := parseReceivedFrame(b[off+8 : off+8+n])
+		if !ok {
 			break
 		}
-		frames = append(frames, receivedFrame{pos: base + int64(off-receivedHead), id: string(body[k : k+int(l)]), entries: body[k+int(l):]})
+		fr.pos = base + int64(off-receivedHead)
+		frames = append(frames, fr)
 		off += 8 + n
 	}
 	return base, frames, int64(off), nil
+}
+
+// parseReceivedFrame reads a frame's body, of either kind.
+func parseReceivedFrame(body []byte) (fr receivedFrame, ok bool) {
+	withSeen := len(body) > 0 && body[0] == 0
+	if withSeen {
+		body = body[1:]
+	}
+	l, k := binary.Uvarint(body)
+	if k <= 0 || l == 0 || uint64(len(body)-k) < l {
+		return fr, false
+	}
+	fr.id, body = string(body[k:k+int(l)]), body[k+int(l):]
+	if withSeen {
+		n, k := binary.Uvarint(body)
+		if k <= 0 || uint64(len(body)-k)/8 < n {
+			return fr, false
+		}
+		body = body[k:]
+		fr.seen = make([]uint64, n)
+		for i := range fr.seen {
+			fr.seen[i] = binary.LittleEndian.Uint64(body[8*i:])
+		}
+		body = body[8*n:]
+	}
+	fr.entries = body
+	return fr, true
 }
 
 // writeCountsLog writes a log holding frames (their bodies), the first at
@@ -165,25 +206,36 @@ func writeCountsLog(path string, base int64, frames []receivedFrame) error {
 	return atomicfile.Write(path, atomicfile.Options{Sync: true}, func(w io.Writer) error {
 		b := binary.LittleEndian.AppendUint64([]byte(receivedMagic), uint64(base))
 		for _, fr := range frames {
-			b = appendReceivedFrame(b, fr.id, fr.entries)
+			b = appendReceivedFrame(b, fr.id, fr.seen, fr.entries)
 		}
 		_, err := w.Write(b)
 		return err
 	})
 }
 
-func appendReceivedFrame(dst []byte, id string, entries []byte) []byte {
-	body := binary.AppendUvarint(nil, uint64(len(id)))
-	body = append(append(body, id...), entries...)
+func appendReceivedFrame(dst []byte, id string, seen []uint64, entries []byte) []byte {
+	var body []byte
+	if len(seen) > 0 {
+		body = append(body, 0)
+	}
+	body = binary.AppendUvarint(body, uint64(len(id)))
+	body = append(body, id...)
+	if len(seen) > 0 {
+		body = binary.AppendUvarint(body, uint64(len(seen)))
+		for _, h := range seen {
+			body = binary.LittleEndian.AppendUint64(body, h)
+		}
+	}
+	body = append(body, entries...)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(body)))
 	dst = binary.LittleEndian.AppendUint32(dst, crc32.Checksum(body, crcTable))
 	return append(dst, body...)
 }
 
-// apply makes the counts of part id durable, then adds them (add); a part
-// whose id the log holds already is not added again. A negative count
-// takes off.
-func (l *countsLog) apply(id string, counts map[uint64]int64, add func(map[uint64]int64)) error {
+// apply makes the seen hashes (already in the sieve) and the counts of
+// part id durable, then adds the counts (add); a part whose id the log
+// holds already is not added again. A negative count takes off.
+func (l *countsLog) apply(id string, seen []uint64, counts map[uint64]int64, add func(map[uint64]int64)) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.ids[id] {
@@ -195,14 +247,14 @@ func (l *countsLog) apply(id string, counts map[uint64]int64, add func(map[uint6
 			entries = frontier.AppendCount(entries, k, c)
 		}
 	}
-	fr := appendReceivedFrame(nil, id, entries)
+	fr := appendReceivedFrame(nil, id, seen, entries)
 	if _, err := l.f.Write(fr); err != nil {
 		return fmt.Errorf("agent: %s: %w", l.path, err)
 	}
 	if err := l.f.Sync(); err != nil {
 		return fmt.Errorf("agent: %s: %w", l.path, err)
 	}
-	l.frames = append(l.frames, frameMark{pos: l.end, id: id, counted: len(entries) > 0})
+	l.frames = append(l.frames, frameMark{pos: l.end, id: id, full: len(entries) > 0 || len(seen) > 0})
 	l.end += int64(len(fr))
 	l.ids[id] = true
 	add(counts)
@@ -230,15 +282,15 @@ func (l *countsLog) trim(pos int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	before := 0
-	counted := false
+	full := false
 	for _, m := range l.frames {
 		if m.pos >= pos {
 			break
 		}
 		before++
-		counted = counted || m.counted
+		full = full || m.full
 	}
-	if !counted && before <= l.maxIDs {
+	if !full && before <= l.maxIDs {
 		return nil // only ids before pos, within the bound: nothing to drop
 	}
 	_, frames, _, err := readCountsLog(l.path)
@@ -260,7 +312,7 @@ func (l *countsLog) trim(pos int64) error {
 	}
 	base := first
 	for _, fr := range ids {
-		base -= int64(len(appendReceivedFrame(nil, fr.id, nil)))
+		base -= int64(len(appendReceivedFrame(nil, fr.id, nil, nil)))
 	}
 	if base < l.base {
 		return fmt.Errorf("agent: %s: the ids kept would not fit before position %d", l.path, first)
@@ -278,7 +330,7 @@ func (l *countsLog) trim(pos int64) error {
 	p := base
 	for i := range out {
 		out[i].pos = p
-		p += int64(len(appendReceivedFrame(nil, out[i].id, out[i].entries)))
+		p += int64(len(appendReceivedFrame(nil, out[i].id, out[i].seen, out[i].entries)))
 	}
 	l.mark(out)
 	return nil
@@ -297,24 +349,37 @@ func (h *clusterHost) closeReceived() error {
 }
 
 // writeReceivedPos records in checkpoint folder dir the log position its
-// counts cover.
+// sieve and counts cover.
 func writeReceivedPos(dir string, pos int64) error {
-	return atomicfile.WriteBytes(filepath.Join(dir, receivedPosFile), binary.LittleEndian.AppendUint64(nil, uint64(pos)), atomicfile.Options{Sync: true})
+	return writePos(filepath.Join(dir, receivedPosFile), pos)
 }
 
 // readReceivedPos returns the position checkpoint folder dir covers; 0
-// when it records none (no count was received before it).
+// when it records none (no part was received before it).
 func readReceivedPos(dir string) int64 {
-	b, err := os.ReadFile(filepath.Join(dir, receivedPosFile))
+	pos, _ := readPos(filepath.Join(dir, receivedPosFile))
+	return pos
+}
+
+// writePos writes a log position (uint64 little-endian) to path.
+func writePos(path string, pos int64) error {
+	return atomicfile.WriteBytes(path, binary.LittleEndian.AppendUint64(nil, uint64(pos)), atomicfile.Options{Sync: true})
+}
+
+// readPos reads the log position at path; ok is false when there is none.
+func readPos(path string) (pos int64, ok bool) {
+	b, err := os.ReadFile(path)
 	if err != nil || len(b) != 8 {
-		return 0
+		return 0, false
 	}
-	return int64(binary.LittleEndian.Uint64(b))
+	return int64(binary.LittleEndian.Uint64(b)), true
 }
 
 // restoreSeenAndCounts puts checkpoint folder cp's sieve and counts into
 // state (whose sieve folder is gone), then adds the counts the log
-// received after cp; it returns how many parts' counts it added.
+// received after cp, and leaves cp's position for the sieve's next open
+// to insert the seen hashes received after it (replayReceivedSeen); it
+// returns how many parts' counts it added.
 func restoreSeenAndCounts(cp, state string) (int, error) {
 	if err := copyTree(filepath.Join(cp, "sieve"), filepath.Join(state, "sieve")); err != nil {
 		return 0, fmt.Errorf("agent: restore sieve: %w", err)
@@ -326,7 +391,43 @@ func restoreSeenAndCounts(cp, state string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("agent: restore counts received: %w", err)
 	}
+	if err := writePos(filepath.Join(state, replayFile), readReceivedPos(cp)); err != nil {
+		return 0, fmt.Errorf("agent: restore seen hashes received: %w", err)
+	}
 	return n, nil
+}
+
+// replayReceivedSeen inserts into s (the sieve of state, just opened) the
+// seen hashes of the log's frames from the position crash recovery left
+// in state/received.replay, then removes that file; without one it does
+// nothing. It runs before the sieve is in use.
+func replayReceivedSeen(s interface {
+	InsertHashes([]uint64) (uint64, error)
+}, state string, log *slog.Logger) error {
+	marker := filepath.Join(state, replayFile)
+	pos, ok := readPos(marker)
+	if !ok {
+		return nil
+	}
+	_, frames, _, err := readCountsLog(filepath.Join(state, receivedFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("agent: replay seen hashes received: %w", err)
+	}
+	var seen []uint64
+	parts := 0
+	for _, fr := range frames {
+		if fr.pos >= pos && len(fr.seen) > 0 {
+			seen = append(seen, fr.seen...)
+			parts++
+		}
+	}
+	if _, err := s.InsertHashes(seen); err != nil { // committed on return
+		return fmt.Errorf("agent: replay seen hashes received: %w", err)
+	}
+	if parts > 0 {
+		log.Info("crash recovery: seen hashes of hand-off parts received after the checkpoint put back into the sieve", "parts", parts, "hashes", len(seen))
+	}
+	return os.Remove(marker)
 }
 
 // replayReceivedCounts adds to state's counts file (restored from

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/petrel-crawler/petrel/internal/frontier"
@@ -61,7 +62,7 @@ func TestReceivedCountsDurable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 { // the same part twice: added once
-		if err := l.apply("a/2/1", map[uint64]int64{1: 5, 2: 1}, add); err != nil {
+		if err := l.apply("a/2/1", nil, map[uint64]int64{1: 5, 2: 1}, add); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -72,10 +73,10 @@ func TestReceivedCountsDurable(t *testing.T) {
 	if err := writeReceivedPos(cp, pos); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.apply("a/2/2", map[uint64]int64{1: 3, 3: 4}, add); err != nil {
+	if err := l.apply("a/2/2", nil, map[uint64]int64{1: 3, 3: 4}, add); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.apply("b/2/1", map[uint64]int64{4: 9}, add); err != nil {
+	if err := l.apply("b/2/1", nil, map[uint64]int64{4: 9}, add); err != nil {
 		t.Fatal(err)
 	}
 	// kill -9 in the middle of the next frame's write.
@@ -106,10 +107,10 @@ func TestReceivedCountsDurable(t *testing.T) {
 	}
 	defer l.f.Close()
 	mem = map[uint64]int64{}
-	if err := l.apply("a/2/2", map[uint64]int64{1: 3, 3: 4}, add); err != nil || len(mem) != 0 {
+	if err := l.apply("a/2/2", nil, map[uint64]int64{1: 3, 3: 4}, add); err != nil || len(mem) != 0 {
 		t.Fatalf("a part logged before the crash added again: %v %v", mem, err)
 	}
-	if err := l.apply("c/3/1", map[uint64]int64{5: 2}, add); err != nil || mem[5] != 2 {
+	if err := l.apply("c/3/1", nil, map[uint64]int64{5: 2}, add); err != nil || mem[5] != 2 {
 		t.Fatalf("a new part: %v %v", mem, err)
 	}
 	// The checkpoint at pos is the oldest kept: the counts before it go,
@@ -123,7 +124,7 @@ func TestReceivedCountsDurable(t *testing.T) {
 		frames[1].pos != pos || frames[1].id != "a/2/2" || frames[3].id != "c/3/1" {
 		t.Fatalf("after the trim: %d frames, %v", len(frames), err)
 	}
-	if err := l.apply("d/3/1", map[uint64]int64{6: 1}, add); err != nil {
+	if err := l.apply("d/3/1", nil, map[uint64]int64{6: 1}, add); err != nil {
 		t.Fatal(err)
 	}
 	if _, frames, _, _ = readCountsLog(path); len(frames) != 5 || frames[4].id != "d/3/1" {
@@ -162,10 +163,10 @@ func TestReceivedCountsIDsOutliveTrim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.apply("a/7/1", map[uint64]int64{1: 5, 2: 3}, add); err != nil {
+	if err := l.apply("a/7/1", nil, map[uint64]int64{1: 5, 2: 3}, add); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.apply("a/7/2", map[uint64]int64{1: 1, 2: -3}, add); err != nil {
+	if err := l.apply("a/7/2", nil, map[uint64]int64{1: 1, 2: -3}, add); err != nil {
 		t.Fatal(err)
 	}
 	// A checkpoint after both, now the oldest kept: its commit trims.
@@ -178,7 +179,7 @@ func TestReceivedCountsIDsOutliveTrim(t *testing.T) {
 	if err := l.trim(pos); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.apply("b/7/1", map[uint64]int64{3: 4}, add); err != nil {
+	if err := l.apply("b/7/1", nil, map[uint64]int64{3: 4}, add); err != nil {
 		t.Fatal(err)
 	}
 	// kill -9: nothing closed. Recovery, then the restarted receiver.
@@ -194,7 +195,7 @@ func TestReceivedCountsIDsOutliveTrim(t *testing.T) {
 	}
 	mem = readCountsFile(t, filepath.Join(state, "counts"))
 	for _, id := range []string{"a/7/1", "a/7/2", "b/7/1"} { // sent again
-		if err := l.apply(id, map[uint64]int64{1: 100, 3: 100}, add); err != nil {
+		if err := l.apply(id, nil, map[uint64]int64{1: 100, 3: 100}, add); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -206,11 +207,11 @@ func TestReceivedCountsIDsOutliveTrim(t *testing.T) {
 	const keep = 8
 	l.maxIDs = keep
 	for i := range keep + 10 {
-		if err := l.apply(fmt.Sprintf("c/8/%d", i+1), map[uint64]int64{4: 1}, add); err != nil {
+		if err := l.apply(fmt.Sprintf("c/8/%d", i+1), nil, map[uint64]int64{4: 1}, add); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := l.apply("d/8/1", map[uint64]int64{5: 1}, add); err != nil {
+	if err := l.apply("d/8/1", nil, map[uint64]int64{5: 1}, add); err != nil {
 		t.Fatal(err)
 	}
 	last := l.frames[len(l.frames)-1].pos
@@ -253,8 +254,9 @@ func TestReceivedCountsIDsOutliveTrim(t *testing.T) {
 
 // TestReceivedCountsGolden pins the log of received counts byte for byte
 // (testdata/counts_received.golden; go test -run Golden -update rewrites
-// it): the id a trim kept of a frame it dropped, a frame of counts with a
-// negative one, a frame without entries; then reads it back.
+// it): the id a trim kept of a frame it dropped (which had seen hashes), a
+// frame of seen hashes and counts with a negative one, a frame without
+// entries, a frame of seen hashes only; then reads it back.
 func TestReceivedCountsGolden(t *testing.T) {
 	path := filepath.Join(t.TempDir(), receivedFile)
 	l, err := openCountsLog(path)
@@ -262,15 +264,18 @@ func TestReceivedCountsGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	nop := func(map[uint64]int64) {}
-	if err := l.apply("a/2/1", map[uint64]int64{0x0102030405060708: 5}, nop); err != nil {
+	if err := l.apply("a/2/1", []uint64{0x0a}, map[uint64]int64{0x0102030405060708: 5}, nop); err != nil {
 		t.Fatal(err)
 	}
 	pos, release := l.hold()
 	release()
-	if err := l.apply("b/3/1", map[uint64]int64{7: 300, 9: -3}, nop); err != nil {
+	if err := l.apply("b/3/1", []uint64{0x1112131415161718, 0x21}, map[uint64]int64{7: 300, 9: -3}, nop); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.apply("c/3/2", nil, nop); err != nil {
+	if err := l.apply("c/3/2", nil, nil, nop); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.apply("d/3/3", []uint64{0x31}, nil, nop); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.trim(pos); err != nil {
@@ -289,14 +294,17 @@ func TestReceivedCountsGolden(t *testing.T) {
 		t.Errorf("log of received counts changed:\n%s\nwant:\n%s", dump, want)
 	}
 	base, frames, _, err := readCountsLog(path)
-	if err != nil || len(frames) != 3 || frames[0].pos != base || frames[1].pos != pos {
+	if err != nil || len(frames) != 4 || frames[0].pos != base || frames[1].pos != pos {
 		t.Fatalf("read back: base %d, %d frames, %v", base, len(frames), err)
 	}
 	m := map[uint64]int64{}
 	if err := frontier.ReadCounts(bytes.NewReader(append([]byte("\x00petrel-counts 2\n"), frames[1].entries...)), nil, func(k uint64, n int64) { m[k] += n }); err != nil || m[7] != 300 || m[9] != -3 {
 		t.Fatalf("b's counts read back: %v %v", m, err)
 	}
-	if frames[0].id != "a/2/1" || len(frames[0].entries) != 0 || frames[2].id != "c/3/2" || len(frames[2].entries) != 0 {
+	if !slices.Equal(frames[1].seen, []uint64{0x1112131415161718, 0x21}) || !slices.Equal(frames[3].seen, []uint64{0x31}) || len(frames[3].entries) != 0 {
+		t.Fatalf("seen hashes read back: b %x, d %x (entries %x)", frames[1].seen, frames[3].seen, frames[3].entries)
+	}
+	if frames[0].id != "a/2/1" || len(frames[0].entries) != 0 || len(frames[0].seen) != 0 || frames[2].id != "c/3/2" || len(frames[2].entries) != 0 || frames[3].id != "d/3/3" {
 		t.Fatalf("frames read back: %+v", frames)
 	}
 	// A byte changed in the last frame: it is cut as torn, the others stay.
@@ -305,7 +313,7 @@ func TestReceivedCountsGolden(t *testing.T) {
 	if err := os.WriteFile(path, bad, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, frames, good, err := readCountsLog(path); err != nil || len(frames) != 2 || good != int64(len(b))-int64(len(appendReceivedFrame(nil, "c/3/2", nil))) {
+	if _, frames, good, err := readCountsLog(path); err != nil || len(frames) != 3 || good != int64(len(b))-int64(len(appendReceivedFrame(nil, "d/3/3", []uint64{0x31}, nil))) {
 		t.Fatalf("a damaged last frame: %d frames kept, %v", len(frames), err)
 	}
 	if err := os.WriteFile(path, append([]byte("PRCOUNTSX\n"), b[len(receivedMagic):]...), 0o644); err != nil {
