@@ -9,7 +9,7 @@ package agent
 //	virtual/    the virtualizer's segments, hard-linked, and its index (diskq Queues.Checkpoint)
 //	virtual.keys the visit states whose queues continue in virtual/: id, count, URL prefix
 //	counts      per-key URL counts
-//	received.pos the position in the log of counts received its counts cover (countslog.go)
+//	received.pos the position in the log of hand-off parts received that its sieve and counts cover (countslog.go)
 //	handovers   the keys' hand-over state, when some key has one (handoverfile.go)
 //	stats.json  the counters
 //	MANIFEST    JSON: sequence, time, record count, the WARC files and sizes
