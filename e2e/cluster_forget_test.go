@@ -1,15 +1,19 @@
 package e2e
 
 import (
+	"bytes"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/petrel-crawler/petrel/internal/cluster"
 	"github.com/petrel-crawler/petrel/internal/testweb"
 )
 
@@ -19,7 +23,8 @@ import (
 // is sent; it is never started again. The new owner without its release
 // waits for it until `petrel cluster forget` names the agent: the forget
 // says what it gives up, and the crawl then ends by itself with every
-// page fetched once, politely.
+// page fetched once, politely, but for the URLs given up (those the
+// leaver's outbox had not delivered).
 func TestClusterForgetKilledLeaver(t *testing.T) {
 	const hostDelay, ipDelay = 120 * time.Millisecond, 60 * time.Millisecond
 	web := startWeb(t, testweb.Config{Hosts: 24, HostsPerIP: 4, PagesPerHost: 20, Seed: 43,
@@ -44,6 +49,8 @@ func TestClusterForgetKilledLeaver(t *testing.T) {
 	case <-time.After(leaveTimeout + 5*time.Second):
 		t.Fatalf("%s did not reach its first release:\n%s", leaver.name, leaver.stderr.String())
 	}
+	var batches int
+	c.givenUp, batches = outboxURLs(t, leaver.dir)
 	// The new owner without its release waits: the crawl does not end.
 	others := []*agentProc{c.agents[0], c.agents[2]}
 	select {
@@ -59,8 +66,36 @@ func TestClusterForgetKilledLeaver(t *testing.T) {
 		t.Fatalf("forget: %v\n%s", err, out)
 	}
 	t.Logf("forget: %s", strings.TrimSpace(string(out)))
+	// Its last status is from its leave, once its queues were moved out.
+	named := -1
+	if m := regexp.MustCompile(`during its leave\) it had 0 URLs queued, (\d+) batches`).FindStringSubmatch(string(out)); m != nil {
+		named, _ = strconv.Atoi(m[1])
+	} else {
+		t.Errorf("the forget's figures are not from the leave after its queues were moved out: %s", out)
+	}
 	errs := c.wait(t, 60*time.Second)
 	t.Logf("the crawl ended %s after the forget", time.Since(forgot).Round(time.Millisecond))
+	// A batch delivered just before the kill may still be in the outbox
+	// (its acknowledgement not yet written there): given up are those of
+	// its URLs nobody fetched, and the forget must have named them.
+	fetched := map[string]bool{}
+	for _, h := range web.web.Hits() {
+		fetched[key(h.Host, h.Path)] = true
+	}
+	expected := map[string]bool{}
+	for _, u := range web.web.Expected() {
+		expected[urlKey(t, u)] = true
+	}
+	lost := 0
+	for k := range c.givenUp {
+		if expected[k] && !fetched[k] {
+			lost++
+		}
+	}
+	t.Logf("of the %d URLs in the leaver's outbox (%d batches), %d expected ones were never fetched; the forget named %d batches", len(c.givenUp), batches, lost, named)
+	if lost > 0 && named == 0 {
+		t.Errorf("the forget named no batch given up, and %d expected URLs of the leaver's outbox were never fetched", lost)
+	}
 	for _, a := range others {
 		if errs[a.name] != nil {
 			t.Errorf("agent %s: %v\n%s", a.name, errs[a.name], a.stderr.String())
@@ -80,4 +115,38 @@ func TestClusterForgetKilledLeaver(t *testing.T) {
 	}
 	// The moved hosts' robots.txt is fetched again by their new owners.
 	c.judge(t, hostDelay, ipDelay, 2)
+}
+
+// outboxURLs returns the URL keys, and the number, of the batches that the
+// outbox of the agent whose crawl directory is dir holds unacknowledged: what a forget
+// of it gives up if it never starts again. Its frontier holds none: a
+// leave moves every queued URL into the outbox before its releases.
+func outboxURLs(t *testing.T, dir string) (urls map[string]bool, batches int) {
+	t.Helper()
+	o, err := cluster.OpenOutbox(filepath.Join(dir, "state", "cluster", "outbox"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	out := map[string]bool{}
+	for _, dest := range o.Dests() {
+		for _, e := range o.Pending(dest, 1<<20, nil) {
+			batches++
+			wire, err := o.Read(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := cluster.DecodeBatch(wire)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, rec := range b.Records {
+				// A record is its frontier key: metadata, then the URL.
+				if i := bytes.Index(rec, []byte("http://")); i >= 0 {
+					out[urlKey(t, string(rec[i:]))] = true
+				}
+			}
+		}
+	}
+	return out, batches
 }

@@ -205,6 +205,7 @@ func (h *clusterHost) handOver(nw *cluster.View, out map[string]cluster.SlotSet)
 		if err != nil {
 			a.log.Warn("cluster: leave: checkpoint after moving the queues out", "err", err)
 		}
+		n.ReportLeaving(ctx) // the figures a forget gives up if it is killed from here on
 	}
 	if err := h.sendReleases(ctx, nw.Epoch, owners, seq, untilAt); err != nil {
 		return err

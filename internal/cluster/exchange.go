@@ -57,6 +57,7 @@ func (n *Node) handler() http.Handler {
 	mux.HandleFunc("POST /v1/handoff", n.serveHandoff)
 	mux.HandleFunc("POST /v1/join", n.serveJoin)
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, n.Status()) })
+	mux.HandleFunc("POST /v1/status/leaving", n.serveLeavingStatus)
 	mux.HandleFunc("POST /v1/finish", n.serveFinish)
 	mux.HandleFunc("POST /v1/stop", n.serveStop)
 	mux.HandleFunc("POST /v1/forget", n.serveForget)
