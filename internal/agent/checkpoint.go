@@ -289,7 +289,7 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 	if err := atomicfile.Write(filepath.Join(tmp, "MANIFEST"), atomicfile.Options{Sync: true}, func(w io.Writer) error { return json.NewEncoder(w).Encode(m) }); err != nil {
 		return fmt.Errorf("agent: checkpoint: %w", err)
 	}
-	if err := a.commitCheckpoint(tmp, final); err != nil {
+	if err := a.commitCheckpoint(ctx, tmp, final); err != nil {
 		return err
 	}
 	a.stats.Checkpoints.Add(1)
@@ -307,7 +307,12 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 // recovery finds checkpoints by listing their folders: a crash before the
 // rename leaves tmp, which it ignores and removes; after the rename the
 // checkpoint is complete, whether state/CHECKPOINT names it yet or not.
-func (a *Agent) commitCheckpoint(tmp, final string) error {
+// A leave's URLs moved out of the frontier and held are logged first
+// (leavemoved.go): no checkpoint that no longer has them commits before.
+func (a *Agent) commitCheckpoint(ctx context.Context, tmp, final string) error {
+	if err := a.clusterHost.sealMoved(ctx); err != nil {
+		return fmt.Errorf("agent: checkpoint: %w", err)
+	}
 	if err := atomicfile.SyncDir(tmp); err != nil {
 		return err
 	}

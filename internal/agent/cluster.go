@@ -176,6 +176,10 @@ const ipGroupPrefix = "ip:"
 func (r *clusterRouter) ForwardReady(to frontier.Peer, rec []byte) error {
 	r.stats.ClusterReadySent.Add(1)
 	r.a.clusterHost.forwarded(rec) // clusterinterim.go
+	// A leaving agent logs what it moves out before sending it (leavemoved.go).
+	if taken, err := r.a.clusterHost.logMoved(string(to), rec); taken || err != nil {
+		return err
+	}
 	return r.route(to, cluster.KindReady, rec)
 }
 
@@ -267,6 +271,9 @@ func (a *Agent) startCluster(seeds []urlx.URL, resumed bool) error {
 		return usageErr("%v", err)
 	}
 	a.node = n
+	if err := a.clusterHost.openMovedLog(); err != nil { // leavemoved.go
+		return fmt.Errorf("agent: %w", err)
+	}
 	a.router.node.Store(n)
 	a.clusterNode.Store(n)
 	if err := a.router.unpark(n); err != nil {
@@ -317,9 +324,12 @@ func (a *Agent) closeCluster() error {
 	if a.node == nil {
 		return perr
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.Cluster.LeaveTimeout)
+	merr := a.clusterHost.closeMovedLog(ctx) // leavemoved.go
+	cancel()
 	err := a.node.Close(a.cfg.Cluster.LeaveTimeout)
 	a.node = nil
-	return errors.Join(err, perr, a.clusterHost.closeReceived()) // countslog.go
+	return errors.Join(err, perr, merr, a.clusterHost.closeReceived()) // countslog.go
 }
 
 // openPlacements opens the sieve owner's placements of hosts, kept in

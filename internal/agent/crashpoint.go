@@ -19,7 +19,9 @@ import (
 // Points: "checkpoint" (a checkpoint folder half written, before its
 // rename), "sieve-flush" (a sieve flow half delivered) and
 // "handoff-release" (a hand-off's release acknowledged by one new owner,
-// the others' not sent yet).
+// the others' not sent yet), "leave-checkpoint" (a leave's requests in
+// flight ended, its checkpoint not begun) and "leave-moved" (a leave's
+// queued URLs moved out into the outbox, its releases not sent).
 type crashPoint struct {
 	name string
 	at   int64

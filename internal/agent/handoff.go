@@ -33,6 +33,7 @@ type handoffState struct {
 	resumed  sync.Once
 	known    knownAtReturn // clusterreturn.go
 
+	moved      movedLog   // leavemoved.go
 	cut        sync.Mutex // held from a part's sieve insert to its frame in counts, and by a checkpoint's cut (clusterreturncounts.go)
 	counts     *countsLog // counts received, durable on receipt (countslog.go)
 	countsOnce sync.Once
@@ -159,9 +160,10 @@ func (h *clusterHost) handingOver() bool {
 }
 
 // handOver sends what this agent gives up at view nw to each new owner:
-// after a routing barrier, the seen-set parts and budget counts, then the
-// queued URLs of the addresses given up (until none is in flight), then
-// each owner's release with the addresses' remaining waits.
+// after a routing barrier (and, in a leave, its checkpoint:
+// leaveCheckpoint), the seen-set parts and budget counts, then the queued
+// URLs of the addresses given up (until none is in flight), then each
+// owner's release with the addresses' remaining waits.
 func (h *clusterHost) handOver(nw *cluster.View, out map[string]cluster.SlotSet) error {
 	a := h.a
 	n := a.node
@@ -172,6 +174,9 @@ func (h *clusterHost) handOver(nw *cluster.View, out map[string]cluster.SlotSet)
 		time.Sleep(time.Millisecond)
 	}
 	a.frontier.RouteBarrier()
+	if n.IsLeaving() {
+		h.leaveCheckpoint(ctx)
+	}
 	// Nothing more is dispatched to the addresses given up from here
 	// (drainMovedOut waits for what is in flight).
 	until := giveUpTimes{}
@@ -188,7 +193,11 @@ func (h *clusterHost) handOver(nw *cluster.View, out map[string]cluster.SlotSet)
 	if err := h.drainMovedOut(ctx, until); err != nil {
 		return err
 	}
-	if err := n.Flush(); err != nil { // the moved URLs are durable in the outbox before the release
+	// The moved URLs are durable in the outbox before the release.
+	if err := h.sealMoved(ctx); err != nil { // leavemoved.go
+		return err
+	}
+	if err := n.Flush(); err != nil {
 		return err
 	}
 	untilAt, err := n.GivingUntil(nw.Epoch, addrTimes(until))
@@ -196,16 +205,8 @@ func (h *clusterHost) handOver(nw *cluster.View, out map[string]cluster.SlotSet)
 		return err
 	}
 	if n.IsLeaving() {
-		// A checkpoint now covers every page this agent fetched and none
-		// of the URLs it moved out: a leave killed from here on resumes
-		// at the next start with nothing fetched or moved twice.
-		cctx, cancel := context.WithTimeout(ctx, a.cfg.Cluster.LeaveTimeout)
-		err := a.Checkpoint(cctx)
-		cancel()
-		if err != nil {
-			a.log.Warn("cluster: leave: checkpoint after moving the queues out", "err", err)
-		}
 		n.ReportLeaving(ctx) // the figures a forget gives up if it is killed from here on
+		a.crash.reach("leave-moved")
 	}
 	if err := h.sendReleases(ctx, nw.Epoch, owners, seq, untilAt); err != nil {
 		return err
@@ -402,6 +403,7 @@ func (a *Agent) leaveFirst(ctx context.Context) (context.Context, context.Cancel
 // unfinished: its hand-offs as an old owner, and its leave (it was killed,
 // or timed out, in the middle): the leave goes on as if SIGTERM had come.
 func (a *Agent) resumeLeave() {
+	a.clusterHost.putMovedAgain() // leavemoved.go
 	a.clusterHost.resumeGiving()
 	if a.node.IsLeaving() && a.clusterHost.ho.leaveNow != nil {
 		a.log.Info("cluster: resuming the leave an earlier process began")
@@ -469,6 +471,9 @@ func (a *Agent) leave() error {
 	// restored go to their owners first, as their hosts resolve.
 	for {
 		if !resumed || a.frontier.Idle() {
+			if err := a.clusterHost.sealMoved(ctx); err != nil { // leavemoved.go
+				return err
+			}
 			if err := n.Flush(); err != nil {
 				return err
 			}

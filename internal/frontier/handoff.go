@@ -253,6 +253,22 @@ func (f *Frontier) MoveOut(ctx context.Context) (inFlight int, waits map[netip.A
 	return inFlight, waits, err
 }
 
+// HoldGivenUp holds, as MoveOut does, every workbench entry of an address
+// another agent now owns, and moves nothing out: a leaving agent takes
+// its checkpoint once nothing is in flight to them, before its queues
+// move. It returns how many requests to such addresses are in flight.
+func (f *Frontier) HoldGivenUp(ctx context.Context) (inFlight int, err error) {
+	err = f.do(ctx, func(s *scheduler) {
+		for a, e := range s.wb.byAddr {
+			if s.addrOwner(a) != Self {
+				s.hold(e)
+				inFlight += e.inFlight
+			}
+		}
+	})
+	return inFlight, err
+}
+
 // HoldAddrs is the new owner's step of a view change: the addresses held
 // selects get no request until ReleaseAddrs(id); their URLs are taken
 // and scheduled meanwhile.
