@@ -152,10 +152,11 @@ func (n *Node) applyOne(wire []byte, next int64) error {
 // moves the applied position to next. A batch that did not decode (err)
 // is skipped.
 func (n *Node) applyBatch(b *Batch, err error, next int64) error {
-	if err == nil && b.Kind == KindURLs {
+	if err == nil && b.Kind == KindURLs && !n.leftView() {
 		// A cut-off agent, or one declared dead, puts nothing through its
 		// sieve: the interim owners of its keys may be admitting the same
 		// URLs (zombie.go). Its batches wait for its return to the view.
+		// One that left (join.go) owns no key: it forwards them.
 		n.guard.WaitOpen(n.ctx)
 		n.WaitReleases(n.ctx) // the sieve needs the old owners' seen sets first
 	}

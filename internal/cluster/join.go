@@ -35,6 +35,19 @@ func (n *Node) Leaving() error {
 // this process, or in an earlier one whose leave did not finish.
 func (n *Node) IsLeaving() bool { return n.leaving.Load() }
 
+// leftView reports whether this agent is leaving and its view no longer
+// has it: it owns no key, and forwards to their owners the URLs it is
+// given (a start that resumes the leave replays its inbox from its
+// checkpoint, with its zombie guard closed until a view with it, which
+// does not come).
+func (n *Node) leftView() bool {
+	if !n.leaving.Load() {
+		return false
+	}
+	v := n.View()
+	return v != nil && !v.Has(n.cfg.Name)
+}
+
 // LeaveDone records that the leave is finished: everything handed over.
 // A later start on this directory asks to join the crawl again.
 func (n *Node) LeaveDone() error { return n.setLeaving(false) }
