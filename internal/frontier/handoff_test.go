@@ -16,21 +16,8 @@ import (
 // fetched here after MoveOut reports nothing in flight) and says how long
 // the next request must wait; the frontier then ends with nothing held.
 func TestMoveOut(t *testing.T) {
-	addrB := netip.MustParseAddr("10.4.0.2")
-	res := mapResolver{"a.test": netip.MustParseAddr("10.4.0.1"), "b.test": addrB}
-	var gone atomic.Bool
-	r := &readySplit{splitRouter: splitRouter{mine: "", addr: func(a netip.Addr) Peer {
-		if a == addrB && gone.Load() {
-			return "other"
-		}
-		return Self
-	}}}
-	h := newHarness(t, Config{Resolver: res, Router: r, Settings: Settings{HostDelay: 20 * time.Millisecond}})
 	const n = 30
-	for i := 0; i < n; i++ {
-		h.enqueue(fmt.Sprintf("http://b.test/p%d", i))
-		h.enqueue(fmt.Sprintf("http://a.test/p%d", i))
-	}
+	h, r, addrB, gone := givenUpHarness(t, "10.4.0.1", "10.4.0.2", n)
 	var movedAt atomic.Int64 // unix nanos when MoveOut reported nothing in flight
 	var wait time.Duration
 	var once sync.Once
@@ -68,29 +55,7 @@ func TestMoveOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	wg.Wait()
-	fetched := map[string]int{}
-	for _, rec := range h.log {
-		if rec.robots {
-			continue
-		}
-		fetched[rec.url]++
-		if rec.addr == addrB && rec.start.UnixNano() > movedAt.Load() {
-			t.Errorf("%s fetched here after MoveOut reported nothing in flight", rec.url)
-		}
-	}
-	for _, rec := range r.ready {
-		fetched[string(rec[MetaLen:])]++
-	}
-	for i := 0; i < n; i++ {
-		for _, host := range []string{"a", "b"} {
-			if u := fmt.Sprintf("http://%s.test/p%d", host, i); fetched[u] != 1 {
-				t.Errorf("%s fetched or handed over %d times", u, fetched[u])
-			}
-		}
-	}
-	if len(r.ready) == 0 {
-		t.Fatal("nothing handed over")
-	}
+	checkHandedOverOnce(t, h, r, addrB, n, movedAt.Load(), "MoveOut")
 	if wait <= 0 || wait > 20*time.Millisecond {
 		t.Errorf("wait before the next request to b: %s, want the host delay's rest (0, 20ms]", wait)
 	}

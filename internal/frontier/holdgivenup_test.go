@@ -15,21 +15,8 @@ import (
 // nothing in flight, no URL of it has been handed over and none is fetched
 // here after; a MoveOut then hands every one of them over once.
 func TestHoldGivenUp(t *testing.T) {
-	addrB := netip.MustParseAddr("10.5.0.2")
-	res := mapResolver{"a.test": netip.MustParseAddr("10.5.0.1"), "b.test": addrB}
-	var gone atomic.Bool
-	r := &readySplit{splitRouter: splitRouter{mine: "", addr: func(a netip.Addr) Peer {
-		if a == addrB && gone.Load() {
-			return "other"
-		}
-		return Self
-	}}}
-	h := newHarness(t, Config{Resolver: res, Router: r, Settings: Settings{HostDelay: 20 * time.Millisecond}})
 	const n = 30
-	for i := 0; i < n; i++ {
-		h.enqueue(fmt.Sprintf("http://b.test/p%d", i))
-		h.enqueue(fmt.Sprintf("http://a.test/p%d", i))
-	}
+	h, r, addrB, gone := givenUpHarness(t, "10.5.0.1", "10.5.0.2", n)
 	var heldAt atomic.Int64 // unix nanos when HoldGivenUp reported nothing in flight
 	var movedBefore int
 	var once sync.Once
@@ -78,14 +65,43 @@ func TestHoldGivenUp(t *testing.T) {
 	if movedBefore != 0 {
 		t.Errorf("%d URLs handed over by HoldGivenUp, want none", movedBefore)
 	}
+	checkHandedOverOnce(t, h, r, addrB, n, heldAt.Load(), "HoldGivenUp")
+}
+
+// givenUpHarness returns a frontier with n URLs queued on each of a.test
+// (at ipA) and b.test (at ipB) whose router gives ipB to another agent
+// once gone is set.
+func givenUpHarness(t *testing.T, ipA, ipB string, n int) (h *harness, r *readySplit, addrB netip.Addr, gone *atomic.Bool) {
+	addrB = netip.MustParseAddr(ipB)
+	res := mapResolver{"a.test": netip.MustParseAddr(ipA), "b.test": addrB}
+	gone = new(atomic.Bool)
+	r = &readySplit{splitRouter: splitRouter{mine: "", addr: func(a netip.Addr) Peer {
+		if a == addrB && gone.Load() {
+			return "other"
+		}
+		return Self
+	}}}
+	h = newHarness(t, Config{Resolver: res, Router: r, Settings: Settings{HostDelay: 20 * time.Millisecond}})
+	for i := 0; i < n; i++ {
+		h.enqueue(fmt.Sprintf("http://b.test/p%d", i))
+		h.enqueue(fmt.Sprintf("http://a.test/p%d", i))
+	}
+	return h, r, addrB, gone
+}
+
+// checkHandedOverOnce checks that each URL of givenUpHarness was fetched
+// here or handed over, once, and that none at addrB was fetched here
+// after since (unix nanoseconds: when step reported nothing in flight).
+func checkHandedOverOnce(t *testing.T, h *harness, r *readySplit, addrB netip.Addr, n int, since int64, step string) {
+	t.Helper()
 	fetched := map[string]int{}
 	for _, rec := range h.log {
 		if rec.robots {
 			continue
 		}
 		fetched[rec.url]++
-		if rec.addr == addrB && rec.start.UnixNano() > heldAt.Load() {
-			t.Errorf("%s fetched here after HoldGivenUp reported nothing in flight", rec.url)
+		if rec.addr == addrB && rec.start.UnixNano() > since {
+			t.Errorf("%s fetched here after %s reported nothing in flight", rec.url, step)
 		}
 	}
 	for _, rec := range r.ready {
