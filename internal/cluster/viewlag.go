@@ -16,7 +16,12 @@ import (
 //
 // So the applier holds such a batch until this agent has installed the
 // batch's epoch (awaitBatchView), outside the applier's lock (a checkpoint
-// is not kept waiting). It does not wait for gossip to bring the view: it
+// is not kept waiting). It holds any batch of ready URLs, too, while this
+// agent has promised a newer view than it holds (promisedEpoch): a
+// takeover being agreed. A dead agent restarted meanwhile routes under its
+// old view what its sieve, restored from its checkpoint, lets through
+// again; applied before this agent's host learns of the takeover, such a
+// second copy of a URL is not dropped either. It does not wait for gossip to bring the view: it
 // asks the batch's sender for its view (it installed that epoch before it
 // routed the batch) or, the sender not answering, a member announcing that
 // epoch, every viewAskEvery — while this agent is a member of the view it
@@ -36,10 +41,11 @@ const viewLagHold = promiseHold
 const viewAskEvery = 200 * time.Millisecond
 
 // awaitBatchView holds b, a batch of ready URLs, until this agent holds a
-// view of b's epoch or newer, asking for that view meanwhile; at most
-// viewLagHold, or until the node stops.
+// view of b's epoch or newer, asking for that view meanwhile, and has
+// promised no newer one; at most viewLagHold, or until the node stops.
 func (n *Node) awaitBatchView(ctx context.Context, b *Batch) {
-	if b.Kind != KindReady || n.viewEpoch() >= b.Epoch {
+	behind := func() bool { return n.viewEpoch() < b.Epoch || n.promisedEpoch() > 0 }
+	if b.Kind != KindReady || !behind() {
 		return
 	}
 	n.counts.viewLagHeld.Add(1)
@@ -47,14 +53,14 @@ func (n *Node) awaitBatchView(ctx context.Context, b *Batch) {
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	var asked time.Time
-	for n.viewEpoch() < b.Epoch {
+	for behind() {
 		if time.Since(start) >= viewLagHold {
 			n.counts.viewLagApplied.Add(1)
-			n.log.Warn("cluster: a batch of ready URLs routed under a view no alive member gave this agent, applied without it",
+			n.log.Warn("cluster: a batch of ready URLs applied without the view it waited for (routed under it, or promised here)",
 				"batch", b.ID.String(), "epoch", b.Epoch, "view", n.viewEpoch(), "held", time.Since(start).Round(time.Millisecond).String())
 			return
 		}
-		if v := n.View(); time.Since(asked) >= viewAskEvery && v != nil && v.Has(n.cfg.Name) {
+		if v := n.View(); v != nil && v.Epoch < b.Epoch && time.Since(asked) >= viewAskEvery && v.Has(n.cfg.Name) {
 			asked = time.Now()
 			n.askView(ctx, b.ID.Sender, b.Epoch)
 		}

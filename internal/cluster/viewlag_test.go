@@ -65,3 +65,46 @@ func TestReadyBatchAwaitsItsView(t *testing.T) {
 		t.Errorf("held %d batches for their view, applied %d without it; want 1 and 0", s.ViewLagHeld, s.ViewLagApplied)
 	}
 }
+
+// A batch of ready URLs that arrives while its receiver has promised a
+// newer view (a takeover being agreed) waits until that view is installed.
+func TestReadyBatchAwaitsPromisedView(t *testing.T) {
+	ha, hb := newTestHost(), &epochHost{testHost: newTestHost()}
+	a := mustNode(t, "a", nil, 2, ha)
+	b := mustNode(t, "b", []string{a.cfg.Bind.String()}, 2, hb)
+	hb.n.Store(b)
+	defer a.Close(100 * time.Millisecond)
+	defer b.Close(100 * time.Millisecond)
+	waitReady(t, a, b)
+	next, err := NextView(b.View(), []ViewAgent{{Name: "b", Weight: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.promise(next) {
+		t.Fatal("b refused to promise")
+	}
+	if err := a.Route("b", KindReady, []byte("http://h1.test/p")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if n := hb.count(); n != 0 {
+		t.Fatalf("the batch was applied while b had promised epoch %d and held %s", next.Epoch, b.View())
+	}
+	if err := b.installView(next, nil); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); hb.count() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the batch was never applied; b holds %s", b.View())
+		}
+	}
+	hb.mu.Lock()
+	got := hb.epochs[0]
+	hb.mu.Unlock()
+	if got < next.Epoch {
+		t.Errorf("the batch was applied under epoch %d, before the promised view %d", got, next.Epoch)
+	}
+}
