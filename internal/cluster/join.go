@@ -98,7 +98,10 @@ func (n *Node) askJoin(ctx context.Context, v *View) {
 		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		_, err := n.client.post(cctx, addr, "/v1/join", body)
 		cancel()
-		if err != nil {
+		var se *StatusError
+		if errors.As(err, &se) && se.Code == http.StatusGone {
+			n.finish("the crawl was over when " + name + " was asked to join it")
+		} else if err != nil {
 			n.log.Info("cluster: join asked, not yet granted", "coordinator", name, "err", err)
 		} else {
 			n.log.Info("cluster: joined the crawl", "coordinator", name)
@@ -108,7 +111,9 @@ func (n *Node) askJoin(ctx context.Context, v *View) {
 }
 
 // serveJoin adds an agent to the view (the coordinator only; others
-// answer 409 naming it).
+// answer 409 naming it). Once the crawl is over it answers 410: the
+// agent asking compared its settings with this one, so it is of this
+// crawl, and ends as well.
 func (n *Node) serveJoin(w http.ResponseWriter, r *http.Request) {
 	var j joinRequest
 	if err := json.NewDecoder(io.LimitReader(r.Body, maxControlBytes)).Decode(&j); err != nil || !ValidName(j.Name) {
@@ -138,8 +143,11 @@ func (n *Node) serveJoin(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		code := http.StatusServiceUnavailable
-		if errors.Is(err, ErrViewConflict) {
+		switch {
+		case errors.Is(err, ErrViewConflict):
 			code = http.StatusConflict
+		case errors.Is(err, ErrFinished):
+			code = http.StatusGone // askJoin: the joining agent ends too
 		}
 		http.Error(w, err.Error(), code)
 		return

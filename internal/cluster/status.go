@@ -52,7 +52,9 @@ func (n *Node) Status() *Status {
 	routed, act := n.batch.routed.Load(), n.activity.Load()
 	nodeIdle := n.nodeIdle()
 	hostIdle := n.host.Idle()
-	idle := nodeIdle && hostIdle && n.nodeIdle() &&
+	// An agent not ready yet (a join: its view's members not all here) may
+	// still be given work: it is not idle.
+	idle := n.isReady() && nodeIdle && hostIdle && n.nodeIdle() &&
 		routed == n.batch.routed.Load() && act == n.activity.Load()
 	ob, obytes := n.outbox.Len()
 	durable := n.inbox.Durable()

@@ -25,8 +25,10 @@ import (
 // absent agent keeps the crawl open, and so does an agent taken out of the
 // view by a death and not forgotten (View.Absent).
 //
+// The end is not decided while a view change is under way (decideEnd).
 // The detector then writes state/FINISHED, gossips it, and tells every
-// member over the exchange; each one does the same.
+// member over the exchange; each one does the same. An agent asking to
+// join a crawl already over is told so (serveJoin answers 410) and ends.
 
 type waveEntry struct {
 	Incarnation uint64
@@ -65,11 +67,16 @@ func (n *Node) terminationLoop(ctx context.Context) {
 			continue
 		}
 		if prev != nil && mapsEqual(prev, cur) {
-			n.finish("termination detected by " + n.cfg.Name)
+			if !n.decideEnd(v) {
+				prev = nil
+				continue
+			}
 			body, _ := json.Marshal(map[string]string{"by": n.cfg.Name})
 			for _, m := range n.aliveMembers() {
 				if m.Name != n.cfg.Name && m.Meta.Exchange != "" {
-					cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+					// Not cut by the agent's own exit on Finished: Close
+					// waits for these calls.
+					cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 					n.client.post(cctx, m.Meta.Exchange, "/v1/finish", body)
 					cancel()
 				}
@@ -78,6 +85,25 @@ func (n *Node) terminationLoop(ctx context.Context) {
 		}
 		prev = cur
 	}
+}
+
+// decideEnd ends the crawl whose last two waves agreed at view v, unless
+// a view change is under way: one this agent proposes (a join being
+// granted, whose agent would get the view after the others ended and
+// exited, and wait for them for ever), one it promised, or one installed
+// since the wave began. It holds the proposal lock while it decides, and
+// ProposeView refuses a view after the end (serveJoin then answers 410,
+// and the joining agent ends too).
+func (n *Node) decideEnd(v *View) bool {
+	if !n.vc.proposeMu.TryLock() {
+		return false
+	}
+	defer n.vc.proposeMu.Unlock()
+	if n.viewEpoch() != v.Epoch || n.promisedEpoch() != 0 {
+		return false
+	}
+	n.finish("termination detected by " + n.cfg.Name)
+	return true
 }
 
 // isDetector reports whether this agent is the alive member of v with the

@@ -172,6 +172,11 @@ func (n *Node) Coordinator() string {
 func (n *Node) ProposeView(ctx context.Context, next *View, reason string) error {
 	n.vc.proposeMu.Lock()
 	defer n.vc.proposeMu.Unlock()
+	select {
+	case <-n.finished:
+		return ErrFinished // decideEnd, termination.go
+	default:
+	}
 	cur := n.View()
 	if cur == nil {
 		return errors.New("cluster: no view yet to change")
