@@ -20,7 +20,9 @@ import (
 // forwards the later ones: every page fetched once, the host fetched by A
 // at its old address and by B at its new one and never by both at once
 // (the web's log: the host delay between every two requests to it, the
-// IP delay on both addresses), each address dialled by one agent.
+// IP delay on both addresses), each address dialled by one agent, and
+// the host's robots.txt fetched once in all (its rules go to B with the
+// key, judge's bound of one per start).
 func TestClusterHostMovesAddress(t *testing.T) {
 	const hostDelay, ipDelay = 60 * time.Millisecond, 30 * time.Millisecond
 	web := startWeb(t, testweb.Config{Hosts: 9, HostsPerIP: 1, PagesPerHost: 24, Seed: 47, Port: 20000 + rand.IntN(10000),
@@ -36,7 +38,6 @@ func TestClusterHostMovesAddress(t *testing.T) {
 	from, _ := web.web.AddrOf(mover)
 	holder, next := v.Owner(ipGroup(from)), v.Owner(ipGroup(to))
 	c := newClusterRun(t, web, "127.217.0.1", len(names))
-	c.robotsAgain = map[string]int{mover: 1}
 	for _, a := range c.agents {
 		c.start(t, a, append(c.flags(hostDelay, ipDelay), "--cluster-wait", "3", "--system-dns=true", "--hosts", "",
 			"--dns-server", dns.Addr(), "--dns-refresh", "100ms")...)
@@ -94,6 +95,12 @@ func TestClusterHostMovesAddress(t *testing.T) {
 		mover, v.Owner(mover), time.Since(moved).Round(time.Millisecond), from, holder, to, next, atOld, atNew, switchGap,
 		st["agent1"]["AddressChanges"], st["agent2"]["AddressChanges"], st["agent3"]["AddressChanges"],
 		st["agent1"]["HandedOverKeys"], st["agent2"]["HandedOverKeys"], st["agent3"]["HandedOverKeys"])
+	if got := st[holder]["HandedOverRobots"]; got < 1 {
+		t.Errorf("%s handed over the rules of %d authorities, want the moved host's", holder, got)
+	}
+	if got := st[next]["TakenOverRobots"]; got < 1 {
+		t.Errorf("%s installed %d authorities' handed-over rules, want the moved host's", next, got)
+	}
 	c.judge(t, hostDelay, ipDelay, 1)
 }
 

@@ -45,8 +45,9 @@ type clusterRun struct {
 	// may have been dialled by its old and its new owner one after the
 	// other (the web's log judges the per-address gaps).
 	moved bool
-	// robotsAgain: hosts whose keys changed agent, which fetch robots.txt
-	// once more (robots.txt is not handed over).
+	// robotsAgain: hosts whose keys may change agent without their
+	// robots.txt rules (a key moved with no URL queued carries none), so
+	// fetch robots.txt once more.
 	robotsAgain map[string]int
 	// givenUp: URLs a forget gave up (URL keys); judge does not expect
 	// them fetched.

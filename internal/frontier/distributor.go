@@ -127,6 +127,9 @@ func (s *scheduler) place(rec []byte, force bool) bool {
 	case isHO:
 		s.takeHandover(v, s.dns.host(hostOf(string(sa))), ho)
 	}
+	if isHO {
+		s.takeRobots(string(sa), ho.Robots)
+	}
 	if v.broken() {
 		s.countDrop(v.dropWhy, 1)
 		s.drops.one(v.dropWhy, "", string(rec))
@@ -176,7 +179,7 @@ func (s *scheduler) add(v *visitState, rec []byte) error {
 		}
 	}
 	if v.movedTo() != "" {
-		return s.forwardMoved(v, rec)
+		return s.forwardMoved(v, rec, nil)
 	}
 	virt := s.f.cfg.Virtualizer
 	if virt != nil && (v.onDisk > 0 || (s.queuedBytes >= s.set.WorkbenchBytes && v.queue.len() > 0)) {

@@ -144,16 +144,23 @@ func (s *scheduler) attachOrMove(v *visitState) {
 }
 
 // forwardMoved sends one record (meta+suffix of v) to the owner of v's
-// address, as a hand-over record (handover.go).
-func (s *scheduler) forwardMoved(v *visitState, rec []byte) error {
+// address, as a hand-over record (handover.go). With handed set, the first
+// record of each authority carries its robots.txt rules (handrobots.go);
+// handed records the authorities done.
+func (s *scheduler) forwardMoved(v *visitState, rec []byte, handed map[string]bool) error {
 	rr, ok := s.f.cfg.Router.(ReadyRouter)
 	if !ok {
 		return errNoReadyRouter
 	}
 	url := make([]byte, 0, len(v.prefix())+len(rec)-MetaLen)
 	url = append(append(url, v.prefix()...), rec[MetaLen:]...)
+	ho := Handover{Gen: v.gen, Addr: s.handoverAddr(v, url)}
+	if sa := schemeAuthorityOf(url); handed != nil && !handed[string(sa)] {
+		handed[string(sa)] = true
+		ho.Robots = s.handedRobots(string(sa))
+	}
 	full := make([]byte, 0, 22+MetaLen+len(url))
-	full = append(AppendHandover(full, Handover{Gen: v.gen, Addr: s.handoverAddr(v, url)}, rec[:MetaLen]), url...)
+	full = append(AppendHandover(full, ho, rec[:MetaLen]), url...)
 	s.f.stats.HandedOverURLs.Add(1)
 	return rr.ForwardReady(v.movedTo(), full)
 }
@@ -192,8 +199,9 @@ func (s *scheduler) moveOut(v *visitState) error {
 	if err != nil {
 		return err
 	}
+	handed := map[string]bool{}
 	for _, r := range recs {
-		if err := s.forwardMoved(v, r); err != nil {
+		if err := s.forwardMoved(v, r, handed); err != nil {
 			return err
 		}
 	}

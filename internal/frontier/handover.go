@@ -35,10 +35,16 @@ import (
 //	0      1    HandoverTag
 //	1      4    generation
 //	5      1    address length n (4 or 16; 0 when the holder has not
-//	            resolved the record's host: a key of several hosts)
+//	            resolved the record's host: a key of several hosts),
+//	            plus RobotsFlag (0x80) when a robots section follows
 //	6      n    the address of the record's host
-//	6+n         the record (Meta, then URL)
+//	6+n         with RobotsFlag, the robots section (handrobots.go):
+//	              uvarint  the rules' remaining life, nanoseconds
+//	              uvarint  m, then m bytes: the rules' flat form
+//	              (robots.Rules.AppendBinary, as robots.Store keeps it)
+//	...         the record (Meta, then URL)
 //
+// A record without RobotsFlag is the format's first form, read as it was.
 // A hand-over record travels where a ready record does (ReadyRouter,
 // AcceptReady, the ready queue and its checkpoints). A visit state's
 // generation, its address and where it was handed over to are kept across
@@ -48,10 +54,15 @@ import (
 // byte is otherwise MetaVersion.
 const HandoverTag = 0xF1
 
+// RobotsFlag marks, in a hand-over record's address length, that a robots
+// section follows the address.
+const RobotsFlag = 0x80
+
 // Handover is the hand-over part of a hand-over record.
 type Handover struct {
-	Gen  uint32     // the key's hand-over generation
-	Addr netip.Addr // the address the sending holder resolved the record's host to (invalid: none)
+	Gen    uint32        // the key's hand-over generation
+	Addr   netip.Addr    // the address the sending holder resolved the record's host to (invalid: none)
+	Robots *HandedRobots // the robots.txt rules of the record's authority (nil: none handed)
 }
 
 // AppendHandover appends the hand-over record of rec (Meta, then URL) to
@@ -60,8 +71,12 @@ func AppendHandover(dst []byte, ho Handover, rec []byte) []byte {
 	dst = append(dst, HandoverTag)
 	dst = binary.BigEndian.AppendUint32(dst, ho.Gen)
 	a := ho.Addr.Unmap().AsSlice()
-	dst = append(dst, byte(len(a)))
-	dst = append(dst, a...)
+	if ho.Robots == nil {
+		dst = append(dst, byte(len(a)))
+		return append(append(dst, a...), rec...)
+	}
+	dst = append(dst, byte(len(a))|RobotsFlag)
+	dst = ho.Robots.appendTo(append(dst, a...))
 	return append(dst, rec...)
 }
 
@@ -72,12 +87,23 @@ func SplitHandover(rec []byte) (ho Handover, inner []byte, ok bool, err error) {
 	if len(rec) == 0 || rec[0] != HandoverTag {
 		return Handover{}, rec, false, nil
 	}
-	if len(rec) < 6 || (rec[5] != 0 && rec[5] != 4 && rec[5] != 16) || len(rec) < 6+int(rec[5]) {
-		return Handover{}, nil, true, fmt.Errorf("frontier: hand-over record of %d bytes cut short", len(rec))
+	short := fmt.Errorf("frontier: hand-over record of %d bytes cut short", len(rec))
+	if len(rec) < 6 {
+		return Handover{}, nil, true, short
 	}
-	n := int(rec[5])
+	n := int(rec[5] &^ RobotsFlag)
+	if (n != 0 && n != 4 && n != 16) || len(rec) < 6+n {
+		return Handover{}, nil, true, short
+	}
 	a, _ := netip.AddrFromSlice(rec[6 : 6+n])
-	return Handover{Gen: binary.BigEndian.Uint32(rec[1:5]), Addr: a}, rec[6+n:], true, nil
+	ho = Handover{Gen: binary.BigEndian.Uint32(rec[1:5]), Addr: a}
+	inner = rec[6+n:]
+	if rec[5]&RobotsFlag != 0 {
+		if ho.Robots, inner, err = splitRobots(inner); err != nil {
+			return Handover{}, nil, true, err
+		}
+	}
+	return ho, inner, true, nil
 }
 
 // ReadyRecord returns the record (Meta, then URL) of a ready or hand-over

@@ -81,6 +81,8 @@ type Crawl struct {
 	ClusterReadySent     atomic.Int64 // new URLs handed to the agent fetching from their address
 	HandedOverKeys       atomic.Int64 // visit states moved to the new owner of their address at a view change
 	HandedOverURLs       atomic.Int64 // queued URLs handed to the new owner of their address at a view change
+	HandedOverRobots     atomic.Int64 // robots.txt rules handed to the new holder of a key with its URLs
+	TakenOverRobots      atomic.Int64 // robots.txt rules installed from a hand-over (no fetch of them here)
 	HandedOverSeen       atomic.Int64 // seen-set entries handed to the new owner of their key at a view change
 	ReceivedSeen         atomic.Int64 // seen-set entries received as a key's new owner
 	ClusterReadyReceived atomic.Int64 // new URLs received as their address's owner
