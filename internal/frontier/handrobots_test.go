@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,43 +49,52 @@ func TestHandoverRecordRobots(t *testing.T) {
 	}
 }
 
-// TestMovedKeyKeepsRobots: a host of agent a's address moves to agent b's
-// mid-crawl; its key goes to b with its robots.txt rules. b fetches no
-// robots.txt (one request in all, a's), schedules the key's URLs under
-// the rules a had, and fetches none of the paths they disallow.
-func TestMovedKeyKeepsRobots(t *testing.T) {
-	addrA, addrB := netip.MustParseAddr("10.9.4.1"), netip.MustParseAddr("10.9.4.2")
-	res := &movingResolver{m: map[string]netip.Addr{"a.test": addrA}}
+// robotsPair is a crawl of two frontiers, a and b, of one host a.test
+// whose robots.txt disallows /private: a holds its key first and is given
+// pages URLs, then private ones; move is called once a has fetched three
+// pages, to move the key to b.
+type robotsPair struct {
+	ha, hb        *harness
+	pages, denied int // of the URLs given: allowed ones, disallowed ones
+	mu            sync.Mutex
+	log           []fetchRecord
+	fetched       int
+	until         chan struct{} // both frontiers' Until
+}
+
+func newRobotsPair(t *testing.T, mineA, mineB func(netip.Addr) bool, res Resolver, refresh time.Duration) *robotsPair {
+	ra := &pairRouter{mine: mineA, other: "b"}
+	rb := &pairRouter{mine: mineB, other: "a"}
 	until := make(chan struct{})
-	ra := &pairRouter{mine: func(x netip.Addr) bool { return x == addrA }, other: "b"}
-	rb := &pairRouter{mine: func(x netip.Addr) bool { return x == addrB }, other: "a"}
 	cfg := func(r Router) Config {
 		return Config{Settings: Settings{HostDelay: 10 * time.Millisecond, ParallelPerKey: 1}, Resolver: res, Router: r,
-			DNSRefresh: time.Millisecond, Until: until}
+			DNSRefresh: refresh, Until: until}
 	}
-	ha, hb := newHarness(t, cfg(ra)), newHarness(t, cfg(rb))
-	ra.peer, rb.peer = hb.f, ha.f
+	p := &robotsPair{ha: newHarness(t, cfg(ra)), hb: newHarness(t, cfg(rb)), pages: 12, denied: 3, until: until}
+	ra.peer, rb.peer = p.hb.f, p.ha.f
+	for i := 0; i < p.pages; i++ {
+		p.ha.enqueue(fmt.Sprintf("http://a.test/p%d", i))
+	}
+	for i := 0; i < p.denied; i++ {
+		p.ha.enqueue(fmt.Sprintf("http://a.test/private/%d", i))
+	}
+	return p
+}
+
+// run crawls until every URL is fetched or denied, and checks that b
+// fetched no robots.txt and obeyed the rules a handed over.
+func (p *robotsPair) run(t *testing.T, move func()) {
 	rules := robots.Parse([]byte("User-agent: *\nDisallow: /private\n"), "petrel").Rules()
-	const pages, private = 12, 3
-	for i := 0; i < pages; i++ {
-		ha.enqueue(fmt.Sprintf("http://a.test/p%d", i))
-	}
-	for i := 0; i < private; i++ {
-		ha.enqueue(fmt.Sprintf("http://a.test/private/%d", i))
-	}
-	var mu sync.Mutex
-	var log []fetchRecord
-	var n int
 	answer := func(who string) func(*Task) Outcome {
 		return func(tk *Task) Outcome {
 			o := Outcome{Task: tk, Result: Fetched, End: time.Now()}
-			mu.Lock()
-			defer mu.Unlock()
-			log = append(log, fetchRecord{url: tk.URL(), key: who, addr: tk.Addr, robots: tk.Robots})
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.log = append(p.log, fetchRecord{url: tk.URL(), key: who, addr: tk.Addr, robots: tk.Robots})
 			if tk.Robots {
 				o.Robots = rules
-			} else if n++; n == 3 {
-				res.move("a.test", addrB)
+			} else if p.fetched++; p.fetched == 3 {
+				move()
 			}
 			return o
 		}
@@ -92,44 +102,47 @@ func TestMovedKeyKeepsRobots(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
-	for _, p := range []struct {
+	for _, x := range []struct {
 		who string
 		h   *harness
-	}{{"a", ha}, {"b", hb}} {
-		ans := answer(p.who)
+	}{{"a", p.ha}, {"b", p.hb}} {
+		ans := answer(x.who)
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			for tk := range p.h.f.Todo() {
-				p.h.f.Done(ans(tk))
+			for tk := range x.h.f.Todo() {
+				x.h.f.Done(ans(tk))
 			}
 		}()
 		go func() {
 			defer wg.Done()
-			if err := p.h.f.Run(ctx); err != nil {
-				t.Errorf("frontier %s: %v", p.who, err)
+			if err := x.h.f.Run(ctx); err != nil {
+				t.Errorf("frontier %s: %v", x.who, err)
 			}
 		}()
 	}
-	denied := func() int64 { return ha.stats.RobotsDenied.Load() + hb.stats.RobotsDenied.Load() }
+	denied := func() int64 { return p.ha.stats.RobotsDenied.Load() + p.hb.stats.RobotsDenied.Load() }
+	stop := func() { close(p.until); wg.Wait() }
 	for {
-		mu.Lock()
-		done := n >= pages
-		mu.Unlock()
-		if done && denied() == private && ha.f.Idle() && hb.f.Idle() {
+		p.mu.Lock()
+		n := p.fetched
+		p.mu.Unlock()
+		if n >= p.pages && denied() == int64(p.denied) && p.ha.f.Idle() && p.hb.f.Idle() {
 			break
 		}
 		if ctx.Err() != nil {
-			close(until)
-			wg.Wait()
-			t.Fatalf("not over within 30 s: %d pages fetched of %d, %d denied of %d", n, pages, denied(), private)
+			stop()
+			t.Fatalf("not over within 30 s: %d pages fetched of %d, %d denied of %d", n, p.pages, denied(), p.denied)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	close(until)
-	wg.Wait()
+	stop()
+	p.check(t)
+}
+
+func (p *robotsPair) check(t *testing.T) {
 	robotsBy, pagesBy := map[string]int{}, map[string]int{}
-	for _, r := range log {
+	for _, r := range p.log {
 		switch {
 		case r.robots:
 			robotsBy[r.key]++
@@ -145,11 +158,62 @@ func TestMovedKeyKeepsRobots(t *testing.T) {
 	if pagesBy["b"] == 0 {
 		t.Fatalf("pages by agent %v: the key never moved to b", pagesBy)
 	}
-	if got := hb.stats.RobotsDenied.Load(); got != private {
-		t.Errorf("b denied %d URLs under the rules handed over, want %d", got, private)
+	if got := p.hb.stats.RobotsDenied.Load(); got != int64(p.denied) {
+		t.Errorf("b denied %d URLs under the rules handed over, want %d", got, p.denied)
 	}
-	if got, taken := ha.stats.HandedOverRobots.Load(), hb.stats.TakenOverRobots.Load(); got != 1 || taken != 1 {
+	if got, taken := p.ha.stats.HandedOverRobots.Load(), p.hb.stats.TakenOverRobots.Load(); got != 1 || taken != 1 {
 		t.Errorf("rules handed over %d, installed %d; want 1 and 1", got, taken)
 	}
 	t.Logf("pages by agent %v", pagesBy)
+}
+
+// TestMovedKeyKeepsRobots: a host of agent a's address moves to agent b's
+// mid-crawl; its key goes to b with its robots.txt rules. b fetches no
+// robots.txt (one request in all, a's), schedules the key's URLs under
+// the rules a had, and fetches none of the paths they disallow.
+func TestMovedKeyKeepsRobots(t *testing.T) {
+	addrA, addrB := netip.MustParseAddr("10.9.4.1"), netip.MustParseAddr("10.9.4.2")
+	res := &movingResolver{m: map[string]netip.Addr{"a.test": addrA}}
+	p := newRobotsPair(t, func(x netip.Addr) bool { return x == addrA }, func(x netip.Addr) bool { return x == addrB }, res, time.Millisecond)
+	p.run(t, func() { res.move("a.test", addrB) })
+}
+
+// TestViewChangeKeepsRobots: a view change gives a's address to b; a's
+// MoveOut hands the key over with its robots.txt rules while b holds the
+// address until the release: b fetches no robots.txt and obeys the rules.
+func TestViewChangeKeepsRobots(t *testing.T) {
+	addrA := netip.MustParseAddr("10.9.5.1")
+	var moved atomic.Bool
+	res := &movingResolver{m: map[string]netip.Addr{"a.test": addrA}}
+	p := newRobotsPair(t, func(x netip.Addr) bool { return x == addrA && !moved.Load() },
+		func(x netip.Addr) bool { return x == addrA && moved.Load() }, res, 0)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	p.run(t, func() {
+		wg.Add(1)
+		go func() { // the agents' steps of a view change
+			defer wg.Done()
+			ctx := context.Background()
+			id, err := p.hb.f.HoldAddrs(ctx, func(x netip.Addr) bool { return x == addrA })
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			moved.Store(true)
+			for {
+				inFlight, waits, err := p.ha.f.MoveOut(ctx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if inFlight == 0 {
+					if err := p.hb.f.ReleaseAddrs(ctx, id, waits); err != nil {
+						t.Error(err)
+					}
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	})
 }
