@@ -110,20 +110,10 @@ func (b *Batch) encodeRaw(dst, raw []byte, count int) []byte {
 // DecodeBatch parses a wire form. Records alias an internal buffer, not
 // wire.
 func DecodeBatch(wire []byte) (*Batch, error) {
-	if len(wire) > MaxBatchBytes || len(wire) < len(batchMagic)+1 || string(wire[:4]) != batchMagic {
+	b, count, p, ok := decodeBatchHead(wire)
+	if !ok {
 		return nil, errBadBatch
 	}
-	b := &Batch{Kind: Kind(wire[4])}
-	r := fields{p: wire[5:]}
-	b.ID.Sender = r.str(255)
-	b.ID.Incarnation = r.uvarint()
-	b.ID.Seq = r.uvarint()
-	b.Epoch = r.uvarint()
-	count := r.uvarint()
-	if r.bad || b.ID.Sender == "" {
-		return nil, errBadBatch
-	}
-	p := r.p
 	dl, err := s2.DecodedLen(p)
 	if err != nil || dl > maxDecodedBytes || count > uint64(dl) {
 		return nil, errBadBatch
@@ -145,4 +135,33 @@ func DecodeBatch(wire []byte) (*Batch, error) {
 		return nil, errBadBatch
 	}
 	return b, nil
+}
+
+// decodeBatchHead parses a wire form's header: the batch without its
+// records, the count of records it declares, and the S2 block after it.
+func decodeBatchHead(wire []byte) (b *Batch, count uint64, block []byte, ok bool) {
+	if len(wire) > MaxBatchBytes || len(wire) < len(batchMagic)+1 || string(wire[:4]) != batchMagic {
+		return nil, 0, nil, false
+	}
+	b = &Batch{Kind: Kind(wire[4])}
+	r := fields{p: wire[5:]}
+	b.ID.Sender = r.str(255)
+	b.ID.Incarnation = r.uvarint()
+	b.ID.Seq = r.uvarint()
+	b.Epoch = r.uvarint()
+	count = r.uvarint()
+	if r.bad || b.ID.Sender == "" {
+		return nil, 0, nil, false
+	}
+	return b, count, r.p, true
+}
+
+// wireRecords returns the count of records a batch's wire form declares
+// in its header, without decoding them (each record takes a byte at
+// least, decoded): 0 for bytes that are not a batch's wire form.
+func wireRecords(wire []byte) int {
+	if _, count, _, ok := decodeBatchHead(wire); ok && count <= maxDecodedBytes {
+		return int(count)
+	}
+	return 0
 }

@@ -19,7 +19,8 @@ import (
 // keys belong to the others and the crawl can end without it. What
 // only it held is given up: the URLs in its queues and in its own outbox;
 // the figures it last reported (the coordinator asks every member for its
-// status now and then) are logged and returned. The batches the others
+// status now and then), their sum of URLs first, are logged (one line)
+// and returned. The batches the others
 // hold for it are not given up: they are re-routed to the new owners
 // (death.go).
 
@@ -106,13 +107,9 @@ func (n *Node) Forget(ctx context.Context, name string) (string, error) {
 		return "", err
 	}
 	withAbsent(nv, slices.DeleteFunc(slices.Clone(nv.Absent), func(a string) bool { return a == name }))
-	given := "its figures are unknown here (it reported no status to this agent)"
-	if s := n.last.get(name); s != nil {
-		given = fmt.Sprintf("at its last status (%s%s) it had %d URLs queued, %d batches (%d bytes) in its outbox and %d bytes of inbox unapplied",
-			s.Time.Format(time.RFC3339), leaveNote(s), s.Queued, s.OutboxBatches, s.OutboxBytes, s.InboxUnapplied)
-	}
+	given, urls := givenUp(n.last.get(name))
 	msg := fmt.Sprintf("forgot agent %s: view %s; given up what only it held: %s, and what it found since; the other agents re-route the batches they hold for it to the new owners", name, nv, given)
-	n.log.Warn("cluster: "+msg, "agent", name)
+	n.log.Warn("cluster: "+msg, "agent", name, "urls given up", urls)
 	if err := n.ProposeView(ctx, nv, "petrel cluster forget "+name); err != nil {
 		return "", err
 	}
@@ -164,6 +161,19 @@ func (c *Client) Forget(ctx context.Context, addr, name string) (string, error) 
 	body, _ := json.Marshal(map[string]string{"name": name})
 	out, err := c.post(ctx, addr, "/v1/forget", body)
 	return string(out), err
+}
+
+// givenUp says what a forget gives up of an agent whose last status is s
+// (nil: none was reported to this agent), and its count of URLs (-1:
+// unknown): those queued in its frontier and those in its outbox's
+// batches. Its unapplied inbox is known in bytes only.
+func givenUp(s *Status) (string, int64) {
+	if s == nil {
+		return "its figures are unknown here (it reported no status to this agent)", -1
+	}
+	urls := s.Queued + s.OutboxURLs
+	return fmt.Sprintf("%d URLs (at its last status (%s%s) it had %d URLs queued and %d URLs in %d batches (%d bytes) in its outbox) and %d bytes of inbox unapplied",
+		urls, s.Time.Format(time.RFC3339), leaveNote(s), s.Queued, s.OutboxURLs, s.OutboxBatches, s.OutboxBytes, s.InboxUnapplied), urls
 }
 
 // leaveNote marks the last status of an agent taken during its leave:

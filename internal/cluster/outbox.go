@@ -53,6 +53,7 @@ type Outbox struct {
 type outQueue struct {
 	entries []OutEntry // in sending order
 	bytes   int64
+	records int64 // of the entries' batches
 	held    int64 // bytes of the entries' wire forms kept in memory
 }
 
@@ -64,9 +65,10 @@ const heldPerDest = 8 << 20
 
 // OutEntry is one batch waiting in the outbox.
 type OutEntry struct {
-	ID    BatchID
-	Dest  string
-	Bytes int64 // of its wire form
+	ID      BatchID
+	Dest    string
+	Bytes   int64 // of its wire form
+	Records int   // the count its wire form's header declares (batch.go)
 
 	seg  *outSeg // where its last put is
 	off  int64   // of the wire form in seg
@@ -244,7 +246,8 @@ func (o *Outbox) write(p OutPut) (OutEntry, int64, error) {
 	s.heldBytes += n
 	s.pending++
 	o.written.Add(n)
-	e := OutEntry{ID: p.ID, Dest: p.Dest, Bytes: n, seg: s, off: off}
+	e := OutEntry{ID: p.ID, Dest: p.Dest, Bytes: n, Records: wireRecords(p.Wire), seg: s, off: off}
+	q.records += int64(e.Records)
 	if q.held+n <= heldPerDest {
 		e.wire = slices.Clone(p.Wire)
 		q.held += n
@@ -282,6 +285,7 @@ func (o *Outbox) publish(es []OutEntry, upTo int64) error {
 // forgetLocked undoes the accounting of an entry leaving the outbox.
 func (o *Outbox) forgetLocked(q *outQueue, e OutEntry) {
 	q.bytes -= e.Bytes
+	q.records -= int64(e.Records)
 	if e.wire != nil {
 		q.held -= e.Bytes
 	}
@@ -393,6 +397,19 @@ func (o *Outbox) Len() (batches int, bytes int64) {
 		bytes += q.bytes
 	}
 	return
+}
+
+// Records returns the records of the batches held for every destination
+// and of those being put (as Len's bytes count them): for the batches of
+// URLs the cluster sends, their URLs.
+func (o *Outbox) Records() int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var n int64
+	for _, q := range o.dests {
+		n += q.records
+	}
+	return n
 }
 
 // Syncs returns the fsyncs the outbox has made; Written the bytes of the

@@ -44,8 +44,8 @@ func TestOutboxHeldWire(t *testing.T) {
 	for _, e := range es {
 		o.Ack(e)
 	}
-	if q := o.queue("peer"); q.held != 0 || q.bytes != 0 || len(q.entries) != 0 {
-		t.Errorf("after the acks: held %d, bytes %d, %d entries", q.held, q.bytes, len(q.entries))
+	if q := o.queue("peer"); q.held != 0 || q.bytes != 0 || q.records != 0 || len(q.entries) != 0 {
+		t.Errorf("after the acks: held %d, bytes %d, %d records, %d entries", q.held, q.bytes, q.records, len(q.entries))
 	}
 }
 
@@ -97,7 +97,7 @@ func TestOutboxGroupCommit(t *testing.T) {
 // TestOutboxBoundedLog checks that the log stays bounded when one
 // destination never acknowledges while another does (compaction), that
 // fully acknowledged segments go, and that a reopen finds exactly the
-// batches not acknowledged, under their ids.
+// batches not acknowledged, under their ids, and counts their records.
 func TestOutboxBoundedLog(t *testing.T) {
 	dir := t.TempDir()
 	const seg = 16 << 10
@@ -138,6 +138,9 @@ func TestOutboxBoundedLog(t *testing.T) {
 	if o.compactions == 0 {
 		t.Error("no compaction")
 	}
+	if got, want := o.Records(), int64(50*len(stuck)); got != want { // testBatch: 50 records
+		t.Errorf("%d records held, want %d", got, want)
+	}
 	if err := o.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -152,6 +155,9 @@ func TestOutboxBoundedLog(t *testing.T) {
 	es := o.Pending("slow", 1<<20, nil)
 	if len(es) != len(stuck) {
 		t.Fatalf("%d batches for the slow agent after the reopen, want %d", len(es), len(stuck))
+	}
+	if got, want := o.Records(), int64(50*len(stuck)); got != want {
+		t.Errorf("%d records held after the reopen, want %d", got, want)
 	}
 	for i, e := range es {
 		w, err := o.Read(e)

@@ -27,6 +27,10 @@ import (
 //	    uvarint len(sender), sender, uvarint incarnation, uvarint seq: the batch id
 //	    'P' only: the batch's wire form (batch.go), to the end of the body
 //
+// The outbox counts each held batch's records from its wire form's
+// header (its count of records, before the compressed block), read at
+// the put and at open: the log has no count of its own.
+//
 // Invariants:
 //   - A put frame is fsynced before Put returns and before the batch is
 //     offered to a sender; a new segment's directory entry is fsynced
@@ -89,13 +93,14 @@ func appendFrameHead(dst []byte, kind byte, dest string, id BatchID, wire []byte
 }
 
 // outFrame is a frame read back: its kind, destination, batch id, and for
-// a put the wire form's offset in the segment and length.
+// a put the wire form's offset in the segment, length and records.
 type outFrame struct {
-	kind byte
-	dest string
-	id   BatchID
-	off  int64
-	n    int64
+	kind    byte
+	dest    string
+	id      BatchID
+	off     int64
+	n       int64
+	records int
 }
 
 var errOutFrame = errors.New("torn or corrupt frame")
@@ -118,6 +123,7 @@ func parseFrameBody(body []byte, bodyOff int64) (outFrame, error) {
 	}
 	f.off = bodyOff + int64(len(body)-len(p))
 	f.n = int64(len(p))
+	f.records = wireRecords(p)
 	return f, nil
 }
 
@@ -360,7 +366,7 @@ func (o *Outbox) openLog() error {
 				delete(found, k)
 			}
 			if f.kind == framePut {
-				found[k] = OutEntry{ID: f.id, Dest: f.dest, Bytes: f.n, seg: s, off: f.off}
+				found[k] = OutEntry{ID: f.id, Dest: f.dest, Bytes: f.n, Records: f.records, seg: s, off: f.off}
 				s.held++
 				s.heldBytes += f.n
 			}
@@ -378,6 +384,7 @@ func (o *Outbox) openLog() error {
 		q := o.queue(e.Dest)
 		q.entries = append(q.entries, e)
 		q.bytes += e.Bytes
+		q.records += int64(e.Records)
 	}
 	for _, q := range o.dests {
 		slices.SortFunc(q.entries, compareEntries)

@@ -24,6 +24,7 @@ type Status struct {
 
 	OutboxBatches  int    `json:"outbox_batches"`
 	OutboxBytes    int64  `json:"outbox_bytes"`
+	OutboxURLs     int64  `json:"outbox_urls"` // the records of the outbox's batches
 	InboxBytes     int64  `json:"inbox_bytes"`
 	InboxUnapplied int64  `json:"inbox_unapplied_bytes"`
 	SentBatches    uint64 `json:"sent_batches"`
@@ -65,6 +66,7 @@ func (n *Node) Status() *Status {
 		Progress:       n.host.Progress(),
 		OutboxBatches:  ob,
 		OutboxBytes:    obytes,
+		OutboxURLs:     n.outbox.Records(),
 		InboxBytes:     n.inbox.Size(),
 		InboxUnapplied: durable - n.appliedAt.Load(),
 		SentBatches:    n.counts.sentBatches.Load(),
