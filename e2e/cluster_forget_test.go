@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -76,6 +77,9 @@ func TestClusterForgetKilledLeaver(t *testing.T) {
 		namedURLs, _ = strconv.Atoi(m[1])
 		named, _ = strconv.Atoi(m[3])
 	}
+	if lines, urls := forgetLogged(t, others, leaver.name); lines != 1 || urls != namedURLs {
+		t.Errorf("the forget was logged in %d lines (want 1, the coordinator's), naming %d URLs (printed: %d)", lines, urls, namedURLs)
+	}
 	// After that status the leaver puts nothing in its outbox, and an
 	// acknowledgement's frame is written only with a later put: every
 	// batch it named is still on disk. The disk may hold more: batches
@@ -125,6 +129,28 @@ func TestClusterForgetKilledLeaver(t *testing.T) {
 	}
 	// The moved hosts' robots.txt is fetched again by their new owners.
 	c.judge(t, hostDelay, ipDelay, 2)
+}
+
+// forgetLogged returns the lines of the agents' event logs saying they
+// forgot agent name, and the URLs the last one gave up.
+func forgetLogged(t *testing.T, agents []*agentProc, name string) (lines, urls int) {
+	t.Helper()
+	for _, a := range agents {
+		b, err := os.ReadFile(filepath.Join(a.dir, "logs", "events.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			var e struct {
+				Msg  string `json:"msg"`
+				URLs int    `json:"urls"`
+			}
+			if json.Unmarshal(line, &e) == nil && strings.Contains(e.Msg, "forgot agent "+name+":") {
+				lines, urls = lines+1, e.URLs
+			}
+		}
+	}
+	return lines, urls
 }
 
 // outboxURLs returns the URL keys of the batches that the outbox of the

@@ -109,7 +109,7 @@ func (n *Node) Forget(ctx context.Context, name string) (string, error) {
 	withAbsent(nv, slices.DeleteFunc(slices.Clone(nv.Absent), func(a string) bool { return a == name }))
 	given, urls := givenUp(n.last.get(name))
 	msg := fmt.Sprintf("forgot agent %s: view %s; given up what only it held: %s, and what it found since; the other agents re-route the batches they hold for it to the new owners", name, nv, given)
-	n.log.Warn("cluster: "+msg, "agent", name, "urls given up", urls)
+	n.log.Warn("cluster: "+msg, "agent", name, "urls", urls)
 	if err := n.ProposeView(ctx, nv, "petrel cluster forget "+name); err != nil {
 		return "", err
 	}
