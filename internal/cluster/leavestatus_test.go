@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -35,5 +36,18 @@ func TestLeavingStatusKept(t *testing.T) {
 	s := a.last.get("b")
 	if s == nil || !s.Leaving || s.Name != "b" || leaveNote(s) == "" {
 		t.Fatalf("a's last status of b after its report: %+v", s)
+	}
+}
+
+// TestForgetGivenUp: the forget's sentence on a last status leads with
+// the URLs given up, those queued and those in the outbox's batches.
+func TestForgetGivenUp(t *testing.T) {
+	if msg, urls := givenUp(nil); urls != -1 || !strings.Contains(msg, "unknown") {
+		t.Errorf("no status: %d, %q", urls, msg)
+	}
+	s := &Status{Leaving: true, Progress: Progress{Queued: 3}, OutboxURLs: 50, OutboxBatches: 1, OutboxBytes: 900, InboxUnapplied: 7}
+	msg, urls := givenUp(s)
+	if want := "53 URLs (at its last status (0001-01-01T00:00:00Z, during its leave) it had 3 URLs queued and 50 URLs in 1 batches (900 bytes) in its outbox) and 7 bytes of inbox unapplied"; urls != 53 || msg != want {
+		t.Errorf("givenUp: %d, %q; want 53, %q", urls, msg, want)
 	}
 }
