@@ -24,7 +24,7 @@ import (
 //	                 400 for a malformed batch
 //	POST /v1/hello   {"name", "settings"}: 200 if the cluster-wide
 //	                 settings agree, 409 naming the first difference
-//	GET  /v1/view    the agent's ownership view (404 before it has one)
+//	GET  /v1/view    the agent's ownership view (404 before it has one); ?at=E: the digest of its view of epoch E
 //	POST /v1/view/prepare, /v1/view/commit, /v1/view/abort
 //	                 a view change's two phases (viewchange.go)
 //	POST /v1/config/prepare, /v1/config/commit, /v1/config/abort
@@ -190,6 +190,10 @@ func (n *Node) serveView(w http.ResponseWriter, r *http.Request) {
 	v := n.View()
 	if v == nil {
 		http.Error(w, "no view yet", http.StatusNotFound)
+		return
+	}
+	if at := r.URL.Query().Get("at"); at != "" {
+		n.serveViewAt(w, at) // viewhistory.go
 		return
 	}
 	if r.URL.Query().Get("promised") == "1" {

@@ -239,7 +239,11 @@ func Start(cfg Config, host Host) (*Node, error) {
 		return nil, err
 	} else if v != nil {
 		n.setView(v)
+		n.vc.restored.Store(v) // vieworphan.go
 		meta.ViewEpoch = v.Epoch
+	}
+	if err := n.loadHistory(); err != nil { // viewhistory.go
+		return nil, err
 	}
 	n.guard = n.newGuard()
 	if n.members, err = startMembership(cfg.Name, cfg.Bind, "petrel/"+cfg.CrawlName, cfg.Key, cfg.Timing, meta, n.log); err != nil {

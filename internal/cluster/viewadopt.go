@@ -24,8 +24,8 @@ import (
 // declared-dead agent installs a takeover (it keeps what it holds for its
 // return). A commit of the next view whose base (the proposer's view) is
 // another view of this agent's epoch is installed the same way, from that
-// base (installView). Addresses its host held for a release under the dropped view
-// stay held until that owner's next release to it (at its return).
+// base (installView). The host's holds of the addresses the dropped view
+// moved to this agent end with it (HoldDropHost).
 
 // sameView reports whether a and b are the same view: epoch, owners with
 // their weights, and absent agents.
@@ -88,9 +88,19 @@ func (n *Node) adoptView(own, agreed *View) error {
 }
 
 // dropEpoch forgets the releases awaited, the moves held and the
-// hand-offs to give that the install of a view of epoch recorded.
+// hand-offs to give that the install of a view of epoch recorded, and
+// ends the host's holds of the addresses moved to this agent at epoch.
 func (n *Node) dropEpoch(epoch uint64) error {
-	h := &n.ho
+	if err := n.ho.dropEpoch(n.cfg.Dir, epoch); err != nil {
+		return err
+	}
+	if hd, ok := n.host.(HoldDropHost); ok {
+		hd.DropHolds(epoch) // vieworphan.go
+	}
+	return nil
+}
+
+func (h *handoffs) dropEpoch(dir string, epoch uint64) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for from, e := range h.st.Awaiting {
@@ -107,5 +117,5 @@ func (n *Node) dropEpoch(epoch uint64) error {
 	h.n.Store(int32(len(h.st.Awaiting)))
 	close(h.changed)
 	h.changed = make(chan struct{})
-	return h.saveLocked(n.cfg.Dir)
+	return h.saveLocked(dir)
 }

@@ -102,6 +102,8 @@ type viewChange struct {
 	beforeCommit func() error
 
 	conflict atomic.Pointer[string] // the last conflict of views logged (viewadopt.go)
+	restored atomic.Pointer[View]   // the view this agent started on, until its guard opens under it (vieworphan.go)
+	hist     viewHistory            // the views installed (viewhistory.go)
 }
 
 // proposal is the body of /v1/view/prepare and /v1/view/commit.
@@ -328,11 +330,20 @@ func sameAgents(a, b *View) bool { return slices.Equal(a.Agents, b.Agents) }
 // base is the view v replaces, for an agent that held none (a joining
 // one). An older or equal epoch is ignored.
 func (n *Node) installView(v, base *View) error {
+	orphan := n.neverAgreed(n.View(), v) // vieworphan.go: asks the members, before the lock
 	n.vc.mu.Lock()
 	defer n.vc.mu.Unlock()
 	old := n.View()
 	if old != nil && old.Epoch >= v.Epoch {
 		return nil
+	}
+	if old != nil && old == orphan {
+		if err := n.dropEpoch(old.Epoch); err != nil {
+			return fmt.Errorf("cluster: drop the hand-offs of a view never agreed: %w", err)
+		}
+		if base != nil {
+			old = base
+		}
 	}
 	if old != nil && base != nil && base.Epoch == old.Epoch && !sameView(base, old) {
 		// The view this agent holds was never agreed: the proposal's base
@@ -363,6 +374,9 @@ func (n *Node) putView(old, v *View) error {
 		}
 	}
 	if err := saveView(filepath.Join(n.cfg.Dir, "view.json"), v); err != nil {
+		return fmt.Errorf("cluster: save view: %w", err)
+	}
+	if err := n.recordView(v); err != nil { // viewhistory.go
 		return fmt.Errorf("cluster: save view: %w", err)
 	}
 	n.noteDeclaredDead(old, v) // death.go

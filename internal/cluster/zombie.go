@@ -72,6 +72,7 @@ func (n *Node) zombieLoop(ctx context.Context) {
 		member = true
 		if n.guard.isClosed() && n.isReady() && n.viewConfirmed(ctx, v) {
 			n.guard.open()
+			n.vc.restored.Store(nil) // confirmed: agreed (vieworphan.go)
 			n.log.Info("cluster: zombie guard open: view confirmed by the crawl's members", "view", v.String())
 		}
 	}
