@@ -71,7 +71,7 @@ func (n *Node) fetchViewAt(addr string, epoch uint64) (uint64, bool) {
 		return 0, false
 	}
 	var r viewAt
-	if json.Unmarshal(b, &r) != nil || r.Epoch != epoch {
+	if json.Unmarshal(b, &r) != nil || r.Epoch != epoch || r.Digest == 0 {
 		return 0, false
 	}
 	return r.Digest, true
