@@ -87,13 +87,12 @@ func SplitHandover(rec []byte) (ho Handover, inner []byte, ok bool, err error) {
 	if len(rec) == 0 || rec[0] != HandoverTag {
 		return Handover{}, rec, false, nil
 	}
-	short := fmt.Errorf("frontier: hand-over record of %d bytes cut short", len(rec))
 	if len(rec) < 6 {
-		return Handover{}, nil, true, short
+		return Handover{}, nil, true, handoverCutShort(rec)
 	}
 	n := int(rec[5] &^ RobotsFlag)
 	if (n != 0 && n != 4 && n != 16) || len(rec) < 6+n {
-		return Handover{}, nil, true, short
+		return Handover{}, nil, true, handoverCutShort(rec)
 	}
 	a, _ := netip.AddrFromSlice(rec[6 : 6+n])
 	ho = Handover{Gen: binary.BigEndian.Uint32(rec[1:5]), Addr: a}
@@ -104,6 +103,12 @@ func SplitHandover(rec []byte) (ho Handover, inner []byte, ok bool, err error) {
 		}
 	}
 	return ho, inner, true, nil
+}
+
+// handoverCutShort is the error of a hand-over record cut short, made only
+// when one is: SplitHandover is asked for every record routed.
+func handoverCutShort(rec []byte) error {
+	return fmt.Errorf("frontier: hand-over record of %d bytes cut short", len(rec))
 }
 
 // ReadyRecord returns the record (Meta, then URL) of a ready or hand-over
