@@ -82,7 +82,9 @@ func (h *clusterHost) ResumeHolds(holds []cluster.PendingHold, notBefore map[str
 
 // resumeGiving runs again the hand-offs an earlier process had begun as an
 // old owner and not finished (once the node is ready; they wait for the
-// frontier to run).
+// frontier to run), each once its view is known agreed
+// (cluster.Node.GivingAgreed): a view never agreed is dropped with its
+// hand-off.
 func (h *clusterHost) resumeGiving() {
 	self := h.a.cfg.Cluster.Agent
 	for _, vs := range h.a.node.PendingGiving() {
@@ -94,13 +96,14 @@ func (h *clusterHost) resumeGiving() {
 			}
 			continue
 		}
-		h.a.log.Info("cluster: resuming an unfinished hand-off", "from", base.String(), "to", nw.String(), "giving", len(out))
-		h.goHandOver(nw, out)
+		h.a.log.Info("cluster: resuming an unfinished hand-off once its view is known agreed", "from", base.String(), "to", nw.String(), "giving", len(out))
+		h.goHandOver(nw, out, func() bool { return h.a.node.GivingAgreed(nw.Epoch) })
 	}
 }
 
-// goHandOver sends the hand-off of out at nw in the background.
-func (h *clusterHost) goHandOver(nw *cluster.View, out map[string]cluster.SlotSet) {
+// goHandOver sends the hand-off of out at nw in the background, once
+// agreed (nil: at once) reports true.
+func (h *clusterHost) goHandOver(nw *cluster.View, out map[string]cluster.SlotSet, agreed func() bool) {
 	h.ho.mu.Lock()
 	h.ho.out++
 	h.ho.busy.Add(1)
@@ -112,6 +115,10 @@ func (h *clusterHost) goHandOver(nw *cluster.View, out map[string]cluster.SlotSe
 			h.ho.mu.Unlock()
 			h.ho.busy.Done()
 		}()
+		if agreed != nil && !agreed() {
+			h.a.log.Warn("cluster: an unfinished hand-off not resumed: its view was never agreed", "view", nw.String())
+			return
+		}
 		if err := h.handOver(nw, out); err != nil {
 			h.a.log.Error("cluster: hand-off", "epoch", nw.Epoch, "err", err)
 		}
@@ -148,7 +155,7 @@ func (h *clusterHost) ViewChanged(old, nw *cluster.View) {
 	}
 	a.log.Info("cluster: view change", "from", old.String(), "to", nw.String(), "giving", len(out))
 	if len(out) > 0 {
-		h.goHandOver(nw, out)
+		h.goHandOver(nw, out, nil)
 	}
 }
 
