@@ -139,3 +139,49 @@ func TestOrphanHandoffNotResumed(t *testing.T) {
 		t.Errorf("the receivers applied %d parts of the hand-off of a view never agreed", n)
 	}
 }
+
+// TestLeaveHandoffResumed kills a leaving agent right after the view
+// without it is installed, and restarts it on its directory (it resumes
+// its leave: no rejoin). The hand-off its leave began is agreed (the
+// others hold that view), so it is resumed, not held back until a guard
+// that never opens under a view without this agent.
+func TestLeaveHandoffResumed(t *testing.T) {
+	const grace = 5 * time.Second
+	a, _ := startPartHost(t, "a", nil, grace, "")
+	b, _ := startPartHost(t, "b", []string{a.cfg.Bind.String()}, grace, "")
+	c, _ := startPartHost(t, "c", []string{a.cfg.Bind.String()}, grace, "")
+	defer a.Close(100 * time.Millisecond)
+	defer b.Close(100 * time.Millisecond)
+	waitReady(t, a, b, c)
+	cfg := c.cfg
+	left, err := NextView(c.View(), nil, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Leaving(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.ProposeView(ctx, left, "leave of c"); err != nil {
+		t.Fatal(err)
+	}
+	waitEpoch(t, left.Epoch, 10*time.Second, a, b)
+	kill(c)
+	c2, _ := startPartHost(t, "c", cfg.Join, grace, cfg.Dir)
+	defer c2.Close(100 * time.Millisecond)
+	pending := c2.PendingGiving()
+	if !c2.IsLeaving() || len(pending) != 1 || pending[0][1].Epoch != left.Epoch {
+		t.Fatalf("after the restart: leaving %v, hand-offs to give %v", c2.IsLeaving(), pending)
+	}
+	agreed := make(chan bool, 1)
+	go func() { agreed <- c2.GivingAgreed(left.Epoch) }()
+	select {
+	case ok := <-agreed:
+		if !ok {
+			t.Fatal("the leave's hand-off was dropped")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the leave's hand-off is not resumed (c holds %s)", c2.View())
+	}
+}
