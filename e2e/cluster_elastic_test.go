@@ -175,6 +175,7 @@ func TestClusterLeave(t *testing.T) {
 // given keys in a new view and the crawl ends by itself with every page
 // fetched once, politely, across the four runs.
 func TestClusterLeaveKilled(t *testing.T) {
+	t.Parallel() // waits more than it computes: see the package doc
 	const hostDelay, ipDelay = 200 * time.Millisecond, 60 * time.Millisecond
 	web := startWeb(t, testweb.Config{Hosts: 24, HostsPerIP: 4, PagesPerHost: 30, Seed: 37,
 		FirstIP: netip.MustParseAddr("127.61.13.1")})

@@ -27,6 +27,7 @@ import (
 // page fetched once, politely, but for the URLs given up (those the
 // leaver's outbox had not delivered).
 func TestClusterForgetKilledLeaver(t *testing.T) {
+	t.Parallel() // waits more than it computes: see the package doc
 	const hostDelay, ipDelay = 120 * time.Millisecond, 60 * time.Millisecond
 	web := startWeb(t, testweb.Config{Hosts: 24, HostsPerIP: 4, PagesPerHost: 20, Seed: 43,
 		FirstIP: netip.MustParseAddr("127.61.21.1")})

@@ -37,6 +37,7 @@ func TestClusterLeaveKilledBeforeCheckpoint(t *testing.T) {
 }
 
 func leaveKilled(t *testing.T, point, webIP, agentIP string) {
+	t.Parallel() // waits more than it computes: see the package doc
 	const hostDelay, ipDelay = 200 * time.Millisecond, 60 * time.Millisecond
 	web := startWeb(t, testweb.Config{Hosts: 24, HostsPerIP: 4, PagesPerHost: 30, Seed: 41,
 		FirstIP: netip.MustParseAddr(webIP)})

@@ -25,6 +25,7 @@ import (
 // clean stop through the API, then the same command resumes and finishes
 // the crawl with every page fetched exactly once.
 func TestConsoleAPI(t *testing.T) {
+	t.Parallel() // waits more than it computes: see the package doc
 	r := startWeb(t, testweb.Config{Hosts: 16, HostsPerIP: 4, PagesPerHost: 200, Seed: 5, FirstIP: netip.MustParseAddr("127.63.0.1")})
 	flags := []string{"--host-delay", "60ms", "--ip-delay", "20ms", "--fetchers", "32", "--retry-delay", "100ms"}
 	c := startConsoleCrawl(t, r, flags...)

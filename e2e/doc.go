@@ -2,4 +2,13 @@
 // command, start the synthetic web on loopback, crawl it through the
 // command's stable flags, and judge the crawl from the synthetic web's own
 // request log and from the WARC files read back with the gowarc library.
+//
+// Most tests run one at a time: the cluster death tests judge duplicates
+// against what the agents did within a grace period, and the hostile web
+// measures the process's memory and descriptors. A few that spend most of
+// their time waiting for the crawl (the console's API, "why", the leaves
+// killed and the forget) call t.Parallel: they run after the others, two
+// at a time (go test's -parallel, GOMAXPROCS by default), each on its own
+// loopback addresses and directories, and judge only what waiting longer
+// cannot change (pages fetched once, politeness gaps at least the delays).
 package e2e

@@ -28,6 +28,7 @@ func (w whyAnswer) String() string { b, _ := json.Marshal(w); return string(b) }
 // robots-denied, cut by a trap rule, out of scope, queued in RAM,
 // virtualized on disk, fetched, failed, never seen.
 func TestWhy(t *testing.T) {
+	t.Parallel() // waits more than it computes: see the package doc
 	r := startWeb(t, testweb.Config{Hosts: 8, HostsPerIP: 4, PagesPerHost: 300, Seed: 3, FirstIP: netip.MustParseAddr("127.64.0.1")})
 	// A host in the hosts file where nothing listens: its robots.txt
 	// fails, then its URLs are dropped.
