@@ -39,27 +39,36 @@ func readCountsFile(t *testing.T, path string) map[uint64]int64 {
 	return m
 }
 
+// openReceivedRig makes a state directory and a checkpoint directory
+// named cpName, and opens the log of received counts in state. It returns
+// both directories, the log's path and the log.
+func openReceivedRig(t *testing.T, cpName string) (state, cp, path string, l *countsLog) {
+	t.Helper()
+	state = t.TempDir()
+	cp = filepath.Join(t.TempDir(), cpName)
+	if err := os.MkdirAll(cp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(state, receivedFile)
+	l, err := openCountsLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return state, cp, path, l
+}
+
 // TestReceivedCountsDurable: counts received in hand-off parts survive a
 // crash of the receiver before its next checkpoint — recovery adds to the
 // checkpoint's counts those received after it, once — and a part sent
 // again (its acknowledgement lost in the crash, a torn frame after it) is
 // not added twice; a trim keeps what the oldest kept checkpoint needs.
 func TestReceivedCountsDurable(t *testing.T) {
-	state := t.TempDir()
-	cp := filepath.Join(t.TempDir(), "cp-000001")
-	if err := os.MkdirAll(cp, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	state, cp, path, l := openReceivedRig(t, "cp-000001")
 	mem := map[uint64]int64{} // the frontier's counting map
 	add := func(m map[uint64]int64) {
 		for k, v := range m {
 			mem[k] += v
 		}
-	}
-	path := filepath.Join(state, receivedFile)
-	l, err := openCountsLog(path)
-	if err != nil {
-		t.Fatal(err)
 	}
 	for range 2 { // the same part twice: added once
 		if err := l.apply("a/2/1", nil, map[uint64]int64{1: 5, 2: 1}, add); err != nil {
@@ -147,21 +156,12 @@ func TestReceivedCountsDurable(t *testing.T) {
 // newest maxDroppedIDs of them, and the counts stay right through the
 // recoveries that follow.
 func TestReceivedCountsIDsOutliveTrim(t *testing.T) {
-	state := t.TempDir()
-	cp := filepath.Join(t.TempDir(), "cp-000002")
-	if err := os.MkdirAll(cp, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	state, cp, path, l := openReceivedRig(t, "cp-000002")
 	mem := map[uint64]int64{}
 	add := func(m map[uint64]int64) {
 		for k, v := range m {
 			mem[k] += v
 		}
-	}
-	path := filepath.Join(state, receivedFile)
-	l, err := openCountsLog(path)
-	if err != nil {
-		t.Fatal(err)
 	}
 	if err := l.apply("a/7/1", nil, map[uint64]int64{1: 5, 2: 3}, add); err != nil {
 		t.Fatal(err)
@@ -189,7 +189,7 @@ func TestReceivedCountsIDsOutliveTrim(t *testing.T) {
 	if n, err := replayReceivedCounts(state, cp); err != nil || n != 1 {
 		t.Fatalf("replayed %d parts (%v), want 1", n, err)
 	}
-	l, err = openCountsLog(path)
+	l, err := openCountsLog(path)
 	if err != nil {
 		t.Fatal(err)
 	}

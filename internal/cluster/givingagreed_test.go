@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -96,28 +95,8 @@ func TestOrphanHandoffNotResumed(t *testing.T) {
 	defer a.Close(100 * time.Millisecond)
 	defer b.Close(100 * time.Millisecond)
 	waitReady(t, a, b, c)
-	cfg := c.cfg
-	v1 := c.View()
-	kill(c)
-	waitEpoch(t, 2, 15*time.Second, a, b)
-	agreed := a.View()
-	if agreed.Has("c") || !sameView(agreed, b.View()) {
-		t.Fatalf("takeover: %s at a, %s at b", agreed, b.View())
-	}
-	orphan, err := NextView(v1, []ViewAgent{{Name: "a", Weight: 3}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pre := &Node{cfg: Config{Name: "c", Dir: cfg.Dir}}
-	if err := pre.ho.load(cfg.Dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := pre.expectReleases(v1, orphan, Moves(v1, orphan)); err != nil {
-		t.Fatal(err)
-	}
-	if err := saveView(filepath.Join(cfg.Dir, "view.json"), orphan); err != nil {
-		t.Fatal(err)
-	}
+	cfg, v1, agreed := killTakenOver(t, a, b, c)
+	orphan, pre := writeOrphanView(t, cfg.Dir, v1, []ViewAgent{{Name: "a", Weight: 3}})
 	if g := pre.ho.st.Giving; len(g) != 1 || g[0].Epoch != orphan.Epoch || len(Moves(v1, orphan)["c"]["a"]) == 0 {
 		t.Fatalf("the orphan view's hand-off to give: %v (to a: %v)", g, Moves(v1, orphan)["c"])
 	}

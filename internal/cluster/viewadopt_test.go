@@ -66,6 +66,45 @@ func awaitReturn(t *testing.T, r *Node, agreed *View) *View {
 	}
 }
 
+// killTakenOver kills c and waits until a and b agree the view of epoch
+// 2 that takes its keys over. It returns c's config, the view c held and
+// the takeover.
+func killTakenOver(t *testing.T, a, b, c *Node) (Config, *View, *View) {
+	t.Helper()
+	cfg := c.cfg
+	v1 := c.View()
+	kill(c)
+	waitEpoch(t, 2, 15*time.Second, a, b)
+	taken := a.View()
+	if taken.Has("c") || !sameView(taken, b.View()) {
+		t.Fatalf("takeover: %s at a, %s at b", taken, b.View())
+	}
+	return cfg, v1, taken
+}
+
+// writeOrphanView writes into c's directory dir the view after v1 with
+// add, as c's install of it left it: its hand-off state (releases
+// awaited, moves held, a hand-off to give) and the view itself. It
+// returns that view and the node whose hand-off state was saved.
+func writeOrphanView(t *testing.T, dir string, v1 *View, add []ViewAgent) (*View, *Node) {
+	t.Helper()
+	orphan, err := NextView(v1, add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre := &Node{cfg: Config{Name: "c", Dir: dir}}
+	if err := pre.ho.load(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := pre.expectReleases(v1, orphan, Moves(v1, orphan)); err != nil {
+		t.Fatal(err)
+	}
+	if err := saveView(filepath.Join(dir, "view.json"), orphan); err != nil {
+		t.Fatal(err)
+	}
+	return orphan, pre
+}
+
 // TestProposerKilledBeforeCommit kills the coordinator of three agents
 // once every target promised its view and before any commit is sent. The
 // two others, once their promises lapse and the grace period is over,
@@ -126,29 +165,9 @@ func TestOrphanViewAdopted(t *testing.T) {
 	a, b, c, _, _, _ := startGracedThree(t, grace)
 	defer a.Close(100 * time.Millisecond)
 	defer b.Close(100 * time.Millisecond)
-	cfg := c.cfg
-	v1 := c.View()
-	kill(c)
-	waitEpoch(t, 2, 15*time.Second, a, b)
-	agreed := a.View()
-	if agreed.Has("c") || !sameView(agreed, b.View()) {
-		t.Fatalf("takeover: %s at a, %s at b", agreed, b.View())
-	}
+	cfg, v1, agreed := killTakenOver(t, a, b, c)
 	// c's directory: the orphan view of epoch 2 as its install left it.
-	orphan, err := NextView(v1, []ViewAgent{{Name: "a", Weight: 3}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pre := &Node{cfg: Config{Name: "c", Dir: cfg.Dir}}
-	if err := pre.ho.load(cfg.Dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := pre.expectReleases(v1, orphan, Moves(v1, orphan)); err != nil {
-		t.Fatal(err)
-	}
-	if err := saveView(filepath.Join(cfg.Dir, "view.json"), orphan); err != nil {
-		t.Fatal(err)
-	}
+	orphan, pre := writeOrphanView(t, cfg.Dir, v1, []ViewAgent{{Name: "a", Weight: 3}})
 	if g := pre.ho.st.Giving; len(g) != 1 || g[0].Epoch != orphan.Epoch {
 		t.Fatalf("the orphan view's hand-off to give: %v", g)
 	}

@@ -23,19 +23,54 @@ func (h *epochHost) Apply(b *Batch) error {
 	return h.testHost.Apply(b)
 }
 
+// startEpochPair starts a and b, b recording the epoch it holds as it
+// applies each batch, and waits until both are ready.
+func startEpochPair(t *testing.T) (a, b *Node, hb *epochHost) {
+	t.Helper()
+	ha := newTestHost()
+	hb = &epochHost{testHost: newTestHost()}
+	a = mustNode(t, "a", nil, 2, ha)
+	b = mustNode(t, "b", []string{a.cfg.Bind.String()}, 2, hb)
+	hb.n.Store(b)
+	waitReady(t, a, b)
+	return a, b, hb
+}
+
+// routeReady routes one ready URL from n to the agent named to and
+// flushes it.
+func routeReady(t *testing.T, n *Node, to string) {
+	t.Helper()
+	if err := n.Route(to, KindReady, []byte("http://h1.test/p")); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// firstAppliedEpoch waits up to 10s for b to apply a batch and returns
+// the epoch b held as it applied the first.
+func firstAppliedEpoch(t *testing.T, b *Node, hb *epochHost) uint64 {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); hb.count() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the batch was never applied; b holds %s", b.View())
+		}
+	}
+	hb.mu.Lock()
+	defer hb.mu.Unlock()
+	return hb.epochs[0]
+}
+
 // A batch of ready URLs routed under a view its receiver has not
 // installed is applied only once the receiver holds that view, which it
 // asks the sender for: here the sender installed it without a commit
 // reaching the receiver and gossips its old epoch, so nothing else brings
 // it.
 func TestReadyBatchAwaitsItsView(t *testing.T) {
-	ha, hb := newTestHost(), &epochHost{testHost: newTestHost()}
-	a := mustNode(t, "a", nil, 2, ha)
-	b := mustNode(t, "b", []string{a.cfg.Bind.String()}, 2, hb)
-	hb.n.Store(b)
+	a, b, hb := startEpochPair(t)
 	defer a.Close(100 * time.Millisecond)
 	defer b.Close(100 * time.Millisecond)
-	waitReady(t, a, b)
 	next, err := NextView(a.View(), []ViewAgent{{Name: "a", Weight: 2}})
 	if err != nil {
 		t.Fatal(err)
@@ -44,20 +79,8 @@ func TestReadyBatchAwaitsItsView(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.members.setMeta(func(m *Meta) { m.ViewEpoch = 1 })
-	if err := a.Route("b", KindReady, []byte("http://h1.test/p")); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(10 * time.Second); hb.count() == 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the batch was never applied; b holds %s", b.View())
-		}
-	}
-	hb.mu.Lock()
-	got := hb.epochs[0]
-	hb.mu.Unlock()
+	routeReady(t, a, "b")
+	got := firstAppliedEpoch(t, b, hb)
 	if got < next.Epoch {
 		t.Errorf("the batch routed under epoch %d was applied under epoch %d", next.Epoch, got)
 	}
@@ -69,13 +92,9 @@ func TestReadyBatchAwaitsItsView(t *testing.T) {
 // A batch of ready URLs that arrives while its receiver has promised a
 // newer view (a takeover being agreed) waits until that view is installed.
 func TestReadyBatchAwaitsPromisedView(t *testing.T) {
-	ha, hb := newTestHost(), &epochHost{testHost: newTestHost()}
-	a := mustNode(t, "a", nil, 2, ha)
-	b := mustNode(t, "b", []string{a.cfg.Bind.String()}, 2, hb)
-	hb.n.Store(b)
+	a, b, hb := startEpochPair(t)
 	defer a.Close(100 * time.Millisecond)
 	defer b.Close(100 * time.Millisecond)
-	waitReady(t, a, b)
 	next, err := NextView(b.View(), []ViewAgent{{Name: "b", Weight: 2}})
 	if err != nil {
 		t.Fatal(err)
@@ -83,12 +102,7 @@ func TestReadyBatchAwaitsPromisedView(t *testing.T) {
 	if !b.promise(next) {
 		t.Fatal("b refused to promise")
 	}
-	if err := a.Route("b", KindReady, []byte("http://h1.test/p")); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	routeReady(t, a, "b")
 	time.Sleep(500 * time.Millisecond)
 	if n := hb.count(); n != 0 {
 		t.Fatalf("the batch was applied while b had promised epoch %d and held %s", next.Epoch, b.View())
@@ -96,14 +110,7 @@ func TestReadyBatchAwaitsPromisedView(t *testing.T) {
 	if err := b.installView(next, nil); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); hb.count() == 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the batch was never applied; b holds %s", b.View())
-		}
-	}
-	hb.mu.Lock()
-	got := hb.epochs[0]
-	hb.mu.Unlock()
+	got := firstAppliedEpoch(t, b, hb)
 	if got < next.Epoch {
 		t.Errorf("the batch was applied under epoch %d, before the promised view %d", got, next.Epoch)
 	}

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -43,14 +42,7 @@ func TestOrphanViewPassed(t *testing.T) {
 	a, b, c, _, _, _ := startGracedThree(t, grace)
 	defer a.Close(100 * time.Millisecond)
 	defer b.Close(100 * time.Millisecond)
-	cfg := c.cfg
-	v1 := c.View()
-	kill(c)
-	waitEpoch(t, 2, 15*time.Second, a, b)
-	taken := a.View()
-	if taken.Has("c") || !sameView(taken, b.View()) {
-		t.Fatalf("takeover: %s at a, %s at b", taken, b.View())
-	}
+	cfg, v1, taken := killTakenOver(t, a, b, c)
 	v3, err := NextView(taken, []ViewAgent{{Name: "b", Weight: 2}})
 	if err != nil {
 		t.Fatal(err)
@@ -64,20 +56,7 @@ func TestOrphanViewPassed(t *testing.T) {
 	agreed := b.View()
 
 	// c's directory: the orphan view of epoch 2 as its install left it.
-	orphan, err := NextView(v1, []ViewAgent{{Name: "a", Weight: 3}, {Name: "c", Weight: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pre := &Node{cfg: Config{Name: "c", Dir: cfg.Dir}}
-	if err := pre.ho.load(cfg.Dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := pre.expectReleases(v1, orphan, Moves(v1, orphan)); err != nil {
-		t.Fatal(err)
-	}
-	if err := saveView(filepath.Join(cfg.Dir, "view.json"), orphan); err != nil {
-		t.Fatal(err)
-	}
+	orphan, pre := writeOrphanView(t, cfg.Dir, v1, []ViewAgent{{Name: "a", Weight: 3}, {Name: "c", Weight: 2}})
 	st := pre.ho.st
 	if len(st.Giving) != 1 || st.Awaiting["b"] != orphan.Epoch || !slices.ContainsFunc(st.Holds, func(m heldMove) bool { return m.Epoch == orphan.Epoch }) {
 		t.Fatalf("the orphan view's hand-off state: giving %v, awaiting %v, holds %v", st.Giving, st.Awaiting, st.Holds)
