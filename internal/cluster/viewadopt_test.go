@@ -136,8 +136,9 @@ func TestProposerKilledBeforeCommit(t *testing.T) {
 		t.Fatalf("proposal: %v", err)
 	}
 	// b and c refuse another view of epoch 2 while their promise holds,
-	// then take a's keys over.
-	waitEpoch(t, next.Epoch, promiseTTL+15*time.Second, b, c)
+	// then take a's keys over (after its death is confirmed and G: the
+	// bound leaves a loaded machine room).
+	waitEpoch(t, next.Epoch, promiseTTL+45*time.Second, b, c)
 	agreed := b.View()
 	if agreed.Has("a") || !slices.Equal(agreed.Absent, []string{"a"}) || !sameView(agreed, c.View()) {
 		t.Fatalf("the crawl's view of epoch %d: %s at b, %s at c", next.Epoch, agreed, c.View())
