@@ -22,7 +22,11 @@ import (
 // directory. Each is bounded to MaxURLs/N pages (--max-urls is per agent),
 // so that the crawl fetches as many pages as the single agent it is
 // compared with; the crawl ends by itself (termination detection) once
-// every agent is at its bound or out of work.
+// every agent is at its bound or out of work. The agents share the
+// machine's cores out (GOMAXPROCS = AgentProcs each, by default
+// max(1, cores ÷ N)): N Go runtimes each sized for every core preempt one
+// another's threads on the shared cores, a cost that agents on machines
+// of their own do not pay.
 
 // agentsName is the crawler name of a crawl of n agents in reports.
 func agentsName(n int) string { return "petrel×" + strconv.Itoa(n) }
@@ -75,8 +79,12 @@ func runAgents(ctx context.Context, o Options, web *webProc, dir string) RunResu
 	if s, r := res.Exchange["ClusterSent"]+res.Exchange["ClusterReadySent"], res.Exchange["ClusterReceived"]+res.Exchange["ClusterReadyReceived"]; s != r {
 		res.Notes = append(res.Notes, fmt.Sprintf("the agents sent %d URLs and received %d", s, r))
 	}
-	res.Notes = append(res.Notes, fmt.Sprintf("%d agents from %s, --max-urls %d each, --cluster-probe %s; CPU, pages, bytes and peak RSS summed over the agents; wall time from the first exec to the last exit",
-		n, o.AgentFirstIP, perAgent(o.MaxURLs, n), o.ClusterProbe))
+	procs := "Go's default GOMAXPROCS"
+	if o.AgentProcs > 0 {
+		procs = "GOMAXPROCS=" + strconv.Itoa(o.AgentProcs)
+	}
+	res.Notes = append(res.Notes, fmt.Sprintf("%d agents from %s, --max-urls %d each, --cluster-probe %s, %s each; CPU, pages, bytes and peak RSS summed over the agents; wall time from the first exec to the last exit",
+		n, o.AgentFirstIP, perAgent(o.MaxURLs, n), o.ClusterProbe, procs))
 	if !o.SkipVerifyWARC {
 		var warcs []string
 		for _, name := range names {
@@ -121,6 +129,9 @@ func agentSpecs(ctx context.Context, o Options, web *webProc, dir string, res *R
 			res.Command = o.Petrel + " " + strings.Join(args, " ") + fmt.Sprintf("  (and %d more agents alike)", n-1)
 		}
 		specs[i] = petrelSpec(o, args, new(atomic.Int64))
+		if o.AgentProcs > 0 {
+			specs[i].env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(o.AgentProcs))
+		}
 	}
 	return names, specs, nil
 }

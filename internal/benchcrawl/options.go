@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"os"
+	"runtime"
 	"time"
 )
 
@@ -99,6 +100,10 @@ type Options struct {
 	AgentFirstIP netip.Addr
 	// ClusterProbe is the agents' --cluster-probe (default 250ms).
 	ClusterProbe time.Duration
+	// AgentProcs is each agent's GOMAXPROCS. Zero shares this machine's
+	// cores out: max(1, cores ÷ Agents), as agents on one machine would
+	// be run; -1 leaves Go's default (every core, for every agent).
+	AgentProcs int
 	// ClusterBatchDelay, if set, is the agents' --cluster-batch-delay
 	// (otherwise the crawler's default).
 	ClusterBatchDelay time.Duration
@@ -197,6 +202,9 @@ func (o Options) withDefaults() (Options, error) {
 		}
 		if o.ClusterProbe <= 0 {
 			o.ClusterProbe = 250 * time.Millisecond
+		}
+		if o.AgentProcs == 0 {
+			o.AgentProcs = max(1, runtime.NumCPU()/o.Agents)
 		}
 		if !o.has(PeerPetrel) {
 			return o, errors.New("benchcrawl: --agents compares with the single Petrel: keep petrel in --peers")
