@@ -405,9 +405,9 @@ func (a *agentProc) waitFor(t *testing.T, s string, timeout time.Duration) {
 // TestClusterRefusesIntruders runs a crawl of two agents and, once it has
 // its view, sends forged, replayed and malformed batches to one agent's
 // exchange (checkForgedAndReplayed), then starts an agent holding another
-// key (it never becomes a member and fetches nothing) and one with another
-// assignment policy (refused with the difference, exit 2, nothing
-// fetched); the crawl itself is whole.
+// key (refused at join, naming the key, exit 2) and one with another
+// assignment policy (refused with the difference, exit 2); neither
+// fetches anything, and the crawl itself is whole.
 func TestClusterRefusesIntruders(t *testing.T) {
 	const hostDelay, ipDelay = 120 * time.Millisecond, 60 * time.Millisecond
 	web := startWeb(t, testweb.Config{Hosts: 12, HostsPerIP: 3, PagesPerHost: 15, Seed: 17,
@@ -431,14 +431,10 @@ func TestClusterRefusesIntruders(t *testing.T) {
 	c.start(t, wrongKey, append(c.flags(hostDelay, ipDelay), "--cluster-wait", "2", "--cluster-key-file", otherKey)...)
 	c.agents = []*agentProc{crawl[0], crawl[1], wrongAssign}
 	c.start(t, wrongAssign, append(c.flags(hostDelay, ipDelay), "--cluster-wait", "2", "--assign", "host")...)
-	select {
-	case err := <-wrongAssign.done:
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(wrongAssign.stderr.String(), `setting assign: the crawl has "authority", the joining agent "host"`) {
-			t.Errorf("agent with another --assign: %v\n%s", err, wrongAssign.stderr.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("agent with another --assign was not refused:\n%s", wrongAssign.stderr.String())
+	refused(t, wrongAssign, "another --assign", `setting assign: the crawl has "authority", the joining agent "host"`)
+	refused(t, wrongKey, "another key", "cluster: join refused by the agent at 127.213.1.1:", "(a wrong --cluster-key-file?)")
+	if strings.Contains(wrongKey.stderr.String(), "view epoch") {
+		t.Errorf("agent with another key got a view:\n%s", wrongKey.stderr.String())
 	}
 	c.agents = crawl
 	errs := c.wait(t, 90*time.Second)
@@ -447,26 +443,31 @@ func TestClusterRefusesIntruders(t *testing.T) {
 			t.Errorf("agent %s: %v\n%s", a.name, errs[a.name], a.stderr.String())
 		}
 	}
-	// The agent with another key is still waiting to join: it has fetched
-	// nothing, and stops cleanly.
-	if strings.Contains(wrongKey.stderr.String(), "view epoch") {
-		t.Errorf("agent with another key got a view:\n%s", wrongKey.stderr.String())
-	}
-	wrongKey.cmd.Process.Signal(os.Interrupt)
-	select {
-	case err := <-wrongKey.done:
-		if err != nil {
-			t.Errorf("agent with another key, stopped: %v\n%s", err, wrongKey.stderr.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("agent with another key did not stop")
-	}
 	for _, a := range intruders {
 		if st := readStats(t, a.dir); st["Fetched"] != 0 || st["RobotsFetched"] != 0 {
 			t.Errorf("intruder %s fetched %d pages", a.name, st["Fetched"])
 		}
 	}
 	c.judge(t, hostDelay, ipDelay, 1)
+}
+
+// refused waits for agent a, refused by the crawl, to exit 2 with a
+// message that has every one of want.
+func refused(t *testing.T, a *agentProc, what string, want ...string) {
+	t.Helper()
+	select {
+	case err := <-a.done:
+		var ee *exec.ExitError
+		ok := errors.As(err, &ee) && ee.ExitCode() == 2
+		for _, w := range want {
+			ok = ok && strings.Contains(a.stderr.String(), w)
+		}
+		if !ok {
+			t.Errorf("agent with %s: %v, want exit 2 saying %q\n%s", what, err, want, a.stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("agent with %s was not refused:\n%s", what, a.stderr.String())
+	}
 }
 
 // TestClusterStopAndResume stops a crawl of three agents with petrel

@@ -37,6 +37,7 @@
 //	placementlog.go its file, kept across restarts (format beside the code)
 //	status.go      Status (petrel cluster status)
 //	node.go        Node: the parts together; joining; forming the view
+//	joinrefused.go joining by --join; refused by another key or crawl name
 //
 // Invariants:
 //

@@ -117,18 +117,6 @@ func startMembership(name string, bind netip.AddrPort, label string, key Key, t 
 	return m, nil
 }
 
-// join contacts the given membership addresses; it succeeds if one answers.
-func (m *membership) join(addrs []string) error {
-	if len(addrs) == 0 {
-		return nil
-	}
-	n, err := m.ml.Join(addrs)
-	if n == 0 {
-		return fmt.Errorf("cluster: no member answered at %s (a wrong --cluster-key-file or crawl name looks the same): %v", strings.Join(addrs, ","), err)
-	}
-	return nil
-}
-
 // setMeta changes the local metadata and gossips it, waiting a moment
 // for the broadcast to leave (memberlist's UpdateNode with no timeout
 // waits for ever when no peer takes it). Calls are serialized.

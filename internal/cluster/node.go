@@ -439,19 +439,14 @@ func (n *Node) fail(err error) {
 func (n *Node) viewLoop(ctx context.Context) {
 	t := time.NewTicker(max(n.cfg.Timing.probe()/2, 20*time.Millisecond))
 	defer t.Stop()
-	var lastJoin time.Time
-	warned := false
+	var j joiner
 	for {
 		// Until some member answers, join again: agents started together
-		// come up in any order. A wrong key looks the same (the peer cannot
-		// decrypt our packets), so it is logged, not fatal: such an agent
-		// fetches nothing.
-		if len(n.cfg.Join) > 0 && len(n.aliveMembers()) <= 1 && time.Since(lastJoin) >= 10*n.cfg.Timing.probe() {
-			lastJoin = time.Now()
-			if err := n.members.join(n.cfg.Join); err != nil && !warned && time.Since(n.started) > 30*n.cfg.Timing.probe() {
-				warned = true
-				n.log.Warn("cluster: cannot join yet; trying again", "err", err)
-			}
+		// come up in any order. An agent that answers and refuses this one
+		// (another key or crawl name) ends it (joinrefused.go).
+		if err := n.joinStep(ctx, &j); err != nil {
+			n.fail(err)
+			return
 		}
 		if n.helloAll(ctx) {
 			return

@@ -234,15 +234,19 @@ func TestWrongKeyAndSettingsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	short, cancelShort := context.WithTimeout(context.Background(), 1500*time.Millisecond)
-	if _, err := x.WaitReady(short); err == nil {
-		t.Fatal("an agent with another key became ready")
-	}
-	cancelShort()
+	wantRefused(t, x, "another key", "join refused by the agent at "+a.cfg.Bind.String(), "(a wrong --cluster-key-file?)")
 	x.Close(0)
+	// The same key under another crawl name: the gossip label differs.
+	xn, err := startNode(t, "xn", testKey, []string{a.cfg.Bind.String()}, 2, newTestHost(), [][2]string{{"assign", "authority"}},
+		func(c *Config) { c.CrawlName = "other" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRefused(t, xn, "another crawl name", `its --cluster-name differs from this agent's "other"`)
+	xn.Close(0)
 	for _, m := range a.members.members() {
-		if m.Name == "x" {
-			t.Fatal("an agent with another key became a member")
+		if m.Name == "x" || m.Name == "xn" {
+			t.Fatalf("an agent with another key or crawl name became a member: %s", m.Name)
 		}
 	}
 	n, err := startNode(t, "y", testKey, []string{a.cfg.Bind.String()}, 2, newTestHost(), [][2]string{{"assign", "host"}})
@@ -255,6 +259,43 @@ func TestWrongKeyAndSettingsRefused(t *testing.T) {
 	_, err = n.WaitReady(ctx)
 	if err == nil || !contains(err.Error(), `setting assign: the crawl has "authority", the joining agent "host"`) {
 		t.Fatalf("different settings: %v", err)
+	}
+}
+
+// wantRefused waits for n's WaitReady to fail with every one of want.
+func wantRefused(t *testing.T, n *Node, what string, want ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	_, err := n.WaitReady(ctx)
+	if err == nil || ctx.Err() != nil {
+		t.Fatalf("an agent with %s was not refused: %v", what, err)
+	}
+	for _, w := range want {
+		if !contains(err.Error(), w) {
+			t.Fatalf("agent with %s: %v, want %q", what, err, w)
+		}
+	}
+}
+
+// TestJoinWaitsForPeersNotAnswering: an agent whose --join addresses have
+// nobody listening, or a listener that never answers (a stopped agent),
+// keeps trying past the rounds that refuse an agent.
+func TestJoinWaitsForPeersNotAnswering(t *testing.T) {
+	stalled, err := net.Listen("tcp", freeAddr(t).String()) // never accepts: the kernel completes the handshakes
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.Close()
+	z, err := startNode(t, "z", testKey, []string{freeAddr(t).String(), stalled.Addr().String()}, 2, newTestHost(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close(0)
+	ctx, cancel := context.WithTimeout(context.Background(), (joinRefusals+2)*10*z.cfg.Timing.probe())
+	defer cancel()
+	if _, err := z.WaitReady(ctx); err != context.DeadlineExceeded {
+		t.Fatalf("WaitReady with no peer answering: %v, want the deadline", err)
 	}
 }
 
