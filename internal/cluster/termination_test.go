@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -104,5 +105,81 @@ func TestJoinAfterTheEnd(t *testing.T) {
 	}
 	if v := a.View(); v.Epoch != 1 {
 		t.Errorf("a granted a join after the end: %s", v)
+	}
+}
+
+// heldHost is a testHost whose Apply waits until release is closed; entered
+// is closed at its first call.
+type heldHost struct {
+	*testHost
+	entered, release chan struct{}
+	once             sync.Once
+}
+
+func (h *heldHost) Apply(b *Batch) error {
+	h.once.Do(func() { close(h.entered) })
+	<-h.release
+	return h.testHost.Apply(b)
+}
+
+// TestNoEndWithBatchInFlight: both hosts are idle throughout, yet the
+// crawl is not declared over while a batch is in flight — first in the
+// sender's outbox, unacknowledged (the receiver answers 503, as while it
+// stops), then acknowledged but not applied (the receiver's applier is
+// held) — for many waves each. Once the batch is applied, the end comes,
+// and the record was applied once.
+func TestNoEndWithBatchInFlight(t *testing.T) {
+	ha := newTestHost()
+	hb := &heldHost{testHost: newTestHost(), entered: make(chan struct{}), release: make(chan struct{})}
+	release := sync.OnceFunc(func() { close(hb.release) })
+	a := mustNode(t, "a", nil, 2, ha)
+	defer a.Close(100 * time.Millisecond)
+	b := mustNode(t, "b", []string{a.cfg.Bind.String()}, 2, hb)
+	defer b.Close(100 * time.Millisecond)
+	defer release() // before the Closes: Close waits for the applier
+	waitReady(t, a, b)
+	noEnd := func(what string) {
+		t.Helper()
+		select {
+		case <-a.Finished():
+			t.Fatalf("the end was decided with the batch %s", what)
+		case <-b.Finished():
+			t.Fatalf("the end was decided with the batch %s", what)
+		case <-time.After(15 * a.cfg.Timing.probe()): // waves are a probe interval apart
+		}
+	}
+	b.receiving.Store(false)
+	if err := a.Route("b", KindURLs, []byte("http://h.test/p")); err != nil {
+		t.Fatal(err)
+	}
+	noEnd("unacknowledged")
+	if n, _ := a.OutboxLen(); n != 1 {
+		t.Fatalf("a's outbox holds %d batches, want the one unacknowledged", n)
+	}
+	b.receiving.Store(true)
+	select {
+	case <-hb.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the batch never reached b's applier")
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if n, _ := a.OutboxLen(); n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("b never acknowledged the batch")
+		}
+	}
+	noEnd("acknowledged, not applied")
+	release()
+	for _, n := range []*Node{a, b} {
+		select {
+		case <-n.Finished():
+		case <-time.After(15 * time.Second):
+			t.Fatalf("%s: no end once the batch was applied; status %+v", n.Name(), n.Status())
+		}
+	}
+	if got := hb.count(); got != 1 {
+		t.Errorf("b applied %d records, want 1", got)
 	}
 }
