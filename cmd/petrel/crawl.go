@@ -142,7 +142,7 @@ func configCmd() *cobra.Command {
 func flagTable() string {
 	cfg := agent.Defaults()
 	var b strings.Builder
-	cfg.Table().Markdown(&b, "| `--config FILE` | | no | TOML file with any of these settings; flags override it |")
+	cfg.Table().Markdown(&b, "| `--config FILE` | | no | no | TOML file with any of these settings; flags override it |")
 	return b.String()
 }
 

@@ -281,7 +281,7 @@ func (t Table) Markdown(w io.Writer, extra ...string) {
 				fmt.Fprintln(w)
 			}
 			group = s.Group
-			fmt.Fprintf(w, "**%s**\n\n| flag | default | live | meaning |\n| --- | --- | --- | --- |\n", group)
+			fmt.Fprintf(w, "**%s**\n\n| flag | default | live | cluster-wide | meaning |\n| --- | --- | --- | --- | --- |\n", group)
 			if group == t.Grouped()[0].Group {
 				for _, e := range extra {
 					fmt.Fprintln(w, e)
@@ -296,12 +296,15 @@ func (t Table) Markdown(w io.Writer, extra ...string) {
 		if doc == "" {
 			doc = s.Help
 		}
-		live := "no"
-		if s.Live {
-			live = "yes"
-		}
-		fmt.Fprintf(w, "| `%s` | %s | %s | %s |\n", flag, mdDefault(s.Default()), live, strings.ReplaceAll(doc, "|", `\|`))
+		fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s |\n", flag, mdDefault(s.Default()), yesNo(s.Live), yesNo(s.Cluster), strings.ReplaceAll(doc, "|", `\|`))
 	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 func mdDefault(d string) string {
