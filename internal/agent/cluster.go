@@ -114,6 +114,16 @@ func (r *clusterRouter) Forward(to frontier.Peer, rec []byte) error {
 	return r.route(to, cluster.KindURLs, rec)
 }
 
+// ForwardOn sends on a record received for a key this agent no longer
+// owns (the sender routed it under an older view): counted apart from the
+// URLs this agent routes itself.
+func (r *clusterRouter) ForwardOn(to frontier.Peer, rec []byte) error {
+	r.stats.ClusterForwarded.Add(1)
+	return r.route(to, cluster.KindURLs, rec)
+}
+
+var _ frontier.ForwarderOn = (*clusterRouter)(nil)
+
 // AddrOwner returns the owner of addr in the view: URLs reach this
 // agent's scheduler when it owns their host's address (ReadyOwner placed
 // them), until a view change moves the address (handoff.go).
@@ -225,7 +235,7 @@ func (h *clusterHost) Stop(reason string) {
 
 func (h *clusterHost) Progress() cluster.Progress {
 	s := h.a.stats
-	return cluster.Progress{Fetched: s.Fetched.Load(), Queued: s.Queued.Load() + s.Ready.Load()}
+	return cluster.Progress{Fetched: s.Fetched.Load(), Queued: s.Queued.Load() + s.Ready.Load(), Forwarded: s.ClusterForwarded.Load()}
 }
 
 // startCluster starts this agent's node (Open, after the frontier exists).
@@ -350,8 +360,8 @@ func openPlacements(state string, log *slog.Logger) (*cluster.Placements, error)
 
 // clusterSummary is the summary's line for the exchange.
 func clusterSummary(s stats.Snapshot) string {
-	return fmt.Sprintf("  cluster            URLs sent %d, received %d; new URLs handed to address owners %d, received %d; handed over at view changes: %d keys, %d queued URLs, %d seen-set entries (received %d)",
-		s["ClusterSent"], s["ClusterReceived"], s["ClusterReadySent"], s["ClusterReadyReceived"],
+	return fmt.Sprintf("  cluster            URLs sent %d, received %d, forwarded %d (received for a key no longer owned); new URLs handed to address owners %d, received %d; handed over at view changes: %d keys, %d queued URLs, %d seen-set entries (received %d)",
+		s["ClusterSent"], s["ClusterReceived"], s["ClusterForwarded"], s["ClusterReadySent"], s["ClusterReadyReceived"],
 		s["HandedOverKeys"], s["HandedOverURLs"], s["HandedOverSeen"], s["ReceivedSeen"])
 }
 

@@ -76,7 +76,7 @@ func runAgents(ctx context.Context, o Options, web *webProc, dir string) RunResu
 	wg.Wait()
 	res.ElapsedS = time.Since(start).Seconds()
 	res.collectAgents(dir, names, prs)
-	if s, r := res.Exchange["ClusterSent"]+res.Exchange["ClusterReadySent"], res.Exchange["ClusterReceived"]+res.Exchange["ClusterReadyReceived"]; s != r {
+	if s, r := res.Exchange["ClusterSent"]+res.Exchange["ClusterForwarded"]+res.Exchange["ClusterReadySent"], res.Exchange["ClusterReceived"]+res.Exchange["ClusterReadyReceived"]; s != r {
 		res.Notes = append(res.Notes, fmt.Sprintf("the agents sent %d URLs and received %d", s, r))
 	}
 	procs := "Go's default GOMAXPROCS"

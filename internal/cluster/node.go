@@ -41,6 +41,9 @@ type Host interface {
 type Progress struct {
 	Fetched int64 `json:"fetched"` // pages fetched
 	Queued  int64 `json:"queued"`  // URLs queued in the frontier
+	// Forwarded is the URLs received for keys this agent no longer owns
+	// and sent on to their owners.
+	Forwarded int64 `json:"forwarded_urls"`
 }
 
 // Config is a Node's configuration.
@@ -288,7 +291,7 @@ func (n *Node) listen() error {
 		Handler:           n.handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          log.New(slogWriter{n.log}, "", 0),
+		ErrorLog:          log.New(slogWriter{l: n.log}, "", 0),
 		Protocols:         new(http.Protocols),
 	}
 	n.server.Protocols.SetHTTP2(true)

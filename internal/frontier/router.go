@@ -128,8 +128,18 @@ func (f *Frontier) Accept(rec []byte) error {
 	f.routeMu.RLock()
 	if to := f.cfg.Router.OwnerOf(rec[MetaLen:]); to != Self {
 		f.routeMu.RUnlock()
+		if fo, ok := f.cfg.Router.(ForwarderOn); ok {
+			return fo.ForwardOn(to, rec)
+		}
 		return f.cfg.Router.Forward(to, rec)
 	}
 	defer f.routeMu.RUnlock()
 	return f.admitOwned(rec)
+}
+
+// ForwarderOn is what a Router adds to tell the records Accept sends on
+// (received for a key this agent no longer owns) from those it routes
+// itself: Accept calls ForwardOn for them instead of Forward.
+type ForwarderOn interface {
+	ForwardOn(to Peer, rec []byte) error
 }

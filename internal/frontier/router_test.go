@@ -202,3 +202,38 @@ func TestAddrOwnedElsewhere(t *testing.T) {
 		t.Fatal("an address owned elsewhere without a ReadyRouter did not fail")
 	}
 }
+
+// onRouter is a splitRouter that tells apart the records Accept sends on.
+type onRouter struct {
+	splitRouter
+	on [][]byte
+}
+
+func (r *onRouter) ForwardOn(to Peer, rec []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.on = append(r.on, append([]byte(nil), rec...))
+	return nil
+}
+
+// TestAcceptForwardsOn: a record Accept is given for a key this agent does
+// not own goes to the router's ForwardOn, not Forward (the agent counts it
+// as forwarded, not as sent).
+func TestAcceptForwardsOn(t *testing.T) {
+	res := mapResolver{"a0.test": netip.MustParseAddr("10.3.0.1"), "b0.test": netip.MustParseAddr("10.3.1.1")}
+	r := &onRouter{splitRouter: splitRouter{mine: "a"}}
+	h := newHarness(t, Config{Resolver: res, Router: r})
+	u, _ := urlx.Parse("http://b0.test/y")
+	if err := h.f.Enqueue(u, Meta{Depth: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.sent) != 1 || len(r.on) != 0 {
+		t.Fatalf("enqueued a URL of another owner: %d forwarded, %d sent on; want 1, 0", len(r.sent), len(r.on))
+	}
+	if err := h.f.Accept(r.sent[0]); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.sent) != 1 || len(r.on) != 1 || string(r.on[0]) != string(r.sent[0]) {
+		t.Fatalf("accepted a record of another owner: %d forwarded, %d sent on; want 1, 1 (the record)", len(r.sent), len(r.on))
+	}
+}

@@ -204,9 +204,10 @@ var families = []family{
 // clusterFamilies are the families of a crawl of several agents, served
 // only when Sources.Cluster says the agent is one of several.
 var clusterFamilies = []family{
-	by("petrel_cluster_urls_total", "URLs exchanged with the other agents, by direction and kind: key (routed to the owner of their politeness key) or ready (new URLs handed to the agent fetching from their address).", counter, "flow", map[string]cf{
+	by("petrel_cluster_urls_total", "URLs exchanged with the other agents, by direction and kind: key (routed to the owner of their politeness key; forwarded: received for a key this agent no longer owns and sent on) or ready (new URLs handed to the agent fetching from their address).", counter, "flow", map[string]cf{
 		"key_sent":       func(s *stats.Crawl) *atomic.Int64 { return &s.ClusterSent },
 		"key_received":   func(s *stats.Crawl) *atomic.Int64 { return &s.ClusterReceived },
+		"key_forwarded":  func(s *stats.Crawl) *atomic.Int64 { return &s.ClusterForwarded },
 		"ready_sent":     func(s *stats.Crawl) *atomic.Int64 { return &s.ClusterReadySent },
 		"ready_received": func(s *stats.Crawl) *atomic.Int64 { return &s.ClusterReadyReceived },
 	}),

@@ -30,7 +30,7 @@ var labelValues = map[string][]string{
 	"log":       {"crawl", "skipped"},
 	"where":     {"skipped_cap", "drop_log", "stream"},
 	"stage":     {"schedule", "fetch", "parse", "follow", "store"},
-	"flow":      {"key_sent", "key_received", "ready_sent", "ready_received"},
+	"flow":      {"key_sent", "key_received", "key_forwarded", "ready_sent", "ready_received"},
 	"version":   nil,
 	"goversion": nil,
 }

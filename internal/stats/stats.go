@@ -78,6 +78,7 @@ type Crawl struct {
 	// Cluster (zero for a single agent).
 	ClusterSent          atomic.Int64 // URLs routed to the agent owning their key
 	ClusterReceived      atomic.Int64 // URLs received as their key's owner
+	ClusterForwarded     atomic.Int64 // of those, URLs of keys this agent no longer owns (a view changed), sent on to their owner
 	ClusterReadySent     atomic.Int64 // new URLs handed to the agent fetching from their address
 	HandedOverKeys       atomic.Int64 // visit states moved to the new owner of their address at a view change
 	HandedOverURLs       atomic.Int64 // queued URLs handed to the new owner of their address at a view change
@@ -293,8 +294,8 @@ func Line(cur, prev Snapshot, dt time.Duration) string {
 		pages, rate, human(bps), cur["SieveNew"], cur["Ready"], cur["Queued"],
 		cur["ActiveKeys"], cur["IPEntries"], cur["InFlight"], cur["Duplicates"]+cur["TextDuplicates"], cur.Errors())
 	if x := cur["ClusterSent"] + cur["ClusterReceived"] + cur["ClusterReadySent"] + cur["ClusterReadyReceived"]; x > 0 {
-		line += fmt.Sprintf(" | sent %d recv %d handed %d/%d",
-			cur["ClusterSent"], cur["ClusterReceived"], cur["ClusterReadySent"], cur["ClusterReadyReceived"])
+		line += fmt.Sprintf(" | sent %d recv %d fwd %d handed %d/%d",
+			cur["ClusterSent"], cur["ClusterReceived"], cur["ClusterForwarded"], cur["ClusterReadySent"], cur["ClusterReadyReceived"])
 	}
 	return line
 }

@@ -41,6 +41,13 @@ func TestLineAndSummary(t *testing.T) {
 	if strings.Contains(l, "\n") {
 		t.Errorf("progress line spans lines: %q", l)
 	}
+	if strings.Contains(l, "sent") {
+		t.Errorf("a single agent's progress line has the exchange's counts: %q", l)
+	}
+	c := Snapshot{"ClusterSent": 5, "ClusterReceived": 7, "ClusterForwarded": 2, "ClusterReadySent": 3, "ClusterReadyReceived": 4}
+	if l := Line(c, nil, time.Second); !strings.HasSuffix(l, " | sent 5 recv 7 fwd 2 handed 3/4") {
+		t.Errorf("an agent's progress line %q does not end with its exchange's counts", l)
+	}
 	// A resumed run: 100 pages came from earlier runs, 200 from this one.
 	cur["Runs"], cur["FetcherWaitNano"], cur["FetcherWaits"] = 2, int64(3*time.Second), 30
 	sum := Summary(Run{Head: "crawl stopped after 2s", Next: "stopped: 7 URLs queued; run the same command to resume",
