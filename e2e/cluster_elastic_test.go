@@ -77,6 +77,13 @@ func TestClusterJoin(t *testing.T) {
 	c.start(t, late, flags...)
 	late.waitFor(t, "view epoch 2", 30*time.Second)
 	t.Logf("agent4 joined after %d requests", before)
+	// petrel cluster status, while the crawl runs (cluster_status_test.go).
+	for _, m := range checkClusterStatus(t, c, first[0], 2).Members {
+		t.Logf("cluster status: %s %s, epoch %d, owns %d slots", m.Name, m.State, m.Epoch, m.KeysOwned)
+		if s := float64(m.KeysOwned) / cluster.Slots; s < 0.20 || s > 0.30 {
+			t.Errorf("cluster status: %s owns %.1f %% of the slots, want 25 ± 5 %%", m.Name, 100*s)
+		}
+	}
 	errs := c.wait(t, 120*time.Second)
 	for _, a := range c.agents {
 		if errs[a.name] != nil {

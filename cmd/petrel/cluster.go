@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -103,87 +101,6 @@ func (c *controlFlags) each(ctx context.Context, timeout time.Duration, try func
 		}
 	}
 	return fmt.Errorf("no agent answered at %s: %v", strings.Join(addrs, ","), err)
-}
-
-func clusterStatusCmd() *cobra.Command {
-	var cf controlFlags
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "status --join IP:PORT --cluster-key-file FILE [--json]",
-		Short: "Show a running crawl's members, view and totals (over the authenticated exchange; never joins the gossip)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return cf.each(cmd.Context(), 10*time.Second, func(ctx context.Context, cl *cluster.Client, addr string) error {
-				first, err := cl.GetStatus(ctx, addr)
-				if err != nil {
-					return err
-				}
-				if err := showStatus(ctx, cmd, cl, first, asJSON); err != nil {
-					return finalError{err} // printed in part: not again through another agent
-				}
-				return nil
-			})
-		},
-	}
-	cf.bind(cmd.Flags())
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
-}
-
-// showStatus asks every other alive member that first lists for its status
-// and prints them all, with the members that did not answer.
-func showStatus(ctx context.Context, cmd *cobra.Command, cl *cluster.Client, first *cluster.Status, asJSON bool) error {
-	all := []*cluster.Status{first}
-	var missing []string
-	for _, m := range first.Members {
-		if m.Name == first.Name || m.Meta.Exchange == "" {
-			continue
-		}
-		if m.State != "alive" {
-			missing = append(missing, m.Name+" ("+m.State+")")
-			continue
-		}
-		s, err := cl.GetStatus(ctx, m.Meta.Exchange)
-		if err != nil {
-			missing = append(missing, m.Name+" ("+err.Error()+")")
-			continue
-		}
-		all = append(all, s)
-	}
-	if asJSON {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"view": first.View, "agents": all, "unreachable": missing})
-	}
-	printStatus(cmd, first, all, missing)
-	return nil
-}
-
-func printStatus(cmd *cobra.Command, first *cluster.Status, all []*cluster.Status, missing []string) {
-	out := cmd.OutOrStdout()
-	if first.View != nil {
-		fmt.Fprintln(out, "view:", first.View.String())
-	} else {
-		fmt.Fprintln(out, "view: none yet")
-	}
-	tw := tabwriter.NewWriter(out, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "AGENT\tEXCHANGE\tINC\tEPOCH\tIDLE\tFETCHED\tQUEUED\tOUTBOX\tINBOX\tSENT\tRECEIVED\tHEARD")
-	var fetched, queued int64
-	var sent, recv uint64
-	for _, s := range all {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%v\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Name, s.Exchange, s.Incarnation, s.ViewEpoch,
-			s.Idle, s.Fetched, s.Queued, s.OutboxBatches, s.InboxUnapplied, s.SentURLs, s.AppliedURLs, s.Time.Format(time.RFC3339))
-		fetched += s.Fetched
-		queued += s.Queued
-		sent += s.SentURLs
-		recv += s.AppliedURLs
-	}
-	tw.Flush()
-	for _, m := range missing {
-		fmt.Fprintln(out, "not answering:", m)
-	}
-	fmt.Fprintf(out, "total: %d agents answered, %d pages fetched, %d URLs queued, %d URLs sent, %d received; finished %v\n",
-		len(all), fetched, queued, sent, recv, first.Finished)
 }
 
 func clusterStopCmd() *cobra.Command {

@@ -35,7 +35,8 @@
 //	forget.go      petrel cluster forget: a view without a dead agent
 //	placement.go   Placements: the address a key owner first placed a host at
 //	placementlog.go its file, kept across restarts (format beside the code)
-//	status.go      Status (petrel cluster status)
+//	status.go      Status (petrel cluster status), the slots each agent owns
+//	heard.go       when each member was last heard from, which are suspect
 //	node.go        Node: the parts together; joining; forming the view
 //	joinrefused.go joining by --join; refused by another key or crawl name
 //

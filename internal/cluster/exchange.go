@@ -83,6 +83,7 @@ func (n *Node) serveBatch(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	n.members.heard(b.ID.Sender) // heard.go
 	n.markAbsent(w, b.ID.Sender) // declared.go
 	if n.dedup.has(b.ID) {
 		n.counts.duplicateBatches.Add(1)

@@ -30,12 +30,16 @@ type Meta struct {
 	ConfigEpoch uint64 `json:"c,omitempty"` // epoch of the cluster-wide settings changed live (config.go)
 }
 
-// Member is a peer as gossip knows it.
+// Member is a peer as gossip knows it. Its JSON keys are its field names
+// (petrel cluster status reads them; docs/cluster.md lists them).
 type Member struct {
 	Name  string
 	Addr  string // membership address
-	State string // alive, suspect, dead, left
+	State string // alive, dead, left; in a Status also suspect (heard.go)
 	Meta  Meta
+	// LastHeard, in a Status, is when the answering agent last heard from
+	// it (heard.go). Zero: not yet.
+	LastHeard time.Time
 }
 
 // Timing scales memberlist's failure detector. Probe is the probe
@@ -79,6 +83,8 @@ type membership struct {
 	known  map[string]Member // from memberlist's events (see members)
 	events chan struct{}     // a member joined, left or changed (coalesced)
 
+	heardFrom // under mu (heard.go)
+
 	onRound atomic.Pointer[func()] // called when a probe of another member is answered (Guard.Round)
 
 	// gossipMu serializes UpdateNode: memberlist reads this node's own
@@ -88,7 +94,8 @@ type membership struct {
 }
 
 func startMembership(name string, bind netip.AddrPort, label string, key Key, t Timing, meta Meta, logger *slog.Logger) (*membership, error) {
-	m := &membership{meta: meta, log: logger, known: map[string]Member{}, events: make(chan struct{}, 1)}
+	m := &membership{meta: meta, log: logger, known: map[string]Member{}, events: make(chan struct{}, 1),
+		heardFrom: heardFrom{at: map[string]time.Time{}, suspects: map[string]bool{}}}
 	c := memberlist.DefaultLANConfig()
 	c.Name = name
 	c.BindAddr = bind.Addr().String()
@@ -108,7 +115,8 @@ func startMembership(name string, bind netip.AddrPort, label string, key Key, t 
 	c.GossipToTheDeadTime = 30 * p
 	c.TCPTimeout = max(10*p, 200*time.Millisecond)
 	c.DeadNodeReclaimTime = 10 * p // a restarted agent reuses its name
-	c.Logger = log.New(slogWriter{logger}, "", 0)
+	c.Alive = m
+	c.Logger = log.New(slogWriter{l: logger, suspect: m.suspected}, "", 0)
 	ml, err := memberlist.Create(c)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: membership on %s: %w", bind, err)
@@ -158,6 +166,7 @@ func (m *membership) record(n *memberlist.Node, state string) {
 	json.Unmarshal(n.Meta, &mb.Meta)
 	m.mu.Lock()
 	m.known[n.Name] = mb
+	m.noteEvent(n.Name, state) // heard.go
 	m.mu.Unlock()
 	m.notify()
 }
@@ -193,7 +202,8 @@ func (m *membership) MergeRemoteState(buf []byte, join bool)     {}
 // memberlist.PingDelegate: an answered probe is a completed gossip round.
 
 func (m *membership) AckPayload() []byte { return nil }
-func (m *membership) NotifyPingComplete(*memberlist.Node, time.Duration, []byte) {
+func (m *membership) NotifyPingComplete(other *memberlist.Node, _ time.Duration, _ []byte) {
+	m.heard(other.Name)
 	if f := m.onRound.Load(); f != nil {
 		(*f)()
 	}
@@ -215,11 +225,18 @@ func (m *membership) NotifyLeave(n *memberlist.Node) {
 }
 
 // slogWriter turns memberlist's log lines into debug records (warnings and
-// errors at their level).
-type slogWriter struct{ l *slog.Logger }
+// errors at their level). With suspect set, it is told the name in
+// memberlist's line on suspecting a member (heard.go).
+type slogWriter struct {
+	l       *slog.Logger
+	suspect func(name string)
+}
 
 func (w slogWriter) Write(b []byte) (int, error) {
 	s := strings.TrimSpace(string(b))
+	if name, ok := suspectLine(s); ok && w.suspect != nil {
+		w.suspect(name)
+	}
 	switch {
 	case strings.Contains(s, "[ERR]"):
 		w.l.Error("memberlist", "msg", s)

@@ -59,9 +59,10 @@ func (n *Node) Status() *Status {
 		routed == n.batch.routed.Load() && act == n.activity.Load()
 	ob, obytes := n.outbox.Len()
 	durable := n.inbox.Durable()
+	now := time.Now().UTC()
 	s := &Status{
 		Name: n.cfg.Name, Exchange: n.cfg.ExchangeAddr(), Incarnation: n.incarnation,
-		ViewEpoch: n.viewEpoch(), Time: time.Now().UTC(),
+		ViewEpoch: n.viewEpoch(), Time: now,
 		Idle: idle, Activity: act, Leaving: n.IsLeaving(),
 		Progress:       n.host.Progress(),
 		OutboxBatches:  ob,
@@ -82,7 +83,7 @@ func (n *Node) Status() *Status {
 		ViewLagApplied: n.counts.viewLagApplied.Load(),
 		AwaitingFrom:   slices.Sorted(maps.Keys(n.Awaiting())),
 		View:           n.View(),
-		Members:        n.members.members(),
+		Members:        n.members.statusMembers(n.cfg.Name, now), // heard.go
 	}
 	select {
 	case <-n.finished:
@@ -97,8 +98,20 @@ func (n *Node) nodeIdle() bool {
 	return ob == 0 && n.batch.empty() && n.appliedAt.Load() >= n.inbox.Durable() && n.handoffIdle()
 }
 
-// Counts returns the exchange's totals for the agent's progress line and
-// summary: URLs sent and received.
-func (n *Node) Counts() (sent, received uint64) {
-	return n.counts.sentURLs.Load(), n.counts.appliedURLs.Load()
+// SlotsOwned returns how many of the Slots each agent of v owns, by name:
+// petrel cluster status's "keys owned" (a politeness key's group belongs
+// to the owner of its slot, hrw.go). It hashes every slot against every
+// agent: the command's work, not /v1/status's.
+func (v *View) SlotsOwned() map[string]int {
+	counts := make([]int, len(v.Agents))
+	for s := uint64(0); s < Slots; s++ {
+		if i := v.ownerIndex(s); i >= 0 {
+			counts[i]++
+		}
+	}
+	out := make(map[string]int, len(v.Agents))
+	for i, a := range v.Agents {
+		out[a.Name] = counts[i]
+	}
+	return out
 }

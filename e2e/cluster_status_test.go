@@ -1,0 +1,105 @@
+package e2e
+
+import (
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/cluster"
+)
+
+// clusterStatusReport is the part of petrel cluster status --json that
+// the tests read.
+type clusterStatusReport struct {
+	AnsweredBy string        `json:"answered_by"`
+	Time       time.Time     `json:"time"`
+	View       *cluster.View `json:"view"`
+	Slots      int           `json:"slots"`
+	Members    []struct {
+		Name      string     `json:"name"`
+		Address   string     `json:"address"`
+		State     string     `json:"state"`
+		InView    bool       `json:"in_view"`
+		Epoch     uint64     `json:"epoch"`
+		KeysOwned int        `json:"keys_owned"`
+		Answered  bool       `json:"answered"`
+		LastHeard *time.Time `json:"last_heard"`
+		Error     string     `json:"error"`
+	} `json:"members"`
+	Totals struct {
+		Members  int `json:"members"`
+		Answered int `json:"answered"`
+	} `json:"totals"`
+}
+
+// clusterStatus runs petrel cluster status --json through via.
+func clusterStatus(t *testing.T, c *clusterRun, via *agentProc) (*clusterStatusReport, []byte) {
+	t.Helper()
+	out, err := exec.Command(clusterPetrel, "cluster", "status", "--json", "--join", via.bind, "--cluster-key-file", c.key).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			out = append(out, ee.Stderr...)
+		}
+		t.Fatalf("petrel cluster status: %v\n%s", err, out)
+	}
+	var r clusterStatusReport
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("petrel cluster status --json: %v\n%s", err, out)
+	}
+	return &r, out
+}
+
+// checkClusterStatus asks the running crawl for its status through via
+// and checks it against the view of epoch, which every agent of c is in:
+// each is a member, alive, answering at that epoch, heard from, and the
+// keys they own add up to every slot. The members other than the view's
+// last proposer install its commit a moment after it: the status is asked
+// again, up to 20 times, until every member answers that epoch. It returns
+// the report.
+func checkClusterStatus(t *testing.T, c *clusterRun, via *agentProc, epoch uint64) *clusterStatusReport {
+	t.Helper()
+	var r *clusterStatusReport
+	var out []byte
+	for try := 0; ; try++ {
+		r, out = clusterStatus(t, c, via)
+		at := 0
+		for _, m := range r.Members {
+			if m.Answered && m.Epoch == epoch {
+				at++
+			}
+		}
+		if at == len(c.agents) || try == 20 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if r.AnsweredBy != via.name || r.View == nil || r.View.Epoch != epoch || len(r.View.Agents) != len(c.agents) ||
+		r.Slots != cluster.Slots || len(r.Members) != len(c.agents) || r.Totals.Answered != len(c.agents) {
+		t.Fatalf("cluster status through %s, want the view of epoch %d with %d agents, all answering:\n%s", via.name, epoch, len(c.agents), out)
+	}
+	byName := map[string]int{}
+	for i, m := range r.Members {
+		byName[m.Name] = i
+	}
+	sum := 0
+	for _, a := range c.agents {
+		i, ok := byName[a.name]
+		if !ok {
+			t.Errorf("cluster status lists no member %s", a.name)
+			continue
+		}
+		m := r.Members[i]
+		sum += m.KeysOwned
+		if m.State != "alive" || !m.InView || !m.Answered || m.Epoch != epoch || m.Address != a.bind || m.KeysOwned == 0 ||
+			m.LastHeard == nil || m.LastHeard.After(r.Time) || r.Time.Sub(*m.LastHeard) > 30*time.Second {
+			t.Errorf("cluster status: member %+v", m)
+		}
+	}
+	if sum != cluster.Slots {
+		t.Errorf("cluster status: the members own %d slots, want all %d", sum, cluster.Slots)
+	}
+	return r
+}
