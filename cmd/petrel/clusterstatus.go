@@ -214,15 +214,19 @@ func printReport(out io.Writer, r *statusReport) {
 		if m.InView {
 			keys = fmt.Sprintf("%d (%.1f%%)", m.KeysOwned, 100*m.KeyShare)
 		}
+		addr := m.Address
+		if addr == "" {
+			addr = "-"
+		}
 		heard := "never"
 		if m.LastHeard != nil {
 			heard = r.Time.Sub(*m.LastHeard).Round(time.Millisecond).String() + " ago"
 		}
 		if !m.Answered {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t-\t-\t-\t-\t-\t-\t-\t%s\n", m.Name, m.Address, m.State, m.Epoch, keys, heard)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t-\t-\t-\t-\t-\t-\t-\t%s\n", m.Name, addr, m.State, m.Epoch, keys, heard)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", m.Name, m.Address, m.State, m.Epoch, keys,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", m.Name, addr, m.State, m.Epoch, keys,
 			m.Fetched, m.Queued, m.OutboxURLs, m.InboxUnapplied, m.SentURLs, m.ReceivedURLs, m.ForwardedURLs, heard)
 	}
 	tw.Flush()
