@@ -39,8 +39,8 @@ func TestMembersHeardAndSuspected(t *testing.T) {
 	}
 	a, b := start("a"), start("b")
 	defer a.leave(time.Second)
-	if err := b.join([]string{a.ml.LocalNode().Address()}); err != nil {
-		t.Fatal(err)
+	if r := b.join([]string{a.ml.LocalNode().Address()}); !r.joined {
+		t.Fatal(r.err)
 	}
 	member := func(m *membership, name string) Member {
 		for _, mb := range m.statusMembers(m.ml.LocalNode().Name, time.Now().UTC()) {
