@@ -23,29 +23,9 @@ type testCrawl struct {
 // configuration before Open.
 func newTestCrawl(t *testing.T, firstIP string, hosts, pages int, edit func(*Config, *testweb.Web)) *testCrawl {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	w, err := testweb.Start(ctx, testweb.Config{Hosts: hosts, HostsPerIP: 2, PagesPerHost: pages, Seed: 3,
+	w, dir, hostsFile, seeds := startTestWeb(t, testweb.Config{Hosts: hosts, HostsPerIP: 2, PagesPerHost: pages, Seed: 3,
 		FirstIP: netip.MustParseAddr(firstIP)})
-	if err != nil {
-		t.Fatalf("testweb: %v", err)
-	}
-	t.Cleanup(func() { w.Close() })
-	dir := t.TempDir()
-	hostsFile, seeds, err := w.WriteFiles(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := Defaults()
-	cfg.Dir = filepath.Join(dir, "crawl")
-	cfg.Fetch.HostsFile, cfg.SeedsFile = hostsFile, seeds
-	cfg.Fetch.AllowPrivate, cfg.Fetch.SystemDNS = true, false
-	cfg.Frontier.HostDelay, cfg.Frontier.IPDelay = 5*time.Millisecond, 2*time.Millisecond
-	cfg.Fetchers, cfg.Parsers = 16, 2
-	cfg.Frontier.RetryDelay = 50 * time.Millisecond
-	cfg.Fetch.Timeout = 10 * time.Second
-	cfg.CheckpointEvery = 0
-	cfg.Frontier.WorkbenchBytes, cfg.Sieve.URLCacheBytes, cfg.Sieve.BufferKeys = 16<<20, 1<<20, 1<<12
+	cfg := testConfig(filepath.Join(dir, "crawl"), hostsFile, seeds)
 	if edit != nil {
 		edit(&cfg, w)
 	}
@@ -54,6 +34,40 @@ func newTestCrawl(t *testing.T, firstIP string, hosts, pages int, edit func(*Con
 		t.Fatalf("Open: %v", err)
 	}
 	return &testCrawl{web: w, cfg: cfg, a: a}
+}
+
+// startTestWeb starts the synthetic web wc until the test ends and writes
+// its hosts file and seeds into a new temporary directory, dir.
+func startTestWeb(t *testing.T, wc testweb.Config) (w *testweb.Web, dir, hostsFile, seeds string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := testweb.Start(ctx, wc)
+	if err != nil {
+		t.Fatalf("testweb: %v", err)
+	}
+	t.Cleanup(func() { w.Close() })
+	dir = t.TempDir()
+	if hostsFile, seeds, err = w.WriteFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	return w, dir, hostsFile, seeds
+}
+
+// testConfig is the tests' configuration of a crawl in dir of the web
+// whose hosts file and seeds are given: fast delays, no checkpoints.
+func testConfig(dir, hostsFile, seeds string) Config {
+	cfg := Defaults()
+	cfg.Dir = dir
+	cfg.Fetch.HostsFile, cfg.SeedsFile = hostsFile, seeds
+	cfg.Fetch.AllowPrivate, cfg.Fetch.SystemDNS = true, false
+	cfg.Frontier.HostDelay, cfg.Frontier.IPDelay = 5*time.Millisecond, 2*time.Millisecond
+	cfg.Fetchers, cfg.Parsers = 16, 2
+	cfg.Frontier.RetryDelay = 50 * time.Millisecond
+	cfg.Fetch.Timeout = 10 * time.Second
+	cfg.CheckpointEvery = 0
+	cfg.Frontier.WorkbenchBytes, cfg.Sieve.URLCacheBytes, cfg.Sieve.BufferKeys = 16<<20, 1<<20, 1<<12
+	return cfg
 }
 
 // run crawls to the end (or fails the test after a minute).

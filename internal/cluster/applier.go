@@ -148,6 +148,21 @@ func (n *Node) applyOne(wire []byte, next int64) error {
 	return n.applyBatch(b, err, next)
 }
 
+// waitOpenOrLeft blocks until the zombie guard opens, or this agent is
+// out of its view as a leaving one (leftView: a guard closed at a start
+// that resumes a leave opens only in a view with it, which does not
+// come), or the node closes.
+func (n *Node) waitOpenOrLeft() {
+	for !n.leftView() {
+		ctx, cancel := context.WithTimeout(n.ctx, n.cfg.Timing.probe())
+		err := n.guard.WaitOpen(ctx)
+		cancel()
+		if err == nil || n.ctx.Err() != nil {
+			return
+		}
+	}
+}
+
 // applyBatch hands a batch to the host unless it was applied before, and
 // moves the applied position to next. A batch that did not decode (err)
 // is skipped.
@@ -157,8 +172,10 @@ func (n *Node) applyBatch(b *Batch, err error, next int64) error {
 		// sieve: the interim owners of its keys may be admitting the same
 		// URLs (zombie.go). Its batches wait for its return to the view.
 		// One that left (join.go) owns no key: it forwards them.
-		n.guard.WaitOpen(n.ctx)
-		n.WaitReleases(n.ctx) // the sieve needs the old owners' seen sets first
+		n.waitOpenOrLeft()
+		if !n.leftView() {
+			n.WaitReleases(n.ctx) // the sieve needs the old owners' seen sets first
+		}
 	}
 	if err == nil && !n.applied.has(b.ID) {
 		n.awaitBatchView(n.ctx, b) // viewlag.go

@@ -265,11 +265,20 @@ func (f *Frontier) MoveOut(ctx context.Context) (inFlight int, waits map[netip.A
 // another agent now owns, and moves nothing out: a leaving agent takes
 // its checkpoint once nothing is in flight to them, before its queues
 // move. It returns how many requests to such addresses are in flight.
+// Tasks dispatched and not begun go back, as at HoldAddrs: they are not in
+// flight, and with the zombie guard closed (a start that resumes a leave)
+// no fetcher would ever begin them.
 func (f *Frontier) HoldGivenUp(ctx context.Context) (inFlight int, err error) {
 	err = f.do(ctx, func(s *scheduler) {
 		for a, e := range s.wb.byAddr {
 			if s.addrOwner(a) != Self {
 				s.hold(e)
+			}
+		}
+		s.f.gen.Add(1)
+		s.takeBack()
+		for a, e := range s.wb.byAddr {
+			if s.addrOwner(a) != Self {
 				inFlight += e.inFlight
 			}
 		}
