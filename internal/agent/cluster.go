@@ -203,6 +203,7 @@ type clusterHost struct {
 
 func (h *clusterHost) Apply(b *cluster.Batch) error {
 	f := h.a.frontier
+	restarted := b.Kind == cluster.KindReady && h.restartedSender(b.ID) // clusterinterim.go
 	for _, rec := range b.Records {
 		var err error
 		switch b.Kind {
@@ -211,7 +212,7 @@ func (h *clusterHost) Apply(b *cluster.Batch) error {
 			err = f.Accept(rec)
 		case cluster.KindReady:
 			h.a.stats.ClusterReadyReceived.Add(1)
-			if !h.handedBackKnown(rec) && !h.readyAgain(rec) { // clusterreturn.go, clusterinterim.go
+			if !h.handedBackKnown(rec) && !h.readyAgain(rec, restarted) { // clusterreturn.go, clusterinterim.go
 				err = f.AcceptReady(rec)
 			}
 		default:

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/petrel-crawler/petrel/internal/cluster"
@@ -21,8 +22,12 @@ import (
 // hashes of the ready URLs it is given (a bounded cache that may forget,
 // never invent), whether another agent's sieve sends them or its own
 // (HeldAlready), and drops one of a key once taken over from an absent
-// agent whose hash the cache holds (counted as InterimAgainDropped). Only
-// those keys are checked, and never a hand-over record; and a record this
+// agent whose hash the cache holds (counted as InterimAgainDropped). A
+// kill -9 and a restart within G make no takeover, and the restarted
+// sieve lets through again all the same: so once ready batches of two
+// processes of one sender have come (restartedSender), all its ready
+// URLs are checked too, whatever their keys. Only
+// those are checked, and never a hand-over record; and a record this
 // agent forwards to another is forgotten (forwarded), so that one coming
 // back on purpose (a hand-off, a host moving back to an address) is taken.
 
@@ -33,6 +38,40 @@ const interimCacheBytes = 8 << 20
 type interimAgain struct {
 	taken atomic.Pointer[cluster.SlotSet] // the slots taken over from absent agents (nil: none)
 	seen  *sieve.URLCache                 // ready URLs received
+	mu    sync.Mutex
+	procs map[string]senderProcs // per sender of ready batches received
+}
+
+// senderProcs is what an agent knows of another's processes: the
+// incarnation of the first ready batch it received from it, and whether
+// one of another came since.
+type senderProcs struct {
+	first     uint64
+	restarted bool
+}
+
+// restartedSender reports whether ready batches of two processes of id's
+// sender (started again on its directory) have reached this agent, id's
+// one of them: from then on all of that sender's are checked, so that a
+// batch its earlier process left in its outbox, delivered after the
+// restarted sieve's, is checked too. A process's logged batches
+// (loggedready.go) count as its own.
+func (h *clusterHost) restartedSender(id cluster.BatchID) bool {
+	inc := id.Incarnation &^ (1 << 63)
+	h.interim.mu.Lock()
+	defer h.interim.mu.Unlock()
+	p, ok := h.interim.procs[id.Sender]
+	switch {
+	case !ok:
+		if h.interim.procs == nil {
+			h.interim.procs = map[string]senderProcs{}
+		}
+		h.interim.procs[id.Sender] = senderProcs{first: inc}
+	case inc != p.first && !p.restarted:
+		p.restarted = true
+		h.interim.procs[id.Sender] = p
+	}
+	return p.restarted
 }
 
 // newClusterHost returns the host of a's cluster node.
@@ -82,15 +121,16 @@ func (h *clusterHost) forwarded(rec []byte) {
 }
 
 // readyAgain reports whether the ready record rec, received, is a second
-// copy that an interim owner sent (see above); it remembers rec otherwise.
-func (h *clusterHost) readyAgain(rec []byte) bool {
+// copy that an interim owner sent, or a restarted sender (restarted: see
+// above); it remembers rec otherwise.
+func (h *clusterHost) readyAgain(rec []byte, restarted bool) bool {
 	if len(rec) < frontier.MetaLen || rec[0] == frontier.HandoverTag {
 		return false // a host's move between addresses: sent on purpose
 	}
 	url := rec[frontier.MetaLen:]
 	hh := sieve.KeyHash(h.a.cfg.Frontier.Assign.GroupHash(url), url)
 	seen := h.interim.seen
-	if taken := h.interim.taken.Load(); taken != nil && taken.Has(sieve.Slot(hh)) {
+	if taken := h.interim.taken.Load(); restarted || taken != nil && taken.Has(sieve.Slot(hh)) {
 		if seen.Holds(hh) {
 			h.a.stats.InterimAgainDropped.Add(1)
 			return true
@@ -103,4 +143,4 @@ func (h *clusterHost) readyAgain(rec []byte) bool {
 // HeldAlready is the router's frontier.ReadyFilter: a URL this agent's own
 // sieve found new, for an address it fetches from, is checked (and kept in
 // the cache) as a ready URL received is.
-func (r *clusterRouter) HeldAlready(rec []byte) bool { return r.a.clusterHost.readyAgain(rec) }
+func (r *clusterRouter) HeldAlready(rec []byte) bool { return r.a.clusterHost.readyAgain(rec, false) }

@@ -148,23 +148,23 @@ func TestInterimAgain(t *testing.T) {
 	}
 	// Before the death: the first copies, from c's sieve and a's.
 	for _, u := range append(slices.Clone(ofC), ofA...) {
-		if h.readyAgain(readyRec(u)) {
+		if h.readyAgain(readyRec(u), false) {
 			t.Fatalf("%s dropped at its first receipt", u)
 		}
 	}
 	h.noteTakeover(v1, v2)
 	for _, u := range ofC[:10] {
-		if !h.readyAgain(readyRec(u)) {
+		if !h.readyAgain(readyRec(u), false) {
 			t.Errorf("%s of a key taken over from the dead agent, sent again: not dropped", u)
 		}
 	}
 	for _, u := range ofA {
-		if h.readyAgain(readyRec(u)) {
+		if h.readyAgain(readyRec(u), false) {
 			t.Errorf("%s of a key of a live agent, sent again: dropped", u)
 		}
 	}
 	ho := frontier.AppendHandover(nil, frontier.Handover{Gen: 1}, readyRec(ofC[10]))
-	if h.readyAgain(ho) {
+	if h.readyAgain(ho, false) {
 		t.Errorf("a hand-over record of %s dropped", ofC[10])
 	}
 	if d := h.a.stats.InterimAgainDropped.Load(); d != 10 {
@@ -172,21 +172,64 @@ func TestInterimAgain(t *testing.T) {
 	}
 	// A record forwarded to another agent and sent back is taken.
 	h.forwarded(readyRec(ofC[11]))
-	if h.readyAgain(readyRec(ofC[11])) {
+	if h.readyAgain(readyRec(ofC[11]), false) {
 		t.Errorf("%s dropped when sent back after this agent forwarded it", ofC[11])
 	}
 	// The dead agent's return: its keys stay checked here (its sieve may
 	// let through again what it did since its checkpoint), but not on it.
 	v3 := testView(t, 3, "a", "b", "c")
 	h.noteTakeover(v2, v3)
-	if !h.readyAgain(readyRec(ofC[12])) {
+	if !h.readyAgain(readyRec(ofC[12]), false) {
 		t.Errorf("%s not dropped after the dead agent's return", ofC[12])
 	}
 	back := returnHost(t)
 	back.noteTakeover(v1, v2)
-	back.readyAgain(readyRec(ofC[0]))
+	back.readyAgain(readyRec(ofC[0]), false)
 	back.noteTakeover(v2, v3)
-	if back.readyAgain(readyRec(ofC[0])) {
+	if back.readyAgain(readyRec(ofC[0]), false) {
 		t.Errorf("%s dropped on the agent that returned", ofC[0])
+	}
+}
+
+// TestRestartedSenderChecked checks that once ready batches of two
+// processes of one sender have come (a kill -9 and a restart within G, no
+// takeover), a ready URL of it received before is dropped whatever its
+// key, also from a batch of its earlier process delivered late, and that
+// nothing is dropped before, nor a new URL, nor another sender's; a
+// process's logged batches count as its own.
+func TestRestartedSenderChecked(t *testing.T) {
+	h := returnHost(t)
+	id := func(sender string, inc uint64) cluster.BatchID {
+		return cluster.BatchID{Sender: sender, Incarnation: inc, Seq: 1}
+	}
+	u, v, w := "http://h1.example.test/a", "http://h2.example.test/b", "http://h3.example.test/c"
+	if h.restartedSender(id("b", 4)) || h.readyAgain(readyRec(u), false) || h.readyAgain(readyRec(u), false) {
+		t.Fatal("a URL sent twice by one process dropped (no key taken over)")
+	}
+	if h.restartedSender(id("b", 1<<63|4)) {
+		t.Error("the logged batches of b's first process count as another process's")
+	}
+	if !h.restartedSender(id("b", 5)) {
+		t.Fatal("b's second process not seen as restarted")
+	}
+	if !h.readyAgain(readyRec(u), true) {
+		t.Errorf("%s sent again by b's restarted process: not dropped", u)
+	}
+	if h.readyAgain(readyRec(v), true) {
+		t.Errorf("%s, new, dropped", v)
+	}
+	if !h.restartedSender(id("b", 4)) || !h.readyAgain(readyRec(v), true) {
+		t.Errorf("%s in a late batch of b's first process, after the second's: not dropped", v)
+	}
+	if h.restartedSender(id("c", 1<<63|2)) || h.restartedSender(id("c", 2)) {
+		t.Error("c, one process, seen as restarted")
+	}
+	h.readyAgain(readyRec(w), false)
+	h.forwarded(readyRec(w))
+	if h.readyAgain(readyRec(w), true) {
+		t.Errorf("%s forwarded by this agent and sent back by a restarted one: dropped", w)
+	}
+	if d := h.a.stats.InterimAgainDropped.Load(); d != 2 {
+		t.Errorf("InterimAgainDropped = %d, want 2", d)
 	}
 }

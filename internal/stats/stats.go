@@ -91,7 +91,7 @@ type Crawl struct {
 	ReturnKnownDropped   atomic.Int64 // URLs handed back at a return after a death that this agent knew before its death
 	ReturnFetchedDropped atomic.Int64 // URLs queued here that an interim owner fetched while this agent was declared dead, dropped at its return
 	ZombieCut            atomic.Int64 // page fetches in flight cut by the zombie guard closing (fetched again later)
-	InterimAgainDropped  atomic.Int64 // ready URLs of keys taken over from a dead agent sent here again by their interim owner, dropped
+	InterimAgainDropped  atomic.Int64 // ready URLs of keys taken over from a dead agent sent here again by their interim owner, or sent again by a restarted agent, dropped
 
 	// Fetching.
 	Fetched       atomic.Int64 // responses received (pages, not robots.txt)
