@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -39,7 +40,7 @@ func webConfig(c testweb.Config, firstIP string) (testweb.Config, error) {
 
 func testwebCmd() *cobra.Command {
 	var c testweb.Config
-	var firstIP, dir string
+	var firstIP, dir, hitLog string
 	var lz lazyFlags
 	cmd := &cobra.Command{
 		Use:   "testweb",
@@ -59,25 +60,7 @@ address, for petrel crawl --system-dns --dns-server ADDR).`,
 			if lz.on {
 				return runLazyWeb(cmd, c, firstIP, dir, lz)
 			}
-			cfg, err := webConfig(c, firstIP)
-			if err != nil {
-				return err
-			}
-			w, err := testweb.Start(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			defer w.Close()
-			hosts, seeds, err := w.WriteFiles(dir)
-			if err != nil {
-				return err
-			}
-			cross, all := w.LinkShare()
-			fmt.Fprintf(os.Stderr, "testweb: %d hosts on %d addresses, cross-host links %.1f %% of %d; hosts file %s, seeds %s; Ctrl-C stops\n",
-				len(w.Hosts()), len(w.Addrs()), 100*float64(cross)/float64(max(all, 1)), all, hosts, seeds)
-			fmt.Fprintf(os.Stderr, "testweb: crawl it from another shell with\n  petrel crawl --hosts %s --seeds %s --allow-private --system-dns=false --host-delay 100ms --dir ./testweb-crawl\n", hosts, seeds)
-			<-cmd.Context().Done()
-			return nil
+			return runWeb(cmd, c, firstIP, dir, hitLog)
 		},
 	}
 	bindWebFlags(cmd, &c, &firstIP)
@@ -88,7 +71,58 @@ address, for petrel crawl --system-dns --dns-server ADDR).`,
 	fs.StringVar(&lz.dns, "web-dns", "", `with --lazy: DNS server address (default: the first address, port 0 = any); "off" for none`)
 	fs.BoolVar(&lz.logHits, "web-log", false, "with --lazy: keep a request log in RAM (off: counts only)")
 	fs.IntVar(&lz.seeds, "web-seeds", 100, "with --lazy: home pages written to the seeds file")
+	fs.DurationVar(&c.Latency, "web-latency", 0, "how long a normal host waits before it answers a request other than for robots.txt (not with --lazy)")
+	fs.StringVar(&hitLog, "hit-log", "", "once stopped, write the request log to this file (JSON lines), and the expected and disallowed URLs to expected.txt and disallowed.txt in --out")
 	return cmd
+}
+
+// webShutdownWait is how long petrel testweb --hit-log, stopped, waits
+// for the requests being answered to finish.
+const webShutdownWait = 5 * time.Second
+
+// runWeb serves the synthetic web until the command's context ends; with
+// hitLog, it writes the files a test judges a crawl by (see the flag).
+func runWeb(cmd *cobra.Command, c testweb.Config, firstIP, dir, hitLog string) error {
+	cfg, err := webConfig(c, firstIP)
+	if err != nil {
+		return err
+	}
+	// The web outlives the command's context: it is closed below (with
+	// hitLog, once the requests being answered have finished).
+	w, err := testweb.Start(context.WithoutCancel(cmd.Context()), cfg)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	hosts, seeds, err := w.WriteFiles(dir)
+	if err != nil {
+		return err
+	}
+	if hitLog != "" {
+		for name, urls := range map[string][]string{"expected.txt": w.Expected(), "disallowed.txt": w.Disallowed()} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(strings.Join(append(urls, ""), "\n")), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	cross, all := w.LinkShare()
+	fmt.Fprintf(os.Stderr, "testweb: %d hosts on %d addresses, cross-host links %.1f %% of %d; hosts file %s, seeds %s; Ctrl-C stops\n",
+		len(w.Hosts()), len(w.Addrs()), 100*float64(cross)/float64(max(all, 1)), all, hosts, seeds)
+	fmt.Fprintf(os.Stderr, "testweb: crawl it from another shell with\n  petrel crawl --hosts %s --seeds %s --allow-private --system-dns=false --host-delay 100ms --dir ./testweb-crawl\n", hosts, seeds)
+	<-cmd.Context().Done()
+	if hitLog == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), webShutdownWait)
+	defer cancel()
+	if err := w.Shutdown(ctx); err != nil {
+		return err // the log may lack a request being answered
+	}
+	if err := w.WriteHitLog(hitLog); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "testweb: request log (%d requests) in %s\n", len(w.Hits()), hitLog)
+	return nil
 }
 
 // lazyFlags are the settings of "petrel testweb --lazy".

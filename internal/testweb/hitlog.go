@@ -1,6 +1,11 @@
 package testweb
 
 import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -53,4 +58,61 @@ func (l *hitLog) reset() {
 	l.mu.Lock()
 	l.hits, l.dropped = nil, 0
 	l.mu.Unlock()
+}
+
+// WriteHitLog writes the request log, in End order, to path: one JSON
+// object a line (the Hit's fields), through a temporary file renamed into
+// place, so that a reader never sees half a log. A process serving the
+// web writes it once stopped (petrel testweb --hit-log); ReadHitLog reads
+// it back.
+func (w *Web) WriteHitLog(path string) error {
+	if n := w.DroppedHits(); n > 0 {
+		return fmt.Errorf("testweb: write hit log: %d hits were not kept (MaxHits)", n)
+	}
+	f, err := os.Create(path + ".tmp")
+	if err != nil {
+		return fmt.Errorf("testweb: write hit log: %w", err)
+	}
+	bw := bufio.NewWriter(f)
+	enc := json.NewEncoder(bw)
+	for _, h := range w.Hits() {
+		if err = enc.Encode(h); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(path+".tmp", path)
+	}
+	if err != nil {
+		return fmt.Errorf("testweb: write hit log: %w", err)
+	}
+	return nil
+}
+
+// ReadHitLog reads a request log written by WriteHitLog. Its times carry
+// no monotonic reading: they compare by the wall clock, which the web's
+// own times were also read from.
+func ReadHitLog(path string) ([]Hit, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("testweb: read hit log: %w", err)
+	}
+	defer f.Close()
+	var out []Hit
+	dec := json.NewDecoder(bufio.NewReader(f))
+	for {
+		var h Hit
+		if err := dec.Decode(&h); err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("testweb: read hit log %s, hit %d: %w", path, len(out)+1, err)
+		}
+		out = append(out, h)
+	}
 }

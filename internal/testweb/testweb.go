@@ -422,6 +422,25 @@ func (w *Web) Origin(name string) (string, bool) {
 	return s.origin, true
 }
 
+// Shutdown stops the web as Close does, but first, until ctx ends, stops
+// accepting and waits for the requests being answered on its net/http
+// servers to finish (http.Server.Shutdown): a request is logged before its
+// connection goes idle, so the log then holds every request of those
+// servers whose client has had its answer.
+func (w *Web) Shutdown(ctx context.Context) error {
+	w.mu.Lock()
+	servers := append([]*http.Server(nil), w.servers...)
+	w.mu.Unlock()
+	var errs []error
+	for _, s := range servers {
+		if err := s.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("testweb: shutdown: %w", err))
+			break
+		}
+	}
+	return errors.Join(append(errs, w.Close())...)
+}
+
 // Close stops every server, drops held connections and waits for the
 // serving goroutines. It is safe to call more than once.
 func (w *Web) Close() error {
