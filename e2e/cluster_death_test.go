@@ -92,7 +92,7 @@ func waitLog(t *testing.T, a *agentProc, msg string, n int, timeout time.Duratio
 // deathCrawl starts three agents, each naming itself in its User-Agent,
 // on a web that answers a page latency after its request.
 func deathCrawl(t *testing.T, seed int64, webIP, agentIP string, latency time.Duration) (*crawlRun, *clusterRun) {
-	web := startWeb(t, testweb.Config{Hosts: 24, HostsPerIP: 4, PagesPerHost: 30, Seed: seed,
+	web := startWebProcess(t, testweb.Config{Hosts: 24, HostsPerIP: 4, PagesPerHost: 30, Seed: seed,
 		FirstIP: netip.MustParseAddr(webIP), Latency: latency})
 	c := newClusterRun(t, web, agentIP, 3)
 	for _, a := range c.agents {
@@ -113,12 +113,12 @@ func judgePolite(t *testing.T, web *crawlRun, hits []testweb.Hit, first *cluster
 			seen[key(h.Host, h.Path)]++
 		}
 	}
-	for _, u := range web.web.Expected() {
+	for _, u := range web.expected() {
 		if seen[urlKey(t, u)] == 0 {
 			missing++
 		}
 	}
-	for _, u := range web.web.Disallowed() {
+	for _, u := range web.disallowed() {
 		if n := seen[urlKey(t, u)]; n > 0 {
 			t.Errorf("robots-disallowed URL %s fetched %d times", u, n)
 		}
@@ -138,9 +138,7 @@ func judgePolite(t *testing.T, web *crawlRun, hits []testweb.Hit, first *cluster
 			t.Logf("fetched %d times: %s (key owner %s) by %v", n, k, first.Owner(strings.Fields(k)[0]), who[k])
 		}
 	}
-	if !raceEnabled { // see TestClusterKillAndRestart (the web's log lags under -race)
-		checkPolitenessWithin(t, hits, deathHostDelay, deathIPDelay, clusterTolerance)
-	}
+	checkPolitenessWithin(t, hits, deathHostDelay, deathIPDelay, clusterTolerance)
 	return extra, missing
 }
 
@@ -340,7 +338,7 @@ func judgeDeath(t *testing.T, web *crawlRun, c *clusterRun, victim *agentProc, d
 			t.Errorf("agent %s: %v\n%s", a.name, errs[a.name], a.stderr.String())
 		}
 	}
-	hits := web.web.Hits()
+	hits := web.hits(t)
 	zombie := 0
 	for _, h := range hits {
 		if byAgent(h) == victim.name && h.Start.After(d.up) && h.Start.Before(d.back) {
@@ -356,7 +354,7 @@ func judgeDeath(t *testing.T, web *crawlRun, c *clusterRun, victim *agentProc, d
 	v1 := firstView(t, c)
 	extra, missing := judgePolite(t, web, hits, v1)
 	if missing > 0 {
-		t.Errorf("%d of %d expected pages never fetched", missing, len(web.web.Expected()))
+		t.Errorf("%d of %d expected pages never fetched", missing, len(web.expected()))
 	}
 	interim, lost := interimRefetches(hits, victim.name, v1, d.took), lostOf(hits)
 	logDuplicates(t, hits, victim.name, v1, d.took, d.back)

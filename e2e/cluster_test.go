@@ -228,23 +228,30 @@ func hostsByIP(t *testing.T, hostsFile string) map[netip.Addr][]string {
 // restart: each of the crawl's starts may fetch it once per host.
 func (c *clusterRun) judge(t *testing.T, hostDelay, ipDelay time.Duration, starts int) {
 	t.Helper()
-	hits := c.web.web.Hits()
-	expected := map[string]bool{}
-	for _, u := range c.web.web.Expected() {
+	hits := c.web.hits(t)
+	expected, _ := c.checkFetches(t, hits, true)
+	c.checkRobots(t, hits, starts)
+	checkPolitenessWithin(t, hits, hostDelay, ipDelay, clusterTolerance)
+	c.checkArchive(t, expected, len(hits), len(hits))
+	if !c.moved {
+		c.checkOneAgentPerAddress(t)
+	}
+}
+
+// checkFetches checks the pages in the web's log: every expected URL
+// fetched (but those a forget gave up), with once exactly once (twice for
+// those in twiceOK), nothing unexpected, nothing disallowed. It returns the
+// expected URLs (as keys) and how many times each page was fetched.
+func (c *clusterRun) checkFetches(t *testing.T, hits []testweb.Hit, once bool) (expected map[string]bool, seen map[string]int) {
+	t.Helper()
+	expected, seen = map[string]bool{}, map[string]int{}
+	for _, u := range c.web.expected() {
 		expected[urlKey(t, u)] = true
 	}
-	seen := map[string]int{}
-	robots := map[string]int{}
-	firstReq := map[string]string{}
 	for _, h := range hits {
-		if _, ok := firstReq[h.Host]; !ok {
-			firstReq[h.Host] = h.Path
+		if h.Path != "/robots.txt" {
+			seen[key(h.Host, h.Path)]++
 		}
-		if h.Path == "/robots.txt" {
-			robots[h.Host]++
-			continue
-		}
-		seen[key(h.Host, h.Path)]++
 	}
 	for k := range c.givenUp {
 		if seen[k] == 0 {
@@ -258,7 +265,7 @@ func (c *clusterRun) judge(t *testing.T, hostDelay, ipDelay time.Duration, start
 			if missing++; missing <= 5 {
 				t.Errorf("expected URL %s never fetched", k)
 			}
-		case n > 1 && !(n == 2 && c.twiceOK[k]):
+		case once && n > 1 && !(n == 2 && c.twiceOK[k]):
 			if twice++; twice <= 5 {
 				t.Errorf("expected URL %s fetched %d times", k, n)
 			}
@@ -272,9 +279,27 @@ func (c *clusterRun) judge(t *testing.T, hostDelay, ipDelay time.Duration, start
 			t.Errorf("unexpected fetch of %s (%d times)", k, n)
 		}
 	}
-	for _, u := range c.web.web.Disallowed() {
+	for _, u := range c.web.disallowed() {
 		if n := seen[urlKey(t, u)]; n > 0 {
 			t.Errorf("robots-disallowed URL %s fetched %d times", u, n)
+		}
+	}
+	return expected, seen
+}
+
+// checkRobots checks that every host's first request was for robots.txt,
+// and that it was fetched at most once per start of the crawl (and once
+// more for a host in robotsAgain).
+func (c *clusterRun) checkRobots(t *testing.T, hits []testweb.Hit, starts int) {
+	t.Helper()
+	robots := map[string]int{}
+	firstReq := map[string]string{}
+	for _, h := range hits {
+		if _, ok := firstReq[h.Host]; !ok {
+			firstReq[h.Host] = h.Path
+		}
+		if h.Path == "/robots.txt" {
+			robots[h.Host]++
 		}
 	}
 	for host, p := range firstReq {
@@ -282,8 +307,15 @@ func (c *clusterRun) judge(t *testing.T, hostDelay, ipDelay time.Duration, start
 			t.Errorf("host %s: first request %s, robots.txt fetched %d times; want it first, once per start (%d)", host, p, robots[host], starts)
 		}
 	}
-	checkPolitenessWithin(t, hits, hostDelay, ipDelay, clusterTolerance)
-	// The union of the agents' WARC files is the crawl's archive.
+}
+
+// checkArchive checks the union of the agents' WARC files, the crawl's
+// archive: each file carries its agent's name, every record reads back
+// with valid digests, every expected URL has a response record, and there
+// are between minReq and maxReq request records (a kill -9 loses the
+// records its WARC writer had not written yet).
+func (c *clusterRun) checkArchive(t *testing.T, expected map[string]bool, minReq, maxReq int) {
+	t.Helper()
 	union := filepath.Join(c.base, "union")
 	os.MkdirAll(union, 0o755)
 	for _, a := range c.agents {
@@ -295,10 +327,7 @@ func (c *clusterRun) judge(t *testing.T, hostDelay, ipDelay time.Duration, start
 			os.Symlink(f, filepath.Join(union, filepath.Base(f)))
 		}
 	}
-	checkWARC(t, union, expected, len(hits))
-	if !c.moved {
-		c.checkOneAgentPerAddress(t)
-	}
+	checkWARCRequests(t, union, expected, minReq, maxReq)
 }
 
 // checkOneAgentPerAddress checks that one agent made every request to one
@@ -555,28 +584,35 @@ func keepDir(t *testing.T) string {
 // middle of the crawl and starts it again on its directory: it recovers
 // from its last checkpoint, the inbox is replayed from there, the others'
 // outboxes deliver what it had not acknowledged, and the crawl ends by
-// itself with every page fetched. Pages fetched twice are bounded by what
-// the killed agent fetched since its last checkpoint; the test reports
-// them.
+// itself with every page fetched, robots obeyed, politely (judged from
+// the log of a web in its own process, as the death tests are: each agent
+// names itself in its User-Agent). The restart comes well within G, so no
+// takeover is expected; the pages fetched twice must be within the death
+// tests' bound: those the victim fetched since the checkpoint its restart
+// restores (sinceCheckpoint), plus, if the others took its keys over
+// after all, the interim owners' refetches (interimRefetches).
 func TestClusterKillAndRestart(t *testing.T) {
 	const hostDelay, ipDelay = 120 * time.Millisecond, 60 * time.Millisecond
-	web := startWeb(t, testweb.Config{Hosts: 24, HostsPerIP: 4, PagesPerHost: 20, Seed: 23,
+	web := startWebProcess(t, testweb.Config{Hosts: 24, HostsPerIP: 4, PagesPerHost: 20, Seed: 23,
 		FirstIP: netip.MustParseAddr("127.61.3.1")})
 	c := newClusterRun(t, web, "127.213.3.1", 3)
-	flags := append(c.flags(hostDelay, ipDelay), "--cluster-wait", "3", "--checkpoint-every", "500ms")
+	flags := func(a *agentProc) []string {
+		return append(append(c.flags(hostDelay, ipDelay), "--cluster-wait", "3", "--checkpoint-every", "500ms"), deathUA(a)...)
+	}
 	for _, a := range c.agents {
-		c.start(t, a, flags...)
+		c.start(t, a, flags(a)...)
 	}
 	victim := c.agents[1]
 	victim.waitFor(t, "view epoch 1", 20*time.Second)
 	time.Sleep(2500 * time.Millisecond)
 	victim.cmd.Process.Kill()
 	<-victim.done
-	before := len(web.web.Hits())
+	killed := time.Now()
+	cp := newestCheckpoint(t, victim)
 	placed := placements(victim) // written at once: a kill keeps them
-	t.Logf("killed %s after %d requests in all", victim.name, before)
 	time.Sleep(500 * time.Millisecond)
-	c.start(t, victim, flags...)
+	restarted := time.Now()
+	c.start(t, victim, flags(victim)...)
 	errs := c.wait(t, 120*time.Second)
 	for _, a := range c.agents {
 		if errs[a.name] != nil {
@@ -584,43 +620,54 @@ func TestClusterKillAndRestart(t *testing.T) {
 		}
 	}
 	checkPlacementsKept(t, victim, placed)
-	if !strings.Contains(victim.stderr.String(), "did not stop cleanly") {
-		t.Errorf("the restarted agent did not recover:\n%s", victim.stderr.String())
+	if !strings.Contains(victim.stderr.String(), "did not stop cleanly") || !strings.Contains(victim.stderr.String(), fmt.Sprintf("recovered from cp-%06d ", cp.Seq)) {
+		t.Errorf("the restarted agent did not recover from its checkpoint %d:\n%s", cp.Seq, victim.stderr.String())
 	}
-	// Coverage and politeness as always; fetched twice: only what the
-	// victim fetched between its last checkpoint and the kill.
-	hits := web.web.Hits()
-	seen := map[string]int{}
+	hits := web.hits(t)
+	expected, seen := c.checkFetches(t, hits, false)
+	c.checkRobots(t, hits, 2)
+	checkPolitenessWithin(t, hits, hostDelay, ipDelay, clusterTolerance)
+	c.checkKillDuplicates(t, hits, seen, victim, cp, &deathRun{down: killed, up: restarted})
+	// The records of what the victim requested since its checkpoint may be
+	// lost with it (those pages it fetches again).
+	lostReq := cp.Unfinished
 	for _, h := range hits {
-		if h.Path != "/robots.txt" {
-			seen[key(h.Host, h.Path)]++
+		if byAgent(h) == victim.name && !h.Start.Before(cp.Taken) && h.Start.Before(killed) {
+			lostReq++
 		}
 	}
-	twice := 0
-	for _, n := range seen {
-		if n > 1 {
-			twice += n - 1
-		}
-	}
-	t.Logf("%d pages fetched twice after the kill (of %d requests)", twice, len(hits))
-	expected := map[string]bool{}
-	for _, u := range web.web.Expected() {
-		expected[urlKey(t, u)] = true
-	}
-	for k := range expected {
-		if seen[k] == 0 {
-			t.Errorf("expected URL %s never fetched", k)
-		}
-	}
+	c.checkArchive(t, expected, len(hits)-lostReq, len(hits))
 	// The restarted agent routed what its sieve replayed from the
 	// checkpoint to the owners of the addresses, as before the kill.
 	c.checkOneAgentPerAddress(t)
-	if raceEnabled {
-		// The web runs in this race-instrumented process: on two loaded
-		// cores its log lags the responses by tens of milliseconds here,
-		// which reads as violations. The check runs without -race.
-		t.Log("politeness not judged under -race (see the comment)")
-		return
+}
+
+// checkKillDuplicates checks the pages fetched twice after victim was
+// killed (at d.down) and restarted (d.up) on its checkpoint cp against the
+// bound of docs/cluster.md: what it fetched since cp (sinceCheckpoint),
+// plus the interim owners' refetches if a live agent took its keys over
+// meanwhile; it logs the second fetches neither accounts for.
+func (c *clusterRun) checkKillDuplicates(t *testing.T, hits []testweb.Hit, seen map[string]int, victim *agentProc, cp lastCheckpoint, d *deathRun) {
+	t.Helper()
+	extra := 0
+	for _, n := range seen {
+		extra += n - 1
 	}
-	checkPolitenessWithin(t, hits, hostDelay, ipDelay, clusterTolerance)
+	for _, a := range c.agents { // the first takeover of the victim's keys, if any
+		if ts := logTimes(t, a, "taking over the keys of dead agents"); a != victim && len(ts) > 0 && (d.took.IsZero() || ts[0].Before(d.took)) {
+			d.took = ts[0]
+		}
+	}
+	v1 := firstView(t, c)
+	lost, interim := sinceCheckpoint(hits, victim.name, cp, d.down), 0
+	if !d.took.IsZero() {
+		t.Logf("the victim's keys were taken over at %s", d.took.Format("15:04:05.000"))
+		interim = interimRefetches(hits, victim.name, v1, d.took)
+	}
+	unexplained(t, hits, victim.name, v1, d)
+	t.Logf("pages fetched twice: %d, bound %d = %d fetched by the victim since its checkpoint %d + %d fetched again by interim owners, of %d requests",
+		extra, lost+interim, lost, cp.Seq, interim, len(hits))
+	if extra > lost+interim {
+		t.Errorf("%d pages fetched twice, over the bound %d (%d fetched by the victim since its checkpoint, %d fetched again by interim owners)", extra, lost+interim, lost, interim)
+	}
 }

@@ -3,6 +3,14 @@
 // command's stable flags, and judge the crawl from the synthetic web's own
 // request log and from the WARC files read back with the gowarc library.
 //
+// The synthetic web runs in the test process, except for the cluster
+// tests that kill or stop an agent (TestClusterKillAndRestart and the
+// death tests): they serve it from a petrel testweb process built without
+// -race, which writes its request log to a file once stopped
+// (webproc_test.go; TestWebProcessLog checks that log against a client's
+// own times), so that their politeness judgement is the same under -race
+// as without it.
+//
 // Most tests run one at a time: the cluster death tests judge duplicates
 // against what the agents did within a grace period, and the hostile web
 // measures the process's memory and descriptors. A few that spend most of
