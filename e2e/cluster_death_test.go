@@ -322,7 +322,8 @@ func waitTakeover(t *testing.T, other *agentProc, d *deathRun) {
 // judgeDeath waits for the crawl's end and judges it: every agent exits
 // 0, no request of the victim reaches the web from its resumption (or
 // restart) until a view gives it keys again, every expected page is
-// fetched, robots and politeness hold, the victim's log says it learnt it
+// fetched, robots and politeness hold (robots.txt at most robotsFetches
+// times per host), the archive is whole, the victim's log says it learnt it
 // was declared dead, and the pages fetched twice are within the bound
 // lost + the interim owners' refetches (interimRefetches), where lost
 // (lostOf, from the web's log) is what the victim fetched and lost: since
@@ -330,7 +331,7 @@ func waitTakeover(t *testing.T, other *agentProc, d *deathRun) {
 // the fetches in flight that its zombie guard cut (guardCuts, a SIGSTOP in
 // the middle of a request). The second fetches neither term accounts for
 // are logged (unexplained).
-func judgeDeath(t *testing.T, web *crawlRun, c *clusterRun, victim *agentProc, d *deathRun, lostOf func([]testweb.Hit) int) {
+func judgeDeath(t *testing.T, web *crawlRun, c *clusterRun, victim *agentProc, d *deathRun, robotsFetches int, lostOf func([]testweb.Hit) int) {
 	t.Helper()
 	errs := c.wait(t, 90*time.Second)
 	for _, a := range c.agents {
@@ -357,6 +358,16 @@ func judgeDeath(t *testing.T, web *crawlRun, c *clusterRun, victim *agentProc, d
 		t.Errorf("%d of %d expected pages never fetched", missing, len(web.expected()))
 	}
 	interim, lost := interimRefetches(hits, victim.name, v1, d.took), lostOf(hits)
+	// robots.txt: first on every host, fetched by its owner before the
+	// death, by its interim owner (a takeover carries no rules) and, after
+	// a kill -9, by the restarted victim. The archive: the records of what
+	// the victim lost may be missing.
+	c.checkRobots(t, hits, robotsFetches)
+	expected := map[string]bool{}
+	for _, u := range web.expected() {
+		expected[urlKey(t, u)] = true
+	}
+	c.checkArchive(t, expected, len(hits)-lost, len(hits))
 	logDuplicates(t, hits, victim.name, v1, d.took, d.back)
 	unexplained(t, hits, victim.name, v1, d)
 	t.Logf("down %s, takeover %s, up %s, back %s; zombie requests: %d; pages fetched twice: %d, bound %d = %d lost by the victim + %d fetched again by the interim owners, of %d requests",
@@ -442,7 +453,7 @@ func TestClusterStopPastGrace(t *testing.T) {
 	}
 	d.up = time.Now()
 	d.back = waitLog(t, victim, "zombie guard open", opens, 40*time.Second)
-	judgeDeath(t, web, c, victim, d, func(hits []testweb.Hit) int { return guardCuts(t, hits, victim, d.up) })
+	judgeDeath(t, web, c, victim, d, 2, func(hits []testweb.Hit) int { return guardCuts(t, hits, victim, d.up) })
 }
 
 // TestClusterKillPastGrace kills one agent of three with SIGKILL, waits
@@ -470,7 +481,7 @@ func TestClusterKillPastGrace(t *testing.T) {
 	if !strings.Contains(victim.stderr.String(), "did not stop cleanly") || !strings.Contains(victim.stderr.String(), fmt.Sprintf("recovered from cp-%06d ", cp.Seq)) {
 		t.Errorf("the restarted agent did not recover from its checkpoint %d:\n%s", cp.Seq, victim.stderr.String())
 	}
-	judgeDeath(t, web, c, victim, d, func(hits []testweb.Hit) int {
+	judgeDeath(t, web, c, victim, d, 3, func(hits []testweb.Hit) int {
 		return sinceCheckpoint(hits, victim.name, cp, d.down) + guardCuts(t, hits, victim, d.up)
 	})
 }
