@@ -395,6 +395,10 @@ func (a *Agent) leaveFirst(ctx context.Context) (context.Context, context.Cancel
 	go func() {
 		select {
 		case <-ctx.Done():
+			// This process's leave: resumeLeave, running on after a
+			// SIGTERM at the end of waitCluster, does not take it for an
+			// earlier process's (leave marks it leaving).
+			a.clusterHost.ho.resumed.Do(func() {})
 		case <-now: // a leave an earlier process began (resumeLeave)
 		case <-inner.Done():
 			return
@@ -413,11 +417,13 @@ func (a *Agent) resumeLeave() {
 	a.clusterHost.putMovedAgain() // leavemoved.go
 	a.clusterHost.resumeGiving()
 	if a.node.IsLeaving() && a.clusterHost.ho.leaveNow != nil {
-		a.log.Info("cluster: resuming the leave an earlier process began")
-		if a.progress != nil {
-			fmt.Fprintf(a.progress, "petrel: agent %s resuming the leave an earlier process began\n", a.cfg.Cluster.Agent)
-		}
-		a.clusterHost.ho.resumed.Do(func() { close(a.clusterHost.ho.leaveNow) })
+		a.clusterHost.ho.resumed.Do(func() {
+			a.log.Info("cluster: resuming the leave an earlier process began")
+			if a.progress != nil {
+				fmt.Fprintf(a.progress, "petrel: agent %s resuming the leave an earlier process began\n", a.cfg.Cluster.Agent)
+			}
+			close(a.clusterHost.ho.leaveNow)
+		})
 	}
 }
 

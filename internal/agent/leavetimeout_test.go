@@ -33,6 +33,11 @@ func TestLeavePastTimeout(t *testing.T) {
 	t.Cleanup(cancel)
 	w, dir, hostsFile, seeds := startTestWeb(t, testweb.Config{Hosts: 8, HostsPerIP: 2, PagesPerHost: 20, Seed: 7,
 		FirstIP: netip.MustParseAddr("127.93.1.1")})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(logTail(dir, "a1", "a2"))
+		}
+	})
 	key := filepath.Join(dir, "cluster.key")
 	if err := cluster.WriteKeyFile(key); err != nil {
 		t.Fatal(err)
@@ -81,6 +86,9 @@ func TestLeavePastTimeout(t *testing.T) {
 	if err := wait(done2, "a2's leave"); !errors.Is(err, errLeaveTimeout) || errors.Is(err, ErrUsage) {
 		t.Fatalf("a2's leave past --leave-timeout: %v, want errLeaveTimeout and no usage error", err)
 	}
+	if events, _ := os.ReadFile(filepath.Join(dir, "a2", "logs", "events.jsonl")); strings.Contains(string(events), "resuming the leave") {
+		t.Error("a2 took the leave it began on SIGTERM for one an earlier process began")
+	}
 	for deadline := time.Now().Add(10 * time.Second); aliveIn(a1, "a2"); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("a1 still sees a2 alive after its leave timed out")
@@ -100,7 +108,7 @@ func TestLeavePastTimeout(t *testing.T) {
 		t.Fatal("a2's state does not say its leave is to resume")
 	}
 	if err := wait(run(a2, context.Background()), "a2's resumed leave"); err != nil {
-		t.Fatalf("a2's resumed leave: %v\n%s", err, logTail(dir, "a2", "a1"))
+		t.Fatalf("a2's resumed leave: %v", err)
 	}
 	if v := a1.node.View(); v.Has("a2") {
 		t.Errorf("a2's resumed leave returned, and a1's view still has it: %s", v)
