@@ -47,9 +47,20 @@ func (g *groupCommit) wait(mu *sync.Mutex, mine int64, head func() (*os.File, in
 	return g.err
 }
 
+// settle, with mu held, waits for the fsync under way. It releases mu
+// while it waits, so another writer may have changed the log (rolled it to
+// a new file, or closed it) when it returns: a caller about to roll checks
+// again whether it still must.
+func (g *groupCommit) settle() {
+	for g.syncing {
+		g.cond.Wait()
+	}
+}
+
 // syncNow, with mu held, waits for the fsync under way and fsyncs f
 // (whose end is at upTo) itself, keeping mu: for a log about to leave f
-// for a new file.
+// for a new file. f is taken before the wait: a caller that may race
+// another roller settles first, so that f is still the log's file.
 func (g *groupCommit) syncNow(f *os.File, upTo int64, fsync func(*os.File) error) error {
 	for g.syncing {
 		g.cond.Wait()

@@ -180,17 +180,19 @@ func (in *Inbox) AppendNotify(wire []byte, written func(start, next int64)) (int
 	if in.closed {
 		return 0, ErrClosed
 	}
+	if in.err == nil && in.end-in.segs[len(in.segs)-1] >= in.segSize {
+		if err := in.rollLocked(); err != nil {
+			if !errors.Is(err, ErrClosed) {
+				in.err = err
+			}
+			return 0, err
+		}
+	}
 	if in.err != nil {
 		return 0, in.err
 	}
 	if in.end-in.trimmed+int64(len(wire)) > in.limit {
 		return 0, ErrFull
-	}
-	if in.end-in.segs[len(in.segs)-1] >= in.segSize {
-		if err := in.rollLocked(); err != nil {
-			in.err = err
-			return 0, err
-		}
 	}
 	var h [frameHeader]byte
 	binary.LittleEndian.PutUint32(h[:4], uint32(len(wire)))
@@ -219,8 +221,16 @@ func (in *Inbox) fsync(f *os.File) error {
 	return f.Sync()
 }
 
-// rollLocked starts a new segment at in.end.
+// rollLocked starts a new segment at in.end, unless another append
+// rolled the log while this one waited for the fsync under way.
 func (in *Inbox) rollLocked() error {
+	in.gc.settle()
+	if in.closed {
+		return ErrClosed
+	}
+	if in.end-in.segs[len(in.segs)-1] < in.segSize {
+		return nil
+	}
 	if err := in.gc.syncNow(in.f, in.end, in.fsync); err != nil {
 		return fmt.Errorf("cluster: inbox: sync: %w", err)
 	}

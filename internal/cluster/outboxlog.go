@@ -190,8 +190,17 @@ func (o *Outbox) newSegmentLocked(num uint64) error {
 }
 
 // rollLocked makes everything written durable, then starts the next
-// segment and compacts the log if it holds too little of what it keeps.
+// segment and compacts the log if it holds too little of what it keeps;
+// nothing if another writer rolled the log while this one waited for the
+// fsync under way.
 func (o *Outbox) rollLocked() error {
+	o.gc.settle()
+	if o.closed {
+		return ErrClosed
+	}
+	if o.segs[len(o.segs)-1].size < o.segSize {
+		return nil
+	}
 	if _, err := o.writeLocked(nil); err != nil {
 		return err
 	}
