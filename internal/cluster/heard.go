@@ -8,8 +8,9 @@ import (
 )
 
 // heardFrom is when this agent last heard from each member, and which it
-// suspects, for petrel cluster status; nothing else reads them (every
-// decision goes by the states of memberlist's events, member.go). Heard
+// suspects, for petrel cluster status; termination detection also waits
+// while it suspects a member (anySuspect). Every other decision goes by
+// the states of memberlist's events (member.go). Heard
 // is: a probe of it answered, an alive message about it (its own, maybe
 // relayed) or one of its join and update events, a batch from it, an
 // answer to a batch sent to it.
@@ -44,6 +45,18 @@ func (m *membership) suspected(name string) {
 	if mb, ok := m.known[name]; ok && mb.State == "alive" {
 		m.suspects[name] = true
 	}
+}
+
+// anySuspect reports whether this agent suspects a member now.
+func (m *membership) anySuspect() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for name := range m.suspects {
+		if mb, ok := m.known[name]; ok && mb.State == "alive" {
+			return true
+		}
+	}
+	return false
 }
 
 // heard notes that this agent heard from the member now. It is safe on a

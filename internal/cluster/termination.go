@@ -21,7 +21,9 @@ import (
 // every agent was idle throughout the interval between its two answers;
 // those intervals share the instant between the waves, at which no batch
 // was unacknowledged or unapplied anywhere. A suspect or dead member, or
-// one missing from the answers, restarts the count: work held only by an
+// one missing from the answers, restarts the count — suspect as the
+// detector's own membership sees it (heard.go: its probe of the member
+// unanswered, not refuted yet): work held only by an
 // absent agent keeps the crawl open, and so does an agent taken out of the
 // view by a death and not forgotten (View.Absent).
 //
@@ -57,7 +59,7 @@ func (n *Node) terminationLoop(ctx context.Context) {
 		// An absent agent (death.go) may hold work nobody else has. A
 		// detector whose zombie guard is closed may hold a view the crawl
 		// never agreed (viewadopt.go): it detects nothing.
-		if v == nil || v.Epoch <= 1 && len(v.Agents) < n.cfg.Wait || len(v.Absent) > 0 || !n.isDetector(v) || !n.guard.Allowed() {
+		if v == nil || v.Epoch <= 1 && len(v.Agents) < n.cfg.Wait || len(v.Absent) > 0 || !n.isDetector(v) || !n.guard.Allowed() || n.members.anySuspect() {
 			prev = nil
 			continue
 		}
@@ -150,6 +152,9 @@ func (n *Node) wave(ctx context.Context, v *View) map[string]waveEntry {
 			return nil
 		}
 		out[name] = waveEntry{s.Incarnation, s.Activity, s.Idle}
+	}
+	if n.members.anySuspect() { // a suspicion that began during the wave
+		return nil
 	}
 	return out
 }
