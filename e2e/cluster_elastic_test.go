@@ -58,8 +58,9 @@ func webHosts(t *testing.T, hostsFile string) []string {
 
 // TestClusterJoin starts a fourth agent into a crawl of three once it is
 // under way: it is refused nothing, a view of epoch 2 with it is agreed,
-// the old owners hand its share over, and the crawl ends by itself with
-// every page fetched once, politely.
+// the old owners hand its share over (queued URLs, seen sets and budget
+// counts), and the crawl ends by itself with every page fetched once,
+// politely, and no host over its budget across the agents.
 func TestClusterJoin(t *testing.T) {
 	const hostDelay, ipDelay = 120 * time.Millisecond, 60 * time.Millisecond
 	web := startWeb(t, testweb.Config{Hosts: 32, HostsPerIP: 4, PagesPerHost: 20, Seed: 29,
@@ -67,7 +68,10 @@ func TestClusterJoin(t *testing.T) {
 	c := newClusterRun(t, web, "127.213.4.1", 4)
 	c.moved = true
 	first, late := c.agents[:3], c.agents[3]
-	flags := append(c.flags(hostDelay, ipDelay), "--cluster-wait", "3")
+	// A per-key budget under the 20 pages a host has: the owner counts it,
+	// and the join hands each moved key's count to its new owner.
+	const budget = 15
+	flags := append(c.flags(hostDelay, ipDelay), "--cluster-wait", "3", "--max-urls-per-host", fmt.Sprint(budget))
 	for _, a := range first {
 		c.start(t, a, flags...)
 	}
@@ -119,7 +123,8 @@ func TestClusterJoin(t *testing.T) {
 	if st["Fetched"] == 0 || st["ReceivedSeen"] == 0 || old["HandedOverSeen"] != st["ReceivedSeen"] {
 		t.Errorf("agent4 fetched %d pages and received %d seen-set entries of %d handed over", st["Fetched"], st["ReceivedSeen"], old["HandedOverSeen"])
 	}
-	c.judge(t, hostDelay, ipDelay, 2)
+	t.Logf("agent4 stopped %d hosts at the budget", len(overBudgetHosts(t, late)))
+	c.judgeBudget(t, hostDelay, ipDelay, 2, budget)
 }
 
 // leaveTimeout is the leave tests' --leave-timeout: well past what a
