@@ -21,20 +21,10 @@ func TestInboxRollsUnderConcurrentAppends(t *testing.T) {
 	}
 	defer in.Close()
 	wire := bytes.Repeat([]byte("x"), 2<<10)
-	var wg sync.WaitGroup
-	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range each {
-				if _, err := in.Append(wire); err != nil {
-					t.Errorf("writer %d, append %d: %v", w, i, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	concurrently(t, writers, each, func(int, int) error {
+		_, err := in.Append(wire)
+		return err
+	})
 	n := 0
 	if err := in.Read(0, func([]byte, int64) error { n++; return nil }); err != nil {
 		t.Fatal(err)
@@ -52,22 +42,30 @@ func TestOutboxRollsUnderConcurrentPuts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer o.Close()
+	concurrently(t, writers, each, func(w, i int) error {
+		seq := uint64(w*each + i + 1)
+		return o.Put(context.Background(), fmt.Sprintf("d%d", w), outID(seq), testBatch(seq), true)
+	})
+	if b, _ := o.Len(); b != writers*each {
+		t.Fatalf("the outbox holds %d batches, want %d", b, writers*each)
+	}
+}
+
+// concurrently runs fn(w, i) for i < each in each of writers goroutines,
+// reporting a writer's first error and stopping it.
+func concurrently(t *testing.T, writers, each int, fn func(w, i int) error) {
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range each {
-				seq := uint64(w*each + i + 1)
-				if err := o.Put(context.Background(), fmt.Sprintf("d%d", w), outID(seq), testBatch(seq), true); err != nil {
-					t.Errorf("writer %d, put %d: %v", w, i, err)
+				if err := fn(w, i); err != nil {
+					t.Errorf("writer %d, write %d: %v", w, i, err)
 					return
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	if b, _ := o.Len(); b != writers*each {
-		t.Fatalf("the outbox holds %d batches, want %d", b, writers*each)
-	}
 }
