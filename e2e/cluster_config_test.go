@@ -23,10 +23,11 @@ import (
 // by every agent, not only by the one asked. An invalid value is refused
 // with its reason and changes nothing.
 func TestClusterLiveSettingChange(t *testing.T) {
+	t.Parallel() // waits more than it computes: see the package doc
 	const hostDelay, ipDelay, newDelay = 40 * time.Millisecond, 10 * time.Millisecond, 300 * time.Millisecond
 	web := startWeb(t, testweb.Config{Hosts: 8, HostsPerIP: 2, PagesPerHost: 25, Seed: 29,
-		FirstIP: netip.MustParseAddr("127.61.4.1")})
-	c := newClusterRun(t, web, "127.213.4.1", 2)
+		FirstIP: netip.MustParseAddr("127.61.16.1")})
+	c := newClusterRun(t, web, "127.213.16.1", 2)
 	console := freeAddr(t)
 	flags := append(c.flags(hostDelay, ipDelay), "--cluster-wait", "2")
 	c.start(t, c.agents[0], append(flags, "--console-addr", console)...)

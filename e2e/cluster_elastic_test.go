@@ -62,6 +62,7 @@ func webHosts(t *testing.T, hostsFile string) []string {
 // counts), and the crawl ends by itself with every page fetched once,
 // politely, and no host over its budget across the agents.
 func TestClusterJoin(t *testing.T) {
+	t.Parallel() // waits more than it computes: see the package doc
 	const hostDelay, ipDelay = 120 * time.Millisecond, 60 * time.Millisecond
 	web := startWeb(t, testweb.Config{Hosts: 32, HostsPerIP: 4, PagesPerHost: 20, Seed: 29,
 		FirstIP: netip.MustParseAddr("127.61.4.1")})
@@ -137,6 +138,7 @@ const leaveTimeout = 12 * time.Second
 // acknowledgements and exits 0 within --leave-timeout; the two others
 // finish the crawl with every page fetched once, politely.
 func TestClusterLeave(t *testing.T) {
+	t.Parallel() // waits more than it computes: see the package doc
 	const hostDelay, ipDelay = 120 * time.Millisecond, 60 * time.Millisecond
 	web := startWeb(t, testweb.Config{Hosts: 24, HostsPerIP: 4, PagesPerHost: 20, Seed: 31,
 		FirstIP: netip.MustParseAddr("127.61.5.1")})

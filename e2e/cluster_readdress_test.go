@@ -24,6 +24,7 @@ import (
 // the host's robots.txt fetched once in all (its rules go to B with the
 // key, judge's bound of one per start).
 func TestClusterHostMovesAddress(t *testing.T) {
+	t.Parallel() // waits more than it computes: see the package doc
 	const hostDelay, ipDelay = 60 * time.Millisecond, 30 * time.Millisecond
 	web := startWeb(t, testweb.Config{Hosts: 9, HostsPerIP: 1, PagesPerHost: 24, Seed: 47, Port: 20000 + rand.IntN(10000),
 		FirstIP: netip.MustParseAddr("127.67.0.1")})

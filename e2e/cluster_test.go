@@ -367,8 +367,9 @@ func (c *clusterRun) checkOneAgentPerAddress(t *testing.T) {
 }
 
 func TestClusterThreeAgents(t *testing.T) {
+	t.Parallel() // waits more than it computes, on a web in its own process: see the package doc
 	const hostDelay, ipDelay = 120 * time.Millisecond, 60 * time.Millisecond
-	web := startWeb(t, testweb.Config{Hosts: 24, HostsPerIP: 4, PagesPerHost: 15, Seed: 13,
+	web := startWebProcess(t, testweb.Config{Hosts: 24, HostsPerIP: 4, PagesPerHost: 15, Seed: 13,
 		FirstIP: netip.MustParseAddr("127.61.0.1")})
 	c := newClusterRun(t, web, "127.213.0.1", 3)
 	// The web must have addresses whose hosts have different owners.
@@ -438,6 +439,7 @@ func (a *agentProc) waitFor(t *testing.T, s string, timeout time.Duration) {
 // assignment policy (refused with the difference, exit 2); neither
 // fetches anything, and the crawl itself is whole.
 func TestClusterRefusesIntruders(t *testing.T) {
+	t.Parallel() // waits more than it computes: see the package doc
 	const hostDelay, ipDelay = 120 * time.Millisecond, 60 * time.Millisecond
 	web := startWeb(t, testweb.Config{Hosts: 12, HostsPerIP: 3, PagesPerHost: 15, Seed: 17,
 		FirstIP: netip.MustParseAddr("127.61.1.1")})
@@ -503,6 +505,7 @@ func refused(t *testing.T, a *agentProc, what string, want ...string) {
 // cluster stop mid-way (every agent exits 0), starts the same commands
 // again, and judges the whole: every page once, polite.
 func TestClusterStopAndResume(t *testing.T) {
+	t.Parallel() // waits more than it computes: see the package doc
 	const hostDelay, ipDelay = 120 * time.Millisecond, 60 * time.Millisecond
 	web := startWeb(t, testweb.Config{Hosts: 24, HostsPerIP: 4, PagesPerHost: 20, Seed: 19,
 		FirstIP: netip.MustParseAddr("127.61.2.1")})
@@ -592,6 +595,7 @@ func keepDir(t *testing.T) string {
 // restores (sinceCheckpoint), plus, if the others took its keys over
 // after all, the interim owners' refetches (interimRefetches).
 func TestClusterKillAndRestart(t *testing.T) {
+	t.Parallel() // waits more than it computes, on a web in its own process: see the package doc
 	const hostDelay, ipDelay = 120 * time.Millisecond, 60 * time.Millisecond
 	web := startWebProcess(t, testweb.Config{Hosts: 24, HostsPerIP: 4, PagesPerHost: 20, Seed: 23,
 		FirstIP: netip.MustParseAddr("127.61.3.1")})

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -378,6 +379,10 @@ func checkWARCRequests(t *testing.T, dir string, expected map[string]bool, minRe
 	}
 }
 
+// warcReading serializes gowarc's readers across parallel tests: opening
+// one sets a global of the uuid package (EnableRandPool) unguarded.
+var warcReading sync.Mutex
+
 // eachWARCRecord reads every WARC file of dir with gowarc (not with
 // Petrel's own code) and calls fn for each record.
 func eachWARCRecord(t *testing.T, dir string, fn func(file string, rec gowarc.Record)) {
@@ -386,6 +391,8 @@ func eachWARCRecord(t *testing.T, dir string, fn func(file string, rec gowarc.Re
 	if len(files) == 0 {
 		t.Fatalf("no WARC files in %s", dir)
 	}
+	warcReading.Lock()
+	defer warcReading.Unlock()
 	for _, f := range files {
 		rd, err := gowarc.NewWarcFileReader(f, 0)
 		if err != nil {

@@ -5,18 +5,22 @@
 //
 // The synthetic web runs in the test process, except for the cluster
 // tests that kill or stop an agent (TestClusterKillAndRestart and the
-// death tests): they serve it from a petrel testweb process built without
-// -race, which writes its request log to a file once stopped
-// (webproc_test.go; TestWebProcessLog checks that log against a client's
-// own times), so that their politeness judgement is the same under -race
-// as without it.
+// death tests) and TestClusterThreeAgents: they serve it from a petrel
+// testweb process built without -race, which writes its request log to a
+// file once stopped (webproc_test.go; TestWebProcessLog checks that log
+// against a client's own times), so that their politeness judgement is
+// the same under -race as without it.
 //
-// Most tests run one at a time: the cluster death tests judge duplicates
-// against what the agents did within a grace period, and the hostile web
-// measures the process's memory and descriptors. A few that spend most of
-// their time waiting for the crawl (the console's API, "why", the leaves
-// killed and the forget) call t.Parallel: they run after the others, two
-// at a time (go test's -parallel, GOMAXPROCS by default), each on its own
-// loopback addresses and directories, and judge only what waiting longer
-// cannot change (pages fetched once, politeness gaps at least the delays).
+// Most tests run one at a time: the cluster death tests
+// (TestClusterStopPastGrace, TestClusterKillPastGrace) judge duplicates
+// against what the agents did within a grace period, TestClusterWhy that
+// no request to a blocked host starts a quarter of a second after its
+// blocking, and the hostile web measures the process's memory and
+// descriptors. The other cluster tests, and the console's API and "why",
+// spend most of their time waiting for the crawl (the agents are built
+// without -race, and delays keep them idle): they call t.Parallel and run
+// after the others, two at a time (go test's -parallel, GOMAXPROCS by
+// default), each on its own loopback addresses and directories, and judge
+// only what waiting longer cannot change (pages fetched once, politeness
+// gaps at least the delays, ownership shares, exit codes).
 package e2e

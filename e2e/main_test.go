@@ -20,24 +20,32 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	petrel = filepath.Join(dir, "petrel")
-	args := []string{"build", "-o", petrel}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	cmd := exec.Command("go", append(args, "../cmd/petrel")...)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building petrel:", err)
-		os.Exit(1)
-	}
-	clusterPetrel = petrel
+	petrel, clusterPetrel = filepath.Join(dir, "petrel"), filepath.Join(dir, "petrel")
 	if raceEnabled {
 		clusterPetrel = filepath.Join(dir, "petrel-norace")
-		cmd := exec.Command("go", "build", "-o", clusterPetrel, "../cmd/petrel")
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "building petrel without -race:", err)
+	}
+	// The two builds (with and without -race) run at once: each spends
+	// most of its time linking, on one core.
+	builds := map[string][]string{petrel: {"build", "-o", petrel}}
+	if raceEnabled {
+		builds[petrel] = append(builds[petrel], "-race")
+		builds[clusterPetrel] = []string{"build", "-o", clusterPetrel}
+	}
+	errs := make(chan error, len(builds))
+	for out, args := range builds {
+		go func() {
+			cmd := exec.Command("go", append(args, "../cmd/petrel")...)
+			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+			if err := cmd.Run(); err != nil {
+				errs <- fmt.Errorf("building %s: %w", filepath.Base(out), err)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range builds {
+		if err := <-errs; err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 	}
