@@ -92,7 +92,7 @@ func waitLog(t *testing.T, a *agentProc, msg string, n int, timeout time.Duratio
 // deathCrawl starts three agents, each naming itself in its User-Agent,
 // on a web that answers a page latency after its request.
 func deathCrawl(t *testing.T, seed int64, webIP, agentIP string, latency time.Duration) (*crawlRun, *clusterRun) {
-	web := startWebProcess(t, testweb.Config{Hosts: 24, HostsPerIP: 4, PagesPerHost: 30, Seed: seed,
+	web := startWebProcess(t, testweb.Config{Hosts: 24, HostsPerIP: 4, PagesPerHost: 20, Seed: seed,
 		FirstIP: netip.MustParseAddr(webIP), Latency: latency})
 	c := newClusterRun(t, web, agentIP, 3)
 	for _, a := range c.agents {
