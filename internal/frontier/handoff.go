@@ -254,11 +254,27 @@ func (f *Frontier) MoveOut(ctx context.Context) (inFlight int, waits map[netip.A
 				return
 			}
 		}
+		startWaits(waits, s.set, now)
 	})
 	if err == nil {
 		err = derr
 	}
 	return inFlight, waits, err
+}
+
+// startWaits raises every wait to the base delays counted from this
+// frontier's start (time 0 of its clock): an earlier process on the same
+// crawl directory, killed, may have made requests that no checkpoint
+// recorded, the last ending no later than this process's start, so its
+// restored visit states' times do not bound the next request.
+func startWaits(waits map[netip.Addr]time.Duration, set *liveSettings, now int64) {
+	floor := time.Duration(int64(max(set.HostDelay, set.IPDelay)) - now)
+	if floor <= 0 {
+		return
+	}
+	for a, d := range waits {
+		waits[a] = max(d, floor)
+	}
 }
 
 // HoldGivenUp holds, as MoveOut does, every workbench entry of an address
