@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"slices"
 	"time"
 )
 
@@ -10,18 +9,7 @@ import (
 // whose view the crawl never agreed: no release of that epoch comes
 // (cluster.HoldDropHost). Holds of other epochs stay.
 func (h *clusterHost) DropHolds(epoch uint64) {
-	h.ho.mu.Lock()
-	var ended []addrHold
-	for from, hs := range h.ho.holds {
-		h.ho.holds[from] = slices.DeleteFunc(hs, func(hd addrHold) bool {
-			if hd.epoch == epoch {
-				ended = append(ended, hd)
-				return true
-			}
-			return false
-		})
-	}
-	h.ho.mu.Unlock()
+	ended := h.takeHolds(func(_ string, hd addrHold) bool { return hd.epoch == epoch })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, hd := range ended {

@@ -46,6 +46,24 @@ type addrHold struct {
 	epoch, id uint64
 }
 
+// takeHolds removes and returns the holds that match selects, by the
+// old owner the addresses moved from.
+func (h *clusterHost) takeHolds(match func(from string, hd addrHold) bool) []addrHold {
+	h.ho.mu.Lock()
+	defer h.ho.mu.Unlock()
+	var taken []addrHold
+	for from, hs := range h.ho.holds {
+		h.ho.holds[from] = slices.DeleteFunc(hs, func(hd addrHold) bool {
+			if match(from, hd) {
+				taken = append(taken, hd)
+				return true
+			}
+			return false
+		})
+	}
+	return taken
+}
+
 // holdLocked holds the addresses of slots moved from from at epoch; h.ho.mu held.
 func (h *clusterHost) holdLocked(ctx context.Context, from string, epoch uint64, set cluster.SlotSet) {
 	if h.ho.holds == nil {
@@ -353,19 +371,7 @@ func (h *clusterHost) ApplyHandoff(p *cluster.Handoff) error {
 	// The release ends the holds of its epoch and of earlier ones from
 	// the same agent: it was sent once nothing it had given up was in
 	// flight.
-	h.ho.mu.Lock()
-	var ended []addrHold
-	if h.ho.holds == nil {
-		h.ho.holds = map[string][]addrHold{}
-	}
-	h.ho.holds[p.From] = slices.DeleteFunc(h.ho.holds[p.From], func(hd addrHold) bool {
-		if hd.epoch <= p.Epoch {
-			ended = append(ended, hd)
-			return true
-		}
-		return false
-	})
-	h.ho.mu.Unlock()
+	ended := h.takeHolds(func(from string, hd addrHold) bool { return from == p.From && hd.epoch <= p.Epoch })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, hd := range ended {
