@@ -1,0 +1,138 @@
+package coord
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Crawl is one crawl's keys in etcd, seen by one agent (or by a command
+// such as cluster status). It is safe for concurrent use.
+type Crawl struct {
+	cli    *clientv3.Client
+	prefix string
+}
+
+// NewCrawl returns the crawl named name on cli.
+func NewCrawl(cli *clientv3.Client, name string) *Crawl {
+	return &Crawl{cli: cli, prefix: Prefix(name)}
+}
+
+// Client returns the etcd client.
+func (c *Crawl) Client() *clientv3.Client { return c.cli }
+
+func (c *Crawl) key(parts ...string) string {
+	k := c.prefix
+	for i, p := range parts {
+		if i > 0 {
+			k += "/"
+		}
+		k += p
+	}
+	return k
+}
+
+// ErrRefused wraps a refusal to admit an agent: its settings differ from
+// the crawl's, or its name is taken by a live agent.
+var ErrRefused = errors.New("refused")
+
+// Admit checks id against the crawl's identity, writing it if this is the
+// first agent. A difference is ErrRefused with the first one named.
+func (c *Crawl) Admit(ctx context.Context, id Identity) error {
+	b, _ := json.Marshal(id)
+	k := c.key("identity")
+	resp, err := c.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
+		Then(clientv3.OpPut(k, string(b))).Else(clientv3.OpGet(k)).Commit()
+	if err != nil {
+		return err
+	}
+	if resp.Succeeded {
+		return nil
+	}
+	kv := resp.Responses[0].GetResponseRange().Kvs[0]
+	have, err := decode[Identity](kv.Value)
+	if err != nil {
+		return fmt.Errorf("coord: the crawl's identity in etcd is unreadable: %w", err)
+	}
+	if d := have.FirstDifference(id); d != "" {
+		return fmt.Errorf("%w: %s", ErrRefused, d)
+	}
+	return nil
+}
+
+// Register puts rec under the lease: the agent is alive from now on. A
+// live key of the same name under another lease is ErrRefused, except one
+// under prior, this agent's own lease from before a restart, which is
+// revoked first.
+func (c *Crawl) Register(ctx context.Context, l *Lease, prior clientv3.LeaseID, rec AgentRecord) error {
+	k := c.key("agents", rec.Name)
+	if prior != 0 && prior != l.ID {
+		if resp, err := c.cli.Get(ctx, k); err == nil && len(resp.Kvs) == 1 && clientv3.LeaseID(resp.Kvs[0].Lease) == prior {
+			c.cli.Revoke(ctx, prior)
+		}
+	}
+	b, _ := json.Marshal(rec)
+	resp, err := c.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
+		Then(clientv3.OpPut(k, string(b), clientv3.WithLease(l.ID))).Commit()
+	if err != nil {
+		return err
+	}
+	if !resp.Succeeded {
+		return fmt.Errorf("%w: an agent named %q is already alive in this crawl (its lease is live; a restart after a kill waits up to the lease's TTL, %s)", ErrRefused, rec.Name, l.TTL)
+	}
+	return nil
+}
+
+// Publish replaces the agent's record (figures, leaving) under its lease.
+func (c *Crawl) Publish(ctx context.Context, l *Lease, rec AgentRecord) error {
+	b, _ := json.Marshal(rec)
+	_, err := c.cli.Put(ctx, c.key("agents", rec.Name), string(b), clientv3.WithLease(l.ID))
+	return err
+}
+
+// Agents returns the live agents' records and the revision read.
+func (c *Crawl) Agents(ctx context.Context) (map[string]AgentRecord, int64, error) {
+	resp, err := c.cli.Get(ctx, c.key("agents")+"/", clientv3.WithPrefix())
+	if err != nil {
+		return nil, 0, err
+	}
+	out := map[string]AgentRecord{}
+	for _, kv := range resp.Kvs {
+		if r, err := decode[AgentRecord](kv.Value); err == nil {
+			out[r.Name] = r
+		}
+	}
+	return out, resp.Header.Revision, nil
+}
+
+// View returns the current view (Rev 0: none yet).
+func (c *Crawl) View(ctx context.Context) (View, error) {
+	resp, err := c.cli.Get(ctx, c.key("view"))
+	if err != nil || len(resp.Kvs) == 0 {
+		return View{}, err
+	}
+	return viewOf(resp.Kvs[0].Value, resp.Kvs[0].ModRevision)
+}
+
+func viewOf(b []byte, rev int64) (View, error) {
+	r, err := decode[ViewRecord](b)
+	if err != nil {
+		return View{}, fmt.Errorf("coord: the view in etcd is unreadable: %w", err)
+	}
+	return View{ViewRecord: r, Rev: rev}, nil
+}
+
+// Stop writes the whole-crawl stop.
+func (c *Crawl) Stop(ctx context.Context, reason string) error {
+	_, err := c.cli.Put(ctx, c.key("stop"), reason)
+	return err
+}
+
+// Forget asks the view's writer to drop name from the view's absentees.
+func (c *Crawl) Forget(ctx context.Context, name string) error {
+	_, err := c.cli.Put(ctx, c.key("forget", name), "")
+	return err
+}

@@ -1,0 +1,195 @@
+package coord
+
+import (
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Policy is how the view's writer decides.
+type Policy struct {
+	// Wait is the number of agents the first view waits for (≥ 1).
+	Wait int
+	// DeathDelay is how long a member whose lease expired keeps its keys
+	// before a view moves them: the longest request it may have begun
+	// before its fence closed, plus the longest delay its keys or
+	// addresses may owe.
+	DeathDelay time.Duration
+	// Settle is how long a join waits for others before its view is
+	// written, so agents started together make one view change.
+	Settle time.Duration
+}
+
+// writer is the state machine of the elected agent: from the crawl's
+// state and the clock it decides the next view and the end's next wave.
+// It does no I/O; run.go writes what it decides. Its invariants:
+//   - a member leaves the view only by asking (Leaving) or once its key
+//     has been gone DeathDelay by this writer's clock (a new writer
+//     counts from its own start: never earlier than the truth);
+//   - a member gone by death is listed Absent until it returns or is
+//     forgotten;
+//   - the end is decided only after two waves answered by every live
+//     agent, both all idle, with equal figures.
+type writer struct {
+	p       Policy
+	gone    map[string]time.Time // members seen without a key, since
+	joining time.Time            // first seen a live agent outside the view
+	wave    waveState
+}
+
+type waveState struct {
+	n       int64  // the wave asked last (State.Probe as written)
+	prevSig string // the figures of the last wave, all idle; "" if not
+	asked   time.Time
+}
+
+func newWriter(p Policy) *writer {
+	return &writer{p: p, gone: map[string]time.Time{}}
+}
+
+// nextView returns the view to write, or nil, and when to decide again
+// (zero: at the next change).
+func (w *writer) nextView(st State, now time.Time) (*ViewRecord, time.Time) {
+	cur := st.View.ViewRecord
+	if st.View.Rev == 0 {
+		var vr ViewRecord
+		for _, r := range st.Agents {
+			if !r.Leaving {
+				vr.Members = append(vr.Members, member(r))
+			}
+		}
+		if len(vr.Members) < w.p.Wait {
+			return nil, time.Time{}
+		}
+		vr.normalize()
+		return &vr, time.Time{}
+	}
+	next := ViewRecord{Absent: slices.Clone(cur.Absent)}
+	var wake time.Time
+	for _, m := range cur.Members {
+		r, ok := st.Agents[m.Name]
+		switch {
+		case ok && r.Leaving:
+			delete(w.gone, m.Name)
+		case ok:
+			delete(w.gone, m.Name)
+			next.Members = append(next.Members, member(r))
+		default:
+			since, seen := w.gone[m.Name]
+			if !seen {
+				since = now
+				w.gone[m.Name] = now
+			}
+			if dead := since.Add(w.p.DeathDelay); now.Before(dead) {
+				next.Members = append(next.Members, m)
+				wake = earliest(wake, dead)
+			} else {
+				next.Absent = append(next.Absent, m.Name)
+			}
+		}
+	}
+	var joiners bool
+	for name, r := range st.Agents {
+		if !r.Leaving && !cur.Has(name) {
+			joiners = true
+		}
+	}
+	if !joiners {
+		w.joining = time.Time{}
+	} else if w.joining.IsZero() {
+		w.joining = now
+	}
+	if joiners && now.Before(w.joining.Add(w.p.Settle)) {
+		wake = earliest(wake, w.joining.Add(w.p.Settle))
+	} else if joiners {
+		for name, r := range st.Agents {
+			if !r.Leaving && !cur.Has(name) {
+				next.Members = append(next.Members, member(r))
+			}
+		}
+		w.joining = time.Time{}
+	}
+	next.normalize()
+	next.Absent = slices.DeleteFunc(next.Absent, func(n string) bool { return st.Forget[n] || next.Has(n) })
+	if next.Equal(cur) || len(next.Members) == 0 {
+		return nil, wake
+	}
+	return &next, wake
+}
+
+func member(r AgentRecord) ViewMember {
+	return ViewMember{Name: r.Name, Weight: max(r.Weight, 1), Exchange: r.Exchange}
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// endStep decides the end's next step: ask a new wave (ask > 0), or
+// declare the end. It asks only when every live agent's own figures say
+// idle, and never more often than every minGap.
+func (w *writer) endStep(st State, now time.Time, minGap time.Duration) (ask int64, end bool) {
+	if st.Ended || st.View.Rev == 0 || len(st.View.Absent) > 0 || len(st.Agents) == 0 {
+		w.wave.prevSig = ""
+		return 0, false
+	}
+	for _, m := range st.View.Members {
+		if _, ok := st.Agents[m.Name]; !ok {
+			w.wave.prevSig = ""
+			return 0, false
+		}
+	}
+	sig, idle, answered := signature(st, w.wave.n)
+	switch {
+	case w.wave.n > 0 && st.Probe == w.wave.n && answered:
+		if idle && sig == w.wave.prevSig {
+			return 0, true
+		}
+		if idle {
+			w.wave.prevSig = sig
+		} else {
+			w.wave.prevSig = ""
+		}
+	case w.wave.n > 0 && st.Probe == w.wave.n:
+		return 0, false // the wave is still being answered
+	}
+	if !allIdle(st) || now.Sub(w.wave.asked) < minGap {
+		return 0, false
+	}
+	w.wave.n = max(w.wave.n, st.Probe) + 1
+	w.wave.asked = now
+	return w.wave.n, false
+}
+
+// signature returns the live agents' figures as one string, whether all
+// are idle, and whether every one has answered wave.
+func signature(st State, wave int64) (string, bool, bool) {
+	names := make([]string, 0, len(st.Agents))
+	for n := range st.Agents {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var sent, applied uint64
+	sig, idle, answered := "", true, true
+	for _, n := range names {
+		f := st.Agents[n].Figures
+		sent, applied = sent+f.Sent, applied+f.Applied
+		idle = idle && f.Idle
+		answered = answered && f.Wave == wave
+		sig += n + ":" + strconv.FormatUint(f.Activity, 10) + ":" + strconv.FormatInt(f.Fetched, 10) + ";"
+	}
+	sig += "sent:" + strconv.FormatUint(sent, 10) + ";applied:" + strconv.FormatUint(applied, 10)
+	return sig, idle && sent == applied, answered
+}
+
+func allIdle(st State) bool {
+	for _, r := range st.Agents {
+		if !r.Figures.Idle {
+			return false
+		}
+	}
+	return true
+}

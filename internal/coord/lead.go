@@ -1,0 +1,91 @@
+package coord
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+)
+
+// waveGap is the shortest time between two of the end's waves.
+const waveGap = 100 * time.Millisecond
+
+// Lead campaigns to be the crawl's one writer of views and, once elected,
+// writes the views and the end that p and the crawl's state call for,
+// until ctx ends or the lease is lost. Every write is a transaction
+// conditioned on this agent's leadership, so a deposed writer writes
+// nothing. log receives one line per decision.
+func (c *Crawl) Lead(ctx context.Context, l *Lease, name string, p Policy, log func(string)) error {
+	sess, err := concurrency.NewSession(c.cli, concurrency.WithLease(l.ID), concurrency.WithContext(ctx))
+	if err != nil {
+		return err
+	}
+	e := concurrency.NewElection(sess, c.key("election"))
+	if err := e.Campaign(ctx, name); err != nil {
+		return err
+	}
+	log("elected to write the crawl's views")
+	leader := clientv3.Compare(clientv3.CreateRevision(e.Key()), "=", e.Rev())
+	w := newWriter(p)
+	states := c.Follow(ctx)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var st State
+	for {
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-l.Lost():
+			return l.Err()
+		case s, ok := <-states:
+			if !ok {
+				return context.Cause(ctx)
+			}
+			st = s
+		case <-timer.C:
+		}
+		now := time.Now()
+		next, wake := w.nextView(st, now)
+		if next != nil {
+			b, _ := json.Marshal(next)
+			if _, err := c.cli.Txn(ctx).If(leader).Then(clientv3.OpPut(c.key("view"), string(b))).Commit(); err == nil {
+				log("view written: " + string(b))
+			}
+		}
+		ask, end := w.endStep(st, now, waveGap)
+		switch {
+		case end:
+			c.writeEnd(ctx, leader, st, log)
+		case ask > 0:
+			c.cli.Txn(ctx).If(leader).Then(clientv3.OpPut(c.key("probe"), strconv.FormatInt(ask, 10))).Commit()
+		}
+		timer.Reset(nextDecision(st, wake, now))
+	}
+}
+
+// writeEnd writes the end if nothing under agents/ and the view changed
+// since st was read.
+func (c *Crawl) writeEnd(ctx context.Context, leader clientv3.Cmp, st State, log func(string)) {
+	unchanged := clientv3.Compare(clientv3.ModRevision(c.key("agents")+"/"), "<", st.Rev+1).WithPrefix()
+	view := clientv3.Compare(clientv3.ModRevision(c.key("view")), "=", st.View.Rev)
+	resp, err := c.cli.Txn(ctx).If(leader, unchanged, view).Then(clientv3.OpPut(c.key("end"), strconv.FormatInt(st.Rev, 10))).Commit()
+	if err == nil && resp.Succeeded {
+		log("the crawl is over: two waves found every agent idle and no batch in flight")
+	}
+}
+
+// nextDecision returns how long to wait before deciding again without a
+// change: until wake if set, a wave's gap while every agent is idle.
+func nextDecision(st State, wake, now time.Time) time.Duration {
+	d := time.Hour
+	if !wake.IsZero() {
+		d = max(wake.Sub(now), time.Millisecond)
+	}
+	if allIdle(st) && !st.Ended {
+		d = min(d, waveGap)
+	}
+	return d
+}

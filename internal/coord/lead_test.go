@@ -1,0 +1,175 @@
+package coord
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// testAgent is an agent reduced to its coordination: a lease, a record,
+// a writer campaign, and answers to the end's waves with figures given
+// by the test.
+type testAgent struct {
+	name   string
+	crawl  *Crawl
+	lease  *Lease
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	fig    Figures
+	leave  bool
+	wave   int64 // the last wave seen, carried by every publication
+}
+
+func startAgent(t *testing.T, c *Crawl, name string, p Policy, ttl time.Duration) *testAgent {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	l, err := GrantLease(ctx, c.cli, ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &testAgent{name: name, crawl: c, lease: l, cancel: cancel}
+	if err := c.Register(ctx, l, 0, AgentRecord{Name: name, Exchange: name + ":1"}); err != nil {
+		t.Fatal(err)
+	}
+	go c.Lead(ctx, l, name, p, func(string) {})
+	go func() {
+		answered := int64(-1)
+		for st := range c.Follow(ctx) {
+			if st.Probe != answered {
+				answered = st.Probe
+				a.set(func(a *testAgent) { a.wave = st.Probe })
+				a.publish(ctx)
+			}
+		}
+	}()
+	return a
+}
+
+func (a *testAgent) publish(ctx context.Context) {
+	a.mu.Lock()
+	rec := AgentRecord{Name: a.name, Exchange: a.name + ":1", Figures: a.fig, Leaving: a.leave}
+	rec.Figures.Wave = a.wave
+	a.mu.Unlock()
+	a.crawl.Publish(ctx, a.lease, rec)
+}
+
+func (a *testAgent) set(f func(*testAgent)) {
+	a.mu.Lock()
+	f(a)
+	a.mu.Unlock()
+}
+
+// waitState follows c until ok holds, failing after d.
+func waitState(t *testing.T, c *Crawl, d time.Duration, what string, ok func(State) bool) State {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var last State
+	for st := range c.Follow(ctx) {
+		last = st
+		if ok(st) {
+			return st
+		}
+	}
+	t.Fatalf("%s: not within %s; last state: view %+v rev %d, agents %d, ended %v", what, d, last.View.ViewRecord, last.View.Rev, len(last.Agents), last.Ended)
+	return last
+}
+
+func names(v View) []string {
+	var ns []string
+	for _, m := range v.Members {
+		ns = append(ns, m.Name)
+	}
+	return ns
+}
+
+func TestViewsLeaveDeathForgetAndEnd(t *testing.T) {
+	a := testAuthority(t, 3)
+	_, cs := startMembers(t, a, 1)
+	c := NewCrawl(dial(t, a, cs), "t")
+	p := Policy{Wait: 3, DeathDelay: 500 * time.Millisecond, Settle: 100 * time.Millisecond}
+	start := time.Now()
+	var as []*testAgent
+	for _, n := range []string{"a1", "a2", "a3"} {
+		as = append(as, startAgent(t, c, n, p, 2*time.Second))
+	}
+	st := waitState(t, c, 5*time.Second, "first view", func(s State) bool { return s.View.Rev > 0 })
+	if got := names(st.View); !slices.Equal(got, []string{"a1", "a2", "a3"}) {
+		t.Fatalf("first view %v", got)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("first view of three agents took %s, want ≤ 2 s", d)
+	}
+	first := st.View.Rev
+
+	// A join: a fourth agent gets a view of four.
+	as = append(as, startAgent(t, c, "a4", p, 2*time.Second))
+	st = waitState(t, c, 5*time.Second, "join", func(s State) bool { return len(s.View.Members) == 4 })
+	if st.View.Rev <= first {
+		t.Fatalf("join's view at revision %d, not after %d", st.View.Rev, first)
+	}
+
+	// A leave: a4 asks, the view drops it at once, without absentees.
+	as[3].set(func(x *testAgent) { x.leave = true })
+	as[3].publish(context.Background())
+	st = waitState(t, c, 5*time.Second, "leave", func(s State) bool { return len(s.View.Members) == 3 })
+	if len(st.View.Absent) != 0 {
+		t.Fatalf("a leave made absentees %v", st.View.Absent)
+	}
+	as[3].lease.Revoke(context.Background())
+	as[3].cancel()
+
+	// A death: a3's lease expires; its keys stay with it until its lease
+	// is gone in etcd plus DeathDelay, then it is absent.
+	as[2].cancel()
+	died := time.Now()
+	st = waitState(t, c, 10*time.Second, "death", func(s State) bool { return !s.View.Has("a3") })
+	if d := time.Since(died); d < p.DeathDelay {
+		t.Fatalf("a3's keys moved %s after its death, before DeathDelay", d)
+	}
+	if !slices.Equal(st.View.Absent, []string{"a3"}) {
+		t.Fatalf("absent %v, want [a3]", st.View.Absent)
+	}
+
+	// No end while an agent is absent, even if all are idle.
+	for _, x := range as[:2] {
+		x.set(func(x *testAgent) { x.fig.Idle = true })
+		x.publish(context.Background())
+	}
+	time.Sleep(500 * time.Millisecond)
+	if s, _ := c.View(context.Background()); s.Rev == 0 {
+		t.Fatal("view gone")
+	}
+	if resp, _ := c.cli.Get(context.Background(), c.key("end")); len(resp.Kvs) != 0 {
+		t.Fatal("the end was written while a3 is absent")
+	}
+	if err := c.Forget(context.Background(), "a3"); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, c, 5*time.Second, "end after forget", func(s State) bool { return s.Ended })
+}
+
+func TestNoEndWhileBatchInFlight(t *testing.T) {
+	a := testAuthority(t, 4)
+	_, cs := startMembers(t, a, 1)
+	c := NewCrawl(dial(t, a, cs), "t")
+	p := Policy{Wait: 2, DeathDelay: time.Second, Settle: 50 * time.Millisecond}
+	x, y := startAgent(t, c, "x", p, 2*time.Second), startAgent(t, c, "y", p, 2*time.Second)
+	waitState(t, c, 5*time.Second, "view", func(s State) bool { return s.View.Rev > 0 })
+	// x says a batch was acknowledged, y has not applied it: both idle by
+	// their own account, yet the sums differ.
+	x.set(func(a *testAgent) { a.fig = Figures{Idle: true, Sent: 1} })
+	y.set(func(a *testAgent) { a.fig = Figures{Idle: true} })
+	x.publish(context.Background())
+	y.publish(context.Background())
+	time.Sleep(time.Second)
+	if resp, _ := c.cli.Get(context.Background(), c.key("end")); len(resp.Kvs) != 0 {
+		t.Fatal("end written with a batch sent and not applied")
+	}
+	y.set(func(a *testAgent) { a.fig = Figures{Idle: true, Applied: 1, Activity: 1} })
+	y.publish(context.Background())
+	waitState(t, c, 5*time.Second, "end", func(s State) bool { return s.Ended })
+}

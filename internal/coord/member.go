@@ -1,0 +1,157 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// Coordinator names one member of the crawl's etcd cluster: an agent
+// that runs an embedded etcd member in its process. Client is the
+// address clients dial; the member's peers reach it on Client's port + 1.
+type Coordinator struct {
+	Name   string
+	Client netip.AddrPort
+}
+
+// Peer is the address the member's peers dial.
+func (c Coordinator) Peer() netip.AddrPort {
+	return netip.AddrPortFrom(c.Client.Addr(), c.Client.Port()+1)
+}
+
+// ParseCoordinators parses --coordinators: NAME@IP:PORT, comma-separated,
+// one, three or five of them, names and addresses distinct.
+func ParseCoordinators(s string) ([]Coordinator, error) {
+	var cs []Coordinator
+	seen := map[string]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		name, addr, ok := strings.Cut(part, "@")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--coordinators: %q: want NAME@IP:PORT", part)
+		}
+		ap, err := netip.ParseAddrPort(addr)
+		if err != nil || ap.Port() == 0 || ap.Port() == 65535 {
+			return nil, fmt.Errorf("--coordinators: %q: want NAME@IP:PORT with a port below 65535 (the member's peer port is PORT+1)", part)
+		}
+		if seen[name] || seen[ap.String()] {
+			return nil, fmt.Errorf("--coordinators: %q named twice", part)
+		}
+		seen[name], seen[ap.String()] = true, true
+		cs = append(cs, Coordinator{Name: name, Client: ap})
+	}
+	switch len(cs) {
+	case 1, 3, 5:
+		return cs, nil
+	}
+	return nil, fmt.Errorf("--coordinators: %d named; want 1, 3 or 5 (a majority of them must be up for the crawl to go on)", len(cs))
+}
+
+// Endpoints returns the client URLs of cs.
+func Endpoints(cs []Coordinator) []string {
+	var eps []string
+	for _, c := range cs {
+		eps = append(eps, "https://"+c.Client.String())
+	}
+	return eps
+}
+
+// MemberConfig is the configuration of an embedded etcd member.
+type MemberConfig struct {
+	Self         Coordinator   // this member (one of Coordinators)
+	Coordinators []Coordinator // every member, identical on every agent
+	Dir          string        // etcd's data directory
+	TLS          Files         // the member's certificate, for clients and peers
+	Token        string        // the initial cluster token: the crawl's name and key fingerprint
+	Log          func(msg string)
+}
+
+// Member is an embedded etcd member, serving its client and peer
+// addresses until Close.
+type Member struct {
+	etcd *embed.Etcd
+}
+
+// StartMember starts the member and waits until it serves requests, ctx
+// ends, or it fails. A member whose peers are not up yet waits for them:
+// etcd serves nothing before a majority has elected a leader.
+func StartMember(ctx context.Context, mc MemberConfig) (*Member, error) {
+	cfg := embed.NewConfig()
+	cfg.Name = mc.Self.Name
+	cfg.Dir = mc.Dir
+	cu := url.URL{Scheme: "https", Host: mc.Self.Client.String()}
+	pu := url.URL{Scheme: "https", Host: mc.Self.Peer().String()}
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{cu}, []url.URL{cu}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{pu}, []url.URL{pu}
+	cfg.ListenMetricsUrls = nil
+	var ic []string
+	for _, c := range mc.Coordinators {
+		ic = append(ic, c.Name+"=https://"+c.Peer().String())
+	}
+	cfg.InitialCluster = strings.Join(ic, ",")
+	cfg.InitialClusterToken = mc.Token
+	cfg.ClusterState = embed.ClusterStateFlagNew
+	tls := transport.TLSInfo{CertFile: mc.TLS.Cert, KeyFile: mc.TLS.Key, TrustedCAFile: mc.TLS.CA, ClientCertAuth: true}
+	cfg.ClientTLSInfo, cfg.PeerTLSInfo = tls, tls
+	cfg.AutoCompactionMode = "revision"
+	cfg.AutoCompactionRetention = "10000"
+	cfg.QuotaBackendBytes = 512 << 20
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zapTo(mc.Log))
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("coord: etcd member %s: %w", mc.Self.Name, err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+		return &Member{etcd: e}, nil
+	case err := <-e.Err():
+		e.Close()
+		return nil, fmt.Errorf("coord: etcd member %s: %w", mc.Self.Name, err)
+	case <-ctx.Done():
+		e.Close()
+		return nil, fmt.Errorf("coord: etcd member %s: no quorum formed: %w", mc.Self.Name, context.Cause(ctx))
+	}
+}
+
+// Failed is closed (with the error available from Err) if the member
+// stops serving on its own.
+func (m *Member) Failed() <-chan error { return m.etcd.Err() }
+
+// Close stops the member: its peers see it gone.
+func (m *Member) Close() { m.etcd.Close() }
+
+// IsLeader reports whether this member is etcd's raft leader now.
+func (m *Member) IsLeader() bool {
+	return m.etcd.Server.Leader() == m.etcd.Server.MemberID()
+}
+
+// zapTo is etcd's logger: warnings and errors, one line each, to log
+// (nil: discarded).
+func zapTo(log func(string)) *zap.Logger {
+	if log == nil {
+		return zap.NewNop()
+	}
+	enc := zapcore.NewConsoleEncoder(zapcore.EncoderConfig{MessageKey: "msg", LevelKey: "level", EncodeLevel: zapcore.LowercaseLevelEncoder})
+	core := zapcore.NewCore(enc, zapcore.AddSync(lineWriter(log)), zapcore.WarnLevel)
+	return zap.New(zapcore.NewSamplerWithOptions(core, time.Second, 10, 0))
+}
+
+type lineWriter func(string)
+
+func (w lineWriter) Write(p []byte) (int, error) {
+	w(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// errNoQuorum is the cause given when a majority of the coordinators is
+// not reachable in time.
+var errNoQuorum = errors.New("a majority of the coordinators is not reachable")
