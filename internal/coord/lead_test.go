@@ -89,7 +89,12 @@ func names(v View) []string {
 func TestViewsLeaveDeathForgetAndEnd(t *testing.T) {
 	a := testAuthority(t, 3)
 	_, cs := startMembers(t, a, 1)
-	c := NewCrawl(dial(t, a, cs), "t")
+	lifecycle(t, NewCrawl(dial(t, a, cs), "t"))
+}
+
+// lifecycle runs a crawl's coordination through its changes: a first view
+// of three, a join, a leave, a death, a forget and the end.
+func lifecycle(t *testing.T, c *Crawl) {
 	p := Policy{Wait: 3, DeathDelay: 500 * time.Millisecond, Settle: 100 * time.Millisecond}
 	start := time.Now()
 	var as []*testAgent
