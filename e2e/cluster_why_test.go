@@ -35,7 +35,7 @@ func TestClusterWhy(t *testing.T) {
 		c.start(t, a, append(flags, "--console-addr", consoles[i])...)
 	}
 	for _, a := range c.agents {
-		a.waitFor(t, "view epoch 1", 20*time.Second)
+		a.waitFor(t, "view epoch ", 20*time.Second)
 	}
 	for len(web.web.Hits()) < 24 {
 		time.Sleep(10 * time.Millisecond)

@@ -5,19 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/petrel-crawler/petrel/internal/cluster"
+	"github.com/petrel-crawler/petrel/internal/coord"
 )
 
 func clusterCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cluster",
-		Short: "Tools for a crawl of several agents: keygen, status, stop, forget",
+		Short: "Tools for a crawl of several agents: keygen, status, stop, forget, etcd-certs",
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "keygen FILE",
@@ -31,94 +31,107 @@ func clusterCmd() *cobra.Command {
 			return nil
 		},
 	})
-	cmd.AddCommand(clusterStatusCmd(), clusterStopCmd(), clusterForgetCmd())
+	cmd.AddCommand(clusterStatusCmd(), clusterStopCmd(), clusterForgetCmd(), clusterEtcdCertsCmd())
 	return cmd
 }
 
-// controlFlags are the flags of the commands that call a running crawl's
-// exchange (its authenticated control endpoint) without joining it.
+// controlFlags are the flags of the commands that read or write a
+// running crawl's coordination (its etcd) without being an agent of it.
 type controlFlags struct {
-	join         []string
+	coordinators string
+	endpoints    []string
 	keyFile      string
-	exchangePort int
+	crawlName    string
 }
 
 func (c *controlFlags) bind(fs *pflag.FlagSet) {
-	fs.StringSliceVar(&c.join, "join", nil, "membership address (IP:PORT) of an agent of the crawl")
+	fs.StringVar(&c.coordinators, "coordinators", "", "the crawl's coordinators, as given to its agents (NAME@IP:PORT,...)")
+	fs.StringSliceVar(&c.endpoints, "etcd-endpoints", nil, "or the crawl's external etcd (https://IP:PORT,...)")
 	fs.StringVar(&c.keyFile, "cluster-key-file", "", "the crawl's key")
-	fs.IntVar(&c.exchangePort, "exchange-port", 0, "the agents' exchange port (0: membership port + 1)")
+	fs.StringVar(&c.crawlName, "cluster-name", "petrel", "the crawl's name (--cluster-name of its agents)")
 }
 
-// open returns a client and the exchange addresses to try.
-func (c *controlFlags) open() (*cluster.Client, []string, error) {
-	if len(c.join) == 0 || c.keyFile == "" {
-		return nil, nil, flagError{errors.New("--join IP:PORT and --cluster-key-file FILE are required")}
+// open connects to the crawl's etcd within timeout; close ends it.
+func (c *controlFlags) open(ctx context.Context, timeout time.Duration) (*coord.Crawl, func(), context.Context, context.CancelFunc, error) {
+	if c.coordinators == "" && len(c.endpoints) == 0 || c.keyFile == "" {
+		return nil, nil, nil, nil, flagError{errors.New("--coordinators (or --etcd-endpoints) and --cluster-key-file FILE are required")}
+	}
+	var cs []coord.Coordinator
+	if c.coordinators != "" {
+		var err error
+		if cs, err = coord.ParseCoordinators(c.coordinators); err != nil {
+			return nil, nil, nil, nil, flagError{err}
+		}
 	}
 	k, err := cluster.ReadKeyFile(c.keyFile)
 	if err != nil {
-		return nil, nil, flagError{err}
+		return nil, nil, nil, nil, flagError{err}
 	}
-	cl, err := cluster.NewClient(k)
-	if err != nil {
-		return nil, nil, err
-	}
-	var addrs []string
-	for _, j := range c.join {
-		ap, err := netip.ParseAddrPort(j)
-		if err != nil {
-			return nil, nil, flagError{fmt.Errorf("--join %q: want IP:PORT", j)}
-		}
-		port := int(ap.Port()) + 1
-		if c.exchangePort != 0 {
-			port = c.exchangePort
-		}
-		addrs = append(addrs, netip.AddrPortFrom(ap.Addr(), uint16(port)).String())
-	}
-	return cl, addrs, nil
-}
-
-// finalError marks an error from a crawl's agent that another agent would
-// answer the same way (a refusal, not a failure to reach it): each stops at it.
-type finalError struct{ error }
-
-// each opens the client and calls try with each exchange address in turn,
-// under one timeout for them all, until a try returns nil (each returns nil)
-// or a finalError (each returns its error). When no agent answers, each
-// returns one error naming every address tried and the last failure.
-func (c *controlFlags) each(ctx context.Context, timeout time.Duration, try func(ctx context.Context, cl *cluster.Client, addr string) error) error {
-	cl, addrs, err := c.open()
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	for _, a := range addrs {
-		err = try(ctx, cl, a)
-		var fe finalError
-		if err == nil || errors.As(err, &fe) {
-			return err
-		}
+	crawl, closeCrawl, err := cluster.DialCrawl(ctx, k, c.crawlName, cs, c.endpoints)
+	if err != nil {
+		cancel()
+		return nil, nil, nil, nil, err
 	}
-	return fmt.Errorf("no agent answered at %s: %v", strings.Join(addrs, ","), err)
+	return crawl, closeCrawl, ctx, cancel, nil
 }
 
 func clusterStopCmd() *cobra.Command {
 	var cf controlFlags
 	cmd := &cobra.Command{
-		Use:   "stop --join IP:PORT --cluster-key-file FILE",
-		Short: "Stop every agent of a crawl cleanly (state saved, WARC files closed); the same commands resume it",
+		Use:   "stop --coordinators NAME@IP:PORT,... --cluster-key-file FILE",
+		Short: "Stop every agent of a crawl cleanly (state saved, WARC files closed), those still waiting for the crawl's first view too; the same commands resume it",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return cf.each(cmd.Context(), 10*time.Second, func(ctx context.Context, cl *cluster.Client, addr string) error {
-				if err := cl.Stop(ctx, addr); err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "petrel: asked the crawl to stop (through %s); every agent stops cleanly and exits 0\n", addr)
-				return nil
-			})
+			crawl, closeCrawl, ctx, cancel, err := cf.open(cmd.Context(), 10*time.Second)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			defer closeCrawl()
+			if err := crawl.Stop(ctx, "petrel cluster stop"); err != nil {
+				return fmt.Errorf("cluster stop: %w", err)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "petrel: asked the crawl to stop; every agent stops cleanly and exits 0 (start the same commands again to resume)")
+			return nil
 		},
 	}
 	cf.bind(cmd.Flags())
+	return cmd
+}
+
+func clusterEtcdCertsCmd() *cobra.Command {
+	var keyFile, name, out string
+	var ips []string
+	cmd := &cobra.Command{
+		Use:   "etcd-certs --cluster-key-file FILE --name NAME --ip IP[,IP] --out DIR",
+		Short: "Write the TLS files of an external etcd member for the crawl (CA, certificate and key from the crawl's key): give them to etcd as --trusted-ca-file, --cert-file, --key-file (and the --peer- ones), with --client-cert-auth",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			k, err := cluster.ReadKeyFile(keyFile)
+			if err != nil {
+				return flagError{err}
+			}
+			var addrs []netip.Addr
+			for _, ip := range ips {
+				a, err := netip.ParseAddr(ip)
+				if err != nil {
+					return flagError{fmt.Errorf("--ip %q: want an IP address", ip)}
+				}
+				addrs = append(addrs, a)
+			}
+			f, err := cluster.EtcdCerts(k, name, addrs, out)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "petrel: wrote %s, %s and %s (mode 0600): etcd --trusted-ca-file %s --cert-file %s --key-file %s --client-cert-auth (and the same as --peer-*)\n",
+				f.CA, f.Cert, f.Key, f.CA, f.Cert, f.Key)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&keyFile, "cluster-key-file", "", "the crawl's key")
+	cmd.Flags().StringVar(&name, "name", "etcd", "the etcd member's name")
+	cmd.Flags().StringSliceVar(&ips, "ip", nil, "the addresses the member serves on (127.0.0.1 is always included)")
+	cmd.Flags().StringVar(&out, "out", ".", "directory to write to")
 	return cmd
 }

@@ -1,44 +1,63 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/petrel-crawler/petrel/internal/cluster"
+	"github.com/petrel-crawler/petrel/internal/coord"
 )
 
 func clusterStatusCmd() *cobra.Command {
 	var cf controlFlags
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "status --join IP:PORT --cluster-key-file FILE [--json]",
-		Short: "Show a running crawl's members, view and totals (over the authenticated exchange; never joins the gossip)",
-		Long: `Show a running crawl's members, its ownership view and its totals. The first
-agent of --join that answers lists the members as its memberlist sees them
-(alive, suspect, dead, left) and when it last heard from each (by gossip or
-the exchange); every alive or suspect member is then asked for its own
-figures. KEYS is the member's count of the view's ` + fmt.Sprint(cluster.Slots) + ` slots: a
-politeness key's group belongs to the owner of its slot, so a member's
-share of the slots is its share of the keys. --json prints the same as
-JSON (docs/cluster.md lists its keys).`,
+		Use:   "status --coordinators NAME@IP:PORT,... --cluster-key-file FILE [--json]",
+		Short: "Show a running crawl's leader, members, view and totals (read from its etcd)",
+		Long: `Show a running crawl's leader (the agent that writes views), its members,
+its ownership view and its totals, read from the crawl's etcd: each agent
+is alive (its lease live, in the view), joining (alive, not in the view
+yet), leaving, dead (in the view, its lease expired: its keys move
+--cluster-grace later) or absent (taken out by a death, may come back).
+An agent refused by the crawl never becomes a member and is not listed.
+Every alive agent is then asked, over the exchange, for its own figures.
+KEYS is the member's count of the view's ` + fmt.Sprint(cluster.Slots) + ` slots: a politeness key's
+group belongs to the owner of its slot, so a member's share of the slots
+is its share of the keys. --json prints the same as JSON (docs/cluster.md
+lists its keys).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return cf.each(cmd.Context(), 10*time.Second, func(ctx context.Context, cl *cluster.Client, addr string) error {
-				first, err := cl.GetStatus(ctx, addr)
-				if err != nil {
-					return err
-				}
-				if err := showStatus(ctx, cmd.OutOrStdout(), cl, first, asJSON); err != nil {
-					return finalError{err} // printed in part: not again through another agent
-				}
-				return nil
-			})
+			crawl, closeCrawl, ctx, cancel, err := cf.open(cmd.Context(), 10*time.Second)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			defer closeCrawl()
+			st, err := crawl.Read(ctx)
+			if err != nil {
+				return fmt.Errorf("cluster status: %w", err)
+			}
+			leader, _ := crawl.Leader(ctx)
+			k, _ := cluster.ReadKeyFile(cf.keyFile)
+			cl, err := cluster.NewClient(k)
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			r := buildReport(st, leader, func(addr string) (*cluster.Status, error) { return cl.GetStatus(ctx, addr) })
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(r)
+			}
+			printReport(cmd.OutOrStdout(), r)
+			return nil
 		},
 	}
 	cf.bind(cmd.Flags())
@@ -49,8 +68,11 @@ JSON (docs/cluster.md lists its keys).`,
 // statusReport is what petrel cluster status prints; its JSON keys are
 // listed in docs/cluster.md.
 type statusReport struct {
-	AnsweredBy  string            `json:"answered_by"` // the agent of --join that answered
-	Time        time.Time         `json:"time"`        // of its answer
+	Leader      string            `json:"leader"` // the agent elected to write views
+	Time        time.Time         `json:"time"`   // of the read
+	Revision    int64             `json:"revision"`
+	Finished    bool              `json:"finished"`
+	Stopping    bool              `json:"stopping"`
 	View        *cluster.View     `json:"view"`
 	Slots       int               `json:"slots"` // the view's slots: keys_owned sums to it
 	Members     []memberStatus    `json:"members"`
@@ -62,17 +84,15 @@ type statusReport struct {
 // memberStatus is one member: what the answering agent knows of it, and
 // what it answered itself (Answered).
 type memberStatus struct {
-	Name      string     `json:"name"`
-	Address   string     `json:"address"` // membership (gossip) address
-	Exchange  string     `json:"exchange,omitempty"`
-	State     string     `json:"state"` // alive, suspect, dead, left as the answering agent's memberlist sees it; "unknown" for a view agent it does not know
-	InView    bool       `json:"in_view"`
-	Epoch     uint64     `json:"epoch"`      // of the member's view: its answer, else its gossip
-	KeysOwned int        `json:"keys_owned"` // slots of the view it owns
-	KeyShare  float64    `json:"key_share"`  // keys_owned / slots
-	LastHeard *time.Time `json:"last_heard,omitempty"`
-	Answered  bool       `json:"answered"`
-	Error     string     `json:"error,omitempty"` // why it was not asked or did not answer
+	Name      string  `json:"name"`
+	Exchange  string  `json:"exchange,omitempty"`
+	State     string  `json:"state"` // alive, joining, leaving, dead, absent
+	InView    bool    `json:"in_view"`
+	Epoch     uint64  `json:"epoch"`      // of the member's view: its answer, else its record
+	KeysOwned int     `json:"keys_owned"` // slots of the view it owns
+	KeyShare  float64 `json:"key_share"`  // keys_owned / slots
+	Answered  bool    `json:"answered"`
+	Error     string  `json:"error,omitempty"` // why it was not asked or did not answer
 
 	Fetched        int64  `json:"fetched"`
 	Queued         int64  `json:"queued"`
@@ -98,86 +118,69 @@ type statusTotals struct {
 	Finished       bool   `json:"finished"`
 }
 
-// showStatus asks every other alive or suspect member that first lists
-// for its status and prints the report.
-func showStatus(ctx context.Context, out io.Writer, cl *cluster.Client, first *cluster.Status, asJSON bool) error {
-	answers := map[string]*cluster.Status{first.Name: first}
-	errs := map[string]string{}
-	for _, m := range first.Members {
-		switch {
-		case m.Name == first.Name:
-		case m.State != "alive" && m.State != "suspect":
-			errs[m.Name] = m.State
-		case m.Meta.Exchange == "":
-			errs[m.Name] = "no exchange address announced"
-		default:
-			s, err := cl.GetStatus(ctx, m.Meta.Exchange)
-			if err != nil {
-				errs[m.Name] = err.Error()
-				continue
-			}
-			answers[m.Name] = s
-		}
-	}
-	r := buildReport(first, answers, errs)
-	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
-	}
-	printReport(out, r)
-	return nil
-}
-
-// buildReport makes the report from the first answer's members and view,
-// the answers (by name, first's among them) and why the others are missing.
-func buildReport(first *cluster.Status, answers map[string]*cluster.Status, errs map[string]string) *statusReport {
-	r := &statusReport{AnsweredBy: first.Name, Time: first.Time, View: first.View, Slots: cluster.Slots,
-		Agents: []*cluster.Status{first}, Unreachable: []string{}}
+// buildReport makes the report from the crawl's state in etcd, asking
+// every alive agent for its own figures (ask: over the exchange).
+func buildReport(st coord.State, leader string, ask func(exchange string) (*cluster.Status, error)) *statusReport {
+	r := &statusReport{Leader: leader, Time: time.Now().UTC(), Revision: st.Rev, Finished: st.Ended, Stopping: st.Stopped,
+		Slots: cluster.Slots, Agents: []*cluster.Status{}, Unreachable: []string{}}
 	var owned map[string]int
-	if first.View != nil {
-		owned = first.View.SlotsOwned()
+	if st.View.Rev > 0 {
+		r.View = cluster.ViewOf(st.View)
+		owned = r.View.SlotsOwned()
 	}
-	rows := map[string]bool{}
-	add := func(m cluster.Member) {
-		rows[m.Name] = true
-		ms := memberStatus{Name: m.Name, Address: m.Addr, Exchange: m.Meta.Exchange, State: m.State,
-			Epoch: m.Meta.ViewEpoch, KeysOwned: owned[m.Name], KeyShare: float64(owned[m.Name]) / float64(cluster.Slots),
-			Error: errs[m.Name]}
-		ms.InView = first.View != nil && first.View.Has(m.Name)
-		if !m.LastHeard.IsZero() {
-			t := m.LastHeard
-			ms.LastHeard = &t
-		}
-		if s := answers[m.Name]; s != nil {
+	for _, name := range memberNames(st) {
+		rec, alive := st.Agents[name]
+		ms := memberStatus{Name: name, Exchange: rec.Exchange, State: memberState(st, name),
+			Epoch: uint64(rec.Figures.Epoch), KeysOwned: owned[name], KeyShare: float64(owned[name]) / float64(cluster.Slots)}
+		ms.InView = st.View.Has(name)
+		if !alive {
+			ms.Error = ms.State
+			r.Unreachable = append(r.Unreachable, name+" ("+ms.State+")")
+		} else if s, err := ask(rec.Exchange); err != nil {
+			ms.Error = err.Error()
+			r.Unreachable = append(r.Unreachable, name+" ("+err.Error()+")")
+		} else {
 			ms.answered(s)
 			r.Totals.add(s)
-			if s != first {
-				r.Agents = append(r.Agents, s)
-			}
-		} else {
-			r.Unreachable = append(r.Unreachable, m.Name+" ("+ms.Error+")")
+			r.Agents = append(r.Agents, s)
 		}
 		r.Members = append(r.Members, ms)
 	}
-	for _, m := range first.Members {
-		add(m)
-	}
-	if first.View != nil {
-		for _, a := range first.View.Agents {
-			switch {
-			case rows[a.Name]:
-			case a.Name == first.Name: // its gossip does not list itself yet
-				add(cluster.Member{Name: a.Name, State: "alive", Meta: cluster.Meta{Exchange: first.Exchange}})
-			default:
-				errs[a.Name] = "not a member known to " + first.Name
-				add(cluster.Member{Name: a.Name, State: "unknown"})
-			}
-		}
-	}
 	r.Totals.Members = len(r.Members)
-	r.Totals.Finished = first.Finished
+	r.Totals.Finished = st.Ended
 	return r
+}
+
+// memberNames lists the view's members and absentees and the live agents,
+// sorted, once each.
+func memberNames(st coord.State) []string {
+	var names []string
+	for _, m := range st.View.Members {
+		names = append(names, m.Name)
+	}
+	names = append(names, st.View.Absent...)
+	for name := range st.Agents {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// memberState is an agent's state as the crawl's etcd says it.
+func memberState(st coord.State, name string) string {
+	rec, alive := st.Agents[name]
+	switch {
+	case alive && rec.Leaving:
+		return "leaving"
+	case alive && st.View.Has(name):
+		return "alive"
+	case alive:
+		return "joining"
+	case slices.Contains(st.View.Absent, name):
+		return "absent"
+	default:
+		return "dead"
+	}
 }
 
 // answered fills in a member's own figures.
@@ -206,28 +209,28 @@ func printReport(out io.Writer, r *statusReport) {
 	} else {
 		fmt.Fprintln(out, "view: none yet")
 	}
-	fmt.Fprintf(out, "members as %s sees them at %s:\n", r.AnsweredBy, r.Time.Format(time.RFC3339))
+	leader := r.Leader
+	if leader == "" {
+		leader = "none"
+	}
+	fmt.Fprintf(out, "leader (writes views): %s; read at revision %d, %s; stopping %v\n", leader, r.Revision, r.Time.Format(time.RFC3339), r.Stopping)
 	tw := tabwriter.NewWriter(out, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "AGENT\tADDRESS\tSTATE\tEPOCH\tKEYS\tFETCHED\tQUEUED\tOUTBOX\tINBOX\tSENT\tRECEIVED\tFORWARDED\tHEARD")
+	fmt.Fprintln(tw, "AGENT\tEXCHANGE\tSTATE\tEPOCH\tKEYS\tFETCHED\tQUEUED\tOUTBOX\tINBOX\tSENT\tRECEIVED\tFORWARDED")
 	for _, m := range r.Members {
 		keys := "-"
 		if m.InView {
 			keys = fmt.Sprintf("%d (%.1f%%)", m.KeysOwned, 100*m.KeyShare)
 		}
-		addr := m.Address
+		addr := m.Exchange
 		if addr == "" {
 			addr = "-"
 		}
-		heard := "never"
-		if m.LastHeard != nil {
-			heard = r.Time.Sub(*m.LastHeard).Round(time.Millisecond).String() + " ago"
-		}
 		if !m.Answered {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t-\t-\t-\t-\t-\t-\t-\t%s\n", m.Name, addr, m.State, m.Epoch, keys, heard)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t-\t-\t-\t-\t-\t-\t-\n", m.Name, addr, m.State, m.Epoch, keys)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", m.Name, addr, m.State, m.Epoch, keys,
-			m.Fetched, m.Queued, m.OutboxURLs, m.InboxUnapplied, m.SentURLs, m.ReceivedURLs, m.ForwardedURLs, heard)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", m.Name, addr, m.State, m.Epoch, keys,
+			m.Fetched, m.Queued, m.OutboxURLs, m.InboxUnapplied, m.SentURLs, m.ReceivedURLs, m.ForwardedURLs)
 	}
 	tw.Flush()
 	for _, u := range r.Unreachable {

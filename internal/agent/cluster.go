@@ -35,7 +35,9 @@ var ErrFinished = cluster.ErrFinished
 func clusterSettings(cfg Config, seeds []string) [][2]string {
 	var out [][2]string
 	for _, s := range cfg.Table() {
-		if !s.Cluster {
+		// Live values come from the crawl's settings key, whatever the
+		// flags of a later start say: only the fixed ones must agree.
+		if !s.Cluster || s.Live {
 			continue
 		}
 		v := s.String()
@@ -248,12 +250,6 @@ func (a *Agent) startCluster(seeds []urlx.URL, resumed bool) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	var joins []string
-	for _, j := range c.Join {
-		if j != c.Bind {
-			joins = append(joins, j)
-		}
-	}
 	grace, err := clusterGrace(a.cfg)
 	if err != nil {
 		return usageErr("%v", err)
@@ -263,13 +259,14 @@ func (a *Agent) startCluster(seeds []urlx.URL, resumed bool) error {
 		Name:         c.Agent,
 		Bind:         netip.MustParseAddrPort(c.Bind),
 		ExchangePort: c.ExchangePort,
-		Join:         joins,
 		Key:          key,
 		CrawlName:    c.CrawlName,
+		Coordinators: c.ParsedCoordinators(),
+		Endpoints:    c.Endpoints,
+		LeaseTTL:     c.Lease,
 		Wait:         c.Wait,
 		Dir:          filepath.Join(state, "cluster"),
 		FinishedPath: filepath.Join(state, "FINISHED"),
-		Timing:       cluster.Timing{Probe: c.Probe},
 		Settings:     append(clusterSettings(a.cfg, raw), a.block.clusterSetting()),
 		BatchDelay:   c.BatchDelay,
 		Grace:        grace,

@@ -2,19 +2,28 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/cluster"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 )
 
-// clusterGrace returns the grace period G of the crawl's settings: the
-// smallest safe one when --cluster-grace is 0, an error when it is below
-// that.
+// clusterGrace returns how long after an agent's lease expired its keys
+// move: the longest request it may have begun before its fence closed
+// (--fetch-timeout) plus the largest delay its keys or addresses may owe;
+// --cluster-grace when given, refused below that bound.
 func clusterGrace(cfg Config) (time.Duration, error) {
 	f := cfg.Frontier
-	largest := max(f.HostDelay, f.IPDelay, f.MaxDelay, f.CrawlDelayCap)
-	return cluster.ResolveGrace(cfg.Cluster.Grace, cluster.Timing{Probe: cfg.Cluster.Probe}, cfg.Cluster.Wait, cfg.Fetch.Timeout, largest)
+	bound := cfg.Fetch.Timeout + max(f.HostDelay, f.IPDelay, f.MaxDelay, f.CrawlDelayCap)
+	switch g := cfg.Cluster.Grace; {
+	case g == 0:
+		return bound, nil
+	case g < bound:
+		return 0, fmt.Errorf("--cluster-grace %s is below the smallest safe value %s (--fetch-timeout %s + the largest delay)", g, bound, cfg.Fetch.Timeout)
+	default:
+		return g, nil
+	}
 }
 
 // fetchGuard returns the zombie guard a fetcher obeys (nil for an agent

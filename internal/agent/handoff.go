@@ -460,24 +460,9 @@ func (a *Agent) leave() error {
 	if err := n.Leaving(); err != nil {
 		return err
 	}
-	for {
-		cur := n.View()
-		if !cur.Has(self) {
-			break
-		}
-		next, err := cluster.NextView(cur, nil, self)
-		if err != nil {
-			return err
-		}
-		err = n.ProposeView(ctx, next, "leave of "+self)
-		if err == nil || !n.View().Has(self) {
-			break
-		}
-		if ctx.Err() != nil {
-			a.log.Error("cluster: leave: no view without this agent", "err", err)
-			return errLeaveTimeout
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := n.WaitLeft(ctx, self); err != nil {
+		a.log.Error("cluster: leave: no view without this agent", "err", err)
+		return errLeaveTimeout
 	}
 	done := make(chan struct{})
 	go func() { a.clusterHost.ho.busy.Wait(); close(done) }()

@@ -27,8 +27,9 @@ func TestRestartKeepsPlacements(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg.Cluster.Agent, cfg.Cluster.KeyFile, cfg.Cluster.Wait = "a1", keyFile, 1
-		cfg.Cluster.Bind = fmt.Sprintf("127.61.9.250:%d", 20000+2*rand.IntN(10000))
-		cfg.Cluster.Probe, cfg.Cluster.BatchDelay = 50*time.Millisecond, 5*time.Millisecond
+		cfg.Cluster.Bind = fmt.Sprintf("127.61.9.250:%d", 20000+4*rand.IntN(10000))
+		cfg.Cluster.Coordinators = coordinatorOf("a1", cfg.Cluster.Bind)
+		cfg.Cluster.Lease, cfg.Cluster.BatchDelay = 2*time.Second, 5*time.Millisecond
 		cfg.Frontier.HostDelay = 20 * time.Millisecond
 	})
 	done := make(chan error, 1)

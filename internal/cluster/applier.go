@@ -154,7 +154,15 @@ func (n *Node) applyOne(wire []byte, next int64) error {
 // come), or the node closes.
 func (n *Node) waitOpenOrLeft() {
 	for !n.leftView() {
-		ctx, cancel := context.WithTimeout(n.ctx, n.cfg.Timing.probe())
+		ctx, cancel := context.WithCancel(n.ctx)
+		installed := n.viewInstalled()
+		go func() {
+			select {
+			case <-installed:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
 		err := n.guard.WaitOpen(ctx)
 		cancel()
 		if err == nil || n.ctx.Err() != nil {

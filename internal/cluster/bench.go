@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/petrel-crawler/petrel/internal/coord"
 	"io"
 	"log/slog"
 	"net/netip"
@@ -30,8 +31,8 @@ type BenchOptions struct {
 	BatchURLs int            // records per batch
 	Senders   int            // goroutines routing URLs at once
 	Dir       string         // state directory of this side
-	Bind      netip.AddrPort // this side's membership address
-	Peer      netip.AddrPort // the other side's (the sender joins it)
+	Bind      netip.AddrPort // this side.s address (the exchange on its port + 1)
+	Peer      netip.AddrPort // the receiver.s (it runs the coordinator on its port + 2)
 	Key       Key
 }
 
@@ -104,9 +105,13 @@ func (h *countingHost) Idle() bool         { return true }
 func (h *countingHost) Stop(string)        {}
 func (h *countingHost) Progress() Progress { return Progress{} }
 
-func benchNode(o BenchOptions, name string, join []string, host Host) (*Node, error) {
-	return Start(Config{Name: name, Bind: o.Bind, Join: join, Key: o.Key, Wait: 2, CrawlName: "bench",
-		Dir: filepath.Join(o.Dir, name), Timing: Timing{Probe: 200 * time.Millisecond},
+// benchNode starts one side of the benchmark; the receiver runs the
+// crawl's one coordinator, on its address's port + 2.
+func benchNode(o BenchOptions, name string, recv netip.AddrPort, host Host) (*Node, error) {
+	coordinator := coord.Coordinator{Name: "receiver", Client: netip.AddrPortFrom(recv.Addr(), recv.Port()+2)}
+	return Start(Config{Name: name, Bind: o.Bind, Key: o.Key, Wait: 2, CrawlName: "bench",
+		Coordinators: []coord.Coordinator{coordinator}, LeaseTTL: 5 * time.Second,
+		Dir:       filepath.Join(o.Dir, name),
 		BatchURLs: o.BatchURLs, BatchDelay: 20 * time.Millisecond,
 		InboxBytes: 4 << 30, OutboxBytes: 1 << 30, Window: 8,
 		Logger: slog.New(slog.DiscardHandler)}, host)
@@ -116,7 +121,7 @@ func benchNode(o BenchOptions, name string, join []string, host Host) (*Node, er
 // has applied o.URLs URLs, then stops.
 func RunBenchReceiver(ctx context.Context, o BenchOptions, out io.Writer) error {
 	h := &countingHost{want: int64(o.URLs), done: make(chan struct{})}
-	n, err := benchNode(o, "receiver", nil, h)
+	n, err := benchNode(o, "receiver", o.Bind, h)
 	if err != nil {
 		return err
 	}
@@ -140,7 +145,7 @@ func RunBenchReceiver(ctx context.Context, o BenchOptions, out io.Writer) error 
 // empty (every batch acknowledged).
 func RunBenchSender(ctx context.Context, o BenchOptions) (BenchSide, time.Time, error) {
 	gen := generateCPU(o.URLs)
-	n, err := benchNode(o, "sender", []string{o.Peer.String()}, &countingHost{want: 1 << 62})
+	n, err := benchNode(o, "sender", o.Peer, &countingHost{want: 1 << 62})
 	if err != nil {
 		return BenchSide{}, time.Time{}, err
 	}

@@ -27,9 +27,6 @@ func TestMain(m *testing.M) {
 	case "outbox":
 		childOutbox(os.Getenv("PETREL_CLUSTER_DIR"))
 		return
-	case "node":
-		childNode(os.Getenv("PETREL_CLUSTER_DIR"), os.Getenv("PETREL_CLUSTER_NODE")) // suspicion_test.go
-		return
 	}
 	os.Exit(m.Run())
 }

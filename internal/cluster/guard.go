@@ -3,39 +3,33 @@ package cluster
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
 // Guard keeps an agent that may have been cut off from the crawl from
-// fetching: no split brain. It closes when the agent has completed no
-// gossip round (a probe of another member answered) for Limit — half the
-// grace period G after which the others take its keys over — or when the
-// agent learns that the crawl declared it dead (a view without it). It
-// stays closed until the agent is confirmed a member of the current view
-// again (see death.go): a closed guard is latched, so a round completing
-// after a long silence (a kill -STOP and -CONT) closes it rather than
-// hiding the silence.
+// fetching: no split brain. It is open only while the agent's etcd lease
+// is certainly live by its own clock (live, the lease's fence) and the
+// agent holds a view that includes it, read back from etcd at or after
+// its registration; it closes when the fence passes, when the lease is
+// lost, or when a view without the agent is in force. A closed guard is
+// latched: it opens again only when the node has checked those
+// conditions afresh (open).
 //
 // While closed, no request starts (Allowed is false) and requests in
-// flight are cut (Closing is closed). Allowed reads the clock itself, so a
-// process resumed after a long stop refuses before any of its goroutines
-// has had a chance to refresh the round's time. The zero Guard is not
-// usable; an agent alone in its view is never guarded (active false).
+// flight are cut (Closing is closed). Allowed reads the fence itself, so
+// a process resumed after a long stop refuses before any of its
+// goroutines has noticed. The zero Guard is not usable.
 type Guard struct {
-	now    func() time.Time
-	limit  time.Duration
-	active func() bool  // the view has other agents
-	last   atomic.Int64 // unix nanoseconds of the last completed round
+	now  func() time.Time
+	live func(time.Time) bool // the lease's fence
 
-	mu       sync.Mutex
-	closed   bool
-	reason   string
-	closedAt int64           // unix nanoseconds
-	period   context.Context // ends when the guard closes; a new one when it opens
-	end      context.CancelFunc
-	opened   chan struct{} // closed when the guard opens; replaced when it closes
-	onClose  func(reason string)
+	mu      sync.Mutex
+	closed  bool
+	reason  string
+	period  context.Context // ends when the guard closes; a new one when it opens
+	end     context.CancelFunc
+	opened  chan struct{} // closed when the guard opens; replaced when it closes
+	onClose func(reason string)
 	// Contexts handed out by Context in this period, by parent (at most
 	// maxShared): a fetcher's requests share one instead of deriving two
 	// per request.
@@ -46,38 +40,27 @@ type Guard struct {
 // maxShared bounds the contexts Context keeps per period.
 const maxShared = 256
 
-// newGuard returns an open guard whose last round is now. now is the
-// clock (time.Now in an agent, a fake one in tests); active reports
-// whether there are others whose rounds count; onClose (may be nil) is
-// called once per closing, outside the guard's lock.
-func newGuard(limit time.Duration, now func() time.Time, active func() bool, onClose func(string)) *Guard {
-	g := &Guard{now: now, limit: limit, active: active, onClose: onClose, opened: make(chan struct{})}
+// newGuard returns an open guard. now is the clock (time.Now in an agent,
+// a fake one in tests); live reports whether the lease is certainly live
+// at a time; onClose (may be nil) is called once per closing, outside the
+// guard's lock.
+func newGuard(now func() time.Time, live func(time.Time) bool, onClose func(string)) *Guard {
+	g := &Guard{now: now, live: live, onClose: onClose, opened: make(chan struct{})}
 	close(g.opened)
 	g.period, g.end = context.WithCancel(context.Background())
-	g.last.Store(now().UnixNano())
 	return g
-}
-
-// Round records a completed gossip round. After a silence longer than
-// Limit the guard closes first: the silence happened, whatever follows.
-func (g *Guard) Round() {
-	t := g.now().UnixNano()
-	prev := g.last.Swap(t)
-	if time.Duration(t-prev) > g.limit && g.active() {
-		g.Close("no gossip round completed for " + time.Duration(t-prev).Round(time.Millisecond).String())
-	}
 }
 
 // Allowed reports whether a request may start now.
 func (g *Guard) Allowed() bool {
-	if !g.active() {
-		return !g.isClosed()
-	}
-	if d := time.Duration(g.now().UnixNano() - g.last.Load()); d > g.limit {
-		g.Close("no gossip round completed for " + d.Round(time.Millisecond).String())
+	if !g.live(g.now()) {
+		g.Close(fenceClosed)
 	}
 	return !g.isClosed()
 }
+
+// fenceClosed is the reason of a guard closed by its lease's fence.
+const fenceClosed = "the agent's lease is not known to be live (coordinators unreachable)"
 
 func (g *Guard) isClosed() bool {
 	g.mu.Lock()
@@ -99,7 +82,7 @@ func (g *Guard) Close(reason string) {
 		g.mu.Unlock()
 		return
 	}
-	g.closed, g.reason, g.closedAt = true, reason, g.now().UnixNano()
+	g.closed, g.reason = true, reason
 	g.end()
 	g.opened = make(chan struct{})
 	g.mu.Unlock()
@@ -108,25 +91,16 @@ func (g *Guard) Close(reason string) {
 	}
 }
 
-// open opens a closed guard and counts the rounds afresh from now.
+// open opens a closed guard.
 func (g *Guard) open() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.closed {
 		return
 	}
-	g.last.Store(g.now().UnixNano())
 	g.closed, g.reason = false, ""
 	g.period, g.end = context.WithCancel(context.Background())
 	close(g.opened)
-}
-
-// roundSinceClose reports whether a gossip round completed after the
-// guard closed: gossip works again.
-func (g *Guard) roundSinceClose() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.last.Load() > g.closedAt
 }
 
 // Closing returns a channel closed when the guard closes (already closed
@@ -185,3 +159,7 @@ func (g *Guard) dropEnded() bool {
 	}
 	return len(g.shared) < maxShared
 }
+
+// Guard returns the node's guard: a fetcher asks its Allowed before each
+// request and cuts the request when Closing is closed.
+func (n *Node) Guard() *Guard { return n.guard }

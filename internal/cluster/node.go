@@ -6,19 +6,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/petrel-crawler/petrel/internal/coord"
 )
 
 // Host is the agent a Node serves: it applies received batches to its
@@ -49,24 +49,29 @@ type Progress struct {
 // Config is a Node's configuration.
 type Config struct {
 	Name         string         // the agent's name, unique in the crawl
-	Bind         netip.AddrPort // membership address (gossip, UDP and TCP)
+	Bind         netip.AddrPort // the agent's address
 	ExchangePort int            // the exchange's port on Bind's address (0: Bind's port + 1)
-	Join         []string       // membership addresses of agents already running
 	Key          Key
-	CrawlName    string      // gossip Label: agents of other crawls are not heard
-	Wait         int         // members needed before the view forms (≥ 1)
-	Weight       uint32      // share of keys (0: 1)
-	Dir          string      // the node's state directory (crawl's state/cluster)
-	FinishedPath string      // the crawl's state/FINISHED
-	Timing       Timing      // failure detector timing
-	Settings     [][2]string // cluster-wide settings, compared at join
+	CrawlName    string // names the crawl's keys in etcd
+	// Coordinators run the crawl's etcd, embedded in those agents (this
+	// one runs a member if it is named); or, with none, Endpoints are an
+	// external etcd cluster's client URLs.
+	Coordinators []coord.Coordinator
+	Endpoints    []string
+	LeaseTTL     time.Duration // the agent's lease (0: 10 s)
+	Settle       time.Duration // a join's wait for others before its view (0: 200 ms)
+	Wait         int           // members needed before the view forms (≥ 1)
+	Weight       uint32        // share of keys (0: 1)
+	Dir          string        // the node's state directory (crawl's state/cluster)
+	FinishedPath string        // the crawl's state/FINISHED
+	Settings     [][2]string   // cluster-wide settings, compared at join
 
 	BatchURLs   int           // records per batch (0: 4096)
 	BatchDelay  time.Duration // oldest record's wait before its batch is sent (0: 200 ms)
 	OutboxBytes int64         // per destination (0: 256 MiB)
 	InboxBytes  int64         // (0: 1 GiB)
 	Window      int           // batches in flight per destination (0: 8)
-	Grace       time.Duration // G (grace.go; 0: GraceBound with Petrel's default fetch timeout and delays)
+	Grace       time.Duration // after a member's lease expired, the wait before its keys move (0: 60 s)
 
 	Logger *slog.Logger
 }
@@ -80,20 +85,20 @@ type Node struct {
 	host        Host
 	incarnation uint64
 
-	members *membership
-	server  *http.Server
-	ln      net.Listener
-	client  *Client
-	outbox  *Outbox
-	inbox   *Inbox
-	batch   *batcher
-	guard   *Guard       // zombie guard (zombie.go)
-	last    lastStatuses // members' last figures (forget.go)
-	tried   triedBatches // outbox batches sent at least once (death.go)
-	left    leftSeen     // agents that left the view, last seen alive (leftdest.go)
+	co     coordState    // coordination.go
+	nudge  chan struct{} // publish now (coordination.go)
+	server *http.Server
+	ln     net.Listener
+	client *Client
+	outbox *Outbox
+	inbox  *Inbox
+	batch  *batcher
+	guard  *Guard       // guard.go
+	tried  triedBatches // outbox batches sent at least once (death.go)
+	left   leftSeen     // agents that left the view, last seen alive (leftdest.go)
 
 	view     atomic.Pointer[View]
-	vc       viewChange    // view changes (viewchange.go)
+	vc       viewChange    // view changes (viewinstall.go)
 	cc       liveConfig    // cluster-wide settings changes (config.go)
 	ho       handoffs      // hand-offs (handoff.go)
 	viewed   chan struct{} // closed when the view is known
@@ -103,12 +108,11 @@ type Node struct {
 	finOnce  sync.Once
 	stopOnce sync.Once
 
-	lastJoinAsk time.Time   // join.go (viewLoop's goroutine)
-	leaving     atomic.Bool // join.go: Leaving
+	closeOnce sync.Once
+	closeErr  error
 
-	agreedMu sync.Mutex
-	agreed   map[string]bool   // peers whose settings agree
-	refused  map[string]string // peers refused, with the difference
+	leaving   atomic.Bool // leave.go: Leaving
+	leaveDone atomic.Bool // leave.go: LeaveDone
 
 	receiving atomic.Bool // batches are appended (false while stopping)
 	dedup     *idSet      // ids in the inbox or applied
@@ -167,7 +171,13 @@ func (c *Config) setDefaults() {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.Grace <= 0 {
-		c.Grace = GraceBound(c.Timing, c.Wait, 30*time.Second, 30*time.Second)
+		c.Grace = time.Minute
+	}
+	if c.LeaseTTL <= 0 {
+		c.LeaseTTL = 10 * time.Second
+	}
+	if c.Settle <= 0 {
+		c.Settle = 200 * time.Millisecond
 	}
 }
 
@@ -191,7 +201,7 @@ func Start(cfg Config, host Host) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger, host: host,
 		viewed: make(chan struct{}), ready: make(chan struct{}), fatal: make(chan error, 1),
-		finished: make(chan struct{}), agreed: map[string]bool{}, refused: map[string]string{},
+		finished: make(chan struct{}), nudge: make(chan struct{}, 1),
 		dedup: newIDSet(), applied: newIDSet(), decoded: newDecodedCache(decodedLimit)}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.started = time.Now()
@@ -231,39 +241,24 @@ func Start(cfg Config, host Host) (*Node, error) {
 	if n.client, err = NewClient(cfg.Key); err != nil {
 		return nil, err
 	}
-	n.client.absent = n.absentReply // declared.go
 	n.batch = newBatcher(n)
 	if err := n.listen(); err != nil {
 		return nil, err
 	}
 	n.receiving.Store(true)
-	meta := Meta{Exchange: cfg.ExchangeAddr(), Weight: cfg.Weight, Incarnation: inc, ConfigEpoch: n.ConfigEpoch()}
 	if v, err := loadView(filepath.Join(cfg.Dir, "view.json")); err != nil {
 		return nil, err
 	} else if v != nil {
 		n.setView(v)
-		n.vc.restored.Store(v) // vieworphan.go
-		meta.ViewEpoch = v.Epoch
 	}
-	if err := n.loadHistory(); err != nil { // viewhistory.go
-		return nil, err
-	}
-	n.guard = n.newGuard()
-	if n.members, err = startMembership(cfg.Name, cfg.Bind, "petrel/"+cfg.CrawlName, cfg.Key, cfg.Timing, meta, n.log); err != nil {
-		return nil, err
-	}
-	round := n.guard.Round
-	n.members.onRound.Store(&round)
+	n.guard = newGuard(time.Now, n.leaseLive, func(reason string) {
+		n.log.Warn("cluster: guard closed: no request starts until this agent's lease is live and its view read back", "reason", reason)
+	})
+	n.guard.Close("starting: no lease and no view read back yet")
 	n.goLoop(n.applyLoop)
 	n.goLoop(n.senderLoop)
 	n.goLoop(n.batch.loop)
-	n.goLoop(n.viewLoop)
-	n.goLoop(n.everyProbe(n.viewCatchUp))
-	n.goLoop(n.everyProbe(n.configCatchUp))
-	n.goLoop(n.everyProbe(n.watchRound))
-	n.goLoop(n.terminationLoop)
-	n.goLoop(n.zombieLoop)
-	n.goLoop(n.deathLoop)
+	n.goLoop(n.coordinate)
 	ok = true
 	return n, nil
 }
@@ -291,7 +286,7 @@ func (n *Node) listen() error {
 		Handler:           n.handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          log.New(slogWriter{l: n.log}, "", 0),
+		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelDebug),
 		Protocols:         new(http.Protocols),
 	}
 	n.server.Protocols.SetHTTP2(true)
@@ -300,10 +295,21 @@ func (n *Node) listen() error {
 	return nil
 }
 
+// bumpIncarnation counts this start: the file holds the number of the
+// last start. It fails closed: a file that exists and does not hold a
+// number stops the agent, for a counter started again at 1 would make
+// the receivers drop this agent's new batches as already seen.
 func bumpIncarnation(path string) (uint64, error) {
 	var inc uint64
-	if b, err := os.ReadFile(path); err == nil {
-		inc, _ = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		inc, err = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil || inc == 0 {
+			return 0, fmt.Errorf("cluster: %s is unreadable (%q): it counts this agent's starts and the other agents drop batches of a count they saw; restore it from a backup, or write a number above any this agent used", path, strings.TrimSpace(string(b)))
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return 0, fmt.Errorf("cluster: incarnation: %w", err)
 	}
 	inc++
 	if err := writeDurable(path, []byte(strconv.FormatUint(inc, 10)+"\n")); err != nil {
@@ -387,196 +393,11 @@ func (n *Node) RouteAll(dest string, kind Kind, recs [][]byte) error {
 // checkpoint, so that what the checkpoint counts as parsed is durable).
 func (n *Node) Flush() error { return n.batch.flushOld(context.Background(), true) }
 
-func (n *Node) aliveMembers() []Member {
-	var out []Member
-	for _, m := range n.members.members() {
-		if m.State == "alive" {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-func (n *Node) exchangeOf(name string) string {
-	for _, m := range n.members.members() {
-		if m.Name == name && m.State == "alive" {
-			return m.Meta.Exchange
-		}
-	}
-	return ""
-}
-
-func (n *Node) agree(name string) {
-	n.agreedMu.Lock()
-	n.agreed[name] = true
-	delete(n.refused, name)
-	n.agreedMu.Unlock()
-}
-
-func (n *Node) refuse(name, diff string) {
-	n.agreedMu.Lock()
-	if _, ok := n.refused[name]; !ok {
-		n.log.Error("cluster: agent refused: its cluster-wide settings differ", "agent", name, "diff", diff)
-	}
-	n.refused[name] = diff
-	delete(n.agreed, name)
-	n.agreedMu.Unlock()
-}
-
-func (n *Node) isAgreed(name string) bool {
-	n.agreedMu.Lock()
-	defer n.agreedMu.Unlock()
-	return n.agreed[name]
-}
-
 func (n *Node) fail(err error) {
 	select {
 	case n.fatal <- err:
 	default:
 	}
-}
-
-// viewLoop compares settings with every member and forms the view: the
-// first view (epoch 1) is the agreeing members once there are Wait of
-// them; a view already formed is loaded from disk or fetched from a peer.
-func (n *Node) viewLoop(ctx context.Context) {
-	t := time.NewTicker(max(n.cfg.Timing.probe()/2, 20*time.Millisecond))
-	defer t.Stop()
-	var j joiner
-	for {
-		// Until some member answers, join again: agents started together
-		// come up in any order. An agent that answers and refuses this one
-		// (another key or crawl name) ends it (joinrefused.go).
-		if err := n.joinStep(ctx, &j); err != nil {
-			n.fail(err)
-			return
-		}
-		if n.helloAll(ctx) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-n.members.events:
-		}
-	}
-}
-
-// helloAll runs one round of viewLoop; it reports whether the node is ready.
-func (n *Node) helloAll(ctx context.Context) bool {
-	alive := n.aliveMembers()
-	names := []string{n.cfg.Name}
-	for _, m := range alive {
-		if m.Name == n.cfg.Name || m.Meta.Exchange == "" {
-			continue
-		}
-		if !n.isAgreed(m.Name) {
-			rep, err := n.helloMember(ctx, m) // confighello.go: catches up a missed config epoch
-			if err != nil {
-				var se *StatusError
-				if errors.As(err, &se) && se.Code == http.StatusConflict && rep != nil {
-					n.refuse(m.Name, rep.Diff)
-					if rep.ViewEpoch > 0 {
-						n.fail(fmt.Errorf("cluster: refused by the crawl (agent %s): %s", m.Name, rep.Diff))
-						return true
-					}
-				} else if errors.Is(err, errWrongKey) {
-					n.log.Warn("cluster: member's exchange does not hold our key", "agent", m.Name)
-				}
-				continue
-			}
-			n.agree(m.Name)
-		}
-		names = append(names, m.Name)
-	}
-	v := n.View()
-	if v == nil {
-		for _, m := range alive {
-			if m.Meta.ViewEpoch > 0 && n.isAgreed(m.Name) {
-				pv, err := n.fetchView(ctx, m.Meta.Exchange)
-				if err != nil {
-					continue
-				}
-				if !pv.Has(n.cfg.Name) {
-					n.askJoin(ctx, pv) // join.go: the view that adds us comes by commit
-					return false
-				}
-				v = pv
-				break
-			}
-		}
-	}
-	if v == nil && len(names) >= n.cfg.Wait && !slices.ContainsFunc(alive, func(m Member) bool { return m.Meta.ViewEpoch > 0 }) {
-		// (A member announcing a view means the crawl has one: join it.)
-		var as []ViewAgent
-		for _, name := range names {
-			w := n.cfg.Weight
-			for _, m := range alive {
-				if m.Name == name {
-					w = m.Meta.Weight
-				}
-			}
-			as = append(as, ViewAgent{Name: name, Weight: w})
-		}
-		nv, err := NewView(1, as)
-		if err != nil {
-			n.fail(err)
-			return true
-		}
-		v = nv
-		n.log.Info("cluster: view formed", "view", v.String())
-	}
-	if v == nil {
-		return false
-	}
-	if n.View() == nil {
-		if err := saveView(filepath.Join(n.cfg.Dir, "view.json"), v); err != nil {
-			n.fail(err)
-			return true
-		}
-		n.setView(v)
-		n.members.setMeta(func(m *Meta) { m.ViewEpoch = v.Epoch })
-	}
-	if !v.Has(n.cfg.Name) && !slices.Contains(v.Absent, n.cfg.Name) && !n.leaving.Load() {
-		n.rejoin(ctx, v, alive) // join.go: it left the crawl and was started again (absent ones are brought back: death.go)
-		return false
-	}
-	for _, name := range v.Names() {
-		if !slices.Contains(names, name) {
-			return false // a member of the view is not back yet
-		}
-	}
-	select {
-	case <-n.ready:
-	default:
-		n.log.Info("cluster: ready", "view", v.String())
-		close(n.ready)
-	}
-	return true
-}
-
-func (n *Node) hello(ctx context.Context, addr string) (*HelloReply, error) {
-	body, _ := json.Marshal(Hello{Name: n.cfg.Name, Settings: n.helloSettings()})
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	out, err := n.client.post(ctx, addr, "/v1/hello", body)
-	var rep HelloReply
-	if out != nil && json.Unmarshal(out, &rep) == nil {
-		return &rep, err
-	}
-	return nil, err
-}
-
-func (n *Node) fetchView(ctx context.Context, addr string) (*View, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	b, err := n.client.do(ctx, http.MethodGet, addr, "/v1/view", nil)
-	if err != nil {
-		return nil, err
-	}
-	v := new(View)
-	return v, json.Unmarshal(b, v)
 }
 
 func saveView(path string, v *View) error {
@@ -602,28 +423,10 @@ func loadView(path string) (*View, error) {
 	return v, nil
 }
 
-// watchRound follows the others' metadata: a finished crawl or a
-// whole-crawl stop announced by gossip reaches every agent even if the
-// exchange call that announced it did not.
-func (n *Node) watchRound(context.Context) {
-	v := n.View()
-	for _, m := range n.aliveMembers() {
-		// Only a member of this agent's view ends its crawl: an agent
-		// refused or still joining does not inherit another's end.
-		if m.Meta.Finished && n.isReady() && v != nil && v.Has(m.Name) {
-			n.finish("gossip from " + m.Name)
-		}
-		if m.Meta.Stopping {
-			n.requestStop("whole-crawl stop (gossip from " + m.Name + ")")
-		}
-	}
-}
-
 func (n *Node) requestStop(reason string) {
 	n.stopOnce.Do(func() {
 		n.log.Info("cluster: stop", "reason", reason)
 		n.host.Stop(reason)
-		n.members.setMeta(func(m *Meta) { m.Stopping = true })
 	})
 }
 
@@ -638,7 +441,6 @@ func (n *Node) finish(reason string) {
 			}
 		}
 		close(n.finished)
-		n.members.setMeta(func(m *Meta) { m.Finished = true })
 	})
 }
 
@@ -679,19 +481,17 @@ func (n *Node) Close(timeout time.Duration) error {
 	if serr := n.saveApplied(); err == nil {
 		err = serr
 	}
-	if n.members != nil {
-		select {
-		case <-n.finished:
-			// After the end every agent exits: nobody waits for this one's
-			// leave, and a broadcast to agents already gone only times out.
-		default:
-			n.members.leave(max(timeout/4, 100*time.Millisecond))
-		}
-	}
+	n.revokeLease(timeout)
 	return errors.Join(err, n.closeParts())
 }
 
 func (n *Node) closeParts() error {
+	n.closeOnce.Do(func() { n.closeErr = n.closeAll() })
+	return n.closeErr
+}
+
+// closeAll ends the node's goroutines and closes its stores (once).
+func (n *Node) closeAll() error {
 	n.cancel()
 	if n.server != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -700,9 +500,6 @@ func (n *Node) closeParts() error {
 	}
 	n.wg.Wait()
 	var errs []error
-	if n.members != nil && n.members.ml != nil {
-		n.members.ml.Shutdown()
-	}
 	if n.inbox != nil {
 		errs = append(errs, n.inbox.Close())
 	}

@@ -130,9 +130,6 @@ func (n *Node) sendOne(ctx context.Context, addr string, e OutEntry) error {
 	defer cancel()
 	if err := n.client.SendBatch(cctx, addr, wire); err != nil {
 		var se *StatusError
-		if errors.As(err, &se) {
-			n.members.heard(e.Dest) // it answered (heard.go)
-		}
 		if errors.As(err, &se) && se.Code == 503 {
 			select {
 			case <-ctx.Done():
@@ -141,7 +138,6 @@ func (n *Node) sendOne(ctx context.Context, addr string, e OutEntry) error {
 		}
 		return err
 	}
-	n.members.heard(e.Dest)
 	n.tried.drop(e.Dest, e.ID)
 	return n.outbox.Ack(e)
 }

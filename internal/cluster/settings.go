@@ -2,6 +2,9 @@ package cluster
 
 import (
 	"fmt"
+	"strings"
+
+	"github.com/petrel-crawler/petrel/internal/coord"
 	"net/netip"
 	"time"
 
@@ -12,16 +15,26 @@ import (
 // the crawl is a single agent and nothing here is used.
 type Settings struct {
 	Agent        string        // this agent's name, unique in the crawl
-	Bind         string        // IP:PORT of the membership; the exchange listens on PORT+1
-	Join         []string      // membership addresses of agents of the crawl
+	Bind         string        // IP:PORT of the agent; the exchange listens on PORT+1
+	Coordinators string        // NAME@IP:PORT,...: the agents that run the crawl's etcd
+	Endpoints    []string      // an external etcd cluster's client URLs (instead of Coordinators)
 	KeyFile      string        // the crawl's key (petrel cluster keygen)
 	Wait         int           // members needed before anything is fetched
-	ExchangePort int           // 0: the membership port + 1
+	ExchangePort int           // 0: the agent's port + 1
 	LeaveTimeout time.Duration // a stopping agent's time to deliver its outbox
-	CrawlName    string        // names the crawl in every gossip packet
-	Probe        time.Duration // failure detector's probe interval
+	CrawlName    string        // names the crawl's keys in etcd
+	Lease        time.Duration // the agent's etcd lease TTL
 	BatchDelay   time.Duration // longest wait of a record for its batch
-	Grace        time.Duration // G: wait after a member is declared dead before its keys are taken over (0: the bound, see GraceBound)
+	Grace        time.Duration // wait after a member's lease expired before its keys move (0: the bound)
+}
+
+// ParsedCoordinators returns --coordinators parsed (nil when unset).
+func (s *Settings) ParsedCoordinators() []coord.Coordinator {
+	cs, _ := coord.ParseCoordinators(s.Coordinators)
+	if s.Coordinators == "" {
+		return nil
+	}
+	return cs
 }
 
 // Enabled reports whether the crawl is one agent of several.
@@ -39,7 +52,7 @@ func (s *Settings) Table() settings.Table {
 				}
 				return nil
 			}),
-		settings.String(&s.Bind, "cluster-bind", "", "IP:PORT this agent's membership (gossip) listens on; the exchange listens on PORT+1 (unset: a crawl of one agent)").
+		settings.String(&s.Bind, "cluster-bind", "", "IP:PORT of this agent in a crawl of several; the exchange of URLs listens on PORT+1 (unset: a crawl of one agent)").
 			WithUnit("IP:PORT").In(settings.Cluster).SetFixed(atStart).
 			Check(func() error {
 				if s.Bind == "" {
@@ -51,14 +64,29 @@ func (s *Settings) Table() settings.Table {
 				if s.KeyFile == "" {
 					return fmt.Errorf("needs --cluster-key-file (make one with petrel cluster keygen FILE)")
 				}
+				if s.Coordinators == "" && len(s.Endpoints) == 0 {
+					return fmt.Errorf("needs --coordinators (agents that run the crawl's etcd) or --etcd-endpoints (an external etcd)")
+				}
 				return nil
 			}),
-		settings.List(&s.Join, "join", nil, "membership addresses of agents of the crawl to join").
-			WithUnit("IP:PORT,...").In(settings.Cluster).SetFixed(atStart).
+		settings.String(&s.Coordinators, "coordinators", "", "the agents that run the crawl's etcd, embedded (1, 3 or 5: a majority must be up for any agent to fetch), as NAME@IP:PORT with etcd's client port (its peer port is PORT+1); the same on every agent").
+			WithUnit("NAME@IP:PORT,...").In(settings.Cluster).SetFixed(atStart).
 			Check(func() error {
-				for _, j := range s.Join {
-					if _, err := netip.ParseAddrPort(j); err != nil {
-						return fmt.Errorf("want IP:PORT, not %q", j)
+				if s.Coordinators == "" {
+					return nil
+				}
+				if len(s.Endpoints) > 0 {
+					return fmt.Errorf("give --coordinators or --etcd-endpoints, not both")
+				}
+				_, err := coord.ParseCoordinators(s.Coordinators)
+				return err
+			}),
+		settings.List(&s.Endpoints, "etcd-endpoints", nil, "client URLs of an external etcd cluster for the crawl's coordination (instead of --coordinators); its TLS certificates made by petrel cluster etcd-certs from the crawl's key").
+			WithUnit("https://IP:PORT,...").In(settings.Cluster).SetFixed(atStart).
+			Check(func() error {
+				for _, e := range s.Endpoints {
+					if !strings.HasPrefix(e, "https://") {
+						return fmt.Errorf("want https://IP:PORT (etcd's traffic is mutual TLS), not %q", e)
 					}
 				}
 				return nil
@@ -71,14 +99,13 @@ func (s *Settings) Table() settings.Table {
 			In(settings.Cluster).Range(0, 65535).SetFixed(atStart),
 		settings.Duration(&s.LeaveTimeout, "leave-timeout", 60*time.Second, "a leave (SIGTERM or SIGINT to one agent of a crawl of several): time to hand everything over, past which the agent saves its state and exits 1; at a whole-crawl stop, time given to deliver the URLs still in the outbox (the rest waits for the next start)").
 			In(settings.Cluster).AtLeast(time.Duration(0)).SetFixed(atStart),
-		settings.String(&s.CrawlName, "cluster-name", "petrel", "the crawl's name, carried by every gossip packet (agents of other crawls are not heard)").
+		settings.String(&s.CrawlName, "cluster-name", "petrel", "the crawl's name: its keys in etcd are under /petrel/NAME/ (crawls may share an etcd)").
 			WithUnit("NAME").In(settings.Cluster).SetFixed(atStart),
-		settings.Duration(&s.Probe, "cluster-probe", time.Second, "failure detector's probe interval; suspicion, gossip and push-pull timings follow from it").
-			In(settings.Cluster).Range(10*time.Millisecond, time.Minute).SetFixed(atStart),
+		settings.Duration(&s.Lease, "cluster-lease", 10*time.Second, "TTL of each agent's etcd lease, in whole seconds: an agent cut off from the coordinators starts no request once it is not sure its lease is live (the TTL less a tenth after its last acknowledged keep-alive), and its keys move --cluster-grace after the lease expired").
+			In(settings.Cluster).Range(2*time.Second, 5*time.Minute).SetFixed(atStart),
 		settings.Duration(&s.BatchDelay, "cluster-batch-delay", 200*time.Millisecond, "longest wait of a URL for its batch to another agent").
 			In(settings.Cluster).Range(time.Millisecond, time.Minute).SetFixed(atStart),
-		settings.Duration(&s.Grace, "cluster-grace", 0, "grace period G: how long after an agent is declared dead the others wait before taking over its keys; an agent that completed no gossip round for G/2 fetches nothing (0 = the smallest safe value: longest suspicion + --fetch-timeout + largest delay, 85.5s with the defaults and fewer than 9 agents)").
-			WithDoc("grace period G: how long after an agent is declared dead the others wait before taking over its keys; an agent that completed no gossip round for G/2 fetches nothing. 0 = the smallest safe value (GraceBound: memberlist's longest suspicion + `--fetch-timeout` + the largest of the delays), 85.5 s with the defaults and fewer than 9 agents; a smaller value is refused").
+		settings.Duration(&s.Grace, "cluster-grace", 0, "how long after an agent's lease expired in etcd the others wait before taking over its keys (0 = the smallest safe value: --fetch-timeout + the largest delay, 60s with the defaults; a smaller value is refused)").
 			In(settings.Cluster).AtLeast(time.Duration(0)).SetFixed(atStart),
 	}
 }

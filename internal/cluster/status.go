@@ -41,8 +41,7 @@ type Status struct {
 
 	AwaitingFrom []string `json:"awaiting_from,omitempty"` // the old owners whose release this agent awaits (handoff.go)
 
-	View    *View    `json:"view,omitempty"`
-	Members []Member `json:"members,omitempty"`
+	View *View `json:"view,omitempty"`
 }
 
 // Status returns the agent's state. Idle is taken so that work moving
@@ -83,7 +82,6 @@ func (n *Node) Status() *Status {
 		ViewLagApplied: n.counts.viewLagApplied.Load(),
 		AwaitingFrom:   slices.Sorted(maps.Keys(n.Awaiting())),
 		View:           n.View(),
-		Members:        n.members.statusMembers(n.cfg.Name, now), // heard.go
 	}
 	select {
 	case <-n.finished:

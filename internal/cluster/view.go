@@ -31,6 +31,8 @@ type View struct {
 type ViewAgent struct {
 	Name   string `json:"name"`
 	Weight uint32 `json:"weight"` // share of keys relative to the others (≥ 1)
+	// Exchange is the agent's exchange address (not part of ownership).
+	Exchange string `json:"exchange,omitempty"`
 }
 
 // NewView builds the view of epoch over agents (copied and sorted by name).
@@ -102,4 +104,30 @@ func (v *View) String() string {
 		s += " (absent: " + strings.Join(v.Absent, ", ") + ")"
 	}
 	return s
+}
+
+// NextView returns the agents of the view that follows v with the agents
+// add joined (a name already in v takes the new weight) and the agents
+// named in remove gone, under epoch v's plus one. v's absentees stay
+// absent unless added.
+func NextView(v *View, add []ViewAgent, remove ...string) (*View, error) {
+	var as []ViewAgent
+	for _, a := range v.Agents {
+		if !slices.Contains(remove, a.Name) && !slices.ContainsFunc(add, func(b ViewAgent) bool { return b.Name == a.Name }) {
+			as = append(as, a)
+		}
+	}
+	for _, a := range add {
+		if !slices.Contains(remove, a.Name) {
+			as = append(as, a)
+		}
+	}
+	if len(as) == 0 {
+		return nil, errors.New("cluster: a view needs at least one agent")
+	}
+	nv, err := NewView(v.Epoch+1, as)
+	if err == nil {
+		nv.Absent = slices.DeleteFunc(slices.Clone(v.Absent), func(n string) bool { return nv.Has(n) })
+	}
+	return nv, err
 }

@@ -62,15 +62,18 @@ var ErrNotMember = errors.New("cluster: not an alive member of the crawl")
 // AskWhy asks the agent named agent what it knows of url (with local, from
 // what it holds alone), over the exchange, and returns its JSON answer.
 func (n *Node) AskWhy(ctx context.Context, agent, rawURL string, local bool) ([]byte, error) {
-	addrs, missing := n.exchangesOf([]string{agent})
-	if missing != "" {
+	addr := ""
+	if n.aliveNames()[agent] {
+		addr = n.exchangeOf(agent)
+	}
+	if addr == "" {
 		return nil, fmt.Errorf("agent %s: %w", agent, ErrNotMember)
 	}
 	path := "/v1/why?url=" + url.QueryEscape(rawURL)
 	if local {
 		path += "&local=1"
 	}
-	b, err := n.client.do(ctx, http.MethodGet, addrs[agent], path, nil)
+	b, err := n.client.do(ctx, http.MethodGet, addr, path, nil)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", agent, err)
 	}

@@ -66,8 +66,8 @@ func (c *Crawl) Admit(ctx context.Context, id Identity) error {
 // Register puts rec under the lease: the agent is alive from now on. A
 // live key of the same name under another lease is ErrRefused, except one
 // under prior, this agent's own lease from before a restart, which is
-// revoked first.
-func (c *Crawl) Register(ctx context.Context, l *Lease, prior clientv3.LeaseID, rec AgentRecord) error {
+// revoked first. It returns the revision of the registration.
+func (c *Crawl) Register(ctx context.Context, l *Lease, prior clientv3.LeaseID, rec AgentRecord) (int64, error) {
 	k := c.key("agents", rec.Name)
 	if prior != 0 && prior != l.ID {
 		if resp, err := c.cli.Get(ctx, k); err == nil && len(resp.Kvs) == 1 && clientv3.LeaseID(resp.Kvs[0].Lease) == prior {
@@ -78,12 +78,12 @@ func (c *Crawl) Register(ctx context.Context, l *Lease, prior clientv3.LeaseID, 
 	resp, err := c.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
 		Then(clientv3.OpPut(k, string(b), clientv3.WithLease(l.ID))).Commit()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if !resp.Succeeded {
-		return fmt.Errorf("%w: an agent named %q is already alive in this crawl (its lease is live; a restart after a kill waits up to the lease's TTL, %s)", ErrRefused, rec.Name, l.TTL)
+		return 0, fmt.Errorf("%w: an agent named %q is already alive in this crawl (its lease is live; a restart after a kill waits up to the lease's TTL, %s)", ErrRefused, rec.Name, l.TTL)
 	}
-	return nil
+	return resp.Header.Revision, nil
 }
 
 // Publish replaces the agent's record (figures, leaving) under its lease.
@@ -131,8 +131,74 @@ func (c *Crawl) Stop(ctx context.Context, reason string) error {
 	return err
 }
 
-// Forget asks the view's writer to drop name from the view's absentees.
-func (c *Crawl) Forget(ctx context.Context, name string) error {
-	_, err := c.cli.Put(ctx, c.key("forget", name), "")
+// Forget asks the view's writer to drop name from the view's absentees,
+// and returns the revision of the request.
+func (c *Crawl) Forget(ctx context.Context, name string) (int64, error) {
+	resp, err := c.cli.Put(ctx, c.key("forget", name), "")
+	if err != nil {
+		return 0, err
+	}
+	return resp.Header.Revision, nil
+}
+
+// ChangeSettings replaces the cluster-wide values with next if they are
+// still those of revision rev (0: never written), and returns the
+// revision of the write; ErrConflict if another change came first.
+func (c *Crawl) ChangeSettings(ctx context.Context, rev int64, next map[string]any) (int64, error) {
+	b, err := json.Marshal(Settings{Values: next})
+	if err != nil {
+		return 0, err
+	}
+	k := c.key("settings")
+	resp, err := c.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(k), "=", rev)).Then(clientv3.OpPut(k, string(b))).Commit()
+	if err != nil {
+		return 0, err
+	}
+	if !resp.Succeeded {
+		return 0, ErrConflict
+	}
+	return resp.Header.Revision, nil
+}
+
+// Settings returns the cluster-wide values changed, with the revision of
+// their last write (0: none).
+func (c *Crawl) Settings(ctx context.Context) (Settings, error) {
+	resp, err := c.cli.Get(ctx, c.key("settings"))
+	if err != nil || len(resp.Kvs) == 0 {
+		return Settings{}, err
+	}
+	s, err := decode[Settings](resp.Kvs[0].Value)
+	s.Rev = resp.Kvs[0].ModRevision
+	return s, err
+}
+
+// ErrConflict is returned by a conditional write that lost to another.
+var ErrConflict = errors.New("coord: another change came first")
+
+// PublishLast keeps rec, without a lease, as the agent's last figures:
+// what a forget of it gives up once it is gone.
+func (c *Crawl) PublishLast(ctx context.Context, rec AgentRecord) error {
+	b, _ := json.Marshal(rec)
+	_, err := c.cli.Put(ctx, c.key("last", rec.Name), string(b))
 	return err
+}
+
+// Last returns the figures an agent last kept with PublishLast.
+func (c *Crawl) Last(ctx context.Context, name string) (AgentRecord, bool, error) {
+	resp, err := c.cli.Get(ctx, c.key("last", name))
+	if err != nil || len(resp.Kvs) == 0 {
+		return AgentRecord{}, false, err
+	}
+	r, err := decode[AgentRecord](resp.Kvs[0].Value)
+	return r, err == nil, err
+}
+
+// Leader returns the name of the agent elected to write views ("" if
+// none).
+func (c *Crawl) Leader(ctx context.Context) (string, error) {
+	resp, err := c.cli.Get(ctx, c.key("election")+"/", clientv3.WithFirstCreate()...)
+	if err != nil || len(resp.Kvs) == 0 {
+		return "", err
+	}
+	return string(resp.Kvs[0].Value), nil
 }

@@ -29,9 +29,10 @@
 //     gone by death is Absent until it returns or is forgotten, and the
 //     crawl does not end while one is.
 //   - The end is written only after two waves (probe) answered by every
-//     live agent, each finding all idle, the batches acknowledged equal
-//     to the batches applied, and the same figures; and only if no agent
-//     key and not the view changed since the second wave was read.
+//     live agent, each finding all idle (an agent with a batch in its
+//     outbox or unapplied in its inbox is not) with the same figures;
+//     and only if no agent key and not the view changed since the second
+//     wave was read.
 //
 // Files:
 //

@@ -22,10 +22,11 @@ type State struct {
 	Agents   map[string]AgentRecord // live agents
 	Revs     map[string]int64       // each live agent's key's modification revision
 	Forget   map[string]bool        // absentees to drop
+	Last     map[string]AgentRecord // each agent's last kept record (last/NAME)
 }
 
 func (s State) clone() State {
-	s.Agents, s.Revs, s.Forget = maps.Clone(s.Agents), maps.Clone(s.Revs), maps.Clone(s.Forget)
+	s.Agents, s.Revs, s.Forget, s.Last = maps.Clone(s.Agents), maps.Clone(s.Revs), maps.Clone(s.Forget), maps.Clone(s.Last)
 	return s
 }
 
@@ -34,36 +35,90 @@ func (s State) clone() State {
 // an event's effect. It is closed when ctx ends.
 func (c *Crawl) Follow(ctx context.Context) <-chan State {
 	out := make(chan State, 1)
-	go func() {
-		defer close(out)
-		retry := time.NewTimer(0)
-		defer retry.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-retry.C:
-			}
-			c.follow(ctx, out)
-			retry.Reset(200 * time.Millisecond)
+	go c.run(ctx, 0, func(st State) bool {
+		select {
+		case <-out:
+		default:
 		}
-	}()
+		out <- st
+		return true
+	}, out)
 	return out
 }
 
-// follow reads the whole prefix, then applies the watch's events from
-// the next revision, until the watch fails (compaction, no leader).
-func (c *Crawl) follow(ctx context.Context, out chan State) {
+// FollowFrom reads the crawl's keys as they were at revision from-1 and
+// then delivers a state after every change from revision from on, in
+// order, none skipped (a reader that needs every view, as an agent does);
+// the watch waits for the reader. It is closed when ctx ends. Should the
+// watch fail (a compaction past the reader), it starts again from the
+// current revision, and a view may then be skipped.
+func (c *Crawl) FollowFrom(ctx context.Context, from int64) <-chan State {
+	out := make(chan State)
+	go c.run(ctx, from, func(st State) bool {
+		select {
+		case out <- st:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}, out)
+	return out
+}
+
+// run follows the crawl until ctx ends, emitting states, and closes out.
+func (c *Crawl) run(ctx context.Context, from int64, emit func(State) bool, out chan State) {
+	defer close(out)
+	retry := time.NewTimer(0)
+	defer retry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-retry.C:
+		}
+		c.follow(ctx, from, emit)
+		from = 0
+		retry.Reset(200 * time.Millisecond)
+	}
+}
+
+// Read returns the crawl's keys as one state, read now.
+func (c *Crawl) Read(ctx context.Context) (State, error) {
 	resp, err := c.cli.Get(ctx, c.prefix, clientv3.WithPrefix())
+	if err != nil {
+		return State{}, err
+	}
+	st := State{Agents: map[string]AgentRecord{}, Revs: map[string]int64{}, Forget: map[string]bool{}, Last: map[string]AgentRecord{}, Rev: resp.Header.Revision}
+	for _, kv := range resp.Kvs {
+		c.apply(&st, false, kv.Key, kv.Value, kv.ModRevision)
+	}
+	return st, nil
+}
+
+// follow reads the whole prefix (at from-1, or now), then applies the
+// watch's events one by one, until the watch fails (compaction, no
+// leader). With from 0 it emits once per watch response, else once per
+// event.
+func (c *Crawl) follow(ctx context.Context, from int64, emit func(State) bool) {
+	opts := []clientv3.OpOption{clientv3.WithPrefix()}
+	if from > 1 {
+		opts = append(opts, clientv3.WithRev(from-1))
+	}
+	resp, err := c.cli.Get(ctx, c.prefix, opts...)
 	if err != nil {
 		return
 	}
-	st := State{Agents: map[string]AgentRecord{}, Revs: map[string]int64{}, Forget: map[string]bool{}}
+	st := State{Agents: map[string]AgentRecord{}, Revs: map[string]int64{}, Forget: map[string]bool{}, Last: map[string]AgentRecord{}}
 	for _, kv := range resp.Kvs {
 		c.apply(&st, false, kv.Key, kv.Value, kv.ModRevision)
 	}
 	st.Rev = resp.Header.Revision
-	offer(out, st.clone())
+	if from > 1 {
+		st.Rev = from - 1
+	}
+	if !emit(st.clone()) {
+		return
+	}
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
 	for wr := range c.cli.Watch(wctx, c.prefix, clientv3.WithPrefix(), clientv3.WithRev(st.Rev+1)) {
@@ -72,19 +127,18 @@ func (c *Crawl) follow(ctx context.Context, out chan State) {
 		}
 		for _, ev := range wr.Events {
 			c.apply(&st, ev.Type == clientv3.EventTypeDelete, ev.Kv.Key, ev.Kv.Value, ev.Kv.ModRevision)
+			if from > 0 {
+				st.Rev = ev.Kv.ModRevision
+				if !emit(st.clone()) {
+					return
+				}
+			}
 		}
-		st.Rev = wr.Header.Revision
-		offer(out, st.clone())
+		st.Rev = max(st.Rev, wr.Header.Revision)
+		if from == 0 && !emit(st.clone()) {
+			return
+		}
 	}
-}
-
-// offer replaces whatever state out holds with st.
-func offer(out chan State, st State) {
-	select {
-	case <-out:
-	default:
-	}
-	out <- st
 }
 
 func (c *Crawl) apply(st *State, deleted bool, key, val []byte, rev int64) {
@@ -97,6 +151,7 @@ func (c *Crawl) apply(st *State, deleted bool, key, val []byte, rev int64) {
 		}
 	case "settings":
 		if s, err := decode[Settings](val); err == nil && !deleted {
+			s.Rev = rev
 			st.Settings = s
 		}
 	case "stop":
@@ -111,6 +166,12 @@ func (c *Crawl) apply(st *State, deleted bool, key, val []byte, rev int64) {
 			delete(st.Revs, name)
 		} else if r, err := decode[AgentRecord](val); err == nil {
 			st.Agents[name], st.Revs[name] = r, rev
+		}
+	case "last":
+		if deleted {
+			delete(st.Last, name)
+		} else if r, err := decode[AgentRecord](val); err == nil {
+			st.Last[name] = r
 		}
 	case "forget":
 		if deleted {

@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"time"
 
@@ -34,6 +35,7 @@ func (c *Crawl) Lead(ctx context.Context, l *Lease, name string, p Policy, log f
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	var st State
+	var written int64 // the revision of this writer's last write
 	for {
 		select {
 		case <-ctx.Done():
@@ -48,10 +50,20 @@ func (c *Crawl) Lead(ctx context.Context, l *Lease, name string, p Policy, log f
 		case <-timer.C:
 		}
 		now := time.Now()
+		if st.Rev < written {
+			continue // decide on a state that has this writer's last write
+		}
 		next, wake := w.nextView(st, now)
 		if next != nil {
 			b, _ := json.Marshal(next)
-			if _, err := c.cli.Txn(ctx).If(leader).Then(clientv3.OpPut(c.key("view"), string(b))).Commit(); err == nil {
+			ops := []clientv3.Op{clientv3.OpPut(c.key("view"), string(b))}
+			for name := range st.Forget {
+				if !next.Has(name) && !slices.Contains(next.Absent, name) {
+					ops = append(ops, clientv3.OpDelete(c.key("forget", name)), clientv3.OpDelete(c.key("last", name)))
+				}
+			}
+			if resp, err := c.cli.Txn(ctx).If(leader).Then(ops...).Commit(); err == nil && resp.Succeeded {
+				written = resp.Header.Revision
 				log("view written: " + string(b))
 			}
 		}
@@ -60,7 +72,9 @@ func (c *Crawl) Lead(ctx context.Context, l *Lease, name string, p Policy, log f
 		case end:
 			c.writeEnd(ctx, leader, st, log)
 		case ask > 0:
-			c.cli.Txn(ctx).If(leader).Then(clientv3.OpPut(c.key("probe"), strconv.FormatInt(ask, 10))).Commit()
+			if resp, err := c.cli.Txn(ctx).If(leader).Then(clientv3.OpPut(c.key("probe"), strconv.FormatInt(ask, 10))).Commit(); err == nil && resp.Succeeded {
+				written = resp.Header.Revision
+			}
 		}
 		timer.Reset(nextDecision(st, wake, now))
 	}

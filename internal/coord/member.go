@@ -117,6 +117,9 @@ func StartMember(ctx context.Context, mc MemberConfig) (*Member, error) {
 		e.Close()
 		return nil, fmt.Errorf("coord: etcd member %s: %w", mc.Self.Name, err)
 	case <-ctx.Done():
+		// Without a quorum, a graceful stop waits on a leader that never
+		// comes: stop the server at once, then its listeners.
+		e.Server.HardStop()
 		e.Close()
 		return nil, fmt.Errorf("coord: etcd member %s: no quorum formed: %w", mc.Self.Name, context.Cause(ctx))
 	}
@@ -126,22 +129,41 @@ func StartMember(ctx context.Context, mc MemberConfig) (*Member, error) {
 // stops serving on its own.
 func (m *Member) Failed() <-chan error { return m.etcd.Err() }
 
+// closeGrace bounds a member's graceful stop (a leadership transfer):
+// past it, or at once without a leader, the server stops hard.
+const closeGrace = 5 * time.Second
+
 // Close stops the member: its peers see it gone.
-func (m *Member) Close() { m.etcd.Close() }
+func (m *Member) Close() {
+	if m.etcd.Server.Leader() == 0 {
+		m.etcd.Server.HardStop()
+	}
+	done := make(chan struct{})
+	go func() { m.etcd.Close(); close(done) }()
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		m.etcd.Server.HardStop()
+		<-done
+	}
+}
 
 // IsLeader reports whether this member is etcd's raft leader now.
 func (m *Member) IsLeader() bool {
 	return m.etcd.Server.Leader() == m.etcd.Server.MemberID()
 }
 
-// zapTo is etcd's logger: warnings and errors, one line each, to log
-// (nil: discarded).
+// zapTo is etcd's logger: errors, one line each, to log (nil:
+// discarded). Its warnings are about choices made here on purpose (one
+// port for gRPC and HTTP, the simple token) and are left out.
 func zapTo(log func(string)) *zap.Logger {
 	if log == nil {
 		return zap.NewNop()
 	}
 	enc := zapcore.NewConsoleEncoder(zapcore.EncoderConfig{MessageKey: "msg", LevelKey: "level", EncodeLevel: zapcore.LowercaseLevelEncoder})
-	core := zapcore.NewCore(enc, zapcore.AddSync(lineWriter(log)), zapcore.WarnLevel)
+	core := zapcore.NewCore(enc, zapcore.AddSync(lineWriter(log)), zapcore.ErrorLevel)
 	return zap.New(zapcore.NewSamplerWithOptions(core, time.Second, 10, 0))
 }
 

@@ -14,6 +14,7 @@ import (
 //	election/…     concurrency.Election: the one writer of views
 //	view           ViewRecord, written by the elected agent only; its revision is the epoch
 //	forget/NAME    a request to drop an absent agent from the view (cluster forget)
+//	last/NAME      the figures an agent kept last, without a lease (what a forget gives up)
 //	stop           a whole-crawl stop (cluster stop): its value is the reason
 //	end            the end of the crawl, written by the elected agent
 //
@@ -62,11 +63,13 @@ func quoteOrNone(s string) string {
 	return `"` + s + `"`
 }
 
-// Settings are the cluster-wide live settings (name, value) and the
-// blocklist's lines.
+// Settings are the cluster-wide values changed while the crawl runs
+// (the live settings and the blocklist, by names of the agents'
+// choosing), as one key: Rev is the revision of its last write (0:
+// never changed).
 type Settings struct {
-	Values    [][2]string `json:"values"`
-	Blocklist []string    `json:"blocklist,omitempty"`
+	Values map[string]any `json:"values"`
+	Rev    int64          `json:"-"`
 }
 
 // AgentRecord is what an agent publishes under its lease.
@@ -75,6 +78,7 @@ type AgentRecord struct {
 	Exchange string  `json:"exchange"` // the exchange's address
 	Weight   uint32  `json:"weight"`
 	Leaving  bool    `json:"leaving,omitempty"` // asks for a view without it
+	Done     bool    `json:"done,omitempty"`    // its leave is over: everything handed over
 	Figures  Figures `json:"figures"`
 }
 

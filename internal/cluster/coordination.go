@@ -1,0 +1,431 @@
+package cluster
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/coord"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// The node's part of the coordination on etcd (package coord): it runs
+// the embedded etcd member when this agent is a coordinator, connects,
+// is admitted (the crawl's identity), holds a lease and its agent key,
+// campaigns to write views, and acts on what it reads back: views in
+// revision order (installed as they come, none skipped), the
+// cluster-wide settings, the stop and the end. The guard is open only
+// while the lease is live by this agent's clock and the view it holds,
+// read at or after its registration, has it.
+
+// coordState is what the node knows from etcd.
+type coordState struct {
+	mu       sync.Mutex
+	crawl    *coord.Crawl
+	lease    *coord.Lease
+	state    coord.State // the newest state read
+	regRev   int64       // the revision of this process's registration
+	answered int64       // the end's wave last answered
+	member   *coord.Member
+}
+
+// leaseFile holds this agent's lease id, so that a restart on the same
+// directory (the directory lock excludes its predecessor) revokes it at
+// once instead of waiting for it to expire.
+const leaseFile = "lease"
+
+// coordinate connects to the coordinators and follows the crawl until
+// ctx ends. A refusal (another key, other settings, the name taken) is
+// fatal; a lost lease (cut off past its TTL) makes the agent register
+// again, as a return.
+func (n *Node) coordinate(ctx context.Context) {
+	crawl, err := n.connect(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			n.fail(err)
+		}
+		return
+	}
+	n.co.mu.Lock()
+	n.co.crawl = crawl
+	n.co.mu.Unlock()
+	retry := time.NewTimer(0)
+	defer retry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-retry.C:
+		}
+		err := n.followLease(ctx, crawl)
+		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, coord.ErrRefused) {
+			n.fail(fmt.Errorf("cluster: %w", err))
+			return
+		}
+		n.guard.Close("lease lost: " + err.Error())
+		n.log.Warn("cluster: lease lost; registering again", "err", err)
+		retry.Reset(200 * time.Millisecond)
+	}
+}
+
+// connect starts the embedded member (a coordinator), dials the
+// coordinators and is admitted to the crawl.
+func (n *Node) connect(ctx context.Context) (*coord.Crawl, error) {
+	auth, err := coord.NewAuthority(n.cfg.Key.Derive("etcd-ca", 32))
+	if err != nil {
+		return nil, err
+	}
+	cert, err := auth.Issue(n.cfg.Name, []netip.Addr{n.cfg.Bind.Addr()})
+	if err != nil {
+		return nil, err
+	}
+	endpoints := n.cfg.Endpoints
+	if len(n.cfg.Coordinators) > 0 {
+		endpoints = coord.Endpoints(n.cfg.Coordinators)
+		if self, ok := n.selfCoordinator(); ok {
+			if err := n.startMember(ctx, auth, cert, self); err != nil {
+				return nil, err
+			}
+		}
+	}
+	cli, err := coord.Dial(ctx, endpoints, auth.ClientTLS(cert))
+	if err != nil {
+		if errors.Is(err, coord.ErrWrongKey) {
+			return nil, fmt.Errorf("cluster: refused: %w", err)
+		}
+		return nil, err
+	}
+	context.AfterFunc(ctx, func() { cli.Close() })
+	crawl := coord.NewCrawl(cli, n.cfg.CrawlName)
+	for {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err = crawl.Admit(actx, coord.Identity{Settings: n.cfg.Settings})
+		cancel()
+		if err == nil || errors.Is(err, coord.ErrRefused) || ctx.Err() != nil {
+			break
+		}
+		n.log.Info("cluster: waiting for a quorum of the coordinators", "err", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster: refused by the crawl: %w", err)
+	}
+	return crawl, nil
+}
+
+func (n *Node) selfCoordinator() (coord.Coordinator, bool) {
+	for _, c := range n.cfg.Coordinators {
+		if c.Name == n.cfg.Name {
+			return c, true
+		}
+	}
+	return coord.Coordinator{}, false
+}
+
+// startMember starts this agent's etcd member in the background: it
+// serves once a majority of the coordinators is up.
+func (n *Node) startMember(ctx context.Context, auth *coord.Authority, cert tls.Certificate, self coord.Coordinator) error {
+	files, err := auth.WriteFiles(filepath.Join(n.cfg.Dir, "etcd-tls"), n.cfg.Name, cert)
+	if err != nil {
+		return err
+	}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		m, err := coord.StartMember(ctx, coord.MemberConfig{
+			Self: self, Coordinators: n.cfg.Coordinators, Dir: filepath.Join(n.cfg.Dir, "etcd"), TLS: files,
+			Token: n.cfg.CrawlName + "-" + n.cfg.Key.Fingerprint(),
+			Log:   func(line string) { n.log.Warn("etcd: " + line) },
+		})
+		if err != nil {
+			if ctx.Err() == nil {
+				n.fail(err)
+			}
+			return
+		}
+		n.co.mu.Lock()
+		n.co.member = m
+		n.co.mu.Unlock()
+		select {
+		case <-ctx.Done():
+		case err := <-m.Failed():
+			n.fail(fmt.Errorf("cluster: etcd member: %w", err))
+		}
+		m.Close()
+	}()
+	return nil
+}
+
+// followLease holds one lease: registers under it, campaigns, and acts on
+// the crawl's states until the lease is lost or ctx ends.
+func (n *Node) followLease(ctx context.Context, crawl *coord.Crawl) error {
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	lease, err := coord.GrantLease(lctx, crawl.Client(), n.cfg.LeaseTTL)
+	if err != nil {
+		return err
+	}
+	prior := readLeaseID(filepath.Join(n.cfg.Dir, leaseFile))
+	if err := writeDurable(filepath.Join(n.cfg.Dir, leaseFile), []byte(strconv.FormatInt(int64(lease.ID), 10)+"\n")); err != nil {
+		return err
+	}
+	var regRev int64
+	for {
+		regRev, err = crawl.Register(lctx, lease, prior, n.record(coord.Figures{}))
+		if !errors.Is(err, coord.ErrRefused) || n.cfg.LeaseTTL <= 0 {
+			break
+		}
+		// The name is held by a predecessor's lease not yet expired (a
+		// restart on another directory): wait for it.
+		n.log.Info("cluster: waiting for the previous lease of this agent's name to expire", "err", err)
+		select {
+		case <-lctx.Done():
+			return lctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	if err != nil {
+		return err
+	}
+	n.co.mu.Lock()
+	n.co.lease, n.co.regRev = lease, regRev
+	n.co.mu.Unlock()
+	fenced, stop := lease.Context(lctx)
+	defer stop()
+	context.AfterFunc(fenced, func() {
+		if ctx.Err() == nil && errors.Is(context.Cause(fenced), coord.ErrFenced) {
+			n.guard.Close(fenceClosed)
+		}
+	})
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		crawl.Lead(lctx, lease, n.cfg.Name, n.policy(), func(s string) { n.log.Info("cluster: " + s) })
+	}()
+	go func() {
+		defer wg.Done()
+		n.publishLoop(lctx, crawl, lease)
+	}()
+	states := crawl.FollowFrom(lctx, regRev)
+	for {
+		select {
+		case <-lctx.Done():
+			return lctx.Err()
+		case <-lease.Lost():
+			return lease.Err()
+		case st, ok := <-states:
+			if !ok {
+				return lctx.Err()
+			}
+			n.onState(lctx, crawl, lease, st)
+		}
+	}
+}
+
+func readLeaseID(path string) clientv3.LeaseID {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	id, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	return clientv3.LeaseID(id)
+}
+
+// policy is the view writer's policy for this crawl.
+func (n *Node) policy() coord.Policy {
+	return coord.Policy{Wait: n.cfg.Wait, DeathDelay: n.cfg.Grace, Settle: n.cfg.Settle}
+}
+
+// record is this agent's record with figures f.
+func (n *Node) record(f coord.Figures) coord.AgentRecord {
+	return coord.AgentRecord{Name: n.cfg.Name, Exchange: n.cfg.ExchangeAddr(), Weight: n.cfg.Weight, Leaving: n.IsLeaving(), Done: n.leaveDone.Load(), Figures: f}
+}
+
+// figures are this agent's published figures, answering wave.
+func (n *Node) figures(wave int64) coord.Figures {
+	s := n.Status()
+	return coord.Figures{Idle: s.Idle, Sent: s.SentBatches, Applied: s.AppliedBatches, Activity: s.Activity,
+		Fetched: s.Fetched, Queued: s.Queued, Outbox: int64(s.OutboxURLs), Inbox: s.InboxUnapplied,
+		Epoch: int64(s.ViewEpoch), Wave: wave}
+}
+
+// publishEvery is how often an agent publishes its figures unasked.
+const publishEvery = time.Second
+
+// publishLoop publishes this agent's record every publishEvery and at
+// every nudge (a wave to answer, a leave).
+func (n *Node) publishLoop(ctx context.Context, crawl *coord.Crawl, lease *coord.Lease) {
+	t := time.NewTicker(publishEvery)
+	defer t.Stop()
+	for count := 0; ; count++ {
+		n.co.mu.Lock()
+		wave := n.co.answered
+		n.co.mu.Unlock()
+		rec := n.record(n.figures(wave))
+		pctx, cancel := context.WithTimeout(ctx, n.cfg.LeaseTTL)
+		crawl.Publish(pctx, lease, rec)
+		cancel()
+		n.keepLast(ctx, crawl, count, rec)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			// A leaver's batches wait for it until --cluster-grace after it
+			// was last alive (leftdest.go): re-routed once that passed.
+			if err := n.rerouteOutbox(ctx, n.View()); err != nil {
+				n.log.Error("cluster: re-route the outbox of agents not in the view", "err", err)
+			}
+		case <-n.nudge:
+		}
+	}
+}
+
+// nudgePublish asks publishLoop to publish now.
+func (n *Node) nudgePublish() {
+	select {
+	case n.nudge <- struct{}{}:
+	default:
+	}
+}
+
+// onState acts on one state of the crawl, in revision order.
+func (n *Node) onState(ctx context.Context, crawl *coord.Crawl, lease *coord.Lease, st coord.State) {
+	n.co.mu.Lock()
+	n.co.state = st
+	regRev := n.co.regRev
+	newWave := st.Probe != n.co.answered
+	n.co.answered = st.Probe
+	n.co.mu.Unlock()
+	if st.Stopped {
+		n.requestStop("whole-crawl stop: " + st.Stop)
+	}
+	if err := n.applySettings(ctx, st.Settings); err != nil {
+		n.log.Error("cluster: cluster-wide settings", "err", err)
+	}
+	if st.View.Rev > 0 {
+		v := viewFromRecord(st.View)
+		if err := n.installView(v); err != nil {
+			n.log.Error("cluster: install view", "err", err)
+		}
+		if err := n.rerouteOutbox(ctx, n.View()); err != nil { // death.go
+			n.log.Error("cluster: re-route the outbox of agents not in the view", "err", err)
+		}
+	}
+	if newWave {
+		n.nudgePublish()
+	}
+	v := n.View()
+	if v == nil || st.Rev < regRev {
+		return
+	}
+	in := v.Has(n.cfg.Name)
+	if st.Ended && (in || n.IsLeaving() || n.isReady()) {
+		n.finish("the crawl's end, written by its view's writer")
+	}
+	if in || n.IsLeaving() && !in {
+		n.markReady(v)
+	}
+	switch {
+	case in && lease.Live(time.Now()) && n.guard.isClosed():
+		n.guard.open()
+		n.log.Info("cluster: guard open: lease live, view read back", "view", v.String())
+	case !in && !n.IsLeaving() && slices.Contains(v.Absent, n.cfg.Name):
+		n.guard.Close(fmt.Sprintf("declared dead: the crawl's view (%s) is without this agent", v))
+	}
+}
+
+// markReady closes ready once.
+func (n *Node) markReady(v *View) {
+	select {
+	case <-n.ready:
+	default:
+		n.log.Info("cluster: ready", "view", v.String())
+		close(n.ready)
+	}
+}
+
+// viewFromRecord is the node's View of a view read from etcd: its epoch
+// is the revision of its write.
+func viewFromRecord(cv coord.View) *View {
+	as := make([]ViewAgent, len(cv.Members))
+	for i, m := range cv.Members {
+		as[i] = ViewAgent{Name: m.Name, Weight: m.Weight, Exchange: m.Exchange}
+	}
+	v, err := NewView(uint64(cv.Rev), as)
+	if err != nil {
+		return nil
+	}
+	return withAbsent(v, cv.Absent)
+}
+
+// crawlState returns the newest state read from etcd, and the crawl (nil
+// before the node connected).
+func (n *Node) crawlState() (coord.State, *coord.Crawl) {
+	n.co.mu.Lock()
+	defer n.co.mu.Unlock()
+	return n.co.state, n.co.crawl
+}
+
+// exchangeOf returns the exchange address of agent name while its lease
+// is live ("" otherwise: nothing is sent to an agent not alive).
+func (n *Node) exchangeOf(name string) string {
+	st, _ := n.crawlState()
+	return st.Agents[name].Exchange
+}
+
+// aliveNames returns the agents whose lease is live, as last read.
+func (n *Node) aliveNames() map[string]bool {
+	st, _ := n.crawlState()
+	alive := map[string]bool{n.cfg.Name: true}
+	for name := range st.Agents {
+		alive[name] = true
+	}
+	return alive
+}
+
+// leaseLive reports whether this agent's lease is certainly live at t.
+func (n *Node) leaseLive(t time.Time) bool {
+	n.co.mu.Lock()
+	l := n.co.lease
+	n.co.mu.Unlock()
+	return l != nil && l.Live(t)
+}
+
+// revokeLease ends this agent's lease at a clean stop: its key goes at
+// once, which the crawl reads as this agent not alive (its keys stay
+// with it in the view until it returns, as after a death, unless it has
+// left the view).
+func (n *Node) revokeLease(timeout time.Duration) {
+	n.co.mu.Lock()
+	l := n.co.lease
+	n.co.mu.Unlock()
+	if l == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), max(timeout/4, time.Second))
+	defer cancel()
+	l.Revoke(ctx)
+}
+
+// ViewOf is the View of a view read from etcd (nil if it is not one).
+func ViewOf(cv coord.View) *View { return viewFromRecord(cv) }
+
+// Alive reports whether agent name's lease is live, as last read.
+func (n *Node) Alive(name string) bool {
+	st, _ := n.crawlState()
+	_, ok := st.Agents[name]
+	return ok
+}

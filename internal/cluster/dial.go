@@ -1,0 +1,52 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/petrel-crawler/petrel/internal/coord"
+)
+
+// DialCrawl connects a command (cluster status, stop, forget) to the
+// crawl's etcd, embedded in coordinators or external at endpoints, with a
+// client certificate issued from the crawl's key; close ends the
+// connection. A wrong key is refused at once (coord.ErrWrongKey).
+func DialCrawl(ctx context.Context, key Key, crawlName string, coordinators []coord.Coordinator, endpoints []string) (crawl *coord.Crawl, close func(), err error) {
+	if len(coordinators) > 0 {
+		endpoints = coord.Endpoints(coordinators)
+	}
+	if len(endpoints) == 0 {
+		return nil, nil, errors.New("give --coordinators or --etcd-endpoints")
+	}
+	auth, err := coord.NewAuthority(key.Derive("etcd-ca", 32))
+	if err != nil {
+		return nil, nil, err
+	}
+	cert, err := auth.Issue("petrel-command", nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	cli, err := coord.Dial(ctx, endpoints, auth.ClientTLS(cert))
+	if err != nil {
+		return nil, nil, fmt.Errorf("cluster: %w", err)
+	}
+	return coord.NewCrawl(cli, crawlName), func() { cli.Close() }, nil
+}
+
+// EtcdCerts writes, for an external etcd server of the crawl, the crawl's
+// CA and a server certificate issued from key for ips, under dir (mode
+// 0600): its --trusted-ca-file, --cert-file and --key-file (the same for
+// its peers).
+func EtcdCerts(key Key, name string, ips []netip.Addr, dir string) (coord.Files, error) {
+	auth, err := coord.NewAuthority(key.Derive("etcd-ca", 32))
+	if err != nil {
+		return coord.Files{}, err
+	}
+	cert, err := auth.Issue(name, ips)
+	if err != nil {
+		return coord.Files{}, err
+	}
+	return auth.WriteFiles(dir, name, cert)
+}

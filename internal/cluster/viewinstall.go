@@ -1,0 +1,126 @@
+package cluster
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+)
+
+// Views come from etcd (coordination.go), written by the crawl's one
+// writer of views; every agent installs each view it reads, in revision
+// order, including views without it (a joining agent holds the view it
+// joins, so that the hand-off of what moves to it is computed from that
+// view). Installing a view calls the host's ViewChanged with the old and
+// the new view, before the new one is in force: the new owner holds what
+// moves to it before anything can reach it under the new view.
+
+// ViewChangeHost is implemented by a Host that acts on view changes (the
+// hand-off of moved keys).
+type ViewChangeHost interface {
+	// ViewChanged is called once per view installed after the first, in
+	// increasing epoch order, never concurrently, with the view this
+	// agent held and the new one, just before the new one is in force
+	// (View still returns the old one). It must not block for long:
+	// start the hand-off and return (Moves(old, new) says which slots
+	// move).
+	ViewChanged(old, new *View)
+}
+
+// viewChange serialises installs and tells waiters of a new view.
+type viewChange struct {
+	mu      sync.Mutex
+	chMu    sync.Mutex
+	changed chan struct{} // closed and replaced at every install
+}
+
+// viewInstalled returns a channel closed at the next install.
+func (n *Node) viewInstalled() <-chan struct{} {
+	n.vc.chMu.Lock()
+	defer n.vc.chMu.Unlock()
+	if n.vc.changed == nil {
+		n.vc.changed = make(chan struct{})
+	}
+	return n.vc.changed
+}
+
+// announceView wakes the waiters of viewInstalled.
+func (n *Node) announceView() {
+	n.vc.chMu.Lock()
+	defer n.vc.chMu.Unlock()
+	if n.vc.changed != nil {
+		close(n.vc.changed)
+	}
+	n.vc.changed = make(chan struct{})
+}
+
+// installView makes v this agent's view if it is newer than the one held.
+func (n *Node) installView(v *View) error {
+	if v == nil {
+		return nil
+	}
+	n.vc.mu.Lock()
+	defer n.vc.mu.Unlock()
+	old := n.View()
+	if old != nil && old.Epoch >= v.Epoch {
+		return nil
+	}
+	if old == nil || !sameView(old, v) {
+		n.log.Info("cluster: view", "view", v.String())
+	}
+	return n.putView(old, v)
+}
+
+// putView makes v this agent's view in place of old (nil: none), with
+// vc.mu held: the releases it makes this agent await saved, the view
+// saved, the host's ViewChanged run, then the view in force.
+func (n *Node) putView(old, v *View) error {
+	if old != nil {
+		moves := Moves(old, v)
+		if err := n.expectReleases(old, v, moves); err != nil {
+			return fmt.Errorf("cluster: save awaited releases: %w", err)
+		}
+	}
+	if err := saveView(filepath.Join(n.cfg.Dir, "view.json"), v); err != nil {
+		return fmt.Errorf("cluster: save view: %w", err)
+	}
+	n.noteDeclaredDead(old, v) // death.go
+	if h, ok := n.host.(ViewChangeHost); ok && old != nil {
+		h.ViewChanged(old, v)
+	}
+	n.setView(v)
+	n.announceView()
+	return nil
+}
+
+// noteDeclaredDead closes the guard when v, about to be installed, lists
+// this agent absent: the crawl declared it dead and took its keys over.
+// It closes before v is in force and before the host acts on it, so no
+// request of this agent starts under a view that gave its keys away.
+func (n *Node) noteDeclaredDead(old, v *View) {
+	if v.Has(n.cfg.Name) || !slices.Contains(v.Absent, n.cfg.Name) {
+		return
+	}
+	if old != nil && !old.Has(n.cfg.Name) {
+		return // absent already: nothing new learnt
+	}
+	n.guard.Close(fmt.Sprintf("declared dead: the crawl's view %s lists this agent absent", v))
+}
+
+// sameView reports whether a and b list the same agents and absentees.
+func sameView(a, b *View) bool {
+	if len(a.Agents) != len(b.Agents) || len(a.Absent) != len(b.Absent) {
+		return false
+	}
+	for i := range a.Agents {
+		if a.Agents[i] != b.Agents[i] {
+			return false
+		}
+	}
+	for i := range a.Absent {
+		if a.Absent[i] != b.Absent[i] {
+			return false
+		}
+	}
+	return true
+}
