@@ -101,4 +101,3 @@ func checkClusterStatus(t *testing.T, c *clusterRun, epoch uint64) *clusterStatu
 	}
 	return r
 }
-
