@@ -20,10 +20,15 @@ import (
 // than the grace period G; the others take its keys over in a new view.
 // Each agent names itself in its User-Agent's comment, so the web's own
 // log says who made each request.
-// G is made small: a fetch timeout of 2 s and delays capped at 500 ms give
-// G = 2.55 s (longest suspicion at --cluster-probe 100ms) + 2 s + 0.5 s.
+// The grace is made small: a fetch timeout of 2 s and delays capped at
+// 500 ms give --cluster-grace 2.5 s after the victim's lease (2 s)
+// expired in etcd.
 
 const deathHostDelay, deathIPDelay = 150 * time.Millisecond, 60 * time.Millisecond
+
+// deathGrace is --cluster-grace with deathFlags: --fetch-timeout plus the
+// largest delay.
+const deathGrace = 2*time.Second + 500*time.Millisecond
 
 func deathFlags(c *clusterRun) []string {
 	return append(c.flags(deathHostDelay, deathIPDelay), "--cluster-wait", "3", "--checkpoint-every", "500ms",
@@ -314,8 +319,10 @@ type deathRun struct {
 func waitTakeover(t *testing.T, other *agentProc, d *deathRun) {
 	t.Helper()
 	d.took = waitLog(t, other, "taking over the keys of dead agents", 0, 30*time.Second)
-	if d.took.Sub(d.down) < 5*time.Second {
-		t.Errorf("takeover %s after the victim went down, before the grace period", d.took.Sub(d.down))
+	// The lease expires at the earliest two thirds of its TTL after the
+	// victim went down (a keep-alive every third), the grace runs from then.
+	if min := deathGrace + 2*clusterLease/3; d.took.Sub(d.down) < min {
+		t.Errorf("takeover %s after the victim went down, before its lease's expiry and the grace (%s)", d.took.Sub(d.down), min)
 	}
 }
 

@@ -23,7 +23,8 @@ import (
 // The cluster tests run several petrel processes, each one agent of one
 // crawl, on their own loopback addresses, against one synthetic web, and
 // judge the crawl from the web's request log and the union of the agents'
-// WARC files. Gossip timings are in milliseconds (--cluster-probe).
+// WARC files. The crawl's etcd runs embedded in the first agent (or in
+// the agents named by coordinatorFlags); leases are of 2 s.
 
 // clusterTolerance is what the cluster tests allow after an exchange the
 // client cut short (Hit.Cut: an agent killed or stopped mid-fetch, where
@@ -55,6 +56,9 @@ type clusterRun struct {
 	// twiceOK: URLs (host+path keys) the test allows to be fetched twice
 	// (a kill -9 loses what was fetched since the checkpoint it restores).
 	twiceOK map[string]bool
+	// coordinatorFlags, when set, replace --coordinators of the first
+	// agent (several coordinators, or an external etcd).
+	coordinatorFlags []string
 }
 
 type agentProc struct {
@@ -134,8 +138,11 @@ func (c *clusterRun) coordinators() string {
 // start starts agent a with the crawl's flags and extra.
 func (c *clusterRun) start(t *testing.T, a *agentProc, extra ...string) {
 	t.Helper()
-	args := append([]string{"crawl", "--agent", a.name, "--cluster-bind", a.bind, "--dir", a.dir,
-		"--coordinators", c.coordinators()}, extra...)
+	coordinators := c.coordinatorFlags
+	if coordinators == nil {
+		coordinators = []string{"--coordinators", c.coordinators()}
+	}
+	args := append(append([]string{"crawl", "--agent", a.name, "--cluster-bind", a.bind, "--dir", a.dir}, coordinators...), extra...)
 	a.stderr.Reset()
 	a.cmd = exec.Command(clusterPetrel, args...)
 	a.cmd.Stderr = &a.stderr

@@ -267,7 +267,7 @@ func (a *Agent) startCluster(seeds []urlx.URL, resumed bool) error {
 		Wait:         c.Wait,
 		Dir:          filepath.Join(state, "cluster"),
 		FinishedPath: filepath.Join(state, "FINISHED"),
-		Settings:     append(clusterSettings(a.cfg, raw), a.block.clusterSetting()),
+		Settings:     clusterSettings(a.cfg, raw), // the blocklist is live: in the crawl's settings key
 		BatchDelay:   c.BatchDelay,
 		Grace:        grace,
 		Logger:       a.log.With("part", "cluster"),

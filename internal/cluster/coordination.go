@@ -87,17 +87,19 @@ func (n *Node) connect(ctx context.Context) (*coord.Crawl, error) {
 	if err != nil {
 		return nil, err
 	}
-	cert, err := auth.Issue(n.cfg.Name, []netip.Addr{n.cfg.Bind.Addr()})
+	self, coordinator := n.selfCoordinator()
+	addrs := []netip.Addr{n.cfg.Bind.Addr(), self.Client.Addr()}
+	cert, err := auth.Issue(n.cfg.Name, addrs)
 	if err != nil {
 		return nil, err
 	}
 	endpoints := n.cfg.Endpoints
 	if len(n.cfg.Coordinators) > 0 {
 		endpoints = coord.Endpoints(n.cfg.Coordinators)
-		if self, ok := n.selfCoordinator(); ok {
-			if err := n.startMember(ctx, auth, cert, self); err != nil {
-				return nil, err
-			}
+	}
+	if coordinator {
+		if err := n.startMember(ctx, auth, cert, self); err != nil {
+			return nil, err
 		}
 	}
 	cli, err := coord.Dial(ctx, endpoints, auth.ClientTLS(cert))
@@ -109,9 +111,10 @@ func (n *Node) connect(ctx context.Context) (*coord.Crawl, error) {
 	}
 	context.AfterFunc(ctx, func() { cli.Close() })
 	crawl := coord.NewCrawl(cli, n.cfg.CrawlName)
+	var created bool
 	for {
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err = crawl.Admit(actx, coord.Identity{Settings: n.cfg.Settings})
+		created, err = crawl.Admit(actx, coord.Identity{Settings: n.cfg.Settings})
 		cancel()
 		if err == nil || errors.Is(err, coord.ErrRefused) || ctx.Err() != nil {
 			break
@@ -120,6 +123,11 @@ func (n *Node) connect(ctx context.Context) (*coord.Crawl, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cluster: refused by the crawl: %w", err)
+	}
+	if v := n.View(); created && v != nil {
+		// Views are numbered by etcd's revisions: under coordinators that
+		// lost the crawl's data, the new views would be older than this one.
+		return nil, fmt.Errorf("cluster: the coordinators hold no record of crawl %q, but this agent holds its view %s: their data was lost, or these are other coordinators; restore the coordinators' state/cluster/etcd (or the external etcd) from a backup", n.cfg.CrawlName, v)
 	}
 	return crawl, nil
 }
@@ -136,6 +144,10 @@ func (n *Node) selfCoordinator() (coord.Coordinator, bool) {
 // startMember starts this agent's etcd member in the background: it
 // serves once a majority of the coordinators is up.
 func (n *Node) startMember(ctx context.Context, auth *coord.Authority, cert tls.Certificate, self coord.Coordinator) error {
+	ex := n.cfg.ExchangeAddr()
+	if ex == self.Client.String() || ex == self.Peer().String() {
+		return fmt.Errorf("cluster: --coordinators: %s's etcd ports %d and %d take its exchange's address %s: give another port", self.Name, self.Client.Port(), self.Peer().Port(), ex)
+	}
 	files, err := auth.WriteFiles(filepath.Join(n.cfg.Dir, "etcd-tls"), n.cfg.Name, cert)
 	if err != nil {
 		return err
@@ -213,7 +225,7 @@ func (n *Node) followLease(ctx context.Context, crawl *coord.Crawl) error {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		crawl.Lead(lctx, lease, n.cfg.Name, n.policy(), func(s string) { n.log.Info("cluster: " + s) })
+		crawl.Lead(lctx, lease, n.cfg.Name, n.policy(), func(msg string, args ...any) { n.log.Warn("cluster: "+msg, args...) })
 	}()
 	go func() {
 		defer wg.Done()
@@ -258,7 +270,8 @@ func (n *Node) record(f coord.Figures) coord.AgentRecord {
 func (n *Node) figures(wave int64) coord.Figures {
 	s := n.Status()
 	return coord.Figures{Idle: s.Idle, Sent: s.SentBatches, Applied: s.AppliedBatches, Activity: s.Activity,
-		Fetched: s.Fetched, Queued: s.Queued, Outbox: int64(s.OutboxURLs), Inbox: s.InboxUnapplied,
+		Fetched: s.Fetched, Queued: s.Queued, Outbox: s.OutboxURLs, Inbox: s.InboxUnapplied,
+		OutboxBatches: s.OutboxBatches, OutboxBytes: s.OutboxBytes, Time: s.Time,
 		Epoch: int64(s.ViewEpoch), Wave: wave}
 }
 
@@ -309,7 +322,9 @@ func (n *Node) onState(ctx context.Context, crawl *coord.Crawl, lease *coord.Lea
 	newWave := st.Probe != n.co.answered
 	n.co.answered = st.Probe
 	n.co.mu.Unlock()
-	if st.Stopped {
+	// A stop written before this process registered was for the run it
+	// ended (the agents started again resume the crawl).
+	if st.Stopped && st.StopRev > regRev {
 		n.requestStop("whole-crawl stop: " + st.Stop)
 	}
 	if err := n.applySettings(ctx, st.Settings); err != nil {
@@ -332,7 +347,7 @@ func (n *Node) onState(ctx context.Context, crawl *coord.Crawl, lease *coord.Lea
 		return
 	}
 	in := v.Has(n.cfg.Name)
-	if st.Ended && (in || n.IsLeaving() || n.isReady()) {
+	if st.Ended {
 		n.finish("the crawl's end, written by its view's writer")
 	}
 	if in || n.IsLeaving() && !in {
@@ -341,7 +356,7 @@ func (n *Node) onState(ctx context.Context, crawl *coord.Crawl, lease *coord.Lea
 	switch {
 	case in && lease.Live(time.Now()) && n.guard.isClosed():
 		n.guard.open()
-		n.log.Info("cluster: guard open: lease live, view read back", "view", v.String())
+		n.log.Info("cluster: zombie guard open: lease live, view read back with this agent", "view", v.String())
 	case !in && !n.IsLeaving() && slices.Contains(v.Absent, n.cfg.Name):
 		n.guard.Close(fmt.Sprintf("declared dead: the crawl's view (%s) is without this agent", v))
 	}

@@ -48,32 +48,18 @@ func Forget(ctx context.Context, crawl *coord.Crawl, name string) (string, error
 	}
 	// The writer of views deletes the request with the view that drops
 	// the agent (after one listing it absent, its keys taken over).
+	given, _ := coord.GivenUp(last, ok)
 	asked := false
 	for st := range crawl.FollowFrom(ctx, rev) {
 		if st.Forget[name] {
 			asked = true
 		} else if asked {
 			msg := fmt.Sprintf("forgot agent %s: view %d without it; given up what only it held: %s, and what it found since; the other agents re-route the batches they hold for it to the new owners",
-				name, st.View.Rev, givenUp(last, ok))
+				name, st.View.Rev, given)
 			return msg, nil
 		}
 	}
 	return "", errors.New("cluster: forget: " + context.Cause(ctx).Error())
-}
-
-// givenUp says what a forget gives up of an agent whose last kept
-// figures are r (ok false: none were kept).
-func givenUp(r coord.AgentRecord, ok bool) string {
-	if !ok {
-		return "its figures are unknown (it kept none)"
-	}
-	f := r.Figures
-	note := ""
-	if r.Leaving {
-		note = ", during its leave"
-	}
-	return fmt.Sprintf("%d URLs (at its last figures%s it had %d URLs queued and %d URLs in its outbox) and %d bytes of inbox unapplied",
-		f.Queued+f.Outbox, note, f.Queued, f.Outbox, f.Inbox)
 }
 
 // keepLastEvery is how many publications pass between two of the

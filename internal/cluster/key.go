@@ -13,8 +13,8 @@ import (
 )
 
 // Key is a crawl's shared secret: every agent of the crawl holds the same
-// one, and every key the cluster uses (gossip encryption, the exchange's
-// TLS identity) is derived from it with HKDF-SHA256 and a purpose label,
+// one, and every key the cluster uses (the exchange's TLS identity, the
+// certificate authority of the crawl's etcd) is derived from it with HKDF-SHA256 and a purpose label,
 // so that no two uses share key material.
 type Key [32]byte
 
@@ -85,8 +85,6 @@ func (k Key) Derive(purpose string, n int) []byte {
 	return b
 }
 
-// GossipKey is memberlist's SecretKey (AES-256-GCM of every gossip packet).
-func (k Key) GossipKey() []byte { return k.Derive("gossip", 32) }
 
 // identity returns the Ed25519 key pair every agent of the crawl presents
 // on the exchange: holding it proves holding the cluster key.

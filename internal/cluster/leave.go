@@ -69,10 +69,19 @@ func (n *Node) setLeaving(on bool) error {
 	return n.ho.saveLocked(n.cfg.Dir)
 }
 
-// ReportLeaving publishes this agent's figures now, and keeps them
-// without a lease: if the leave is killed and never started again, a
-// forget gives up what they say.
-func (n *Node) ReportLeaving(context.Context) { n.nudgePublish() }
+// ReportLeaving keeps this agent's figures now, without a lease, and
+// returns once etcd has them: if the leave is killed from here on and
+// never started again, a forget gives up what they say.
+func (n *Node) ReportLeaving(ctx context.Context) {
+	_, crawl := n.crawlState()
+	if crawl == nil {
+		return
+	}
+	if err := crawl.PublishLast(ctx, n.record(n.figures(0))); err != nil {
+		n.log.Warn("cluster: keep the leave's figures", "err", err)
+	}
+	n.nudgePublish()
+}
 
 // WaitLeft blocks until this agent holds a view without it (the crawl's
 // writer of views wrote it in answer to Leaving), or ctx ends.

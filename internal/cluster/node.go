@@ -76,7 +76,7 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Node is one agent's part of a cluster: membership, the ownership view,
+// Node is one agent's part of a cluster: coordination on etcd, the ownership view,
 // the exchange (server and senders), the durable outbox and inbox, and
 // termination detection. Create it with Start; end it with Close.
 type Node struct {
@@ -186,9 +186,10 @@ func (c *Config) ExchangeAddr() string {
 	return netip.AddrPortFrom(c.Bind.Addr(), uint16(c.ExchangePort)).String()
 }
 
-// Start opens the node's state, listens on the membership and exchange
-// addresses, joins the crawl and starts forming (or loading) the view. It
-// returns ErrFinished for a crawl that is over.
+// Start opens the node's state, listens on the exchange's address and
+// starts following the crawl on etcd (coordination.go): WaitReady tells
+// when it holds a view with it. It returns ErrFinished for a crawl that
+// is over.
 func Start(cfg Config, host Host) (*Node, error) {
 	cfg.setDefaults()
 	if !ValidName(cfg.Name) {
@@ -394,6 +395,12 @@ func (n *Node) RouteAll(dest string, kind Kind, recs [][]byte) error {
 func (n *Node) Flush() error { return n.batch.flushOld(context.Background(), true) }
 
 func (n *Node) fail(err error) {
+	if n.isReady() {
+		// After the start, nothing waits on fatal: the agent stops.
+		n.log.Error("cluster: the agent stops", "err", err)
+		n.requestStop(err.Error())
+		return
+	}
 	select {
 	case n.fatal <- err:
 	default:
@@ -430,7 +437,7 @@ func (n *Node) requestStop(reason string) {
 	})
 }
 
-// finish records that the crawl is over: state/FINISHED, gossip, and
+// finish records that the crawl is over: state/FINISHED, and
 // Finished closed.
 func (n *Node) finish(reason string) {
 	n.finOnce.Do(func() {
@@ -462,7 +469,7 @@ func (n *Node) StopReceiving(ctx context.Context) error {
 }
 
 // Close writes the buffered records to the outbox, tries for up to
-// timeout to deliver the outbox, leaves the gossip and closes everything.
+// timeout to deliver the outbox, revokes the lease and closes everything.
 // Undelivered batches stay in the outbox for the next start.
 func (n *Node) Close(timeout time.Duration) error {
 	n.receiving.Store(false)

@@ -95,7 +95,7 @@ func (s *Settings) Table() settings.Table {
 			WithUnit("FILE").In(settings.Cluster).SetFixed(atStart),
 		settings.Count(&s.Wait, "cluster-wait", 1, "fetch nothing, and never decide the crawl is over, until this many agents are members").
 			In(settings.Cluster).Range(1, 100000).SetFixed("the view is formed once"),
-		settings.Count(&s.ExchangePort, "exchange-port", 0, "port of the URL exchange on the --cluster-bind address (0: membership port + 1)").
+		settings.Count(&s.ExchangePort, "exchange-port", 0, "port of the URL exchange on the --cluster-bind address (0: the agent's port + 1)").
 			In(settings.Cluster).Range(0, 65535).SetFixed(atStart),
 		settings.Duration(&s.LeaveTimeout, "leave-timeout", 60*time.Second, "a leave (SIGTERM or SIGINT to one agent of a crawl of several): time to hand everything over, past which the agent saves its state and exits 1; at a whole-crawl stop, time given to deliver the URLs still in the outbox (the rest waits for the next start)").
 			In(settings.Cluster).AtLeast(time.Duration(0)).SetFixed(atStart),

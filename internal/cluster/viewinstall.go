@@ -84,7 +84,10 @@ func (n *Node) putView(old, v *View) error {
 	if err := saveView(filepath.Join(n.cfg.Dir, "view.json"), v); err != nil {
 		return fmt.Errorf("cluster: save view: %w", err)
 	}
-	n.noteDeclaredDead(old, v) // death.go
+	n.noteDeclaredDead(old, v)
+	if dead := newlyAbsent(old, v); len(dead) > 0 && v.Has(n.cfg.Name) {
+		n.log.Warn("cluster: taking over the keys of dead agents", "dead", dead, "view", v.String())
+	}
 	if h, ok := n.host.(ViewChangeHost); ok && old != nil {
 		h.ViewChanged(old, v)
 	}
@@ -123,4 +126,15 @@ func sameView(a, b *View) bool {
 		}
 	}
 	return true
+}
+
+// newlyAbsent lists the agents v lists absent and old did not.
+func newlyAbsent(old, v *View) []string {
+	var out []string
+	for _, a := range v.Absent {
+		if old == nil || !slices.Contains(old.Absent, a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -40,27 +40,28 @@ func (c *Crawl) key(parts ...string) string {
 var ErrRefused = errors.New("refused")
 
 // Admit checks id against the crawl's identity, writing it if this is the
-// first agent. A difference is ErrRefused with the first one named.
-func (c *Crawl) Admit(ctx context.Context, id Identity) error {
+// first agent (created). A difference is ErrRefused with the first one
+// named.
+func (c *Crawl) Admit(ctx context.Context, id Identity) (created bool, err error) {
 	b, _ := json.Marshal(id)
 	k := c.key("identity")
 	resp, err := c.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
 		Then(clientv3.OpPut(k, string(b))).Else(clientv3.OpGet(k)).Commit()
 	if err != nil {
-		return err
+		return false, err
 	}
 	if resp.Succeeded {
-		return nil
+		return true, nil
 	}
 	kv := resp.Responses[0].GetResponseRange().Kvs[0]
 	have, err := decode[Identity](kv.Value)
 	if err != nil {
-		return fmt.Errorf("coord: the crawl's identity in etcd is unreadable: %w", err)
+		return false, fmt.Errorf("coord: the crawl's identity in etcd is unreadable: %w", err)
 	}
 	if d := have.FirstDifference(id); d != "" {
-		return fmt.Errorf("%w: %s", ErrRefused, d)
+		return false, fmt.Errorf("%w: %s", ErrRefused, d)
 	}
-	return nil
+	return false, nil
 }
 
 // Register puts rec under the lease: the agent is alive from now on. A

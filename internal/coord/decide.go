@@ -130,8 +130,11 @@ func (w *writer) nextView(st State, now time.Time) (*ViewRecord, time.Time) {
 	next.normalize()
 	// A forgotten absentee is dropped once a view has listed it absent:
 	// those awaiting its release stop at that view.
+	// A leaver listed absent (killed in its leave) that finished it since
+	// owes nothing more.
 	next.Absent = slices.DeleteFunc(next.Absent, func(n string) bool {
-		return st.Forget[n] && slices.Contains(cur.Absent, n) || next.Has(n)
+		done := st.Last[n].Leaving && st.Last[n].Done
+		return st.Forget[n] && slices.Contains(cur.Absent, n) || next.Has(n) || done
 	})
 	if next.Equal(cur) || len(next.Members) == 0 {
 		return nil, wake

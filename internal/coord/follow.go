@@ -2,11 +2,13 @@ package coord
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"strconv"
 	"strings"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -17,6 +19,7 @@ type State struct {
 	Settings Settings
 	Stop     string // the stop's reason; "" while none
 	Stopped  bool
+	StopRev  int64 // the revision of the stop's write
 	Ended    bool
 	Probe    int64                  // the end's current wave (0: none)
 	Agents   map[string]AgentRecord // live agents
@@ -66,8 +69,12 @@ func (c *Crawl) FollowFrom(ctx context.Context, from int64) <-chan State {
 }
 
 // run follows the crawl until ctx ends, emitting states, and closes out.
+// A reader of every change (from > 0) goes on after a failed watch from
+// the revision after the last it was given; should that revision be
+// compacted away, from the current one.
 func (c *Crawl) run(ctx context.Context, from int64, emit func(State) bool, out chan State) {
 	defer close(out)
+	each := from > 0
 	retry := time.NewTimer(0)
 	defer retry.Stop()
 	for {
@@ -76,8 +83,14 @@ func (c *Crawl) run(ctx context.Context, from int64, emit func(State) bool, out 
 			return
 		case <-retry.C:
 		}
-		c.follow(ctx, from, emit)
-		from = 0
+		last, compacted := c.follow(ctx, from, each, emit)
+		switch {
+		case !each:
+		case compacted:
+			from = 1
+		case last > 0:
+			from = last + 1
+		}
 		retry.Reset(200 * time.Millisecond)
 	}
 }
@@ -97,16 +110,20 @@ func (c *Crawl) Read(ctx context.Context) (State, error) {
 
 // follow reads the whole prefix (at from-1, or now), then applies the
 // watch's events one by one, until the watch fails (compaction, no
-// leader). With from 0 it emits once per watch response, else once per
-// event.
-func (c *Crawl) follow(ctx context.Context, from int64, emit func(State) bool) {
+// leader). With each it emits once per event, else once per watch
+// response. It returns the revision of the last state emitted, and
+// whether from-1 was compacted away.
+func (c *Crawl) follow(ctx context.Context, from int64, each bool, emit func(State) bool) (last int64, compacted bool) {
 	opts := []clientv3.OpOption{clientv3.WithPrefix()}
 	if from > 1 {
 		opts = append(opts, clientv3.WithRev(from-1))
 	}
 	resp, err := c.cli.Get(ctx, c.prefix, opts...)
+	if errors.Is(err, rpctypes.ErrCompacted) {
+		return 0, true
+	}
 	if err != nil {
-		return
+		return 0, false
 	}
 	st := State{Agents: map[string]AgentRecord{}, Revs: map[string]int64{}, Forget: map[string]bool{}, Last: map[string]AgentRecord{}}
 	for _, kv := range resp.Kvs {
@@ -117,28 +134,34 @@ func (c *Crawl) follow(ctx context.Context, from int64, emit func(State) bool) {
 		st.Rev = from - 1
 	}
 	if !emit(st.clone()) {
-		return
+		return 0, false
 	}
+	last = st.Rev
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
 	for wr := range c.cli.Watch(wctx, c.prefix, clientv3.WithPrefix(), clientv3.WithRev(st.Rev+1)) {
 		if wr.Err() != nil {
-			return
+			return last, wr.CompactRevision > 0
 		}
 		for _, ev := range wr.Events {
 			c.apply(&st, ev.Type == clientv3.EventTypeDelete, ev.Kv.Key, ev.Kv.Value, ev.Kv.ModRevision)
-			if from > 0 {
+			if each {
 				st.Rev = ev.Kv.ModRevision
 				if !emit(st.clone()) {
-					return
+					return last, false
 				}
+				last = st.Rev
 			}
 		}
 		st.Rev = max(st.Rev, wr.Header.Revision)
-		if from == 0 && !emit(st.clone()) {
-			return
+		if !each {
+			if !emit(st.clone()) {
+				return last, false
+			}
+			last = st.Rev
 		}
 	}
+	return last, false
 }
 
 func (c *Crawl) apply(st *State, deleted bool, key, val []byte, rev int64) {
@@ -155,7 +178,7 @@ func (c *Crawl) apply(st *State, deleted bool, key, val []byte, rev int64) {
 			st.Settings = s
 		}
 	case "stop":
-		st.Stop, st.Stopped = string(val), !deleted
+		st.Stop, st.Stopped, st.StopRev = string(val), !deleted, rev
 	case "end":
 		st.Ended = !deleted
 	case "probe":

@@ -18,8 +18,9 @@ const waveGap = 100 * time.Millisecond
 // writes the views and the end that p and the crawl's state call for,
 // until ctx ends or the lease is lost. Every write is a transaction
 // conditioned on this agent's leadership, so a deposed writer writes
-// nothing. log receives one line per decision.
-func (c *Crawl) Lead(ctx context.Context, l *Lease, name string, p Policy, log func(string)) error {
+// nothing. log receives one line per decision, with attributes in
+// slog's form.
+func (c *Crawl) Lead(ctx context.Context, l *Lease, name string, p Policy, log func(msg string, args ...any)) error {
 	sess, err := concurrency.NewSession(c.cli, concurrency.WithLease(l.ID), concurrency.WithContext(ctx))
 	if err != nil {
 		return err
@@ -28,7 +29,7 @@ func (c *Crawl) Lead(ctx context.Context, l *Lease, name string, p Policy, log f
 	if err := e.Campaign(ctx, name); err != nil {
 		return err
 	}
-	log("elected to write the crawl's views")
+	log("elected to write the crawl's views", "agent", name)
 	leader := clientv3.Compare(clientv3.CreateRevision(e.Key()), "=", e.Rev())
 	w := newWriter(p)
 	states := c.Follow(ctx)
@@ -57,14 +58,21 @@ func (c *Crawl) Lead(ctx context.Context, l *Lease, name string, p Policy, log f
 		if next != nil {
 			b, _ := json.Marshal(next)
 			ops := []clientv3.Op{clientv3.OpPut(c.key("view"), string(b))}
+			var forgot []string
 			for name := range st.Forget {
 				if !next.Has(name) && !slices.Contains(next.Absent, name) {
+					forgot = append(forgot, name)
 					ops = append(ops, clientv3.OpDelete(c.key("forget", name)), clientv3.OpDelete(c.key("last", name)))
 				}
 			}
 			if resp, err := c.cli.Txn(ctx).If(leader).Then(ops...).Commit(); err == nil && resp.Succeeded {
 				written = resp.Header.Revision
 				log("view written: " + string(b))
+				for _, name := range forgot {
+					r, ok := st.Last[name]
+					given, urls := GivenUp(r, ok)
+					log("forgot agent "+name+": given up what only it held: "+given, "agent", name, "urls", urls)
+				}
 			}
 		}
 		ask, end := w.endStep(st, now, waveGap)
@@ -82,12 +90,12 @@ func (c *Crawl) Lead(ctx context.Context, l *Lease, name string, p Policy, log f
 
 // writeEnd writes the end if nothing under agents/ and the view changed
 // since st was read.
-func (c *Crawl) writeEnd(ctx context.Context, leader clientv3.Cmp, st State, log func(string)) {
+func (c *Crawl) writeEnd(ctx context.Context, leader clientv3.Cmp, st State, log func(string, ...any)) {
 	unchanged := clientv3.Compare(clientv3.ModRevision(c.key("agents")+"/"), "<", st.Rev+1).WithPrefix()
 	view := clientv3.Compare(clientv3.ModRevision(c.key("view")), "=", st.View.Rev)
 	resp, err := c.cli.Txn(ctx).If(leader, unchanged, view).Then(clientv3.OpPut(c.key("end"), strconv.FormatInt(st.Rev, 10))).Commit()
 	if err == nil && resp.Succeeded {
-		log("the crawl is over: two waves found every agent idle and no batch in flight")
+		log("the crawl is over: two waves found every agent idle and no batch in flight", "revision", resp.Header.Revision)
 	}
 }
 

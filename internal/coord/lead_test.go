@@ -34,7 +34,7 @@ func startAgent(t *testing.T, c *Crawl, name string, p Policy, ttl time.Duration
 	if _, err := c.Register(ctx, l, 0, AgentRecord{Name: name, Exchange: name + ":1"}); err != nil {
 		t.Fatal(err)
 	}
-	go c.Lead(ctx, l, name, p, func(string) {})
+	go c.Lead(ctx, l, name, p, func(string, ...any) {})
 	go func() {
 		answered := int64(-1)
 		for st := range c.Follow(ctx) {

@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"math/big"
 	"net/netip"
@@ -153,22 +152,4 @@ func writePEM(path string, b *pem.Block) error {
 		return err
 	}
 	return os.Rename(tmp, path)
-}
-
-// LoadClientFiles reads a client's TLS configuration from PEM files (the
-// external mode's --etcd-ca, --etcd-cert, --etcd-key).
-func LoadClientFiles(f Files) (*tls.Config, error) {
-	cert, err := tls.LoadX509KeyPair(f.Cert, f.Key)
-	if err != nil {
-		return nil, fmt.Errorf("coord: etcd client certificate: %w", err)
-	}
-	ca, err := os.ReadFile(f.CA)
-	if err != nil {
-		return nil, fmt.Errorf("coord: etcd CA: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(ca) {
-		return nil, errors.New("coord: etcd CA: " + f.CA + " holds no PEM certificate")
-	}
-	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}, RootCAs: pool}, nil
 }

@@ -2,8 +2,10 @@ package coord
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // The keys of one crawl, all under Prefix(crawl) ("/petrel/NAME/"):
@@ -91,10 +93,14 @@ type Figures struct {
 	Activity uint64 `json:"activity"` // grows at every batch made or applied
 	Fetched  int64  `json:"fetched"`
 	Queued   int64  `json:"queued"`
-	Outbox   int64  `json:"outbox"`
-	Inbox    int64  `json:"inbox"`
-	Epoch    int64  `json:"epoch"` // the view the agent acts on
-	Wave     int64  `json:"wave"`  // the end's wave these figures answer (State.Probe)
+	Outbox   int64  `json:"outbox"` // URLs in the outbox's batches
+	Inbox    int64  `json:"inbox"`  // bytes received, not applied
+
+	OutboxBatches int       `json:"outbox_batches"`
+	OutboxBytes   int64     `json:"outbox_bytes"`
+	Time          time.Time `json:"time"`  // when the figures were taken
+	Epoch         int64     `json:"epoch"` // the view the agent acts on
+	Wave          int64     `json:"wave"`  // the end's wave these figures answer (State.Probe)
 }
 
 // ViewMember is one owner of a view.
@@ -141,4 +147,21 @@ func decode[T any](b []byte) (T, error) {
 	var v T
 	err := json.Unmarshal(b, &v)
 	return v, err
+}
+
+// GivenUp says what a forget gives up of an agent whose last kept record
+// is r (ok false: none was kept), and its count of URLs (-1: unknown):
+// those queued in its frontier and those in its outbox's batches. Its
+// unapplied inbox is known in bytes only.
+func GivenUp(r AgentRecord, ok bool) (string, int64) {
+	if !ok {
+		return "its figures are unknown (it kept none)", -1
+	}
+	f := r.Figures
+	note := ""
+	if r.Leaving {
+		note = ", during its leave"
+	}
+	return fmt.Sprintf("%d URLs (at its last status (%s%s) it had %d URLs queued and %d URLs in %d batches (%d bytes) in its outbox) and %d bytes of inbox unapplied",
+		f.Queued+f.Outbox, f.Time.UTC().Format(time.RFC3339), note, f.Queued, f.Outbox, f.OutboxBatches, f.OutboxBytes, f.Inbox), f.Queued + f.Outbox
 }
