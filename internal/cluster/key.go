@@ -85,7 +85,6 @@ func (k Key) Derive(purpose string, n int) []byte {
 	return b
 }
 
-
 // identity returns the Ed25519 key pair every agent of the crawl presents
 // on the exchange: holding it proves holding the cluster key.
 func (k Key) identity() ed25519.PrivateKey {
