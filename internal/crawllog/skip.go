@@ -22,6 +22,7 @@ const (
 	ReasonLength          Reason = "trap-length"        // longer than --max-url-length
 	ReasonRedirects       Reason = "trap-redirects"     // redirect chain longer than --max-redirects
 	ReasonDepth           Reason = "trap-depth"         // more than --max-depth links from a seed
+	ReasonEmbedHops       Reason = "embed-hops"         // a requisite of a document beyond --max-embed-hops or --max-css-hops
 	ReasonRepeatedSegment Reason = "trap-segment"       // a path segment repeated past --max-segment-repeats
 	ReasonRule            Reason = "rule"               // another URL rule (scheme, form)
 	ReasonOverBudget      Reason = "over-budget"        // the host holds --max-urls-per-host URLs
@@ -47,6 +48,8 @@ func (r Reason) Status() int {
 		return StatusChaff
 	case ReasonDepth:
 		return StatusTooManyHops
+	case ReasonEmbedHops:
+		return StatusTooManyEmbedHops
 	case ReasonOverBudget:
 		return StatusOverQuota
 	case ReasonRobots:

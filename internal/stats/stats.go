@@ -34,6 +34,7 @@ type Crawl struct {
 	CutLength           atomic.Int64 // refused: longer than --max-url-length
 	CutRedirects        atomic.Int64 // refused: redirect chain longer than --max-redirects allows
 	CutDepth            atomic.Int64 // refused: more than --max-depth links from a seed
+	CutEmbedHops        atomic.Int64 // requisites not followed: named by a document beyond --max-embed-hops (HTML) or --max-css-hops (a style sheet)
 	CutRepeatedSegment  atomic.Int64 // refused: a path segment repeated more than --max-segment-repeats times
 	CutAtDispatch       atomic.Int64 // queued URLs refused at dispatch by a scope or limit narrowed after they were queued
 	OverBudget          atomic.Int64 // refused: the key already holds --max-urls-per-host URLs (a repeat the URL cache catches counts as a cache hit)
@@ -325,7 +326,7 @@ func Summary(r Run) string {
   traps cut          length %d, redirects %d, depth %d, repeated segment %d
   filters refused    schedule %d, fetch %d, parse %d, follow %d, store %d
   links              found %d, dropped %d, redirects %d, nofollow pages %d
-  requisites         found %d, dropped %d, style sheets %d
+  requisites         found %d, dropped %d (over --max-links %d, beyond the embed hop limits %d), style sheets %d
   sitemaps           read %d, URLs %d, malformed %d, oversized %d, nested indexes %d
   duplicates         payload %d (revisit records), text %d, near %d
   failures           network %d, timeouts %d, truncated %d, retries %d, DNS %d, broken hosts %d (URLs purged %d)
@@ -342,7 +343,7 @@ func Summary(r Run) string {
 		s["CutLength"], s["CutRedirects"], s["CutDepth"], s["CutRepeatedSegment"],
 		s["FilteredSchedule"], s["FilteredFetch"], s["FilteredParse"], s["FilteredFollow"], s["FilteredStore"],
 		s["LinksFound"], s["LinksDropped"], s["Redirects"], s["NoFollow"],
-		s["EmbedsFound"], s["EmbedsDropped"], s["StyleSheets"],
+		s["EmbedsFound"], s["EmbedsDropped"]+s["CutEmbedHops"], s["EmbedsDropped"], s["CutEmbedHops"], s["StyleSheets"],
 		s["SitemapsRead"], s["SitemapURLs"], s["SitemapsMalformed"], s["SitemapsOversized"], s["SitemapsNested"],
 		s["Duplicates"], s["TextDuplicates"], s["NearDuplicates"],
 		s["FetchErrors"], s["Timeouts"], s["Truncated"], s["Retries"], s["DNSFailures"], s["BrokenKeys"], s["PurgedURLs"],
