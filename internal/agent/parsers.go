@@ -205,7 +205,7 @@ func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via 
 		res := parse.CSS(base, resp.Header, body, parse.Options{MaxLinks: l.maxLinks})
 		st.StyleSheets.Add(1)
 		if a.passResponse(filter.StageFollow, m, resp, duplicate) {
-			embeds.limit, embeds.setting = a.embedHops(true)
+			embeds.css = true
 			a.offerEmbeds(res, embeds)
 		}
 		return
@@ -214,7 +214,6 @@ func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via 
 		return
 	}
 	res := parse.HTML(base, resp.Header, body, parse.Options{MaxLinks: l.maxLinks, Embeds: requisites})
-	embeds.limit, embeds.setting = a.embedHops(false)
 	st.Parsed.Add(1)
 	if a.pages != nil && stored && resp.Truncated == "" && m.Embeds == 0 {
 		mime, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
@@ -260,42 +259,42 @@ func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via 
 
 // embedsFrom says where the requisites of one document go: the document's
 // URL (via), their Meta m (one embed hop more than the document's), and
-// the limit on the document's embed hops below which they are followed,
-// with the setting that sets it (for the log of those cut).
+// whether the document is a style sheet (which sets its limit: embedHops).
 type embedsFrom struct {
-	via     string
-	m       frontier.Meta
-	limit   int
-	setting string
+	via string
+	m   frontier.Meta
+	css bool
 }
 
-// embedHops returns the limit on the embed hops of a document whose
-// requisites are followed, and the setting that sets it: --max-embed-hops
-// for an HTML document, --max-css-hops (never fewer) for a style sheet, so
-// that @import and url() chains are followed as deep as a browser goes
-// within their own bound.
+// embedHops returns the limit on the embed hops of the requisites of a
+// document (a style sheet when css), and the setting that sets it:
+// --max-embed-hops for an HTML document, --max-css-hops (never fewer) for
+// a style sheet, so that @import and url() chains are followed as deep as
+// a browser goes within their own bound.
 func (a *Agent) embedHops(css bool) (int, string) {
 	if css && a.cfg.MaxCSSHops > a.cfg.MaxEmbedHops {
-		return a.cfg.MaxCSSHops, "--max-css-hops " + strconv.Itoa(a.cfg.MaxCSSHops)
+		return a.cfg.MaxCSSHops, "--max-css-hops"
 	}
-	return a.cfg.MaxEmbedHops, "--max-embed-hops " + strconv.Itoa(a.cfg.MaxEmbedHops)
+	return a.cfg.MaxEmbedHops, "--max-embed-hops"
 }
 
-// offerEmbeds enqueues the requisites of a parse result as e says, or,
-// when the document is at e's limit, counts and logs each as cut.
+// offerEmbeds enqueues the requisites of a parse result as e says or,
+// when they are beyond the document's limit, counts and logs each as cut.
 func (a *Agent) offerEmbeds(res parse.Result, e embedsFrom) {
 	a.stats.EmbedsFound.Add(int64(len(res.Embeds)))
 	a.stats.EmbedsDropped.Add(int64(res.EmbedsDropped))
 	if len(res.Embeds) == 0 {
 		return
 	}
-	if int(e.m.Embeds) <= e.limit {
+	limit, setting := a.embedHops(e.css)
+	if int(e.m.Embeds) <= limit {
 		a.offerLinks(res.Embeds, e.via, e.m)
 		return
 	}
+	rule := setting + " " + strconv.Itoa(limit)
 	for _, u := range res.Embeds {
 		a.countRefusal(crawllog.ReasonEmbedHops)
-		a.refuse(u.String(), e.via, e.m, crawllog.ReasonEmbedHops, e.setting)
+		a.refuse(u.String(), e.via, e.m, crawllog.ReasonEmbedHops, rule)
 	}
 }
 

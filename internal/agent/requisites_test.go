@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/netip"
 	"path/filepath"
@@ -138,13 +139,13 @@ func crawlRequisites(t *testing.T, ip string, maxHops, cssHops int, offScope boo
 	if maxHops >= 1 && st.EmbedLinksSkipped.Load() != 1 {
 		t.Errorf("EmbedLinksSkipped %d, want 1 (the link of /embed/inner.html)", st.EmbedLinksSkipped.Load())
 	}
-	checkCut(t, cfg.Dir, w.Cut(maxHops, cssHops, offScope), st.CutEmbedHops.Load())
+	checkCut(t, cfg.Dir, w.Cut(maxHops, cssHops, offScope), st.CutEmbedHops.Load(), maxHops, cssHops)
 }
 
 // checkCut checks that the requisites cut by the embed hop limits (URL →
 // the document naming it) are counted, logged to skipped.jsonl with their
-// document and the setting, and explained by why.
-func checkCut(t *testing.T, dir string, cut map[string]string, counted int64) {
+// document and the setting that cut them, and explained by why.
+func checkCut(t *testing.T, dir string, cut map[string]string, counted int64, maxHops, cssHops int) {
 	t.Helper()
 	if counted != int64(len(cut)) {
 		t.Errorf("CutEmbedHops %d, want %d (%v)", counted, len(cut), cut)
@@ -156,14 +157,21 @@ func checkCut(t *testing.T, dir string, cut map[string]string, counted int64) {
 		}
 	}
 	for u, via := range cut {
+		rule := fmt.Sprintf("--max-embed-hops %d", maxHops)
+		if strings.HasSuffix(via, ".css") && cssHops > maxHops {
+			rule = fmt.Sprintf("--max-css-hops %d", cssHops)
+		}
 		s, ok := logged[u]
-		if !ok || s.Via != via || !strings.HasPrefix(s.Rule, "--max-") || s.Status != crawllog.StatusTooManyEmbedHops {
-			t.Errorf("%s (named by %s): skipped.jsonl has %+v", u, via, s)
+		if !ok || s.Via != via || s.Rule != rule || s.Status != crawllog.StatusTooManyEmbedHops {
+			t.Errorf("%s (named by %s, cut by %s): skipped.jsonl has %+v", u, via, rule, s)
 		}
 		w, err := WhyDir(dir, u)
 		if err != nil || w.State != console.WhyRefused || w.Rule != string(crawllog.ReasonEmbedHops) {
 			t.Errorf("why %s: %v %+v", u, err, w)
 		}
+	}
+	if len(cut) == 0 && (maxHops == 1 || cssHops < 10) {
+		t.Errorf("the site has nothing that --max-embed-hops %d --max-css-hops %d cuts", maxHops, cssHops)
 	}
 	if len(logged) != len(cut) {
 		t.Errorf("skipped.jsonl has %d embed-hops lines, want %d", len(logged), len(cut))
