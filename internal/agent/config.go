@@ -39,6 +39,7 @@ type Config struct {
 	Parsers         int
 	MaxLinks        int  // links followed per page
 	MaxEmbedHops    int  // requisite hops after the last link hop (0: no requisites)
+	MaxCSSHops      int  // the same for what style sheets name (at least MaxEmbedHops)
 	EmbedsOffScope  bool // requisites pass the scope
 	Sitemaps        bool // read robots.txt's Sitemap lines and the seeds' hosts' /sitemap.xml
 	NearDupBits     int  // SimHash Hamming distance of a near-duplicate (-1 = no check)
@@ -120,8 +121,11 @@ func (c *Config) table() settings.Table {
 		settings.Count(&c.MaxLinks, "max-links", 5000, "links followed per page (outdegree cap)").
 			In(settings.Limits).Range(0, 1<<20).SetLive().ClusterWide(),
 		settings.Count(&c.MaxEmbedHops, "max-embed-hops", 2,
-			"page requisites (images, style sheets, scripts, fonts) fetched up to this many hops after the last link hop (0 = none)").
+			"page requisites (images, style sheets, scripts, fonts) fetched up to this many hops after the last link hop (0 = none; what style sheets name: --max-css-hops); those beyond are counted and logged, not fetched").
 			In(settings.Limits).Range(0, 16).SetFixed("the parsers read it without synchronisation").ClusterWide(),
+		settings.Count(&c.MaxCSSHops, "max-css-hops", 10,
+			"what style sheets name (@import and url() chains of any kind) is fetched up to this many hops after the last link hop (never fewer than --max-embed-hops); what is beyond is counted and logged, not fetched").
+			In(settings.Limits).Range(0, 64).SetFixed("the parsers read it without synchronisation").ClusterWide(),
 		settings.Bool(&c.EmbedsOffScope, "embeds-off-scope", true,
 			"fetch the requisites of in-scope pages even off the scope (a CDN's assets)").
 			In(settings.Limits).SetFixed("the parsers read it without synchronisation").ClusterWide(),

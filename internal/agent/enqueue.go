@@ -83,6 +83,10 @@ func (a *Agent) countRefusal(reason crawllog.Reason) {
 		s.CutRedirects.Add(1)
 	case crawllog.ReasonDepth:
 		s.CutDepth.Add(1)
+	case crawllog.ReasonEmbedHops:
+		s.CutEmbedHops.Add(1)
+	case crawllog.ReasonSitemapNested:
+		s.CutSitemapNested.Add(1)
 	case crawllog.ReasonRepeatedSegment:
 		s.CutRepeatedSegment.Add(1)
 	default:

@@ -2,11 +2,13 @@ package agent
 
 import (
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/petrel-crawler/petrel/internal/bloom"
 	"github.com/petrel-crawler/petrel/internal/console"
+	"github.com/petrel-crawler/petrel/internal/crawllog"
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/filter"
 	"github.com/petrel-crawler/petrel/internal/frontier"
@@ -179,35 +181,39 @@ func (a *Agent) location(resp *fetch.Response) string {
 }
 
 // parse extracts what a 2xx response leads to: the links and requisites
-// of an HTML page, the requisites of a style sheet. Requisites are
-// followed while they stay within --max-embed-hops of the last link hop;
-// a document reached through requisites (m.Embeds > 0) is not a page, so
-// its links are not followed and it is not in the page log. A page stored
-// whole goes into the page log (as a seed's page when m is a seed's).
+// of an HTML page, the requisites of a style sheet. The requisites of a
+// document m.Embeds hops after the last link hop are followed while
+// m.Embeds is below its limit (embedHops); past it they are still
+// extracted, and each is counted and logged as cut. A document reached
+// through requisites (m.Embeds > 0) is not a page, so its links are not
+// followed and it is not in the page log. A page stored whole goes into
+// the page log (as a seed's page when m is a seed's). With
+// --max-embed-hops 0 requisites are not extracted at all.
 func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via uint64, stored, duplicate bool) {
 	st := a.stats
 	l := a.live.Load()
-	embeds := int(m.Embeds) < a.cfg.MaxEmbedHops
-	if m.Embeds > 0 && !embeds {
+	requisites := a.cfg.MaxEmbedHops > 0
+	if m.Embeds > 0 && !requisites {
 		return // nothing of it would be followed
 	}
 	body, err := fetch.DecodeBody(resp, l.maxBody)
 	if err != nil {
 		a.log.Info("decode body", "url", resp.URL, "err", err)
 	}
-	embedMeta := m.Next(frontier.HopEmbed, via)
-	if embeds && parse.IsCSS(resp.Header, base.Path()) {
+	embeds := embedsFrom{via: resp.URL, m: m.Next(frontier.HopEmbed, via)}
+	if requisites && parse.IsCSS(resp.Header, base.Path()) {
 		res := parse.CSS(base, resp.Header, body, parse.Options{MaxLinks: l.maxLinks})
 		st.StyleSheets.Add(1)
 		if a.passResponse(filter.StageFollow, m, resp, duplicate) {
-			a.offerEmbeds(res, resp.URL, embedMeta)
+			embeds.css = true
+			a.offerEmbeds(res, embeds)
 		}
 		return
 	}
 	if !parse.IsHTML(resp.Header, body) {
 		return
 	}
-	res := parse.HTML(base, resp.Header, body, parse.Options{MaxLinks: l.maxLinks, Embeds: embeds})
+	res := parse.HTML(base, resp.Header, body, parse.Options{MaxLinks: l.maxLinks, Embeds: requisites})
 	st.Parsed.Add(1)
 	if a.pages != nil && stored && resp.Truncated == "" && m.Embeds == 0 {
 		mime, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
@@ -219,7 +225,7 @@ func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via 
 	if res.NoFollow {
 		st.NoFollow.Add(1)
 		if follow {
-			a.offerEmbeds(res, resp.URL, embedMeta) // requisites are part of the page, not links
+			a.offerEmbeds(res, embeds) // requisites are part of the page, not links
 		}
 		return
 	}
@@ -243,7 +249,7 @@ func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via 
 	if !follow {
 		return
 	}
-	a.offerEmbeds(res, resp.URL, embedMeta)
+	a.offerEmbeds(res, embeds)
 	if m.Embeds > 0 {
 		st.EmbedLinksSkipped.Add(int64(len(res.Links)))
 		return
@@ -251,13 +257,44 @@ func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via 
 	a.offerLinks(res.Links, resp.URL, m.Link(via))
 }
 
-// offerEmbeds enqueues the requisites of a parse result of the page via
-// with Meta m.
-func (a *Agent) offerEmbeds(res parse.Result, via string, m frontier.Meta) {
+// embedsFrom says where the requisites of one document go: the document's
+// URL (via), their Meta m (one embed hop more than the document's), and
+// whether the document is a style sheet (which sets its limit: embedHops).
+type embedsFrom struct {
+	via string
+	m   frontier.Meta
+	css bool
+}
+
+// embedHops returns the limit on the embed hops of the requisites of a
+// document (a style sheet when css), and the setting that sets it:
+// --max-embed-hops for an HTML document, --max-css-hops (never fewer) for
+// a style sheet, so that @import and url() chains are followed as deep as
+// a browser goes within their own bound.
+func (a *Agent) embedHops(css bool) (int, string) {
+	if css && a.cfg.MaxCSSHops > a.cfg.MaxEmbedHops {
+		return a.cfg.MaxCSSHops, "--max-css-hops"
+	}
+	return a.cfg.MaxEmbedHops, "--max-embed-hops"
+}
+
+// offerEmbeds enqueues the requisites of a parse result as e says or,
+// when they are beyond the document's limit, counts and logs each as cut.
+func (a *Agent) offerEmbeds(res parse.Result, e embedsFrom) {
 	a.stats.EmbedsFound.Add(int64(len(res.Embeds)))
 	a.stats.EmbedsDropped.Add(int64(res.EmbedsDropped))
-	if len(res.Embeds) > 0 {
-		a.offerLinks(res.Embeds, via, m)
+	if len(res.Embeds) == 0 {
+		return
+	}
+	limit, setting := a.embedHops(e.css)
+	if int(e.m.Embeds) <= limit {
+		a.offerLinks(res.Embeds, e.via, e.m)
+		return
+	}
+	rule := setting + " " + strconv.Itoa(limit)
+	for _, u := range res.Embeds {
+		a.countRefusal(crawllog.ReasonEmbedHops)
+		a.refuse(u.String(), e.via, e.m, crawllog.ReasonEmbedHops, rule)
 	}
 }
 

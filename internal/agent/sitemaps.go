@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/petrel-crawler/petrel/internal/crawllog"
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/parse"
@@ -14,7 +15,8 @@ import (
 // the scope, filters and sieve like any URL); a fetched sitemap is read
 // (parse.Sitemap: plain or gzipped, bounded) and its URLs offered as links
 // of it. A sitemap index's sitemaps are followed one level deep: an index
-// named by an index is counted and not followed. A malformed sitemap is
+// named by an index is counted and not followed (each sitemap it names
+// counted and logged as cut). A malformed sitemap is
 // counted and logged, and the crawl goes on.
 //
 // A URL is a sitemap when its hop path ends in manifest hops (M, redirects
@@ -94,6 +96,11 @@ func (a *Agent) readSitemap(base urlx.URL, resp *fetch.Response, m frontier.Meta
 		if level > 0 {
 			st.SitemapsNested.Add(1)
 			a.log.Info("sitemap index in a sitemap index not followed", "url", resp.URL)
+			next := m.Next(frontier.HopManifest, via)
+			for _, u := range res.URLs {
+				a.countRefusal(crawllog.ReasonSitemapNested)
+				a.refuse(u.String(), resp.URL, next, crawllog.ReasonSitemapNested, "sitemap indexes are followed one level deep")
+			}
 			return
 		}
 		for _, u := range res.URLs {

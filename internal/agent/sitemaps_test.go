@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/petrel-crawler/petrel/internal/crawllog"
 	"github.com/petrel-crawler/petrel/internal/filter"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 )
@@ -113,6 +114,21 @@ func TestSitemaps(t *testing.T) {
 		st.SitemapsNested.Load() != 1 || st.SitemapURLs.Load() != 1+4+1+1+50_000 {
 		t.Errorf("read %d malformed %d oversized %d nested %d URLs %d", st.SitemapsRead.Load(), st.SitemapsMalformed.Load(),
 			st.SitemapsOversized.Load(), st.SitemapsNested.Load(), st.SitemapURLs.Load())
+	}
+	if st.CutSitemapNested.Load() != 1 {
+		t.Errorf("CutSitemapNested %d, want 1 (/never.xml of the nested index)", st.CutSitemapNested.Load())
+	}
+	var logged []crawllog.Skip
+	for _, s := range readSkipped(t, a.cfg.Dir) {
+		if s.Reason == crawllog.ReasonSitemapNested {
+			logged = append(logged, s)
+		}
+	}
+	if len(logged) != 1 || logged[0].URL != origin+"/never.xml" || logged[0].Via != origin+"/nested-index.xml" {
+		t.Errorf("skipped.jsonl's sitemap-nested lines: %+v", logged)
+	}
+	if w, err := WhyDir(a.cfg.Dir, origin+"/never.xml"); err != nil || w.Rule != string(crawllog.ReasonSitemapNested) {
+		t.Errorf("why of the nested index's sitemap: %v %+v", err, w)
 	}
 	if st.OutOfScope.Load() < 50_000 || st.RobotsDenied.Load() != 1 {
 		t.Errorf("out of scope %d, robots-denied %d: sitemap URLs must pass the scope and robots.txt", st.OutOfScope.Load(), st.RobotsDenied.Load())

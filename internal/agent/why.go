@@ -341,6 +341,9 @@ func (ev *evidence) skipped(w *console.Why) bool {
 	if d := dropDetail[s.Reason]; d != "" {
 		w.Detail = "dropped, not fetched: " + d + " (logs/skipped.jsonl)"
 	}
+	if s.Reason == crawllog.ReasonEmbedHops {
+		w.Detail = "not fetched: a requisite of " + s.Via + ", which was at the embed hop limit (logs/skipped.jsonl)"
+	}
 	if s.Rule != "" {
 		w.Add("rule", s.Rule)
 	}

@@ -130,6 +130,7 @@ var cutCounters = map[string]string{
 	"trap-depth": "CutDepth", "trap-segment": "CutRepeatedSegment", "over-budget": "OverBudget",
 	"robots": "RobotsDenied", "nofollow-pages": "NoFollow", "address": "AddressRefused",
 	"blocklist": "Blocked", "links-dropped": "LinksDropped", "broken-host": "PurgedURLs",
+	"embed-hops": "CutEmbedHops", "requisites-dropped": "EmbedsDropped", "sitemap-nested": "CutSitemapNested",
 }
 
 func cuts(snap stats.Snapshot) map[string]int64 { return pick(snap, cutCounters) }

@@ -21,6 +21,7 @@ const (
 	StatusPrerequisite       = -62
 	StatusChaff              = -4000
 	StatusTooManyHops        = -4001
+	StatusTooManyEmbedHops   = -4002
 	StatusOutOfScope         = -5000
 	StatusBlockedByUser      = -5001
 	StatusBlockedByFilter    = -5002

@@ -22,6 +22,8 @@ const (
 	ReasonLength          Reason = "trap-length"        // longer than --max-url-length
 	ReasonRedirects       Reason = "trap-redirects"     // redirect chain longer than --max-redirects
 	ReasonDepth           Reason = "trap-depth"         // more than --max-depth links from a seed
+	ReasonEmbedHops       Reason = "embed-hops"         // a requisite of a document beyond --max-embed-hops or --max-css-hops
+	ReasonSitemapNested   Reason = "sitemap-nested"     // a sitemap named by a sitemap index that an index names
 	ReasonRepeatedSegment Reason = "trap-segment"       // a path segment repeated past --max-segment-repeats
 	ReasonRule            Reason = "rule"               // another URL rule (scheme, form)
 	ReasonOverBudget      Reason = "over-budget"        // the host holds --max-urls-per-host URLs
@@ -45,8 +47,10 @@ func (r Reason) Status() int {
 		return StatusBlockedByFilter
 	case ReasonLength, ReasonRedirects, ReasonRepeatedSegment, ReasonRule:
 		return StatusChaff
-	case ReasonDepth:
+	case ReasonDepth, ReasonSitemapNested:
 		return StatusTooManyHops
+	case ReasonEmbedHops:
+		return StatusTooManyEmbedHops
 	case ReasonOverBudget:
 		return StatusOverQuota
 	case ReasonRobots:

@@ -79,6 +79,8 @@ var families = []family{
 		"length":           func(s *stats.Crawl) *atomic.Int64 { return &s.CutLength },
 		"redirects":        func(s *stats.Crawl) *atomic.Int64 { return &s.CutRedirects },
 		"depth":            func(s *stats.Crawl) *atomic.Int64 { return &s.CutDepth },
+		"embed_hops":       func(s *stats.Crawl) *atomic.Int64 { return &s.CutEmbedHops },
+		"sitemap_nested":   func(s *stats.Crawl) *atomic.Int64 { return &s.CutSitemapNested },
 		"repeated_segment": func(s *stats.Crawl) *atomic.Int64 { return &s.CutRepeatedSegment },
 		"over_budget":      func(s *stats.Crawl) *atomic.Int64 { return &s.OverBudget },
 		"address_refused":  func(s *stats.Crawl) *atomic.Int64 { return &s.AddressRefused },

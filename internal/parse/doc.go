@@ -16,8 +16,13 @@
 // CSS url() values always in UTF-8.
 //
 // Links. Followed: href of a and area, src of frame and iframe, href of a
-// <link> whose rel is canonical, alternate, next, prev, prefetch or
-// prerender, and the URL of <meta http-equiv=refresh>. The first <base href> replaces the base URL
+// <link> whose rel names a document a reader goes to (canonical,
+// alternate, next, prev, previous, search, author, help, license,
+// copyright, start, home, first, last, up, contents, toc, index, glossary,
+// appendix, chapter, section, subsection, bookmark, prefetch, prerender)
+// or whose rev is made, and the URL of <meta http-equiv=refresh>. Other
+// <link> relations (dns-prefetch, preconnect, pingback, webmention,
+// EditURI...) name an origin or an endpoint and are not followed. The first <base href> replaces the base URL
 // for the links after it, even when it points to another host. Links are
 // resolved and normalised by package urlx, kept in document order without
 // duplicates, and capped at Options.MaxLinks (the excess is counted in
@@ -32,7 +37,10 @@
 // to render the page: src and srcset of img and source, src and poster of
 // video, src of audio, track, script and embed, data of object, src of
 // input type=image, background of body, href of a <link> whose rel is
-// stylesheet, icon, apple-touch-icon, preload, modulepreload or manifest,
+// stylesheet (an alternate style sheet too), icon, apple-touch-icon,
+// apple-touch-icon-precomposed, apple-touch-startup-image, mask-icon,
+// preload, modulepreload or manifest (a requisite relation wins over a
+// link relation of the same <link>),
 // data-src and data-srcset (lazy loading) of any element, and the url()
 // values and @import rules of style attributes and <style> blocks.
 // srcset follows the HTML standard's candidate rules (invalid candidates

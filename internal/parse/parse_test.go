@@ -473,3 +473,38 @@ func TestLegacyEncodingQueries(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkRelations checks what each <link> relation makes of its href:
+// an OpenSearch description (rel=search) and rev=made are followed as
+// links, as wget follows them; style sheets, icons, preloads and the
+// manifest are requisites; origins and endpoints are not followed.
+func TestLinkRelations(t *testing.T) {
+	page := `<html><head>
+<link rel="search" type="application/opensearchdescription+xml" href="/_static/opensearch.xml">
+<link rel=Search href=/search.html><link rev=made href=mailto:docs@example.com><link rev="Made" href=/author.html>
+<link rel=author href=/about.html><link rel=index href=/genindex.html><link rel=copyright href=/copyright.html>
+<link rel=up href=/up.html><link rel=home href=/home.html><link rel="help license" href=/license.html>
+<link rel="alternate stylesheet" href=/alt.css><link rel="shortcut icon" href=/py.svg><link rel=mask-icon href=/mask.svg>
+<link rel=dns-prefetch href=//cdn.example.com><link rel=preconnect href=https://fonts.example.com>
+<link rel=pingback href=/xmlrpc.php><link rel=webmention href=/wm><link rel=EditURI href=/rsd.xml><link rev=stylesheet href=/rev.css>
+</head><body></body></html>`
+	base := mustURL(t, "http://www.example.com/index.html")
+	r := HTML(base, http.Header{}, []byte(page), Options{Embeds: true})
+	var links, embeds []string
+	for _, p := range []string{"/_static/opensearch.xml", "/search.html", "/author.html", "/about.html", "/genindex.html",
+		"/copyright.html", "/up.html", "/home.html", "/license.html"} {
+		links = append(links, "http://www.example.com"+p)
+	}
+	for _, p := range []string{"/alt.css", "/py.svg", "/mask.svg"} {
+		embeds = append(embeds, "http://www.example.com"+p)
+	}
+	if got := linkStrings(r.Links); strings.Join(got, "\n") != strings.Join(links, "\n") {
+		t.Errorf("links\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(links, "\n"))
+	}
+	if got := linkStrings(r.Embeds); strings.Join(got, "\n") != strings.Join(embeds, "\n") {
+		t.Errorf("embeds\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(embeds, "\n"))
+	}
+	if r.BadLinks != 1 {
+		t.Errorf("BadLinks %d, want 1 (the mailto: of rev=made)", r.BadLinks)
+	}
+}

@@ -42,6 +42,7 @@ const (
 	attrPoster
 	attrHref
 	attrRel
+	attrRev
 	attrData
 	attrType
 	attrBackground
@@ -96,6 +97,8 @@ func embedAttrKey(key []byte) int {
 		return attrHref
 	case "rel":
 		return attrRel
+	case "rev":
+		return attrRev
 	case "data":
 		return attrData
 	case "type":
@@ -168,11 +171,10 @@ func (x *extractor) requisites(name []byte, e *embedAttrs) {
 	x.srcset(e, attrDataSrcset)
 }
 
-// linkTag handles a <link href>: a requisite when its rel names one
-// (stylesheet, icon, apple-touch-icon, preload, modulepreload, manifest),
-// a link when it names a navigation rel (canonical, alternate, next,
-// prev, prefetch, prerender), else nothing (dns-prefetch, preconnect,
-// pingback, ... name no page).
+// linkTag handles a <link href> by its relations (see linkRel): a
+// requisite when a rel token names one, else a link when a rel token names
+// a page or rev is "made" (the author's page, as wget follows it), else
+// nothing.
 func (x *extractor) linkTag(e *embedAttrs) {
 	href, ok := e.get(attrHref)
 	if !ok {
@@ -181,22 +183,62 @@ func (x *extractor) linkTag(e *embedAttrs) {
 	rel, _ := e.get(attrRel)
 	isLink := false
 	for f, rest := nextField(rel); f != nil; f, rest = nextField(rest) {
-		switch {
-		case ascii.EqualFold(f, "stylesheet"), ascii.EqualFold(f, "icon"),
-			ascii.EqualFold(f, "apple-touch-icon"), ascii.EqualFold(f, "apple-touch-icon-precomposed"),
-			ascii.EqualFold(f, "preload"), ascii.EqualFold(f, "modulepreload"), ascii.EqualFold(f, "manifest"):
+		switch linkRel(f) {
+		case relRequisite:
 			if x.embeds {
 				x.embed(href)
 			}
 			return
-		case ascii.EqualFold(f, "canonical"), ascii.EqualFold(f, "alternate"), ascii.EqualFold(f, "next"),
-			ascii.EqualFold(f, "prev"), ascii.EqualFold(f, "prefetch"), ascii.EqualFold(f, "prerender"):
+		case relPage:
 			isLink = true
 		}
+	}
+	rev, _ := e.get(attrRev)
+	for f, rest := nextField(rev); f != nil && !isLink; f, rest = nextField(rest) {
+		isLink = ascii.EqualFold(f, "made")
 	}
 	if isLink {
 		x.link(href)
 	}
+}
+
+// What a <link> relation makes of its href.
+const (
+	relOther     = iota // nothing to fetch: an origin (dns-prefetch, preconnect) or an endpoint (pingback, webmention, EditURI)
+	relPage             // a link (L hop)
+	relRequisite        // a page requisite (E hop)
+)
+
+// linkRel classifies one rel token (in any ASCII case). Requisites are
+// what a browser or a replay fetches with the page: style sheets (an
+// "alternate stylesheet" too), icons, preloads, the web app manifest.
+// Pages are what a reader follows from it: the HTML 4 and HTML link types
+// that name a document (canonical, alternate, next, prev, search — an
+// OpenSearch description or a search page —, author, help, license,
+// the navigation of a book: start, contents, index, up, first, last...),
+// and prefetch and prerender, which name a page the author expects to be
+// visited next.
+func linkRel(tok []byte) int {
+	var buf [len("apple-touch-icon-precomposed")]byte
+	if len(tok) > len(buf) {
+		return relOther
+	}
+	for i, c := range tok {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	switch string(buf[:len(tok)]) {
+	case "stylesheet", "icon", "apple-touch-icon", "apple-touch-icon-precomposed", "apple-touch-startup-image",
+		"mask-icon", "preload", "modulepreload", "manifest":
+		return relRequisite
+	case "canonical", "alternate", "next", "prev", "previous", "prefetch", "prerender", "search",
+		"author", "help", "license", "copyright", "start", "home", "first", "last", "up", "contents", "toc",
+		"index", "glossary", "appendix", "chapter", "section", "subsection", "bookmark":
+		return relPage
+	}
+	return relOther
 }
 
 // embedAttr records attribute k's URL, if the tag has one that is not

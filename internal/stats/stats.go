@@ -34,6 +34,7 @@ type Crawl struct {
 	CutLength           atomic.Int64 // refused: longer than --max-url-length
 	CutRedirects        atomic.Int64 // refused: redirect chain longer than --max-redirects allows
 	CutDepth            atomic.Int64 // refused: more than --max-depth links from a seed
+	CutEmbedHops        atomic.Int64 // requisites not followed: named by a document beyond --max-embed-hops (HTML) or --max-css-hops (a style sheet)
 	CutRepeatedSegment  atomic.Int64 // refused: a path segment repeated more than --max-segment-repeats times
 	CutAtDispatch       atomic.Int64 // queued URLs refused at dispatch by a scope or limit narrowed after they were queued
 	OverBudget          atomic.Int64 // refused: the key already holds --max-urls-per-host URLs (a repeat the URL cache catches counts as a cache hit)
@@ -127,6 +128,7 @@ type Crawl struct {
 	SitemapsMalformed atomic.Int64 // sitemaps that are not sound sitemap XML (their URLs before the fault are kept)
 	SitemapsOversized atomic.Int64 // sitemaps over 50,000 URLs or 50 MiB, or cut at --max-body (read up to the bound)
 	SitemapsNested    atomic.Int64 // sitemap indexes named by an index, not followed
+	CutSitemapNested  atomic.Int64 // sitemaps those nested indexes name, not read
 	NoFollow          atomic.Int64 // pages whose links were not followed (meta robots / X-Robots-Tag)
 	Duplicates        atomic.Int64 // payloads identical to one already stored (revisit records)
 	TextDuplicates    atomic.Int64 // pages whose normalised-text digest was seen on the host
@@ -325,8 +327,8 @@ func Summary(r Run) string {
   traps cut          length %d, redirects %d, depth %d, repeated segment %d
   filters refused    schedule %d, fetch %d, parse %d, follow %d, store %d
   links              found %d, dropped %d, redirects %d, nofollow pages %d
-  requisites         found %d, dropped %d, style sheets %d
-  sitemaps           read %d, URLs %d, malformed %d, oversized %d, nested indexes %d
+  requisites         found %d, dropped %d (over --max-links %d, beyond the embed hop limits %d), style sheets %d
+  sitemaps           read %d, URLs %d, malformed %d, oversized %d, nested indexes %d (their sitemaps not read %d)
   duplicates         payload %d (revisit records), text %d, near %d
   failures           network %d, timeouts %d, truncated %d, retries %d, DNS %d, broken hosts %d (URLs purged %d)
   https              certificate verified %d, not verified %d (fetched anyway), refused %d
@@ -342,8 +344,8 @@ func Summary(r Run) string {
 		s["CutLength"], s["CutRedirects"], s["CutDepth"], s["CutRepeatedSegment"],
 		s["FilteredSchedule"], s["FilteredFetch"], s["FilteredParse"], s["FilteredFollow"], s["FilteredStore"],
 		s["LinksFound"], s["LinksDropped"], s["Redirects"], s["NoFollow"],
-		s["EmbedsFound"], s["EmbedsDropped"], s["StyleSheets"],
-		s["SitemapsRead"], s["SitemapURLs"], s["SitemapsMalformed"], s["SitemapsOversized"], s["SitemapsNested"],
+		s["EmbedsFound"], s["EmbedsDropped"]+s["CutEmbedHops"], s["EmbedsDropped"], s["CutEmbedHops"], s["StyleSheets"],
+		s["SitemapsRead"], s["SitemapURLs"], s["SitemapsMalformed"], s["SitemapsOversized"], s["SitemapsNested"], s["CutSitemapNested"],
 		s["Duplicates"], s["TextDuplicates"], s["NearDuplicates"],
 		s["FetchErrors"], s["Timeouts"], s["Truncated"], s["Retries"], s["DNSFailures"], s["BrokenKeys"], s["PurgedURLs"],
 		s["TLSVerified"], s["TLSUnverified"], s["TLSRefused"],

@@ -35,10 +35,11 @@
 //
 // [StartRequisites] serves a small site whose pages use every form of page
 // requisite (images, srcset, media, scripts, style sheets that import style
-// sheets and name fonts and images relative to themselves, lazy-loading
-// attributes, inline styles, an HTML document embedded with <object>, a
-// CDN on another host), with [RequisitesWeb.Expected] the URLs and hop
-// paths a crawler fetches for a given transclusion budget, and
+// sheets and name fonts and images relative to themselves, a chain of five
+// style sheets down to an image, lazy-loading attributes, inline styles,
+// an HTML document embedded with <object>, a CDN on another host), with
+// [RequisitesWeb.Expected] the URLs and hop paths a crawler fetches for a
+// given transclusion budget, [RequisitesWeb.Cut] those the budget cuts, and
 // [RequisitesWeb.Pages] its pages and titles for a replay test. requisites.go
 // lays out the site.
 //

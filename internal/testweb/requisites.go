@@ -30,6 +30,11 @@ import (
 //	/css/site.css           E: @import "print.css", url(../img/css-bg.png),
 //	                        url(fonts/f.woff2), relative to the sheet
 //	/css/print.css          EE: url(deep.png) → /css/deep.png (EEE)
+//	/chain/a.css            E: a chain of five style sheets, each naming
+//	                        the next in another form (@import "b.css",
+//	                        @import url(c.css), @import url('d.css')
+//	                        screen, @import "e.css" beside url(d.png)),
+//	                        the last an image (EEEEEE) at six embed hops
 //	/img/moved.png          E: 301 to /img/real.png (ER)
 //	/private/secret.png     E, but disallowed by robots.txt
 //	/page2.html             L: an image, the site's style sheet again, an
@@ -41,7 +46,9 @@ import (
 //	cdn.req.test/lib.js     E (off scope), cdn.css E, its font EE
 //
 // [RequisitesWeb.Expected] gives every URL a crawler fetches, with its hop
-// path, for a given --max-embed-hops and --embeds-off-scope;
+// path, for a given --max-embed-hops, --max-css-hops and
+// --embeds-off-scope, and [RequisitesWeb.Cut] those a crawler finds but
+// does not follow because of the embed hop limits;
 // [RequisitesWeb.Pages] the HTML pages and their titles (for a replay
 // test, whose archive should show each with all its requisites).
 // Every response has Content-Length and a Content-Type; bodies are tiny
@@ -76,6 +83,7 @@ type reqResource struct {
 	hops     string // hop path from the seed ("" for the seed)
 	page     string // title, for HTML pages reached by links or as the seed
 	never    bool   // a correct crawler never fetches it (robots.txt, off scope, link of an embed)
+	via      string // the document that names it (a redirect: the redirecting URL), when it is not a page reached by links
 }
 
 // StartRequisites serves the requisites site on firstIP (www.req.test)
@@ -122,7 +130,7 @@ var (
 func (w *RequisitesWeb) build() {
 	www, cdn := w.www, w.cdn
 	add := func(url, hops, ctype string, body []byte) {
-		w.res[url] = reqResource{status: 200, ctype: ctype, body: body, hops: hops}
+		w.res[url] = reqResource{status: 200, ctype: ctype, body: body, hops: hops, via: www + "/"}
 	}
 	page := func(url, hops, title, body string) {
 		w.res[url] = reqResource{status: 200, ctype: "text/html; charset=utf-8", hops: hops, page: title,
@@ -150,7 +158,8 @@ func (w *RequisitesWeb) build() {
 <img data-src=/img/lazy.png data-srcset="/img/lazy-2x.png 2x" alt=lazy>
 <img src=/img/moved.png alt=moved><img src=/private/secret.png alt=secret>
 <img src="data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7" alt=inline>
-<p><a href=/page2.html>second page</a> <a href=`+w.other+`/>elsewhere</a></p></body>`)
+<p><a href=/page2.html>second page</a> <a href=`+w.other+`/>elsewhere</a></p>
+<link rel=stylesheet href=/chain/a.css></body>`)
 	css(www+"/css/site.css", "E", `@import "print.css";
 body { background: url(../img/css-bg.png) }
 @font-face { font-family: f; src: url(fonts/f.woff2) format("woff2") }
@@ -161,6 +170,17 @@ body { background: url(../img/css-bg.png) }
 	add(www+"/css/fonts/f.woff2", "EE", "font/woff2", []byte("wOF2 font"))
 	css(www+"/css/imported.css", "E", ".y { background: url(/img/imported-bg.png) }\n")
 	img(www+"/img/imported-bg.png", "EE")
+	css(www+"/chain/a.css", "E", "@import \"b.css\";\n.a { color: red }\n")
+	css(www+"/chain/b.css", "EE", "@import url(c.css);\n")
+	css(www+"/chain/c.css", "EEE", "@import url('d.css') screen;\n")
+	css(www+"/chain/d.css", "EEEE", "@import \"e.css\";\n.d { background: url(d.png) }\n")
+	img(www+"/chain/d.png", "EEEEE")
+	css(www+"/chain/e.css", "EEEEE", ".e { background: url(../img/chain-e.png) }\n")
+	img(www+"/img/chain-e.png", "EEEEEE")
+	w.setVia(www, map[string]string{"/css/print.css": "/css/site.css", "/css/deep.png": "/css/print.css",
+		"/img/css-bg.png": "/css/site.css", "/css/fonts/f.woff2": "/css/site.css", "/img/imported-bg.png": "/css/imported.css",
+		"/chain/b.css": "/chain/a.css", "/chain/c.css": "/chain/b.css", "/chain/d.css": "/chain/c.css",
+		"/chain/d.png": "/chain/d.css", "/chain/e.css": "/chain/d.css", "/img/chain-e.png": "/chain/e.css"})
 	img(www+"/img/hero.png", "E")
 	add(www+"/favicon.ico", "E", "image/x-icon", tinyPNG)
 	for _, p := range []string{"/touch-icon.png", "/img/a.png", "/img/a-2x.png", "/img/a-3x.png", "/img/p.png",
@@ -179,19 +199,19 @@ body { background: url(../img/css-bg.png) }
 	add(www+"/media/a.mp3", "E", "audio/mpeg", []byte("ID3"))
 	add(www+"/embed/obj.svg", "E", "image/svg+xml", []byte(`<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>`))
 	add(www+"/embed/e.swf", "E", "application/x-shockwave-flash", []byte("FWS"))
-	w.res[www+"/img/moved.png"] = reqResource{status: 301, location: "/img/real.png", hops: "E"}
-	img(www+"/img/real.png", "ER")
+	w.res[www+"/img/moved.png"] = reqResource{status: 301, location: "/img/real.png", hops: "E", via: www + "/"}
+	w.res[www+"/img/real.png"] = reqResource{status: 200, ctype: "image/png", body: tinyPNG, hops: "ER", via: www + "/img/moved.png"}
 	w.res[www+"/private/secret.png"] = reqResource{status: 200, ctype: "image/png", body: tinyPNG, never: true}
 	js(cdn+"/lib.js", "E")
 	css(cdn+"/cdn.css", "E", "@font-face { font-family: c; src: url(cdn-font.woff2) }\n")
-	add(cdn+"/cdn-font.woff2", "EE", "font/woff2", []byte("wOF2 font"))
+	w.res[cdn+"/cdn-font.woff2"] = reqResource{status: 200, ctype: "font/woff2", body: []byte("wOF2 font"), hops: "EE", via: cdn + "/cdn.css"}
 	w.res[w.other+"/"] = reqResource{status: 200, ctype: "text/html", body: []byte("<title>off scope</title>"), never: true}
 
 	page(www+"/page2.html", "L", "Requisites: second page", `<link rel=stylesheet href=/css/site.css></head>
 <body><p>Second page <img src=/img/page2.png alt=two></p>
 <object data=/embed/inner.html type=text/html></object><iframe src=/frame.html></iframe></body>`)
 	img(www+"/img/page2.png", "LE")
-	w.res[www+"/embed/inner.html"] = reqResource{status: 200, ctype: "text/html; charset=utf-8", hops: "LE",
+	w.res[www+"/embed/inner.html"] = reqResource{status: 200, ctype: "text/html; charset=utf-8", hops: "LE", via: www + "/page2.html",
 		body: []byte(`<!DOCTYPE html><html><head><title>inner</title><link rel=stylesheet href=/css/inner.css></head>` +
 			`<body><img src=/img/inner.png alt=inner><a href=/not-followed.html>not followed</a></body></html>`)}
 	css(www+"/css/inner.css", "LEE", "p { background: url(/img/inner-css.png) }\n")
@@ -200,6 +220,18 @@ body { background: url(../img/css-bg.png) }
 	w.res[www+"/not-followed.html"] = reqResource{status: 200, ctype: "text/html", body: []byte("<title>no</title>"), never: true}
 	page(www+"/frame.html", "LL", "Requisites: frame", `</head><body><img src=/img/frame.png alt=frame></body>`)
 	img(www+"/img/frame.png", "LLE")
+	w.setVia(www, map[string]string{"/img/page2.png": "/page2.html", "/css/inner.css": "/embed/inner.html",
+		"/img/inner-css.png": "/css/inner.css", "/img/inner.png": "/embed/inner.html", "/img/frame.png": "/frame.html"})
+}
+
+// setVia sets the document naming each resource of origin o: via by
+// path (the others named by the home page are set by build).
+func (w *RequisitesWeb) setVia(o string, via map[string]string) {
+	for p, v := range via {
+		r := w.res[o+p]
+		r.via = o + v
+		w.res[o+p] = r
+	}
 }
 
 // serve answers the site's requests on ln.
@@ -247,23 +279,56 @@ func (w *RequisitesWeb) Origins() (site, cdn string) { return w.www, w.cdn }
 
 // Expected returns every URL a correct crawler fetches from the seed with
 // scope "host", politeness and robots.txt obeyed, and the given
-// --max-embed-hops and --embeds-off-scope, each with its hop path (""
-// for the seed; robots.txt excluded).
-func (w *RequisitesWeb) Expected(maxEmbedHops int, embedsOffScope bool) map[string]string {
+// --max-embed-hops, --max-css-hops and --embeds-off-scope, each with its
+// hop path ("" for the seed; robots.txt excluded).
+func (w *RequisitesWeb) Expected(maxEmbedHops, maxCSSHops int, embedsOffScope bool) map[string]string {
 	out := map[string]string{}
 	for u, r := range w.res {
-		if r.never {
-			continue
+		if w.fetched(u, maxEmbedHops, maxCSSHops, embedsOffScope) {
+			out[u] = r.hops
 		}
-		if strings.HasPrefix(u, w.cdn+"/") && !embedsOffScope {
-			continue
-		}
-		if trailingEmbeds(r.hops) > maxEmbedHops {
-			continue
-		}
-		out[u] = r.hops
 	}
 	return out
+}
+
+// Cut returns the URLs a correct crawler finds in the documents it
+// fetches but does not follow because those documents are at their embed
+// hop limit (--max-embed-hops for HTML, --max-css-hops for a style sheet),
+// with the document that names each.
+func (w *RequisitesWeb) Cut(maxEmbedHops, maxCSSHops int, embedsOffScope bool) map[string]string {
+	out := map[string]string{}
+	for u, r := range w.res {
+		if r.via == "" || strings.HasSuffix(r.hops, "R") || maxEmbedHops == 0 ||
+			w.fetched(u, maxEmbedHops, maxCSSHops, embedsOffScope) || !w.fetched(u, 1<<10, 1<<10, embedsOffScope) {
+			continue // fetched, or not for another reason than the limits
+		}
+		if w.fetched(r.via, maxEmbedHops, maxCSSHops, embedsOffScope) {
+			out[u] = r.via
+		}
+	}
+	return out
+}
+
+// fetched reports whether a correct crawler fetches u: a page reached by
+// links always; a requisite when the document naming it is fetched and
+// within its limit, a redirect's target when the redirect is fetched.
+func (w *RequisitesWeb) fetched(u string, maxEmbedHops, maxCSSHops int, embedsOffScope bool) bool {
+	r := w.res[u]
+	switch {
+	case r.never, strings.HasPrefix(u, w.cdn+"/") && !embedsOffScope:
+		return false
+	case r.via == "":
+		return trailingEmbeds(r.hops) == 0
+	case maxEmbedHops == 0:
+		return false
+	case strings.HasSuffix(r.hops, "R"):
+		return w.fetched(r.via, maxEmbedHops, maxCSSHops, embedsOffScope)
+	}
+	limit := maxEmbedHops
+	if strings.HasPrefix(w.res[r.via].ctype, "text/css") {
+		limit = max(maxEmbedHops, maxCSSHops)
+	}
+	return trailingEmbeds(r.hops) <= limit && w.fetched(r.via, maxEmbedHops, maxCSSHops, embedsOffScope)
 }
 
 // trailingEmbeds is the number of E hops after the last L hop of a path.

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -31,7 +32,7 @@ func TestRequisitesSite(t *testing.T) {
 		}},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	all := w.Expected(16, true)
+	all := w.Expected(16, 16, true)
 	for u, hops := range all {
 		resp, err := client.Get(u)
 		if err != nil {
@@ -50,10 +51,35 @@ func TestRequisitesSite(t *testing.T) {
 	if n := len(hitsAtLeast(w, len(all))); n != len(all) {
 		t.Errorf("%d hits logged for %d requests", n, len(all))
 	}
-	if len(all) <= len(w.Expected(2, true)) || len(w.Expected(2, true)) <= len(w.Expected(2, false)) ||
-		len(w.Expected(0, true)) != len(w.Pages()) || len(w.Pages()) != 3 {
-		t.Errorf("budgets: %d %d %d %d, pages %d", len(all), len(w.Expected(2, true)), len(w.Expected(2, false)),
-			len(w.Expected(0, true)), len(w.Pages()))
+	if len(all) != len(w.Expected(2, 10, true)) || len(all) <= len(w.Expected(2, 3, true)) ||
+		len(w.Expected(2, 10, true)) <= len(w.Expected(2, 10, false)) ||
+		len(w.Expected(0, 10, true)) != len(w.Pages()) || len(w.Pages()) != 3 {
+		t.Errorf("budgets: %d %d %d %d %d, pages %d", len(all), len(w.Expected(2, 10, true)), len(w.Expected(2, 3, true)),
+			len(w.Expected(2, 10, false)), len(w.Expected(0, 10, true)), len(w.Pages()))
+	}
+	site, cdn := w.Origins()
+	for _, c := range []struct {
+		embed, css int
+		want       string
+	}{
+		{2, 10, ""},
+		{16, 16, ""},
+		{0, 10, ""},
+		{2, 3, site + "/chain/d.css<" + site + "/chain/c.css"},
+		{1, 10, site + "/css/inner.css<" + site + "/embed/inner.html " + site + "/img/inner.png<" + site + "/embed/inner.html"},
+		{1, 1, cdn + "/cdn-font.woff2<" + cdn + "/cdn.css " + site + "/chain/b.css<" + site + "/chain/a.css " +
+			site + "/css/fonts/f.woff2<" + site + "/css/site.css " + site + "/css/inner.css<" + site + "/embed/inner.html " +
+			site + "/css/print.css<" + site + "/css/site.css " + site + "/img/css-bg.png<" + site + "/css/site.css " +
+			site + "/img/imported-bg.png<" + site + "/css/imported.css " + site + "/img/inner.png<" + site + "/embed/inner.html"},
+	} {
+		var got []string
+		for u, via := range w.Cut(c.embed, c.css, true) {
+			got = append(got, u+"<"+via)
+		}
+		sort.Strings(got)
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("Cut(%d, %d): %q, want %q", c.embed, c.css, got, c.want)
+		}
 	}
 	for _, p := range w.Pages() {
 		if !strings.HasPrefix(p.Title, "Requisites: ") {
