@@ -63,6 +63,7 @@ type Crawl struct {
 	PurgedURLs          atomic.Int64 // URLs dropped with a broken visit state
 	DropsUnlogged       atomic.Int64 // URLs dropped (counted by their reason) without a crawl.log line: over the drop log's bounds, or left at the stop
 	Retries             atomic.Int64 // fetch attempts repeated after a failure or 5xx
+	PagesDispatched     atomic.Int64 // page fetches counted against --max-urls, over the runs (kept by the frontier's scheduler)
 	FetcherWaitNano     atomic.Int64 // total time fetchers waited for work
 	Checkpoints         atomic.Int64 // checkpoints taken
 	CheckpointErrors    atomic.Int64 // checkpoints that failed
