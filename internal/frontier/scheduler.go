@@ -424,6 +424,7 @@ func (s *scheduler) startFlush(now int64) {
 func (s *scheduler) updateGauges() {
 	st := s.f.stats
 	st.Queued.Store(s.queuedURLs)
+	st.SieveBuffered.Store(s.f.SieveBuffered())
 	st.QueuedBytes.Store(s.queuedBytes)
 	st.Virtualized.Store(s.virtualized)
 	st.VisitStates.Store(int64(len(s.states) + len(s.idleKeys)))

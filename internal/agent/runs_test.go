@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,5 +57,44 @@ func TestMaxURLsOverRuns(t *testing.T) {
 	run(5)
 	if got := pages(); got != 5 {
 		t.Fatalf("after a run with --max-urls 5: %d pages fetched in all, want 5", got)
+	}
+}
+
+// TestResumeLine: a resumed run says so on its progress writer in one
+// line: its run, the pages so far, the URLs queued, and the settings
+// changed while the crawl ran that are kept instead of the flags.
+func TestResumeLine(t *testing.T) {
+	_, dir, hostsFile, seeds := startTestWeb(t, testweb.Config{Hosts: 2, HostsPerIP: 1, PagesPerHost: 10, Seed: 5,
+		FirstIP: netip.MustParseAddr("127.61.12.20")})
+	cfg := testConfig(filepath.Join(dir, "crawl"), hostsFile, seeds)
+	cfg.Frontier.MaxURLs = 3
+	run := func(progress io.Writer) {
+		t.Helper()
+		a, err := Open(cfg, progress)
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := a.Run(ctx); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	}
+	var first strings.Builder
+	run(&first)
+	if strings.Contains(first.String(), "resumed") {
+		t.Errorf("a first run says it resumed:\n%s", first.String())
+	}
+	live := filepath.Join(cfg.Dir, "state", liveFile)
+	if err := os.WriteFile(live, []byte(`{"host-delay": "7ms"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var second strings.Builder
+	run(&second)
+	line, _, _ := strings.Cut(second.String(), "\n")
+	for _, want := range []string{"resumed (run 2)", "3 pages so far", "URLs queued", "--host-delay 7ms"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the resumed run's first line %q lacks %q", line, want)
+		}
 	}
 }
