@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +19,10 @@ import (
 	"text/tabwriter"
 	"time"
 )
+
+// errNoPebble is RunBench's answer to the Pebble baseline in a build
+// without it (see BenchBaselines).
+var errNoPebble = errors.New("sieve: bench: the pebble baseline is not in this build: build petrel with -tags petrelbench (go build -tags petrelbench ./cmd/petrel)")
 
 // BenchOptions configures RunBench.
 type BenchOptions struct {
@@ -205,6 +211,14 @@ func dirBytes(dir string) int64 {
 func RunBench(ctx context.Context, opts BenchOptions, jsonOut, tableOut io.Writer) error {
 	if opts.Keys <= 0 || opts.DupRatio < 0 || opts.DupRatio >= 1 {
 		return fmt.Errorf("sieve: bench: need keys > 0 and 0 <= dup-ratio < 1")
+	}
+	for _, b := range opts.Baselines {
+		switch {
+		case b == "pebble" && !strings.Contains(BenchBaselines, "pebble"):
+			return errNoPebble // before the sieve's run, not after it
+		case !slices.Contains(strings.Split(BenchBaselines, ","), b):
+			return fmt.Errorf("sieve: bench: unknown baseline %q (this build has %s)", b, BenchBaselines)
+		}
 	}
 	if opts.Dir == "" {
 		d, err := os.MkdirTemp("", "petrel-sieve-bench")
