@@ -455,6 +455,8 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"bad scope", []string{"--scope", "galaxy", "http://a.test/"}, "scope"},
 		{"bad flag value", []string{"--fetchers", "0", "http://a.test/"}, "fetchers"},
 		{"unknown flag", []string{"--frobnicate", "http://a.test/"}, "frobnicate"},
+		{"misspelt flag", []string{"--host-dely", "1s", "http://a.test/"}, "unknown flag: --host-dely (did you mean --host-delay?)"},
+		{"flag with one dash", []string{"-host-delay", "1s", "http://a.test/"}, "-host-delay: flags take two dashes: --host-delay"},
 		{"unwritable dir", []string{"--dir", "/proc/petrel-cannot-write", "http://a.test/"}, "crawl directory"},
 		{"directory in use", []string{"--dir", locked, "http://a.test/"}, "in use"},
 	}

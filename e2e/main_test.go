@@ -26,10 +26,12 @@ func TestMain(m *testing.M) {
 	}
 	// The two builds (with and without -race) run at once: each spends
 	// most of its time linking, on one core.
-	builds := map[string][]string{petrel: {"build", "-o", petrel}}
+	// Both carry the crash tests' fault injection (PETREL_CRASH_AT), which
+	// only a build with the petrelcrash tag has.
+	builds := map[string][]string{petrel: {"build", "-tags", "petrelcrash", "-o", petrel}}
 	if raceEnabled {
 		builds[petrel] = append(builds[petrel], "-race")
-		builds[clusterPetrel] = []string{"build", "-o", clusterPetrel}
+		builds[clusterPetrel] = []string{"build", "-tags", "petrelcrash", "-o", clusterPetrel}
 	}
 	errs := make(chan error, len(builds))
 	for out, args := range builds {

@@ -22,7 +22,7 @@ func benchSieveCmd() *cobra.Command {
 	var baselines string
 	cmd := &cobra.Command{
 		Use:   "sieve",
-		Short: "Benchmark the DRUM sieve against a Go map and a Pebble seen-set on the same key stream",
+		Short: "Benchmark the DRUM sieve against a Go map (and a Pebble seen-set, built with -tags petrelbench) on the same key stream",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if baselines != "" {
@@ -35,7 +35,7 @@ func benchSieveCmd() *cobra.Command {
 	fs.IntVar(&o.Keys, "keys", 10_000_000, "keys in the stream, duplicates included")
 	fs.Float64Var(&o.DupRatio, "dup-ratio", 0.5, "fraction of the stream repeating an earlier key")
 	fs.StringVar(&o.Dir, "dir", os.TempDir(), "scratch directory")
-	fs.StringVar(&baselines, "baselines", "map,pebble", "baselines to run beside the sieve")
+	fs.StringVar(&baselines, "baselines", sieve.BenchBaselines, "baselines to run beside the sieve (pebble only in a build with -tags petrelbench)")
 	fs.BoolVar(&o.Compressed, "compressed", false, "gap-coded sorted store")
 	fs.IntVar(&o.BufferKeys, "buffer-keys", 0, "keys per RAM buffer (0: default)")
 	fs.DurationVar(&o.BaselineTimeout, "baseline-timeout", 10*time.Minute, "stop a baseline after this long, reporting its rate so far")

@@ -33,6 +33,7 @@ func main() {
 		Version:       agent.Version,
 	}
 	root.SetVersionTemplate("petrel {{.Version}}\n")
+	root.SetFlagErrorFunc(flagHint(os.Args[1:])) // inherited by every command
 	root.AddCommand(crawlCmd(), clusterCmd(), configCmd(), demoCmd(), testwebCmd(), benchCmd(), warcCmd(), whyCmd(), versionCmd())
 	var cpuPath, memProfile string
 	var cpuProfileDelay time.Duration

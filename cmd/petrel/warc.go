@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -148,8 +149,9 @@ func catCmd() *cobra.Command {
 --date), or with --body the payload decoded: chunking and Content-Encoding
 undone, a revisit resolved to the record it refers to. The capture is looked
 up in DIR's indexes/index.cdxj when there is one, else in its WARC files, or
-in the FILEs given. FILE:OFFSET prints the record at that offset (the offset
-of "petrel warc ls" and of the index).`,
+in the WARC FILEs given (not a WACZ package: give the crawl directory it was
+made from). FILE:OFFSET prints the record at that offset (the offset of
+"petrel warc ls" and of the index).`,
 		Example: `  petrel warc cat --dir crawl http://example.test/
   petrel warc cat --body --date 20240102 http://example.test/ --dir crawl
   petrel warc cat crawl/warc/petrel-20240102030405-00000.warc.gz:1234`,
@@ -209,6 +211,9 @@ func locate(args []string, dir string, when time.Time) (store.Capture, store.Arc
 			if _, err := os.Stat(path); err != nil {
 				return store.Capture{}, store.Archive{}, usageError("%v", err)
 			}
+			if err := refuseWACZ(path); err != nil {
+				return store.Capture{}, store.Archive{}, err
+			}
 			arch, err := store.OpenArchive(dirOf(path))
 			if err != nil {
 				arch = store.Archive{Files: []string{path}}
@@ -227,6 +232,9 @@ func locate(args []string, dir string, when time.Time) (store.Capture, store.Arc
 		}
 		arch = a
 	case len(args) > 1:
+		if err := refuseWACZ(args[1:]...); err != nil {
+			return store.Capture{}, arch, err
+		}
 		files, err := store.WARCFiles(args[1:])
 		if err != nil {
 			return store.Capture{}, arch, usageError("%v", err)
@@ -237,6 +245,30 @@ func locate(args []string, dir string, when time.Time) (store.Capture, store.Arc
 	}
 	c, err := arch.FindCapture(first, when)
 	return c, arch, err
+}
+
+// refuseWACZ is a usage error naming the first of paths that is a WACZ
+// package (a zip file), which "petrel warc cat" does not read; nil when
+// there is none.
+func refuseWACZ(paths ...string) error {
+	for _, p := range paths {
+		if isZip(p) {
+			return usageError("%s is a WACZ package: warc cat reads WARC files and crawl directories (give the crawl directory it was made from, or the WARC files unzipped from its archive/)", p)
+		}
+	}
+	return nil
+}
+
+// isZip reports whether the file at p begins as a zip file does.
+func isZip(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var magic [4]byte
+	_, err = io.ReadFull(f, magic[:])
+	return err == nil && string(magic[:]) == "PK\x03\x04"
 }
 
 // dirOf returns the crawl directory a WARC file sits in (DIR for

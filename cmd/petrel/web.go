@@ -225,7 +225,7 @@ func demoCmd() *cobra.Command {
 			fmt.Fprintf(os.Stderr, "demo: done; WARC files in %s, crawl log in %s, refused URLs in %s, events in %s\n",
 				filepath.Join(dir, "warc"), filepath.Join(dir, "logs", "crawl.log"),
 				filepath.Join(dir, "logs", "skipped.jsonl"), filepath.Join(dir, "logs", "events.jsonl"))
-			fmt.Fprint(os.Stderr, demoNext(dir, w.Seeds()[0]))
+			fmt.Fprint(os.Stderr, demoNext(dir, w.Seeds()[0], selfCommand()))
 			return nil
 		},
 	}
@@ -260,13 +260,40 @@ func clearDemoDir(dir string, force bool) error {
 	return os.WriteFile(filepath.Join(dir, demoMarker), []byte("a petrel demo's crawl directory; petrel demo empties it\n"), 0o644)
 }
 
-// demoNext tells what to try after the demo.
-func demoNext(dir, seed string) string {
-	return fmt.Sprintf(`
+// demoNext tells what to try after the demo, as commands that run petrel
+// the way it was run (self: see selfCommand).
+func demoNext(dir, seed, self string) string {
+	next := fmt.Sprintf(`
 next:
-  what was stored:    petrel warc ls %[1]s/warc/*.warc.gz
-  a stored page:      petrel warc cat --body --dir %[1]s %[2]s
-  crawl it yourself:  petrel testweb --out /tmp/web   (it prints the crawl command)
-  every setting:      petrel crawl --help
-`, dir, seed)
+  what was stored:    %[3]s warc ls %[1]s/warc/*.warc.gz
+  a stored page:      %[3]s warc cat --body --dir %[1]s %[2]s
+  crawl it yourself:  %[3]s testweb --out /tmp/web   (it prints the crawl command)
+  every setting:      %[3]s crawl --help
+`, dir, seed, self)
+	if self == goRun {
+		next += "  (each go run links petrel again; go build -o petrel ./cmd/petrel once, then ./petrel ...)\n"
+	}
+	return next
+}
+
+// goRun is how the README runs petrel without building it.
+const goRun = "go run ./cmd/petrel"
+
+// selfCommand is how to run this petrel again: goRun when it is a binary
+// that go run built (in a go-build temporary directory), else the name it
+// was run by ("./petrel", or "petrel" found on PATH).
+func selfCommand() string {
+	exe, _ := os.Executable()
+	return commandFor(exe, os.Args[0])
+}
+
+// commandFor is selfCommand for the executable exe run as arg0.
+func commandFor(exe, arg0 string) string {
+	if strings.Contains(filepath.ToSlash(exe), "/go-build") {
+		return goRun
+	}
+	if arg0 == "" {
+		return "petrel"
+	}
+	return arg0
 }

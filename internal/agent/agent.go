@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -475,9 +476,31 @@ func (a *Agent) offerSeeds(seeds []urlx.URL, resumed bool) {
 	a.stats.Runs.Add(1)
 	if resumed {
 		a.log.Info("crawl resumed", "dir", cfg.Dir, "run", a.stats.Runs.Load(), "seeds", len(seeds), "ready", a.ready.Len())
+		if a.progress != nil {
+			fmt.Fprintln(a.progress, a.resumeLine())
+		}
 	} else {
 		a.log.Info("crawl started", "dir", cfg.Dir, "seeds", len(seeds), "ready", a.ready.Len())
 	}
+}
+
+// resumeLine is the line a resumed run prints first: the run, the pages
+// fetched so far, the URLs queued, and the settings changed while the
+// crawl ran that are in force again instead of the flags' values.
+func (a *Agent) resumeLine() string {
+	line := fmt.Sprintf("petrel: resumed (run %d): %d pages so far, %d URLs queued", a.stats.Runs.Load(), a.stats.Fetched.Load(), a.ready.Len())
+	if len(a.changed) == 0 {
+		return line
+	}
+	t := a.cfg.Table()
+	kept := make([]string, 0, len(a.changed))
+	for name := range a.changed {
+		if s := t.Lookup(name); s != nil {
+			kept = append(kept, "--"+name+" "+s.String())
+		}
+	}
+	sort.Strings(kept)
+	return line + "; settings changed while it ran, kept (a flag given on this command line wins): " + strings.Join(kept, ", ")
 }
 
 // filterSummary is the end summary's line on the digest filters: keys,

@@ -280,7 +280,7 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 	if err := atomicfile.Write(filepath.Join(tmp, "ready.pos"), atomicfile.Options{Sync: true}, func(w io.Writer) error { _, err := w.Write(pos); return err }); err != nil {
 		return fmt.Errorf("agent: checkpoint: %w", err)
 	}
-	if err := atomicfile.Write(filepath.Join(tmp, "stats.json"), atomicfile.Options{Sync: true}, a.stats.Snapshot().WriteJSON); err != nil {
+	if err := a.writeCheckpointStats(tmp, info); err != nil {
 		return fmt.Errorf("agent: checkpoint: %w", err)
 	}
 	m := manifest{Seq: seq, Time: time.Now().UTC(), Todo: info.Todo, Virtual: info.Virtual, PauseMS: float64(info.Pause) / 1e6,
@@ -300,6 +300,15 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 	a.trimInbox()
 	a.trimReceived()
 	return nil
+}
+
+// writeCheckpointStats writes the counters into the checkpoint folder
+// tmp: as of now, but for the page fetches held to --max-urls, which are
+// the frontier's as of its snapshot (info).
+func (a *Agent) writeCheckpointStats(tmp string, info frontier.CheckpointInfo) error {
+	snap := a.stats.Snapshot()
+	snap["PagesDispatched"] = info.Dispatched
+	return atomicfile.Write(filepath.Join(tmp, "stats.json"), atomicfile.Options{Sync: true}, snap.WriteJSON)
 }
 
 // commitCheckpoint makes the checkpoint written in tmp the newest one: tmp

@@ -14,7 +14,6 @@ import (
 	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/metrics"
 	"github.com/petrel-crawler/petrel/internal/stats"
-	"github.com/petrel-crawler/petrel/internal/urlx"
 )
 
 // The agent is the console's Crawl: what the operator sees and steers.
@@ -161,7 +160,7 @@ func (a *Agent) Counters() stats.Snapshot {
 func (a *Agent) AddSeeds(urls []string) []console.SeedResult {
 	out := make([]console.SeedResult, 0, len(urls))
 	for _, raw := range urls {
-		u, err := urlx.Parse(raw)
+		u, err := parseSeed(raw)
 		if err != nil {
 			out = append(out, console.SeedResult{URL: raw, Reason: err.Error()})
 			continue

@@ -93,12 +93,21 @@ func (a *Agent) whyHere(ctx context.Context, raw string) (console.Why, error) {
 		w.Caveats = append(w.Caveats, "the URL cache keeps fingerprints only: it may be a fingerprint collision, or the URL was refused after the cache (over budget) without a trace")
 		return w, nil
 	}
+	neverSeen(&w, pending)
+	return w, nil
+}
+
+// neverSeen answers w for a URL no part of the running crawl knows;
+// flushing says the sieve was flushing when it was asked. The sieve's
+// buffer was searched: a URL waiting there is answered in-sieve, so only a
+// flush under way (whose keys are in neither the buffer nor the store
+// until it ends) makes the answer uncertain.
+func neverSeen(w *console.Why, flushing bool) {
 	w.State, w.Detail = console.WhyNeverSeen, "no part of the crawl knows this URL: it was never offered (no page fetched so far links to it), or it was refused by a rule that depends on how it was found"
-	if pending || place.SieveUnflushed > 0 {
-		w.Caveats = append(w.Caveats, "a sieve flush was under way: a URL offered just before it is in neither the buffer nor the store for now; ask again")
+	if flushing {
+		w.Caveats = append(w.Caveats, "a sieve flush is under way: a URL offered just before it is in neither the sieve's buffer nor its store until the flush ends; ask again in a moment")
 	}
 	w.Caveats = append(w.Caveats, depthCaveat)
-	return w, nil
 }
 
 const depthCaveat = "the depth and redirect-chain limits depend on how a URL was found; a URL they refuse leaves no trace here unless logs/skipped.jsonl has it"

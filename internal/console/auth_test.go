@@ -1,6 +1,7 @@
 package console
 
 import (
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
@@ -80,6 +81,13 @@ func TestGuard(t *testing.T) {
 		}
 		if strings.Contains(rec.Body.String(), "secret-token") {
 			t.Errorf("%s %s: the answer holds the token", c.method, c.path)
+		}
+		if c.want != 200 {
+			// Errors are JSON, as docs/api.md says, the refusals too.
+			var e struct{ Error string }
+			if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error == "" {
+				t.Errorf("%s %s (Host %s): %d answered %q %q, want a JSON error", c.method, c.path, c.host, rec.Code, ct, rec.Body.String())
+			}
 		}
 	}
 }

@@ -167,7 +167,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		if !s.gate.hostOK(r) {
 			s.refused.Add(1)
 			s.log.Warn("console: refused: Host is not the console's address", "host", r.Host, "remote", r.RemoteAddr, "path", r.URL.Path)
-			http.Error(w, "console: Host header must be "+s.gate.addr, http.StatusForbidden)
+			writeError(w, http.StatusForbidden, "console: Host header must be "+s.gate.addr)
 			return
 		}
 		h := w.Header()

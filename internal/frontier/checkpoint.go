@@ -68,6 +68,11 @@ type CheckpointInfo struct {
 	// does every page whose fetch began after Start.
 	Start      time.Time
 	Unfinished int64
+	// Dispatched is the count of page fetches held to MaxURLs as of
+	// Start, less Unfinished: what a restore from this snapshot starts
+	// counting from (Stats.PagesDispatched), since it fetches the
+	// unfinished ones again.
+	Dispatched int64
 }
 
 type checkpointReq struct {
@@ -129,6 +134,7 @@ func (s *scheduler) checkpoint(sink CheckpointSink) (CheckpointInfo, error) {
 		stopCapture()
 		return info, fmt.Errorf("frontier: checkpoint: %w", err)
 	}
+	info.Dispatched = max(s.dispatched-info.Unfinished, 0)
 	if hs, ok := sink.(HandoverCheckpointSink); ok {
 		if err := hs.CheckpointHandovers(s.handoverKeys()); err != nil {
 			stopCapture()

@@ -137,13 +137,20 @@ func (s *scheduler) pageTask(t *Task, v *visitState, rs *robotsState, pq, rec st
 		s.f.atLimit.Store(true)
 		return nil
 	}
-	s.dispatched++
+	s.setDispatched(s.dispatched + 1)
 	if attempt == 0 {
 		s.countPage(v, t.SchemeAuthority)
 	}
 	t.PathQuery, t.Attempt = pq, attempt
 	t.Meta = decodeMeta(rec[:MetaLen])
 	return t
+}
+
+// setDispatched sets the count of page fetches counted against MaxURLs
+// and its copy in the statistics, which a restore reads back.
+func (s *scheduler) setDispatched(n int64) {
+	s.dispatched = n
+	s.f.stats.PagesDispatched.Store(n)
 }
 
 // dispatch counts t in flight on its visit state and entries.

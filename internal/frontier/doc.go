@@ -1,7 +1,9 @@
 // Package frontier decides what the crawl fetches next, and when.
 //
-// It follows BUbiNG's Frontier (see shared/seeds/bubing-frontier.txt). A URL
-// goes through four states: unknown, waiting (in the sieve), ready (out of
+// It follows BUbiNG's Frontier (P. Boldi, A. Marino, M. Santini, S. Vigna,
+// "BUbiNG: Massive Crawling for the Masses", ACM Transactions on the Web
+// 12(2), 2018, and the Javadoc of it.unimi.dsi.law.bubing.frontier.Frontier).
+// A URL goes through four states: unknown, waiting (in the sieve), ready (out of
 // the sieve, in the ready queue or a visit state), visited.
 //
 //	Enqueue(All): URL cache → Router → per-key budget → sieve ──flush──► ready queue (disk FIFO)

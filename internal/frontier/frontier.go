@@ -139,8 +139,11 @@ type Config struct {
 	// the key's budget. It is called on the scheduler goroutine, once per
 	// URL, and must return quickly.
 	FetchedElsewhere func(url string) bool
-	Stats            *stats.Crawl
-	Logger           *slog.Logger
+	// Stats receives the frontier's counters. Its PagesDispatched, as
+	// restored by a resume, is where the count of page fetches held to
+	// MaxURLs starts: the limit is the crawl's, over its runs.
+	Stats  *stats.Crawl
+	Logger *slog.Logger
 }
 
 func (c *Config) setDefaults() {

@@ -11,12 +11,12 @@ import (
 )
 
 // Assign is a queue-assignment policy: it decides which URLs share a visit
-// state, i.e. a politeness queue (Heritrix's QueueAssignmentPolicy; see
-// shared/seeds/heritrix-queue-assignment-policy.zh.txt). The key is a pure
-// function of the URL, computed once when the URL leaves the ready queue
-// for its visit state, and stays with it: a policy cannot be random, so the
-// lesson of Heritrix's note (URLs dropped because their key changed) cannot
-// happen here.
+// state, i.e. a politeness queue (Heritrix's QueueAssignmentPolicy, in
+// org.archive.crawler.frontier, with its Hostname, IP, Bucket and
+// TopmostAssignedSurt policies). The key is a pure function of the URL,
+// computed once when the URL leaves the ready queue for its visit state,
+// and stays with it: a policy cannot be random or change its mind, so a
+// URL is never queued under one key and looked for under another.
 type Assign struct {
 	kind    assignKind
 	buckets uint64

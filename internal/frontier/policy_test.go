@@ -184,7 +184,10 @@ func TestRetryAfterAndCrawlDelay(t *testing.T) {
 	if gap := pages[1].start.Sub(pages[0].end); gap < 80*time.Millisecond {
 		t.Errorf("gap after Retry-After 80ms: %v", gap)
 	}
-	if gap := pages[2].start.Sub(pages[1].end); gap < 30*time.Millisecond || gap > 500*time.Millisecond {
+	// A lower bound only, which a loaded machine cannot break: that the
+	// cap holds the delay to 30 ms exactly is TestSimCrawlDelay's, on a
+	// fake clock.
+	if gap := pages[2].start.Sub(pages[1].end); gap < 30*time.Millisecond {
 		t.Errorf("gap with Crawl-delay 1h capped at 30ms: %v", gap)
 	}
 	if h.stats.Retries.Load() != 1 {

@@ -70,7 +70,7 @@ func (s *scheduler) releasePage(v *visitState, t *Task, o Outcome) (time.Duratio
 		}
 	case Abandoned:
 		s.putBack(v, t.record(), t.Attempt)
-		s.dispatched--
+		s.setDispatched(s.dispatched - 1)
 		if t.Attempt == 0 {
 			s.uncountPage(v, t.SchemeAuthority)
 		}

@@ -43,10 +43,10 @@ type scheduler struct {
 	pending     *Task
 	flying      map[*Task]struct{} // tasks handed out and not yet back
 	paused      bool
-	queuedURLs  int64 // see addQueued
-	queuedBytes int64 // RAM bytes of visit-state queues
-	virtualized int64 // URLs held on disk by the virtualizer
-	dispatched  int64
+	queuedURLs  int64            // see addQueued
+	queuedBytes int64            // RAM bytes of visit-state queues
+	virtualized int64            // URLs held on disk by the virtualizer
+	dispatched  int64            // page fetches counted against MaxURLs, over the runs (see Config.Stats)
 	pagesByKey  map[string]int64 // page fetches dispatched per scheme+authority (policies other than authority)
 	inFlight    int
 	limitHit    bool
@@ -81,6 +81,7 @@ func newScheduler(f *Frontier) *scheduler {
 		flushDone:  make(chan flushResult, 1),
 		flying:     make(map[*Task]struct{}),
 		pagesByKey: make(map[string]int64),
+		dispatched: c.Stats.PagesDispatched.Load(),
 	}
 	// The front never grows beyond what the workbench can hold: a visit
 	// state in RAM costs about 300 bytes plus its first URLs.
@@ -423,6 +424,7 @@ func (s *scheduler) startFlush(now int64) {
 func (s *scheduler) updateGauges() {
 	st := s.f.stats
 	st.Queued.Store(s.queuedURLs)
+	st.SieveBuffered.Store(s.f.SieveBuffered())
 	st.QueuedBytes.Store(s.queuedBytes)
 	st.Virtualized.Store(s.virtualized)
 	st.VisitStates.Store(int64(len(s.states) + len(s.idleKeys)))

@@ -16,7 +16,7 @@ type Settings struct {
 	CrawlDelayCap  time.Duration // robots.txt Crawl-delay honoured up to this
 	ParallelPerKey int           // requests in flight per visit state (default 1)
 	ParallelPerIP  int           // requests in flight per workbench entry (default 1)
-	MaxURLs        int64         // stop after dispatching this many page fetches (0 = no limit)
+	MaxURLs        int64         // stop after dispatching this many page fetches over the crawl's runs (0 = no limit; see Config.Stats)
 	MaxURLsPerKey  int64         // per-key budget (BUbiNG's maxUrlsPerSchemeAuthority)
 	MaxRetries     int           // retries of a failed fetch (network error or 5xx)
 	RetryDelay     time.Duration // minimum wait before a retry
@@ -59,7 +59,7 @@ func (s *Settings) Table() settings.Table {
 		settings.Count(&s.FrontSize, "front-size", 256, "visit states kept active at first (grows when fetchers wait)").
 			WithDoc("visit states kept active at first; grows when fetchers wait (BUbiNG's required front)").
 			In(settings.Fetching).AtLeast(1).SetFixed("the front grows by itself when fetchers wait"),
-		settings.Count(&s.MaxURLs, "max-urls", 0, "fetch at most this many pages (0 = no limit; per agent in a cluster)").
+		settings.Count(&s.MaxURLs, "max-urls", 0, "fetch at most this many pages in all, counted over the crawl's stops and restarts (0 = no limit; per agent in a cluster)").
 			In(settings.Limits).AtLeast(int64(0)).SetLive(),
 		settings.Count(&s.MaxURLsPerKey, "max-urls-per-host", 100000, "URLs admitted per politeness key").
 			WithDoc("URLs admitted per politeness key (BUbiNG's maxUrlsPerSchemeAuthority)").

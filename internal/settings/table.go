@@ -158,16 +158,27 @@ func keyLines(data []byte) map[string]int {
 
 // suggest names a declared setting close to a misspelt name.
 func (t Table) suggest(name string) string {
-	best, bestD := "", 3
-	for _, s := range t {
-		if d := editDistance(name, s.Name); d < bestD {
-			best, bestD = s.Name, d
-		}
+	names := make([]string, len(t))
+	for i, s := range t {
+		names[i] = s.Name
 	}
+	best := Nearest(name, names)
 	if best == "" {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// Nearest is the name of names closest to a misspelt name, within two
+// edits; "" when none is that close.
+func Nearest(name string, names []string) string {
+	best, bestD := "", 3
+	for _, n := range names {
+		if d := editDistance(name, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
 }
 
 func editDistance(a, b string) int {

@@ -11,15 +11,18 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
-
-	"github.com/cockroachdb/pebble"
 )
+
+// errNoPebble is RunBench's answer to the Pebble baseline in a build
+// without it (see BenchBaselines).
+var errNoPebble = errors.New("sieve: bench: the pebble baseline is not in this build: build petrel with -tags petrelbench (go build -tags petrelbench ./cmd/petrel)")
 
 // BenchOptions configures RunBench.
 type BenchOptions struct {
@@ -209,6 +212,14 @@ func RunBench(ctx context.Context, opts BenchOptions, jsonOut, tableOut io.Write
 	if opts.Keys <= 0 || opts.DupRatio < 0 || opts.DupRatio >= 1 {
 		return fmt.Errorf("sieve: bench: need keys > 0 and 0 <= dup-ratio < 1")
 	}
+	for _, b := range opts.Baselines {
+		switch {
+		case b == "pebble" && !strings.Contains(BenchBaselines, "pebble"):
+			return errNoPebble // before the sieve's run, not after it
+		case !slices.Contains(strings.Split(BenchBaselines, ","), b):
+			return fmt.Errorf("sieve: bench: unknown baseline %q (this build has %s)", b, BenchBaselines)
+		}
+	}
 	if opts.Dir == "" {
 		d, err := os.MkdirTemp("", "petrel-sieve-bench")
 		if err != nil {
@@ -352,70 +363,5 @@ func benchMap(ctx context.Context, opts BenchOptions) (BenchResult, error) {
 	r.Keys = int64(i)
 	r.KeysPerSec = float64(r.Keys) / r.Seconds
 	runtime.KeepAlive(seen)
-	return r, nil
-}
-
-// benchPebble is the seen-set a user would build on an embedded key-value
-// store: Get the hash, Set it (without sync) if absent.
-func benchPebble(ctx context.Context, opts BenchOptions) (BenchResult, error) {
-	r := BenchResult{Name: "pebble"}
-	dir := filepath.Join(opts.Dir, "pebble")
-	os.RemoveAll(dir)
-	defer os.RemoveAll(dir)
-	ps := startSampler()
-	start := time.Now()
-	db, err := pebble.Open(dir, &pebble.Options{})
-	if err != nil {
-		return r, fmt.Errorf("sieve: bench: pebble: %w", err)
-	}
-	g := newKeyStream(opts.DupRatio)
-	var deadline time.Time
-	if opts.BaselineTimeout > 0 {
-		deadline = start.Add(opts.BaselineTimeout)
-	}
-	var kb [8]byte
-	i := 0
-	for ; i < opts.Keys; i++ {
-		if i&0xfff == 0 {
-			if ctx.Err() != nil {
-				db.Close()
-				return r, ctx.Err()
-			}
-			if !deadline.IsZero() && time.Now().After(deadline) {
-				r.StoppedAtTimeLimit = true
-				break
-			}
-		}
-		h := Hash(g.next())
-		for j := range kb {
-			kb[j] = byte(h >> (56 - 8*j))
-		}
-		_, closer, err := db.Get(kb[:])
-		if err == nil {
-			closer.Close()
-			continue
-		}
-		if !errors.Is(err, pebble.ErrNotFound) {
-			db.Close()
-			return r, fmt.Errorf("sieve: bench: pebble: %w", err)
-		}
-		if err := db.Set(kb[:], nil, pebble.NoSync); err != nil {
-			db.Close()
-			return r, fmt.Errorf("sieve: bench: pebble: %w", err)
-		}
-		r.Distinct++
-	}
-	if err := db.Flush(); err != nil {
-		db.Close()
-		return r, fmt.Errorf("sieve: bench: pebble: %w", err)
-	}
-	if err := db.Close(); err != nil {
-		return r, fmt.Errorf("sieve: bench: pebble: %w", err)
-	}
-	r.Seconds = time.Since(start).Seconds()
-	ps.finish(&r)
-	r.Keys = int64(i)
-	r.KeysPerSec = float64(r.Keys) / r.Seconds
-	r.DiskBytesPerKey = float64(dirBytes(dir)) / float64(max(r.Distinct, 1))
 	return r, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -14,7 +15,7 @@ import (
 func TestRunBenchSmall(t *testing.T) {
 	var js, table bytes.Buffer
 	err := RunBench(context.Background(), BenchOptions{Keys: 20000, DupRatio: 0.5, Dir: t.TempDir(),
-		Baselines: []string{"map", "pebble"}, BufferKeys: 4096, NoSync: true}, &js, &table)
+		Baselines: strings.Split(BenchBaselines, ","), BufferKeys: 4096, NoSync: true}, &js, &table)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +23,7 @@ func TestRunBenchSmall(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Results) != 3 {
+	if len(rep.Results) != 1+len(strings.Split(BenchBaselines, ",")) {
 		t.Fatalf("%d results", len(rep.Results))
 	}
 	d := rep.Results[0].Distinct
@@ -55,7 +56,7 @@ func TestBenchSieveCLI(t *testing.T) {
 	buf, _ := strconv.Atoi(os.Getenv("PETREL_SIEVE_BENCH_BUFFER"))
 	timeout, _ := time.ParseDuration(os.Getenv("PETREL_SIEVE_BENCH_BASELINE_TIMEOUT"))
 	opts := BenchOptions{Keys: keys, DupRatio: dup, Dir: os.Getenv("PETREL_SIEVE_BENCH_DIR"),
-		Baselines: []string{"map", "pebble"}, BufferKeys: buf, BaselineTimeout: timeout,
+		Baselines: strings.Split(BenchBaselines, ","), BufferKeys: buf, BaselineTimeout: timeout,
 		Compressed: os.Getenv("PETREL_SIEVE_BENCH_COMPRESSED") != "", NoSync: os.Getenv("PETREL_SIEVE_BENCH_NOSYNC") != ""}
 	if b := os.Getenv("PETREL_SIEVE_BENCH_BASELINES"); b != "" {
 		opts.Baselines = nil

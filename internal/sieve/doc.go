@@ -97,4 +97,11 @@
 // recent hashes, consulted by the frontier before the sieve so that the many
 // repeats of navigation links never reach it. It allocates nothing per entry;
 // the frontier counts its lookups and hits.
+//
+// # Benchmark
+//
+// RunBench (bench.go) measures the sieve against a Go map and, in a build
+// with the petrelbench tag only (bench_pebble.go; bench_nopebble.go
+// without it), against a seen-set on Pebble: petrel itself does not link
+// an LSM tree and cgo for a benchmark.
 package sieve

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -43,6 +44,7 @@ type Crawl struct {
 	SieveEnqueued       atomic.Int64 // keys handed to the sieve
 	SieveNew            atomic.Int64 // keys the sieve found new (URLs known)
 	SieveFlushes        atomic.Int64
+	SieveBuffered       atomic.Int64 `stat:"gauge"` // keys offered to the sieve since its last flush, not yet checked against what it knows
 	Ready               atomic.Int64 `stat:"gauge"` // URLs currently in the ready queue
 	Queued              atomic.Int64 `stat:"gauge"` // URLs currently held by visit states
 	QueuedBytes         atomic.Int64 `stat:"gauge"` // RAM bytes of visit-state queues
@@ -64,6 +66,7 @@ type Crawl struct {
 	PurgedURLs          atomic.Int64 // URLs dropped with a broken visit state
 	DropsUnlogged       atomic.Int64 // URLs dropped (counted by their reason) without a crawl.log line: over the drop log's bounds, or left at the stop
 	Retries             atomic.Int64 // fetch attempts repeated after a failure or 5xx
+	PagesDispatched     atomic.Int64 // page fetches counted against --max-urls, over the runs (kept by the frontier's scheduler)
 	FetcherWaitNano     atomic.Int64 // total time fetchers waited for work
 	Checkpoints         atomic.Int64 // checkpoints taken
 	CheckpointErrors    atomic.Int64 // checkpoints that failed
@@ -292,14 +295,32 @@ func Line(cur, prev Snapshot, dt time.Duration) string {
 	pages := cur["Fetched"]
 	rate := float64(pages-prev["Fetched"]) / sec
 	bps := float64(cur["BytesReceived"]-prev["BytesReceived"]) / sec
-	line := fmt.Sprintf("pages %d (%.0f/s) %s/s | known %d ready %d queued %d | hosts active %d, ips %d | in flight %d | dup %d | errors %d",
-		pages, rate, human(bps), cur["SieveNew"], cur["Ready"], cur["Queued"],
+	line := fmt.Sprintf("pages %d (%s/s) %s/s | known %d%s ready %d queued %d | hosts active %d, ips %d | in flight %d | dup %d | errors %d",
+		pages, rateOf(rate), human(bps), cur["SieveNew"], unchecked(cur["SieveBuffered"]), cur["Ready"], cur["Queued"],
 		cur["ActiveKeys"], cur["IPEntries"], cur["InFlight"], cur["Duplicates"]+cur["TextDuplicates"], cur.Errors())
 	if x := cur["ClusterSent"] + cur["ClusterReceived"] + cur["ClusterReadySent"] + cur["ClusterReadyReceived"]; x > 0 {
 		line += fmt.Sprintf(" | sent %d recv %d fwd %d handed %d/%d",
 			cur["ClusterSent"], cur["ClusterReceived"], cur["ClusterForwarded"], cur["ClusterReadySent"], cur["ClusterReadyReceived"])
 	}
 	return line
+}
+
+// rateOf shows a rate per second: with one decimal below 10, so that half
+// a page a second does not read 0.
+func rateOf(r float64) string {
+	if r < 10 {
+		return strconv.FormatFloat(r, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(r, 'f', 0, 64)
+}
+
+// unchecked shows the keys waiting in the sieve's buffer beside the URLs
+// known, which count only what its flushes found new: "" for none.
+func unchecked(n int64) string {
+	if n <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (+%d in the sieve, not yet checked)", n)
 }
 
 // Run is one run of a crawl, for its Summary.
@@ -335,7 +356,7 @@ func Summary(r Run) string {
   WARC               %d response records, %s compressed
   URL cache          %d hits of %d lookups
   checkpoints        %d (last pause %s)
-  fetchers idle      %s`,
+  fetchers waited    %s`,
 		r.Head, d("Fetched"), rate, d("RobotsFetched"), human(float64(d("BytesReceived"))),
 		s["Fetched"], max(s["Runs"], 1),
 		s["Status1xx"], s["Status2xx"], s["Status3xx"], s["Status4xx"], s["Status5xx"], s["StatusOther"],
@@ -371,9 +392,37 @@ func idle(waitNano, waits int64, elapsed time.Duration, fetchers int) string {
 	share := 100 * float64(waitNano) / (float64(fetchers) * float64(elapsed))
 	mean := time.Duration(0)
 	if waits > 0 {
-		mean = (time.Duration(waitNano) / time.Duration(waits)).Round(time.Microsecond)
+		mean = time.Duration(waitNano) / time.Duration(waits)
 	}
-	return fmt.Sprintf("%.0f%% of fetcher time (mean wait %s): waiting for a host's politeness delay to pass; high when few hosts are left, not a fault", min(share, 100), mean)
+	return fmt.Sprintf("%.0f%% of the time for a host's politeness delay to pass (%s a wait on average); high when few hosts are left, not a fault", min(share, 100), Words(mean))
+}
+
+// Words says a duration as a person reads it: "3 min 23 s", "1.5 s",
+// "40 ms", "2 h 5 min".
+func Words(d time.Duration) string {
+	switch {
+	case d >= time.Hour:
+		d = d.Round(time.Minute)
+		return unitPair(int64(d/time.Hour), "h", int64(d%time.Hour/time.Minute), "min")
+	case d >= time.Minute:
+		d = d.Round(time.Second)
+		return unitPair(int64(d/time.Minute), "min", int64(d%time.Minute/time.Second), "s")
+	case d >= 10*time.Second:
+		return fmt.Sprintf("%.0f s", d.Seconds())
+	case d >= time.Second:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
+}
+
+// unitPair is "a ua b ub", or "a ua" when b is 0.
+func unitPair(a int64, ua string, b int64, ub string) string {
+	if b == 0 {
+		return fmt.Sprintf("%d %s", a, ua)
+	}
+	return fmt.Sprintf("%d %s %d %s", a, ua, b, ub)
 }
 
 func human(b float64) string {

@@ -33,9 +33,18 @@ func TestLineAndSummary(t *testing.T) {
 	prev := Snapshot{"Fetched": 100, "BytesReceived": 0}
 	cur := Snapshot{"Fetched": 300, "BytesReceived": 2 << 20, "SieveNew": 1000, "FetchErrors": 3}
 	l := Line(cur, prev, 2*time.Second)
-	for _, want := range []string{"pages 300 (100/s)", "1.0 MiB/s", "known 1000", "errors 3"} {
+	for _, want := range []string{"pages 300 (100/s)", "1.0 MiB/s", "known 1000 ready", "errors 3"} {
 		if !strings.Contains(l, want) {
 			t.Errorf("progress line %q lacks %q", l, want)
+		}
+	}
+	// Half a page a second is not 0/s; keys the sieve has taken and not
+	// yet checked are shown beside the URLs known, which its flushes count.
+	slow := Snapshot{"Fetched": 101, "SieveNew": 1000, "SieveBuffered": 56}
+	l2 := Line(slow, prev, 2*time.Second)
+	for _, want := range []string{"pages 101 (0.5/s)", "known 1000 (+56 in the sieve, not yet checked) ready"} {
+		if !strings.Contains(l2, want) {
+			t.Errorf("progress line %q lacks %q", l2, want)
 		}
 	}
 	if strings.Contains(l, "\n") {
@@ -53,7 +62,7 @@ func TestLineAndSummary(t *testing.T) {
 	sum := Summary(Run{Head: "crawl stopped after 2s", Next: "stopped: 7 URLs queued; run the same command to resume",
 		Start: prev, End: cur, Elapsed: 2 * time.Second, Fetchers: 3})
 	for _, want := range []string{"crawl stopped after 2s\n", "this run           200 pages (100.0/s)",
-		"crawl total        300 pages over 2 runs", "fetchers idle      50% of fetcher time (mean wait 100ms)",
+		"crawl total        300 pages over 2 runs", "fetchers waited    50% of the time for a host's politeness delay to pass (100 ms a wait on average)",
 		"\nstopped: 7 URLs queued; run the same command to resume"} {
 		if !strings.Contains(sum, want) {
 			t.Errorf("summary lacks %q:\n%s", want, sum)
@@ -85,5 +94,22 @@ func TestKindsAndVersion(t *testing.T) {
 	}
 	if got := migrateTo(Snapshot{"Fetched": 4, "StatsVersion": 2}, 3, renames); got["PagesFetched"] != 4 {
 		t.Errorf("a version-2 snapshot migrated to %v", got)
+	}
+}
+
+// TestWords: durations said as a person reads them.
+func TestWords(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		3*time.Minute + 23*time.Second + 400*time.Millisecond: "3 min 23 s",
+		2 * time.Minute:                            "2 min",
+		2*time.Hour + 5*time.Minute:                "2 h 5 min",
+		1500 * time.Millisecond:                    "1.5 s",
+		42 * time.Second:                           "42 s",
+		40*time.Millisecond + 300*time.Microsecond: "40 ms",
+		250 * time.Microsecond:                     "250 µs",
+	} {
+		if got := Words(d); got != want {
+			t.Errorf("Words(%v) = %q, want %q", d, got, want)
+		}
 	}
 }

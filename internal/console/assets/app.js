@@ -20,7 +20,7 @@ async function api(method, path, body) {
     if (token) { token = ""; sessionStorage.removeItem("petrel-token"); }
     updateLogin();
     showLogin();
-    throw new Error((data && data.error) || "this needs the console's token");
+    throw Object.assign(new Error((data && data.error) || "this needs the console's token"), { status: 401 });
   }
   if (!r.ok) throw new Error((data && data.error) || (r.status + " " + r.statusText));
   return data;
@@ -92,7 +92,7 @@ async function act(name, confirmText) {
   try {
     const r = await api("POST", "/" + name);
     flash(name[0].toUpperCase() + name.slice(1) + ": done, the crawl is " + r.state + ".");
-    refresh();
+    refreshSoon();
   } catch (e) { flash(name + ": " + e.message, true); }
 }
 
@@ -252,6 +252,32 @@ function hostRows(tbody, list, withBytes) {
 }
 
 // ---- refresh loop ----
+// One refresh at a time: the next is scheduled when the previous one ends,
+// so that the answers of a slow crawl never pile up, and none is scheduled
+// while the page is hidden (showing it again refreshes at once).
+const refreshEvery = 2000;
+let refreshTimer = null, refreshing = false, refreshAgain = false;
+function scheduleRefresh(ms) {
+  clearTimeout(refreshTimer);
+  refreshTimer = document.hidden ? null : setTimeout(runRefresh, ms);
+}
+// refreshSoon refreshes now, or right after the refresh under way.
+function refreshSoon() {
+  if (refreshing) refreshAgain = true; else scheduleRefresh(0);
+}
+async function runRefresh() {
+  refreshTimer = null;
+  refreshing = true;
+  try { await refresh(); } finally {
+    refreshing = false;
+    const again = refreshAgain;
+    refreshAgain = false;
+    scheduleRefresh(again ? 0 : refreshEvery);
+  }
+}
+document.addEventListener("visibilitychange", () => {
+  if (document.hidden) { clearTimeout(refreshTimer); refreshTimer = null; } else refreshSoon();
+});
 let ticks = 0;
 async function refresh() {
   const tick = ticks++;
@@ -365,16 +391,45 @@ function logLine(l) {
   if (logLines.length > logKeep * 1.2) logLines = logLines.slice(-logKeep);
   logDirty = true;
 }
+// A stream that fails (the crawl restarted, the network dropped) is
+// opened again with a new ticket after a wait that doubles up to
+// logRetryMax, and starts over at 1 s once a stream opens.
+const logRetryMax = 30000;
+let logRetryWait = 1000, logRetryTimer = null, logOpened = false;
 async function followLog() {
-  if (logSource) return;
+  if (logSource || logRetryTimer) return;
+  let src;
   try {
     const t = await api("POST", "/ticket");
-    logSource = new EventSource(API + "/log?follow=1&tail=200&ticket=" + encodeURIComponent(t.ticket));
+    // The first stream shows the last lines; a reopened one only the new.
+    src = new EventSource(API + "/log?follow=1&tail=" + (logOpened ? 0 : 200) + "&ticket=" + encodeURIComponent(t.ticket));
+  } catch (e) {
+    if (e.status === 401) { setText("log-state", "needs the token"); return; }
+    setText("log-state", "not following: " + e.message);
+    retryLog();
+    return;
+  }
+  logSource = src;
+  setText("log-state", "following");
+  src.onopen = () => {
+    if (logOpened && logRetryWait > 1000) logLine("… reconnected; lines logged meanwhile are not shown");
+    logOpened = true;
+    logRetryWait = 1000;
     setText("log-state", "following");
-    logSource.onmessage = (e) => logLine(e.data);
-    logSource.addEventListener("dropped", (e) => logLine("… " + e.data + " lines not shown (the page was slower than the crawl)"));
-    logSource.onerror = () => { logSource.close(); logSource = null; setText("log-state", "disconnected"); };
-  } catch (e) { setText("log-state", "needs the token"); }
+  };
+  src.onmessage = (e) => logLine(e.data);
+  src.addEventListener("dropped", (e) => logLine("… " + e.data + " lines not shown (the page was slower than the crawl)"));
+  src.onerror = () => {
+    src.close();
+    if (logSource === src) logSource = null;
+    retryLog();
+  };
+}
+function retryLog() {
+  const wait = logRetryWait;
+  logRetryWait = Math.min(2 * logRetryWait, logRetryMax);
+  setText("log-state", "disconnected; trying again in " + Math.round(wait / 1000) + " s");
+  logRetryTimer = setTimeout(() => { logRetryTimer = null; followLog(); }, wait);
 }
 setInterval(drawLog, 250);
 
@@ -424,7 +479,7 @@ document.addEventListener("DOMContentLoaded", async () => {
   $("#login-cancel").addEventListener("click", () => $("#login").close());
   $("#login-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    try { await login({ token: $("#login-token").value.trim() }); $("#login").close(); $("#login-token").value = ""; flash("Logged in."); refresh(); }
+    try { await login({ token: $("#login-token").value.trim() }); $("#login").close(); $("#login-token").value = ""; flash("Logged in."); refreshSoon(); }
     catch (e) { setText("login-result", e.message); }
   });
   $("#seeds-form").addEventListener("submit", async (ev) => {
@@ -446,6 +501,5 @@ document.addEventListener("DOMContentLoaded", async () => {
   await loginFromLink();
   showTab();
   if (document.body.dataset.loopback !== "true" && !token) showLogin();
-  refresh();
-  setInterval(refresh, 2000);
+  scheduleRefresh(0);
 });
