@@ -1,0 +1,104 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/testweb"
+	"github.com/petrel-crawler/petrel/internal/urlx"
+)
+
+// TestCorruptStateFileFallsBack: a state file of a crawl stopped cleanly
+// found corrupt at the next start (state/counts, state/stats.json) sends the start back to the newest valid
+// checkpoint, which it says, and the crawl then fetches every page; with
+// no checkpoint the start fails naming the file.
+func TestCorruptStateFileFallsBack(t *testing.T) {
+	corrupt := map[string]func(t *testing.T, state string){
+		"counts": func(t *testing.T, state string) { flipByte(t, filepath.Join(state, "counts")) },
+		"stats.json": func(t *testing.T, state string) {
+			if err := os.WriteFile(filepath.Join(state, "stats.json"), []byte(`{"Fetched": 1`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	i := 0
+	for name, spoil := range corrupt {
+		i++
+		t.Run(name, func(t *testing.T) {
+			web, root, hostsFile, seeds := startTestWeb(t, testweb.Config{Hosts: 4, HostsPerIP: 2, PagesPerHost: 30, Seed: 3,
+				FirstIP: netip.MustParseAddr(fmt.Sprintf("127.61.%d.1", 23+i))})
+			dir := filepath.Join(root, "crawl")
+			cfg := testConfig(dir, hostsFile, seeds)
+			cfg.Frontier.MaxURLs = 20
+			openAndRun(t, cfg, io.Discard)
+			state := filepath.Join(dir, "state")
+			spoil(t, state)
+
+			cfg.Frontier.MaxURLs = 0
+			var progress bytes.Buffer
+			openAndRun(t, cfg, &progress)
+			if p := progress.String(); !strings.Contains(p, "state/"+name) || !strings.Contains(p, "back to the newest valid checkpoint") {
+				t.Errorf("the start did not say state/%s is corrupt and it went back to a checkpoint:\n%s", name, p)
+			}
+			hit := map[string]bool{}
+			for _, h := range web.Hits() {
+				hit[h.Host+" "+h.Path] = true
+			}
+			for _, raw := range web.Expected() {
+				if u, err := urlx.Parse(raw); err != nil || !hit[u.Hostname()+" "+u.PathQuery] {
+					t.Errorf("%s never fetched (%d requests)\n%s", raw, len(web.Hits()), progress.String())
+				}
+			}
+
+			// The same with no checkpoint to go back to: a clear failure.
+			cfg.Dir = filepath.Join(root, "again")
+			cfg.Frontier.MaxURLs = 20
+			openAndRun(t, cfg, io.Discard)
+			spoil(t, filepath.Join(cfg.Dir, "state"))
+			if err := os.RemoveAll(filepath.Join(cfg.Dir, "state", "checkpoints")); err != nil {
+				t.Fatal(err)
+			}
+			cfg.Frontier.MaxURLs = 0
+			_, err := Open(cfg, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), "state/"+name) || !strings.Contains(err.Error(), "no checkpoint to go back to") {
+				t.Errorf("Open with a corrupt state/%s and no checkpoint: %v", name, err)
+			}
+		})
+	}
+}
+
+// openAndRun opens a crawl of cfg and runs it until it ends, within a
+// minute, failing the test if either fails.
+func openAndRun(t *testing.T, cfg Config, progress io.Writer) {
+	t.Helper()
+	a, err := Open(cfg, progress)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := a.Run(ctx); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+}
+
+// flipByte inverts a byte in the middle of the file at path.
+func flipByte(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) < 2 {
+		t.Fatalf("%s: %d bytes, %v", path, len(b), err)
+	}
+	b[len(b)/2] ^= 0xff
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
