@@ -110,6 +110,9 @@ func TestDiskFullAndResume(t *testing.T) {
 	if err == nil || !strings.Contains(first, "no space left on device") {
 		t.Fatalf("the run on a 3 MiB filesystem: %v, want a failure for lack of space; stderr:\n%s", err, first)
 	}
+	if !strings.Contains(first, "run the same command: it recovers from the last checkpoint") {
+		t.Errorf("the failed run did not say what to do:\n%s", first)
+	}
 	if _, err := os.Stat(fs.path(filepath.Join(dir, "state", "RUNNING"))); err != nil {
 		t.Errorf("after a close that could not save the state, state/RUNNING is gone (%v): the next start would not recover", err)
 	}

@@ -343,6 +343,9 @@ func (a *Agent) openState(state string) (err error) {
 		if err := checkStateFiles(state); err != nil {
 			return &StateError{err}
 		}
+		if err := a.repairOpenWARC(); err != nil {
+			return err
+		}
 	}
 	if recovering {
 		if err := a.recover(state); err != nil {

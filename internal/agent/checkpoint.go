@@ -609,6 +609,24 @@ func (a *Agent) recover(state string) error {
 	return nil
 }
 
+// repairOpenWARC closes the WARC files an earlier run left open although
+// it removed state/RUNNING (an earlier Petrel did so after a close that
+// failed): the directory lock is ours, so no process writes them. Each is
+// cut after its last whole record, renamed and indexed, and said.
+func (a *Agent) repairOpenWARC() error {
+	report, err := store.Repair(filepath.Join(a.cfg.Dir, "warc"), a.cfg.Store.Index)
+	if err != nil {
+		return fmt.Errorf("agent: WARC files left open: %w", err)
+	}
+	if report != "" {
+		a.log.Warn("WARC files left open by an earlier run repaired", "report", report)
+		if a.progress != nil {
+			fmt.Fprintln(a.progress, "petrel: WARC files left open by an earlier run:", report)
+		}
+	}
+	return nil
+}
+
 // checkStateFiles checks, at the start after a clean stop, the state
 // files that have no framing of their own against their checksums, and
 // that stats.json parses.

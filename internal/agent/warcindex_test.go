@@ -59,3 +59,41 @@ func TestCutWARCFileLeftOutOfIndex(t *testing.T) {
 		t.Errorf("the merged index (%d bytes) holds lines of the cut file, or none of the others", len(index))
 	}
 }
+
+// TestOpenWARCFileLeftRepaired: a WARC file left open by an earlier run
+// that removed state/RUNNING (as a close that failed did) is cut after
+// its last whole record, renamed, indexed and said at the next start.
+func TestOpenWARCFileLeftRepaired(t *testing.T) {
+	_, root, hostsFile, seeds := startTestWeb(t, testweb.Config{Hosts: 4, HostsPerIP: 2, PagesPerHost: 30, Seed: 3,
+		FirstIP: netip.MustParseAddr("127.61.27.1")})
+	dir := filepath.Join(root, "crawl")
+	cfg := testConfig(dir, hostsFile, seeds)
+	cfg.Frontier.MaxURLs = 20
+	openAndRun(t, cfg, io.Discard)
+	files, err := store.WARCFiles([]string{dir})
+	if err != nil || len(files) != 1 {
+		t.Fatalf("WARC files of the first run: %v, %v", files, err)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := filepath.Join(dir, "warc", "petrel-20200101000000-00000.warc.gz")
+	if err := os.WriteFile(left+".open", b[:len(b)-20], 0o644); err != nil { // a torn last record
+		t.Fatal(err)
+	}
+
+	cfg.Frontier.MaxURLs = 0
+	var progress bytes.Buffer
+	openAndRun(t, cfg, &progress)
+	if !strings.Contains(progress.String(), "left open by an earlier run") || !strings.Contains(progress.String(), filepath.Base(left)) {
+		t.Errorf("the start did not say it repaired %s:\n%s", filepath.Base(left), progress.String())
+	}
+	if _, err := store.CheckFile(left); err != nil {
+		t.Errorf("the repaired file: %v", err)
+	}
+	index, _ := os.ReadFile(store.MergedIndex(dir))
+	if !bytes.Contains(index, []byte(filepath.Base(left))) {
+		t.Errorf("the merged index has no capture of the repaired file %s", filepath.Base(left))
+	}
+}
