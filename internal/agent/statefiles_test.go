@@ -17,7 +17,8 @@ import (
 )
 
 // TestCorruptStateFileFallsBack: a state file of a crawl stopped cleanly
-// found corrupt at the next start (state/counts, state/stats.json) sends the start back to the newest valid
+// found corrupt at the next start (state/counts, state/stats.json, a
+// store file of the sieve) sends the start back to the newest valid
 // checkpoint, which it says, and the crawl then fetches every page; with
 // no checkpoint the start fails naming the file.
 func TestCorruptStateFileFallsBack(t *testing.T) {
@@ -27,6 +28,14 @@ func TestCorruptStateFileFallsBack(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(state, "stats.json"), []byte(`{"Fetched": 1`), 0o644); err != nil {
 				t.Fatal(err)
 			}
+		},
+		"sieve": func(t *testing.T, state string) {
+			stores, _ := filepath.Glob(filepath.Join(state, "sieve", "*.sv"))
+			if len(stores) == 0 {
+				ents, _ := os.ReadDir(filepath.Join(state, "sieve"))
+				t.Fatalf("no store file in the sieve: %v", ents)
+			}
+			flipByte(t, stores[0])
 		},
 	}
 	i := 0
