@@ -987,13 +987,6 @@ func (a *Agent) indexCrawl() []error {
 // recovered from a crash, so that the next start recovers again. A
 // failed Open that wrote the marker itself ends it.
 func (a *Agent) closeLock(state string, errs []error, saved bool) []error {
-	switch {
-	case saved && (a.opened || a.markedRunning):
-		os.Remove(filepath.Join(state, "RUNNING"))
-	case a.opened:
-		a.unsaved = true
-		a.log.Warn("close: the crawl's state is not all saved; state/RUNNING kept, the next start recovers from the last checkpoint")
-	}
 	if a.opened {
 		// After a failed Open the counters are not the crawl's: the
 		// saved ones stay.
@@ -1004,7 +997,15 @@ func (a *Agent) closeLock(state string, errs []error, saved bool) []error {
 		snap["RuntimeTotalAlloc"] = int64(ms.TotalAlloc)
 		if err := writeChecked(filepath.Join(state, "stats.json"), snap.WriteJSON); err != nil {
 			errs = append(errs, fmt.Errorf("agent: save stats: %w", err))
+			saved = false
 		}
+	}
+	switch {
+	case saved && (a.opened || a.markedRunning):
+		os.Remove(filepath.Join(state, "RUNNING"))
+	case a.opened:
+		a.unsaved = true
+		a.log.Warn("close: the crawl's state is not all saved; state/RUNNING kept, the next start recovers from the last checkpoint")
 	}
 	if a.ended != nil {
 		a.logEnd(errors.Join(errs...))
