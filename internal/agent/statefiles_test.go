@@ -57,15 +57,7 @@ func TestCorruptStateFileFallsBack(t *testing.T) {
 			if p := progress.String(); !strings.Contains(p, "state/"+name) || !strings.Contains(p, "back to the newest valid checkpoint") {
 				t.Errorf("the start did not say state/%s is corrupt and it went back to a checkpoint:\n%s", name, p)
 			}
-			hit := map[string]bool{}
-			for _, h := range web.Hits() {
-				hit[h.Host+" "+h.Path] = true
-			}
-			for _, raw := range web.Expected() {
-				if u, err := urlx.Parse(raw); err != nil || !hit[u.Hostname()+" "+u.PathQuery] {
-					t.Errorf("%s never fetched (%d requests)\n%s", raw, len(web.Hits()), progress.String())
-				}
-			}
+			checkAllFetched(t, web)
 
 			// The same with no checkpoint to go back to: a clear failure.
 			cfg.Dir = filepath.Join(root, "again")
@@ -109,5 +101,61 @@ func flipByte(t *testing.T, path string) {
 	b[len(b)/2] ^= 0xff
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFailedRunRecovers: a run that fails (here on a ready queue found
+// corrupt while popping, which opening does not read) keeps state/RUNNING
+// and says what to do; the next start recovers from the newest valid
+// checkpoint, and the crawl fetches every page.
+func TestFailedRunRecovers(t *testing.T) {
+	web, root, hostsFile, seeds := startTestWeb(t, testweb.Config{Hosts: 4, HostsPerIP: 2, PagesPerHost: 30, Seed: 3,
+		FirstIP: netip.MustParseAddr("127.61.28.1")})
+	dir := filepath.Join(root, "crawl")
+	cfg := testConfig(dir, hostsFile, seeds)
+	cfg.Frontier.MaxURLs = 20
+	openAndRun(t, cfg, io.Discard)
+	segs, _ := filepath.Glob(filepath.Join(dir, "state", "ready", "*.dq"))
+	if len(segs) == 0 {
+		t.Fatal("no segment in the ready queue")
+	}
+	flipByte(t, segs[len(segs)-1])
+
+	cfg.Frontier.MaxURLs = 0
+	var progress bytes.Buffer
+	a, err := Open(cfg, &progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := a.Run(ctx); err == nil {
+		t.Fatal("a run on a corrupt ready queue did not fail: the test proves nothing")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "state", "RUNNING")); err != nil {
+		t.Errorf("the failed run removed state/RUNNING: %v", err)
+	}
+	if !strings.Contains(progress.String(), "it recovers from the last checkpoint") {
+		t.Errorf("the failed run did not say what to do:\n%s", progress.String())
+	}
+	progress.Reset()
+	openAndRun(t, cfg, &progress)
+	if !strings.Contains(progress.String(), "did not stop cleanly") {
+		t.Errorf("the start after a failed run did not recover:\n%s", progress.String())
+	}
+	checkAllFetched(t, web)
+}
+
+// checkAllFetched fails the test for each page of web never requested.
+func checkAllFetched(t *testing.T, web *testweb.Web) {
+	t.Helper()
+	hit := map[string]bool{}
+	for _, h := range web.Hits() {
+		hit[h.Host+" "+h.Path] = true
+	}
+	for _, raw := range web.Expected() {
+		if u, err := urlx.Parse(raw); err != nil || !hit[u.Hostname()+" "+u.PathQuery] {
+			t.Errorf("%s never fetched (%d requests)", raw, len(web.Hits()))
+		}
 	}
 }
