@@ -23,4 +23,9 @@
 // default), each on its own loopback addresses and directories, and judge
 // only what waiting longer cannot change (pages fetched once, politeness
 // gaps at least the delays, ownership shares, exit codes).
+//
+// TestDiskFullAndResume runs petrel on a real filesystem too small for the
+// crawl: a tmpfs mounted in a mount namespace of its own (unshare and
+// nsenter, which need root; the test skips, saying so, where they fail),
+// resized for the resume (diskfull_test.go).
 package e2e

@@ -30,7 +30,11 @@ func warcCmd() *cobra.Command {
 		Short: "List the records of WARC files (a directory: its *.warc.gz files)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return store.ListRecords(args, cmd.OutOrStdout(), lsJSON)
+			files, err := warcFilesOf(args, cmd.ErrOrStderr(), "not listed")
+			if err != nil {
+				return err
+			}
+			return store.ListRecords(files, cmd.OutOrStdout(), lsJSON)
 		},
 	}
 	ls.Flags().BoolVar(&lsJSON, "json", false, "one JSON object per record instead of the table")
@@ -58,7 +62,7 @@ the record it points at (URL, payload digest, date, length).`,
 			if len(warcs) == 0 {
 				return nil
 			}
-			files, err := store.WARCFiles(warcs)
+			files, err := warcFilesOf(warcs, cmd.ErrOrStderr(), "not checked")
 			if err != nil {
 				return err
 			}
@@ -83,17 +87,50 @@ the record it points at (URL, payload digest, date, length).`,
 		Short: "Write each crawl directory's merged, sorted index, indexes/index.cdxj (and any missing per-file index)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var skipped int
 			for _, d := range args {
-				n, err := store.IndexCrawl(d)
+				rep, err := store.IndexCrawl(d)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: %d captures indexed\n", store.MergedIndex(d), n)
+				for _, s := range rep.Skipped {
+					fmt.Fprintf(cmd.ErrOrStderr(), "petrel: %v: left out of the index\n", s)
+				}
+				skipped += len(rep.Skipped)
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: %d captures indexed\n", store.MergedIndex(d), rep.Lines)
+			}
+			if skipped > 0 {
+				return fmt.Errorf("%d WARC files cannot be read through: left out of the index", skipped)
 			}
 			return nil
 		},
 	}, catCmd(), waczCmd())
 	return cmd
+}
+
+// warcFilesOf expands paths into WARC files as store.WARCFiles does and
+// says on w each open file (*.open) it leaves out, what (e.g. "not
+// checked"). Finding no WARC file is an error that counts the open files.
+func warcFilesOf(paths []string, w io.Writer, what string) ([]string, error) {
+	files, err := store.WARCFiles(paths)
+	if err != nil {
+		return nil, err
+	}
+	open, err := store.OpenWARCFiles(paths)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range open {
+		fmt.Fprintf(w, "petrel: %s: still open (a crawl is writing it, or one that did not stop cleanly left it: its next run repairs it); %s\n", p, what)
+	}
+	if len(files) == 0 {
+		s := "s"
+		if len(open) == 1 {
+			s = ""
+		}
+		return nil, fmt.Errorf("no WARC files in %s (%d open file%s skipped)", strings.Join(paths, ", "), len(open), s)
+	}
+	return files, nil
 }
 
 func waczCmd() *cobra.Command {

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -104,10 +106,19 @@ type Agent struct {
 	crash      *crashPoint     // fault injection for the crash tests (nil normally)
 	// observe, when set (by tests), is told the URL and Meta of every
 	// response a parser handles.
-	observe    func(url string, m frontier.Meta)
-	opened     bool    // Open succeeded: closing is a clean stop
-	ended      *runEnd // how Run ended (nil before)
-	leftQueued int64   // URLs left in the ready queue at the close
+	observe func(url string, m frontier.Meta)
+	opened  bool // Open succeeded: closing is a clean stop
+	// markedRunning says this Open wrote state/RUNNING over a directory
+	// that needed no recovery: a failed Open ends the marker.
+	markedRunning bool
+	fallback      *StateError // a corrupt state file: Open goes back to the newest valid checkpoint
+	unsaved       bool        // the close could not save all the crawl held: the next start recovers
+	// storeErr is the WARC writer's failure, which ends the run through
+	// stopOnStoreErr (lifecycle.go).
+	storeErr       atomic.Pointer[error]
+	stopOnStoreErr atomic.Pointer[context.CancelFunc]
+	ended          *runEnd // how Run ended (nil before)
+	leftQueued     int64   // URLs left in the ready queue at the close
 
 	consoleState
 
@@ -130,7 +141,45 @@ type Agent struct {
 // directory, reads the seeds and the hosts file, and opens the state and
 // the WARC store. Errors wrapping ErrUsage are the user's to fix. progress
 // receives the progress line (nil: none).
-func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
+//
+// A state file of a crawl stopped cleanly that is found corrupt (a
+// *StateError) sends Open back to the newest valid checkpoint, as after a
+// crash, and it says so on progress; with no checkpoint it is the error.
+func Open(cfg Config, progress io.Writer) (*Agent, error) {
+	a, err := open(cfg, progress, nil)
+	var se *StateError
+	if !errors.As(err, &se) {
+		return a, err
+	}
+	if len(listCheckpoints(filepath.Join(cfg.Dir, "state", "checkpoints"))) == 0 {
+		return nil, fmt.Errorf("%w; no checkpoint to go back to", err)
+	}
+	return open(cfg, progress, se)
+}
+
+// StateError is a state file of a crawl stopped cleanly found corrupt.
+type StateError struct{ Err error }
+
+func (e *StateError) Error() string { return "agent: state/" + e.Err.Error() }
+func (e *StateError) Unwrap() error { return e.Err }
+
+// corruptState returns err, from opening the state file name of a crawl
+// stopped cleanly, as a *StateError; nil when err is nil or the system's
+// (a path error: permissions, a full disk), which going back to a
+// checkpoint would not mend, or an earlier Petrel's format.
+func corruptState(name string, err error) *StateError {
+	var pe *fs.PathError
+	if err == nil || errors.As(err, &pe) || errors.Is(err, diskq.ErrOldFormat) {
+		return nil
+	}
+	return &StateError{fmt.Errorf("%s: %w", name, err)}
+}
+
+// open is Open; fallback, when not nil, is the corrupt state file that
+// makes it go back to the newest valid checkpoint.
+func open(cfg Config, progress io.Writer, fallback *StateError) (a *Agent, err error) {
+	_, statErr := os.Stat(cfg.Dir)
+	made := errors.Is(statErr, os.ErrNotExist) // a failed Open removes the directory it made
 	seeds, hosts, resumed, err := checkInputs(cfg)
 	if err != nil {
 		return nil, err
@@ -139,11 +188,14 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		cfg.Clock = clock.System
 	}
 	opened := &Agent{cfg: cfg, clock: cfg.Clock, stats: new(stats.Crawl), progress: progress, cpRequests: make(chan chan error, 1),
-		reconfig: make(chan reconfigReq), runDone: make(chan struct{})}
+		reconfig: make(chan reconfigReq), runDone: make(chan struct{}), fallback: fallback}
 	a = opened
 	defer func() {
 		if err != nil {
 			opened.closeAll()
+			if made {
+				os.RemoveAll(cfg.Dir)
+			}
 		}
 	}()
 	if err := a.openLogs(&cfg, seeds); err != nil {
@@ -204,12 +256,35 @@ func checkInputs(cfg Config) (seeds []urlx.URL, hosts map[string][]netip.Addr, r
 			return nil, nil, false, usageErr("--fresh: crawl directory %s is not empty", cfg.Dir)
 		}
 	}
+	if err := checkListeners(cfg); err != nil {
+		return nil, nil, false, err
+	}
 	for _, d := range []string{"warc", "state", "logs"} {
 		if err := os.MkdirAll(filepath.Join(cfg.Dir, d), 0o755); err != nil {
 			return nil, nil, false, usageErr("crawl directory: %v", err)
 		}
 	}
 	return seeds, hosts, resumed, nil
+}
+
+// checkListeners checks, before the crawl directory is touched, what the
+// start would find wrong later: the cluster's key file, and that the
+// console's address is free. (A start that fails later still ends what it
+// made: see closeLock.)
+func checkListeners(cfg Config) error {
+	if cfg.Cluster.Enabled() {
+		if _, err := cluster.ReadKeyFile(cfg.Cluster.KeyFile); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	if ap, err := netip.ParseAddrPort(cfg.Console.Addr); err == nil && ap.Port() != 0 {
+		ln, err := net.Listen("tcp", ap.String())
+		if err != nil {
+			return usageErr("--console-addr: %v", err)
+		}
+		ln.Close()
+	}
+	return nil
 }
 
 // openLogs locks the directory, opens the logs, and applies the settings
@@ -263,27 +338,34 @@ func (a *Agent) openState(state string) (err error) {
 		a.log.Info("blocklist kept from the last run", "entries", n)
 	}
 	running := filepath.Join(state, "RUNNING")
-	if _, err := os.Stat(running); err == nil {
-		// The directory lock is ours and the marker is there: the last
-		// process died without closing. Go back to its last checkpoint.
-		report, err := a.recoverFromCrash(state)
-		if err != nil {
-			return fmt.Errorf("agent: crash recovery: %w", err)
+	_, err = os.Stat(running)
+	recovering := err == nil || a.fallback != nil
+	if !recovering {
+		if err := checkStateFiles(state); err != nil {
+			return &StateError{err}
 		}
-		a.log.Warn("crash recovery", "report", report)
-		if a.progress != nil {
-			fmt.Fprintln(a.progress, "petrel: the last crawl in this directory did not stop cleanly:", report)
+		if err := a.repairOpenWARC(); err != nil {
+			return err
+		}
+	}
+	if recovering {
+		if err := a.recover(state); err != nil {
+			return err
 		}
 	}
 	if err := atomicfile.Write(running, atomicfile.Options{Sync: true}, func(w io.Writer) error { _, err := fmt.Fprintln(w, os.Getpid()); return err }); err != nil {
 		return usageErr("crawl directory: %v", err)
 	}
+	a.markedRunning = !recovering
 	if cps := listCheckpoints(filepath.Join(state, "checkpoints")); len(cps) > 0 {
 		fmt.Sscanf(strings.TrimPrefix(cps[len(cps)-1], "cp-"), "%d", &a.cpSeq)
 	}
 	qopts := diskq.DefaultOptions()
 	qopts.Logger = a.log
 	a.ready, err = diskq.Open(filepath.Join(state, "ready"), qopts)
+	if se := corruptState("ready", err); se != nil && !recovering {
+		return se
+	}
 	if err != nil {
 		return fmt.Errorf("agent: open ready queue: %w", err)
 	}
@@ -401,6 +483,9 @@ func (a *Agent) openSieve(cfg *Config, r *frontier.Receiver) (frontier.Sieve, er
 	}
 	s, err := sieve.Open(filepath.Join(cfg.Dir, "state", "sieve"), recv, sieve.Options{BufferKeys: cfg.Sieve.BufferKeys, Logger: a.log, KeyPrefix: frontier.MetaLen,
 		GroupHash: cfg.Frontier.Assign.GroupHash})
+	if se := corruptState("sieve", err); se != nil && a.markedRunning {
+		return nil, se
+	}
 	if err != nil {
 		return nil, fmt.Errorf("agent: open sieve: %w", err)
 	}
@@ -578,6 +663,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	defer endLeave()
 	ctx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
+	a.stopOnStoreErr.Store(&stopRun)
+	if a.storeErr.Load() != nil {
+		stopRun()
+	}
 	a.stopMu.Lock()
 	a.stopRun = stopAsked
 	asked := a.stopping.Load()
@@ -627,6 +716,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		runErr = nil // a clean stop
 	}
 	l.endWorkers()
+	if err := a.storeFailure(); err != nil {
+		runErr, stopped = errors.Join(runErr, err), false
+	}
 
 	a.ended = &runEnd{err: runErr, stopped: stopped, elapsed: time.Since(start)}
 	// The console stops before the parts it reads are closed.
@@ -778,7 +870,7 @@ func (a *Agent) closeAll() error {
 		if a.ready != nil {
 			a.leftQueued = a.ready.Len()
 		}
-		if err := atomicfile.Write(filepath.Join(state, "counts"), atomicfile.Options{Sync: true}, a.frontier.SaveCounts); err != nil {
+		if err := writeChecked(filepath.Join(state, "counts"), a.frontier.SaveCounts); err != nil {
 			errs = append(errs, fmt.Errorf("agent: save counts: %w", err))
 		}
 		if err := writeHandovers(filepath.Join(state, handoversFile), a.frontier.HandoverKeys()); err != nil {
@@ -804,6 +896,12 @@ func (a *Agent) closeAll() error {
 	if a.store != nil {
 		errs = append(errs, a.closeStore(state)...)
 	}
+	// What the crawl holds is saved when nothing failed so far and the run
+	// did not fail: the index and the logs below are not its state.
+	saved := len(errs) == 0 && (a.ended == nil || a.ended.err == nil)
+	if a.opened && a.cfg.Store.Index && a.store != nil && a.store.Err() == nil {
+		errs = append(errs, a.indexCrawl()...)
+	}
 	if a.fetcher != nil {
 		a.fetcher.CloseIdle()
 	}
@@ -821,7 +919,7 @@ func (a *Agent) closeAll() error {
 		a.stats.SkippedUnlogged.Add(a.crawlLog.Figures().SkippedDropped)
 	}
 	if a.lock != nil {
-		errs = a.closeLock(state, errs)
+		errs = a.closeLock(state, errs, saved)
 	}
 	if a.log != nil && len(errs) > 0 {
 		a.log.Error("close", "err", errors.Join(errs...))
@@ -880,23 +978,38 @@ func (a *Agent) closeStore(state string) (errs []error) {
 		errs = append(errs, storeErr)
 	}
 	a.stats.WARCBytes.Add(a.store.Stats().CompressedBytes)
-	if a.opened && storeErr == nil && a.cfg.Store.Index {
-		if _, err := store.IndexCrawl(a.cfg.Dir); err != nil {
-			errs = append(errs, fmt.Errorf("agent: merged index: %w", err))
-		}
-	}
 	return errs
 }
 
-// closeLock ends a clean run's marker and saves its counters, logs the
-// end of the run (errs: what failed in closing so far), and unlocks the
-// directory; it returns errs with what failed here.
-func (a *Agent) closeLock(state string, errs []error) []error {
-	if a.opened {
-		// A clean close. After a failed Open the marker stays, so that
-		// the next start recovers again.
-		os.Remove(filepath.Join(state, "RUNNING"))
+// indexCrawl writes the crawl's merged index. A WARC file that cannot be
+// read through is left out of it, said on the progress writer and in the
+// event log; the crawl goes on. It returns what kept the index from being
+// written.
+func (a *Agent) indexCrawl() []error {
+	rep, err := store.IndexCrawl(a.cfg.Dir)
+	for _, s := range rep.Skipped {
+		a.log.Warn("index: WARC file left out", "err", s)
+		if a.progress != nil {
+			fmt.Fprintf(a.progress, "petrel: %v: left out of the index (petrel warc check tells what is wrong)\n", s)
+		}
 	}
+	if err != nil {
+		return []error{fmt.Errorf("agent: merged index: %w", err)}
+	}
+	return nil
+}
+
+// closeLock ends the marker of a run whose state is saved (saved) and
+// saves its counters, logs the end of the run (errs: what failed in
+// closing so far), and unlocks the directory; it returns errs with what
+// failed here.
+//
+// The marker stays after a run that failed or could not save all it held
+// (a full disk), so that the next start recovers from the last checkpoint
+// and fetches again what was not saved; and after a failed Open that
+// recovered from a crash, so that the next start recovers again. A
+// failed Open that wrote the marker itself ends it.
+func (a *Agent) closeLock(state string, errs []error, saved bool) []error {
 	if a.opened {
 		// After a failed Open the counters are not the crawl's: the
 		// saved ones stay.
@@ -905,9 +1018,17 @@ func (a *Agent) closeLock(state string, errs []error) []error {
 		runtime.ReadMemStats(&ms)
 		snap["RuntimeMallocs"] = int64(ms.Mallocs) // this process's, for benchmarks
 		snap["RuntimeTotalAlloc"] = int64(ms.TotalAlloc)
-		if err := atomicfile.Write(filepath.Join(state, "stats.json"), atomicfile.Options{Sync: true}, snap.WriteJSON); err != nil {
+		if err := writeChecked(filepath.Join(state, "stats.json"), snap.WriteJSON); err != nil {
 			errs = append(errs, fmt.Errorf("agent: save stats: %w", err))
+			saved = false
 		}
+	}
+	switch {
+	case saved && (a.opened || a.markedRunning):
+		os.Remove(filepath.Join(state, "RUNNING"))
+	case a.opened:
+		a.unsaved = true
+		a.log.Warn("close: the crawl's state is not all saved; state/RUNNING kept, the next start recovers from the last checkpoint")
 	}
 	if a.ended != nil {
 		a.logEnd(errors.Join(errs...))

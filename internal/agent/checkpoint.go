@@ -241,7 +241,7 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("agent: checkpoint %d: %w", seq, err)
 	}
-	if err := atomicfile.Write(filepath.Join(tmp, "counts"), atomicfile.Options{Sync: true}, func(w io.Writer) error {
+	if err := writeChecked(filepath.Join(tmp, "counts"), func(w io.Writer) error {
 		_, err := sink.counts.WriteTo(w)
 		return err
 	}); err != nil {
@@ -308,7 +308,7 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 func (a *Agent) writeCheckpointStats(tmp string, info frontier.CheckpointInfo) error {
 	snap := a.stats.Snapshot()
 	snap["PagesDispatched"] = info.Dispatched
-	return atomicfile.Write(filepath.Join(tmp, "stats.json"), atomicfile.Options{Sync: true}, snap.WriteJSON)
+	return writeChecked(filepath.Join(tmp, "stats.json"), snap.WriteJSON)
 }
 
 // commitCheckpoint makes the checkpoint written in tmp the newest one: tmp
@@ -318,7 +318,13 @@ func (a *Agent) writeCheckpointStats(tmp string, info frontier.CheckpointInfo) e
 // checkpoint is complete, whether state/CHECKPOINT names it yet or not.
 // A leave's URLs moved out of the frontier and held are logged first
 // (leavemoved.go): no checkpoint that no longer has them commits before.
+// Once the WARC writer has failed, no checkpoint commits: a page stored
+// before its cut may have been lost, and recovering to it would not fetch
+// that page again.
 func (a *Agent) commitCheckpoint(ctx context.Context, tmp, final string) error {
+	if err := a.store.Err(); err != nil {
+		return fmt.Errorf("agent: checkpoint %s not committed, the WARC files failed: %w", filepath.Base(final), err)
+	}
 	if err := a.clusterHost.sealMoved(ctx); err != nil {
 		return fmt.Errorf("agent: checkpoint: %w", err)
 	}
@@ -457,6 +463,11 @@ func loadCheckpoint(dir string) (*loadedCheckpoint, error) {
 	if err := c.pos.UnmarshalBinary(b); err != nil {
 		return nil, fmt.Errorf("ready.pos: %w", err)
 	}
+	for _, f := range []string{"stats.json", "counts"} {
+		if err := verifyChecksum(filepath.Join(dir, f)); err != nil {
+			return nil, err
+		}
+	}
 	if b, err = os.ReadFile(filepath.Join(dir, "stats.json")); err != nil {
 		return nil, err
 	}
@@ -587,11 +598,72 @@ func parseRecordsFile(b []byte, magic string) ([][]byte, error) {
 	}
 }
 
+// recover goes back to the newest valid checkpoint: after a crash (the
+// directory lock is ours and state/RUNNING is there: the last process
+// died without closing, or its close could not save the state), or when
+// a state file of a clean stop is corrupt (a.fallback).
+func (a *Agent) recover(state string) error {
+	report, err := a.recoverFromCrash(state)
+	if err != nil {
+		return fmt.Errorf("agent: crash recovery: %w", err)
+	}
+	why := "the last crawl in this directory did not stop cleanly"
+	if a.fallback != nil {
+		why = a.fallback.Error() + "; back to the newest valid checkpoint"
+	}
+	a.log.Warn("crash recovery", "why", why, "report", report)
+	if a.progress != nil {
+		fmt.Fprintf(a.progress, "petrel: %s: %s\n", why, report)
+	}
+	return nil
+}
+
+// repairOpenWARC closes the WARC files an earlier run left open although
+// it removed state/RUNNING (an earlier Petrel did so after a close that
+// failed): the directory lock is ours, so no process writes them. Each is
+// cut after its last whole record, renamed and indexed, and said.
+func (a *Agent) repairOpenWARC() error {
+	report, err := store.Repair(filepath.Join(a.cfg.Dir, "warc"), a.cfg.Store.Index)
+	if err != nil {
+		return fmt.Errorf("agent: WARC files left open: %w", err)
+	}
+	if report != "" {
+		a.log.Warn("WARC files left open by an earlier run repaired", "report", report)
+		if a.progress != nil {
+			fmt.Fprintln(a.progress, "petrel: WARC files left open by an earlier run:", report)
+		}
+	}
+	return nil
+}
+
+// checkStateFiles checks, at the start after a clean stop, the state
+// files that have no framing of their own against their checksums, and
+// that stats.json parses.
+func checkStateFiles(state string) error {
+	for _, f := range []string{"counts", "stats.json"} {
+		if err := verifyChecksum(filepath.Join(state, f)); err != nil {
+			return err
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(state, "stats.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	var snap stats.Snapshot
+	if err == nil {
+		err = json.Unmarshal(b, &snap)
+	}
+	if err != nil {
+		return fmt.Errorf("stats.json: corrupt: %w", err)
+	}
+	return nil
+}
+
 // recoverFromCrash puts state/ back to the newest valid checkpoint after a
 // crash, and repairs torn WARC files. It returns a one-line report.
 func (a *Agent) recoverFromCrash(state string) (string, error) {
 	var notes []string
-	if n, err := store.Repair(filepath.Join(a.cfg.Dir, "warc")); err != nil {
+	if n, err := store.Repair(filepath.Join(a.cfg.Dir, "warc"), a.cfg.Store.Index); err != nil {
 		return "", err
 	} else if n != "" {
 		notes = append(notes, n)
@@ -626,12 +698,17 @@ func (a *Agent) recoverFromCrash(state string) (string, error) {
 			return "", err
 		}
 		os.Remove(filepath.Join(state, "counts"))
+		os.Remove(filepath.Join(state, "counts"+checksumSuffix))
 		os.Remove(filepath.Join(state, receivedFile))
 		os.Remove(filepath.Join(state, replayFile))
 		os.Remove(filepath.Join(state, handoversFile))
 		os.Remove(filepath.Join(state, "cluster", "applied.json")) // the inbox is replayed from its start
+		dropDigestFilters(state, time.Time{})
 		notes = append(notes, "no usable checkpoint: the crawl starts again from its seeds (WARC files kept)")
 		return strings.Join(notes, "; "), nil
+	}
+	if n := dropDigestFilters(state, cp.man.Time); n > 0 {
+		notes = append(notes, fmt.Sprintf("%d digest filters saved after the checkpoint dropped", n))
 	}
 	if n, err := restoreSeenAndCounts(cp.dir, state); err != nil { // countslog.go
 		return "", err
@@ -655,7 +732,7 @@ func (a *Agent) recoverFromCrash(state string) (string, error) {
 	if err := q.Close(); err != nil {
 		return "", fmt.Errorf("agent: restore ready queue: %w", err)
 	}
-	if err := atomicfile.Write(filepath.Join(state, "stats.json"), atomicfile.Options{Sync: true}, cp.snap.WriteJSON); err != nil {
+	if err := writeChecked(filepath.Join(state, "stats.json"), cp.snap.WriteJSON); err != nil {
 		return "", err
 	}
 	if err := restoreHandovers(cp.dir, state); err != nil {
@@ -671,6 +748,23 @@ func (a *Agent) recoverFromCrash(state string) (string, error) {
 	notes = append(notes, fmt.Sprintf("recovered from %s taken at %s: %d URLs queued again; %d responses stored after it may be fetched again",
 		filepath.Base(cp.dir), cp.man.Time.Format(time.RFC3339), int64(len(cp.todo))+cp.nvirt, again))
 	return strings.Join(notes, "; "), nil
+}
+
+// dropDigestFilters removes the digest filters saved in state after t (a
+// zero t: any), and returns how many: a close that could not save all the
+// crawl held, or a clean stop whose state is found corrupt, saved them
+// with the pages fetched after the checkpoint a recovery goes back to,
+// which it fetches again. Kept, they would take those pages for
+// duplicates of themselves, and their links would not be followed.
+func dropDigestFilters(state string, t time.Time) int {
+	n := 0
+	for _, f := range []string{"text-digests", "payload-digests"} {
+		p := filepath.Join(state, f)
+		if fi, err := os.Stat(p); err == nil && fi.ModTime().After(t) && os.Remove(p) == nil {
+			n++
+		}
+	}
+	return n
 }
 
 func copyTree(src, dst string) error {

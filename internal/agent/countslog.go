@@ -391,6 +391,9 @@ func restoreSeenAndCounts(cp, state string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("agent: restore counts received: %w", err)
 	}
+	if err := rechecksum(filepath.Join(state, "counts")); err != nil {
+		return 0, fmt.Errorf("agent: restore counts: %w", err)
+	}
 	if err := writePos(filepath.Join(state, replayFile), readReceivedPos(cp)); err != nil {
 		return 0, fmt.Errorf("agent: restore seen hashes received: %w", err)
 	}

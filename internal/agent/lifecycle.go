@@ -53,6 +53,28 @@ type runEnd struct {
 	closeErr error // from closeAll
 }
 
+// storeFailed ends the run once the WARC writer has failed (a full disk):
+// its error is sticky, so every page fetched after it would be lost. The
+// run then fails with err; the close keeps state/RUNNING, and the next
+// start recovers from the last checkpoint, which no failure of the writer
+// preceded (see checkpoint), and fetches again what was not stored.
+func (a *Agent) storeFailed(err error) {
+	if !a.storeErr.CompareAndSwap(nil, &err) {
+		return
+	}
+	if stop := a.stopOnStoreErr.Load(); stop != nil {
+		(*stop)()
+	}
+}
+
+// storeFailure is the error storeFailed recorded, or nil.
+func (a *Agent) storeFailure() error {
+	if p := a.storeErr.Load(); p != nil {
+		return fmt.Errorf("agent: the WARC files cannot be written: %w", *p)
+	}
+	return nil
+}
+
 // runOutcome names the end of the run in a few words: "finished", "stopped",
 // "limit" (--max-urls reached with URLs left) or "failed".
 func (a *Agent) runOutcome() string {
@@ -99,6 +121,9 @@ func (a *Agent) summary(start stats.Snapshot) string {
 		next = fmt.Sprintf("%d URLs queued; raise --max-urls and run the same command to go on", a.leftQueued)
 	case "failed":
 		head = fmt.Sprintf("crawl failed after %s", e.elapsed.Round(time.Millisecond))
+		if a.unsaved {
+			next = "failed: once its cause is fixed (a full disk: free space), run the same command: it recovers from the last checkpoint and fetches again what was not saved"
+		}
 	default:
 		head = fmt.Sprintf("crawl finished in %s", e.elapsed.Round(time.Millisecond))
 		next = "complete: nothing left to fetch"

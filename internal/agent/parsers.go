@@ -82,6 +82,7 @@ func (a *Agent) handle(r *fetched) {
 		st.StoreErrors.Add(1)
 		a.log.Error("store", "url", resp.URL, "err", err)
 		a.logResponse(t, r.fetcher, resp, nil, "err:store")
+		a.storeFailed(err)
 	} else {
 		st.Stored.Add(1)
 		if res.Revisit {

@@ -87,7 +87,11 @@
 // writes them, sorted, to NAME.cdxj beside NAME.warc.gz when the file is
 // closed. IndexCrawl merges the per-file indexes of a crawl directory into
 // indexes/index.cdxj, rebuilding from the WARC file any that is missing or
-// older than its file (a file repaired after a crash). Every index is
+// older than its file; a file that cannot be read through (cut short) is
+// left out and reported, not an error. Repair, after a crash, cuts each
+// file left open after its last whole record, renames it and writes its
+// index. WARCFiles leaves open files out; OpenWARCFiles lists them, so
+// that "petrel warc ls" and "check" can say what they skipped. Every index is
 // sorted by the bytes of its lines and written as warcio's cdx-index
 // writes it (see index.go).
 //

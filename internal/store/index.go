@@ -303,10 +303,32 @@ func (h *mergeHeap) Pop() any {
 
 // WARCFiles expands paths into WARC files: a directory stands for the
 // *.warc.gz and *.warc files directly inside it (files still being
-// written, *.open, are left out), sorted by name, and a crawl directory
-// (one with a warc/ subdirectory) for those of its warc/; a file stands
-// for itself. A path that does not exist is an error.
+// written, *.open, are left out: OpenWARCFiles lists them), sorted by name,
+// and a crawl directory (one with a warc/ subdirectory) for those of its
+// warc/; a file stands for itself. A path that does not exist is an error.
 func WARCFiles(paths []string) ([]string, error) {
+	return expandDirs(paths, IsWARCName)
+}
+
+// OpenWARCFiles lists the WARC files still named *.open in the
+// directories among paths (a crawl directory: in its warc/), which
+// WARCFiles leaves out: files a running crawl writes, or that a crawl
+// which did not close left (its next run repairs them).
+func OpenWARCFiles(paths []string) ([]string, error) {
+	var dirs []string
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			dirs = append(dirs, p)
+		}
+	}
+	return expandDirs(dirs, func(name string) bool {
+		return IsWARCName(strings.TrimSuffix(name, openSuffix)) && strings.HasSuffix(name, openSuffix)
+	})
+}
+
+// expandDirs expands paths as WARCFiles does, a directory into its files
+// whose names match.
+func expandDirs(paths []string, match func(name string) bool) ([]string, error) {
 	var out []string
 	for _, p := range paths {
 		fi, err := os.Stat(p)
@@ -325,7 +347,7 @@ func WARCFiles(paths []string) ([]string, error) {
 			return nil, fmt.Errorf("store: %w", err)
 		}
 		for _, e := range ents {
-			if n := e.Name(); !e.IsDir() && IsWARCName(n) {
+			if n := e.Name(); !e.IsDir() && match(n) {
 				out = append(out, filepath.Join(p, n))
 			}
 		}
@@ -390,16 +412,25 @@ func parseCDXJFields(js []byte) (cdxjFields, error) {
 // IndexFile writes the CDXJ index of the WARC file at path beside it
 // (NAME.cdxj), as the writer does when it closes a file.
 func IndexFile(path string) error {
+	_, err := indexFile(path)
+	return err
+}
+
+// indexFile is IndexFile; unreadable says the error is the WARC file's:
+// it cannot be read through (cut short, corrupt).
+func indexFile(path string) (unreadable bool, err error) {
 	s := newLineSorter(filepath.Dir(path), defaultSortBudget)
 	defer s.close()
-	if err := indexRecords(path, s.add); err != nil {
-		return err
+	var addErr error // the sorter's: not the WARC file's
+	add := func(line []byte) error { addErr = s.add(line); return addErr }
+	if err := indexRecords(path, add); err != nil {
+		return addErr == nil, err
 	}
-	err := atomicfile.Write(fileIndexName(path), atomicfile.Options{Sync: true, Buffer: 256 << 10}, func(w io.Writer) error { _, err := s.writeTo(w); return err })
+	err = atomicfile.Write(fileIndexName(path), atomicfile.Options{Sync: true, Buffer: 256 << 10}, func(w io.Writer) error { _, err := s.writeTo(w); return err })
 	if err != nil {
-		return fmt.Errorf("store: index %s: %w", filepath.Base(path), err)
+		return false, fmt.Errorf("store: index %s: %w", filepath.Base(path), err)
 	}
-	return nil
+	return false, nil
 }
 
 // MergedIndex is the path of a crawl directory's merged index.
@@ -407,17 +438,29 @@ func MergedIndex(crawlDir string) string {
 	return filepath.Join(crawlDir, "indexes", "index.cdxj")
 }
 
+// IndexReport is what IndexCrawl did.
+type IndexReport struct {
+	Lines int64 // in the merged index
+	// Skipped are the WARC files left out of the index because they
+	// cannot be read through (a file cut short, corrupt bytes): each
+	// error names its file and what is wrong with it.
+	Skipped []error
+}
+
 // IndexCrawl brings the CDXJ indexes of the crawl directory dir up to date:
 // every finished WARC file in dir/warc whose NAME.cdxj is missing or older
 // than the file gets one (from the file itself), then indexes/index.cdxj is
 // written (through a temporary file, renamed) as the merge of all of them,
-// sorted by the bytes of its lines. It returns the number of lines. It
-// backs "petrel warc index" and runs at the end of a crawl.
-func IndexCrawl(dir string) (int64, error) {
+// sorted by the bytes of its lines. A WARC file that cannot be read
+// through is left out and named in the report's Skipped; the error is for
+// what keeps the index from being written. It backs "petrel warc index"
+// and runs at the end of a crawl.
+func IndexCrawl(dir string) (IndexReport, error) {
+	var rep IndexReport
 	warcDir := filepath.Join(dir, "warc")
 	files, err := WARCFiles([]string{warcDir})
 	if err != nil {
-		return 0, err
+		return rep, err
 	}
 	var inputs []io.Reader
 	defer func() {
@@ -428,30 +471,32 @@ func IndexCrawl(dir string) (int64, error) {
 	for _, p := range files {
 		idx := fileIndexName(p)
 		if !indexCurrent(p, idx) {
-			if err := IndexFile(p); err != nil {
-				return 0, err
+			if unreadable, err := indexFile(p); unreadable {
+				rep.Skipped = append(rep.Skipped, err)
+				continue
+			} else if err != nil {
+				return rep, err
 			}
 		}
 		f, err := os.Open(idx)
 		if err != nil {
-			return 0, fmt.Errorf("store: %w", err)
+			return rep, fmt.Errorf("store: %w", err)
 		}
 		inputs = append(inputs, f)
 	}
 	out := MergedIndex(dir)
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return 0, fmt.Errorf("store: %w", err)
+		return rep, fmt.Errorf("store: %w", err)
 	}
-	var n int64
 	err = atomicfile.Write(out, atomicfile.Options{Sync: true, Buffer: 256 << 10}, func(w io.Writer) error {
 		var err error
-		n, err = MergeSorted(inputs, w)
+		rep.Lines, err = MergeSorted(inputs, w)
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("store: index %s: %w", out, err)
+		return rep, fmt.Errorf("store: index %s: %w", out, err)
 	}
-	return n, nil
+	return rep, nil
 }
 
 // indexCurrent reports whether idx exists and is not older than the WARC

@@ -138,10 +138,11 @@ func TestWriterIndex(t *testing.T) {
 	os.Chtimes(fileIndexName(files[2]), old, old) // older than its WARC file: rebuilt
 	os.WriteFile(fileIndexName(files[2]), []byte("stale 1 {}\n"), 0o644)
 	os.Chtimes(fileIndexName(files[2]), old, old)
-	n, err := IndexCrawl(crawl)
+	rep, err := IndexCrawl(crawl)
 	if err != nil {
 		t.Fatal(err)
 	}
+	n := rep.Lines
 	merged, err := os.ReadFile(MergedIndex(crawl))
 	if err != nil {
 		t.Fatal(err)
@@ -152,6 +153,38 @@ func TestWriterIndex(t *testing.T) {
 	checkSorted(t, "indexes/index.cdxj", string(merged))
 	if cdxjOf(t, crawl) != string(merged) {
 		t.Error("cdxj of a crawl directory is not that of its warc/")
+	}
+}
+
+// TestIndexCrawlSkipsCutFile: a finished WARC file cut short (its index
+// gone, or older than the cut) is left out of the merged index and named
+// in the report; the other files are indexed.
+func TestIndexCrawlSkipsCutFile(t *testing.T) {
+	crawl := t.TempDir()
+	files := writeCrawl(t, filepath.Join(crawl, "warc"), 80)
+	if len(files) < 3 {
+		t.Fatalf("%d WARC files; want at least 3", len(files))
+	}
+	cut := files[1]
+	fi, err := os.Stat(cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(cut, fi.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(fileIndexName(cut))
+	rep, err := IndexCrawl(crawl)
+	if err != nil {
+		t.Fatalf("IndexCrawl with a file cut short: %v", err)
+	}
+	if len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0].Error(), filepath.Base(cut)) {
+		t.Fatalf("skipped %v; want %s", rep.Skipped, filepath.Base(cut))
+	}
+	others := slices.Concat(files[:1], files[2:])
+	merged, _ := os.ReadFile(MergedIndex(crawl))
+	if want := cdxjOf(t, others...); string(merged) != want || rep.Lines != int64(strings.Count(want, "\n")) {
+		t.Errorf("merged index (%d lines) is not that of the files not cut:\n%s\nwant\n%s", rep.Lines, merged, want)
 	}
 }
 

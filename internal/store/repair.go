@@ -14,9 +14,10 @@ import (
 // Repair makes the WARC files in dir whole after a crash: every file still
 // named .warc.gz.open (the writer died before closing it) is read through
 // with gowarc, cut after its last complete record (a torn record at the end
-// is dropped), fsynced and renamed to its final name. It returns a report of
-// what it cut, empty when there was nothing to do.
-func Repair(dir string) (string, error) {
+// is dropped), fsynced and renamed to its final name, and with index its
+// CDXJ index is written beside it (NAME.cdxj). It returns a report of what
+// it cut and kept, empty when there was nothing to do.
+func Repair(dir string, index bool) (string, error) {
 	open, err := filepath.Glob(filepath.Join(dir, "*"+openSuffix))
 	if err != nil {
 		return "", err
@@ -49,6 +50,12 @@ func Repair(dir string) (string, error) {
 		if err := os.Rename(p, final); err != nil {
 			return "", fmt.Errorf("store: repair: %w", err)
 		}
+		if index {
+			if err := IndexFile(final); err != nil {
+				return "", fmt.Errorf("store: repair: %w", err)
+			}
+		}
+		notes = append(notes, fmt.Sprintf("%s closed with %d records", filepath.Base(final), records))
 	}
 	return strings.Join(notes, "; "), nil
 }

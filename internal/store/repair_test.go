@@ -43,14 +43,26 @@ func TestRepairCutsTornRecord(t *testing.T) {
 	if err := os.WriteFile(torn, data[:len(data)-30], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	report, err := Repair(dir)
+	report, err := Repair(dir, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(report, "cut a torn record") {
-		t.Errorf("report %q does not say a torn record was cut", report)
-	}
 	final := strings.TrimSuffix(torn, ".open")
+	if !strings.Contains(report, "cut a torn record") || !strings.Contains(report, filepath.Base(final)+" closed with 10 records") {
+		t.Errorf("report %q does not say a torn record was cut and how many records were kept", report)
+	}
+	// The repaired file is indexed: its four whole responses.
+	idx, err := os.ReadFile(fileIndexName(final))
+	if err != nil {
+		t.Fatalf("no index written for the repaired file: %v", err)
+	}
+	var want strings.Builder
+	if err := WriteCDXJ([]string{final}, &want); err != nil {
+		t.Fatal(err)
+	}
+	if string(idx) != want.String() || strings.Count(string(idx), "\n") != 4 {
+		t.Errorf("index of the repaired file:\n%s\nwant its 4 responses:\n%s", idx, want.String())
+	}
 	n, err := CheckFile(final)
 	if err != nil {
 		t.Fatalf("repaired file does not read through: %v", err)

@@ -897,6 +897,10 @@ func (w *Writer) Close() error {
 	return w.closeErr
 }
 
+// Err returns the Writer's first write or sync error (sticky: every later
+// Write fails with it), or nil.
+func (w *Writer) Err() error { return w.loadErr() }
+
 // Stats returns a snapshot of the Writer's counters.
 func (w *Writer) Stats() Stats {
 	return Stats{

@@ -94,8 +94,12 @@ func Write(out string, dirs []string, opts Options) (Result, error) {
 	var warcs []string
 	seen := map[string]string{}
 	for _, d := range dirs {
-		if _, err := store.IndexCrawl(d); err != nil {
+		rep, err := store.IndexCrawl(d)
+		if err != nil {
 			return res, fmt.Errorf("wacz: %s: %w", d, err)
+		}
+		if len(rep.Skipped) > 0 {
+			return res, fmt.Errorf("wacz: %s: %w (petrel warc check tells more; move the file out of warc/ to package the rest)", d, rep.Skipped[0])
 		}
 		files, err := store.WARCFiles([]string{filepath.Join(d, "warc")})
 		if err != nil {
