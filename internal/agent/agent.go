@@ -104,9 +104,12 @@ type Agent struct {
 	// observe, when set (by tests), is told the URL and Meta of every
 	// response a parser handles.
 	observe    func(url string, m frontier.Meta)
-	opened     bool    // Open succeeded: closing is a clean stop
-	ended      *runEnd // how Run ended (nil before)
-	leftQueued int64   // URLs left in the ready queue at the close
+	opened     bool         // Open succeeded: closing is a clean stop
+	ended      *runEnd      // how Run ended (nil before)
+	leftQueued int64        // URLs left in the ready queue at the close
+	failed     *failedLog   // state/failed (failedlog.go)
+	seedFails  seedFailures // why the run's seeds were not fetched (seedfailures.go)
+	retried    bool         // --retry-failed queued state/failed.retry's URLs this run
 
 	consoleState
 
@@ -164,6 +167,9 @@ func Open(cfg Config, progress io.Writer) (a *Agent, err error) {
 		}
 	} else {
 		a.offerSeeds(seeds, resumed)
+		if err := a.requeueFailed(filepath.Join(cfg.Dir, "state")); err != nil { // failedlog.go
+			return nil, err
+		}
 	}
 	a.opened = true
 	return a, nil
@@ -175,7 +181,10 @@ func checkInputs(cfg Config) (seeds []urlx.URL, hosts map[string][]netip.Addr, r
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, false, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	if err := checkComplete(cfg.Dir); err != nil {
+	if cfg.RetryFailed && cfg.Cluster.Enabled() {
+		return nil, nil, false, usageErr("--retry-failed: not in a crawl of several agents (the address of a URL given up may be another agent's now)")
+	}
+	if err := checkComplete(cfg.Dir); err != nil && !(cfg.RetryFailed && hasFailed(cfg.Dir)) {
 		return nil, nil, false, err
 	}
 	seeds, err = readSeeds(cfg)
@@ -185,6 +194,9 @@ func checkInputs(cfg Config) (seeds []urlx.URL, hosts map[string][]netip.Addr, r
 	resumed = holdsCrawl(cfg.Dir)
 	if len(seeds) == 0 && !resumed {
 		return nil, nil, false, fmt.Errorf("%w: %w", ErrUsage, ErrNoSeeds)
+	}
+	if cfg.RetryFailed && !resumed {
+		return nil, nil, false, usageErr("--retry-failed: %s holds no crawl to resume", cfg.Dir)
 	}
 	hosts = map[string][]netip.Addr{}
 	if cfg.Fetch.HostsFile != "" {
@@ -276,6 +288,9 @@ func (a *Agent) openState(state string) (err error) {
 	}
 	if err := atomicfile.Write(running, atomicfile.Options{Sync: true}, func(w io.Writer) error { _, err := fmt.Fprintln(w, os.Getpid()); return err }); err != nil {
 		return usageErr("crawl directory: %v", err)
+	}
+	if err := a.openFailed(state); err != nil { // failedlog.go
+		return err
 	}
 	if cps := listCheckpoints(filepath.Join(state, "checkpoints")); len(cps) > 0 {
 		fmt.Sscanf(strings.TrimPrefix(cps[len(cps)-1], "cp-"), "%d", &a.cpSeq)
@@ -603,6 +618,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	if errors.Is(runErr, context.Canceled) && stopped {
 		runErr = nil // a clean stop
 	}
+	if runErr == nil {
+		runErr = a.noSeedFetched(stopped) // seedfailures.go
+	}
 	l.endWorkers()
 
 	a.ended = &runEnd{err: runErr, stopped: stopped, elapsed: time.Since(start)}
@@ -797,6 +815,12 @@ func (a *Agent) closeAll() error {
 		}
 		a.stats.SkippedUnlogged.Add(a.crawlLog.Figures().SkippedDropped)
 	}
+	if n, err := a.failed.close(); err != nil {
+		errs = append(errs, err)
+	} else {
+		a.stats.FailedUnrecorded.Add(n)
+	}
+	a.failed = nil
 	if a.lock != nil {
 		errs = a.closeLock(state, errs)
 	}
@@ -873,6 +897,10 @@ func (a *Agent) closeLock(state string, errs []error) []error {
 		// A clean close. After a failed Open the marker stays, so that
 		// the next start recovers again.
 		os.Remove(filepath.Join(state, "RUNNING"))
+		if a.retried && len(errs) == 0 {
+			// The URLs retried are in the saved queues now.
+			os.Remove(filepath.Join(state, failedRetryFile))
+		}
 	}
 	if a.opened {
 		// After a failed Open the counters are not the crawl's: the

@@ -201,6 +201,7 @@ var dropDetail = map[crawllog.Reason]string{
 	crawllog.ReasonBlocklist:    "its host or address is on the blocklist",
 	crawllog.ReasonOverBudget:   "its key had used its budget of URLs (--max-urls-per-host)",
 	crawllog.ReasonRetries:      "it failed on every try",
+	crawllog.ReasonHostDown:     "its host could not be reached for --host-down-give-up (petrel crawl --retry-failed fetches it again)",
 }
 
 func refusedByRule(w *console.Why, rule string) {
@@ -334,7 +335,7 @@ func (ev *evidence) skipped(w *console.Why) bool {
 	s := ev.refusals[len(ev.refusals)-1]
 	w.State, w.Rule = console.WhyRefused, string(s.Reason)
 	switch s.Reason {
-	case crawllog.ReasonBrokenHost, crawllog.ReasonRobotsFailed, crawllog.ReasonDNS, crawllog.ReasonAddress, crawllog.ReasonRetries:
+	case crawllog.ReasonBrokenHost, crawllog.ReasonRobotsFailed, crawllog.ReasonDNS, crawllog.ReasonAddress, crawllog.ReasonRetries, crawllog.ReasonHostDown:
 		w.State = console.WhyFailed
 	}
 	w.Detail = "refused: " + w.Rule + " (logs/skipped.jsonl)"

@@ -20,6 +20,7 @@ const (
 	DelayRetryAfter                       // a Retry-After header (up to MaxDelay)
 	DelayRetry                            // RetryDelay before a retry
 	DelayRobotsBackoff                    // robots.txt unavailable: backoff before asking again
+	DelayHostDown                         // the host unreachable: a growing wait (hostdown.go)
 )
 
 func (r DelayReason) String() string {
@@ -34,6 +35,8 @@ func (r DelayReason) String() string {
 		return "retry-delay"
 	case DelayRobotsBackoff:
 		return "robots-backoff"
+	case DelayHostDown:
+		return "host-down"
 	}
 	return "host-delay"
 }
