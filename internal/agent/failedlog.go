@@ -60,7 +60,7 @@ type failedLog struct {
 
 // openFailedLog opens state/failed for appending.
 func openFailedLog(state string, log *slog.Logger) (*failedLog, error) {
-	f, err := os.OpenFile(filepath.Join(state, failedFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(filepath.Join(state, failedFile), os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("agent: failed-URL record: %w", err)
 	}
@@ -69,7 +69,15 @@ func openFailedLog(state string, log *slog.Logger) (*failedLog, error) {
 		f.Close()
 		return nil, fmt.Errorf("agent: failed-URL record: %w", err)
 	}
-	return &failedLog{f: f, w: bufio.NewWriterSize(f, failedBuffer), size: st.Size(), log: log}, nil
+	l := &failedLog{f: f, w: bufio.NewWriterSize(f, failedBuffer), size: st.Size(), log: log}
+	var last [1]byte
+	if l.size > 0 {
+		if _, err := f.ReadAt(last[:], l.size-1); err == nil && last[0] != '\n' {
+			l.w.WriteByte('\n') // after a line a crash cut short
+			l.size++
+		}
+	}
+	return l, nil
 }
 
 // add records url (found as m says) given up for reason.

@@ -18,7 +18,7 @@ type Settings struct {
 	ParallelPerIP  int           // requests in flight per workbench entry (default 1)
 	MaxURLs        int64         // stop after dispatching this many page fetches (0 = no limit)
 	MaxURLsPerKey  int64         // per-key budget (BUbiNG's maxUrlsPerSchemeAuthority)
-	MaxRetries     int           // retries of a failed fetch (network error or 5xx)
+	MaxRetries     int           // retries of a failed fetch (5xx, or a failure after the connection was made)
 	RetryDelay     time.Duration // minimum wait before a retry
 	// HostDownBackoff caps the wait of a key whose host is unreachable:
 	// it doubles from the key's delay at each failed try up to this.
@@ -70,7 +70,7 @@ func (s *Settings) Table() settings.Table {
 		settings.Count(&s.MaxURLsPerKey, "max-urls-per-host", 100000, "URLs admitted per politeness key").
 			WithDoc("URLs admitted per politeness key (BUbiNG's maxUrlsPerSchemeAuthority)").
 			In(settings.Limits).AtLeast(int64(0)).SetLive().ClusterWide(),
-		settings.Count(&s.MaxRetries, "retries", 2, "retries of a connection failure or 5xx").
+		settings.Count(&s.MaxRetries, "retries", 2, "retries of a 5xx or of a failure after the connection was made (a host that cannot be reached waits instead: --host-down-backoff)").
 			In(settings.Fetching).Range(0, 100).SetLive().ClusterWide(),
 		settings.Duration(&s.RetryDelay, "retry-delay", 2*time.Second, "minimum delay before a retry").
 			In(settings.Fetching).AtLeast(time.Duration(0)).SetLive().ClusterWide(),
