@@ -218,6 +218,9 @@ func TestOutageGiveUpAndRetryFailed(t *testing.T) {
 	if given == 0 {
 		t.Fatal("no URL known to the crawl was given up")
 	}
+	if !strings.Contains(stderr.String(), "--retry-failed fetches them again") {
+		t.Errorf("the summary does not say how to fetch again what was given up:\n%s", stderr.String())
+	}
 	failed, err := os.ReadFile(filepath.Join(dir, "state", "failed"))
 	if err != nil || !bytes.Contains(failed, []byte("host-down\t")) {
 		t.Errorf("state/failed holds no host-down URL (%v):\n%s", err, failed)

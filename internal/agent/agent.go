@@ -110,6 +110,9 @@ type Agent struct {
 	failed     *failedLog   // state/failed (failedlog.go)
 	seedFails  seedFailures // why the run's seeds were not fetched (seedfailures.go)
 	retried    bool         // --retry-failed queued state/failed.retry's URLs this run
+	// failedThisRun is the URLs given up after failures this run (for
+	// the summary).
+	failedThisRun int64
 
 	consoleState
 
@@ -815,10 +818,11 @@ func (a *Agent) closeAll() error {
 		}
 		a.stats.SkippedUnlogged.Add(a.crawlLog.Figures().SkippedDropped)
 	}
-	if n, err := a.failed.close(); err != nil {
+	if n, lost, err := a.failed.close(); err != nil {
 		errs = append(errs, err)
 	} else {
-		a.stats.FailedUnrecorded.Add(n)
+		a.failedThisRun = n
+		a.stats.FailedUnrecorded.Add(lost)
 	}
 	a.failed = nil
 	if a.lock != nil {

@@ -55,6 +55,7 @@ type failedLog struct {
 	w       *bufio.Writer
 	size    int64
 	dropped int64 // URLs not recorded: past failedMaxBytes
+	failed  int64 // failures recorded or not (requeued lines aside)
 	log     *slog.Logger
 }
 
@@ -90,6 +91,9 @@ func (l *failedLog) add(reason, url string, m frontier.Meta) {
 	n := int64(len(reason) + 2*len(meta) + len(url) + 3)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if reason != requeuedReason {
+		l.failed++
+	}
 	if l.size+n > failedMaxBytes {
 		if l.dropped == 0 {
 			l.log.Warn("state/failed is full: URLs given up from now on are in logs/skipped.jsonl only, and --retry-failed does not see them", "bytes", l.size)
@@ -118,15 +122,16 @@ func (l *failedLog) flush() error {
 	return l.w.Flush()
 }
 
-// close flushes and closes the file, and returns the URLs not recorded.
-func (l *failedLog) close() (unrecorded int64, err error) {
+// close flushes and closes the file, and returns the URLs given up after
+// failures since it opened and those of them not recorded.
+func (l *failedLog) close() (failed, unrecorded int64, err error) {
 	if l == nil {
-		return 0, nil
+		return 0, 0, nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	err = errors.Join(l.w.Flush(), l.f.Close())
-	return l.dropped, err
+	return l.failed, l.dropped, err
 }
 
 // failedURL is a URL of the failed-URL record whose last line is a

@@ -126,8 +126,8 @@ func TestFailedRecordReadBack(t *testing.T) {
 	l.add(requeuedReason, "http://a.test/2", frontier.Meta{})
 	l.add("broken-host", "http://a.test/2", frontier.Meta{})
 	l.add("dns", "http://b.test/", frontier.Meta{})
-	if _, err := l.close(); err != nil {
-		t.Fatal(err)
+	if n, _, err := l.close(); err != nil || n != 4 {
+		t.Fatalf("close: %d failures, want 4 (%v)", n, err)
 	}
 	f, _ := os.OpenFile(filepath.Join(state, failedFile), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("host-down\t0102")

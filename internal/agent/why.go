@@ -150,6 +150,10 @@ func held(w *console.Why, p frontier.URLInfo, maxRetries int) bool {
 			w.Add("next fetch of its IP "+k.Addr.String(), k.IPNextFetch)
 		}
 		w.Add("delay", k.Delay.String()+" ("+k.DelayWhy.String()+")")
+		if k.DownTries > 0 {
+			w.Add("host unreachable", fmt.Sprintf("for %s, %d tries: its URLs wait (given up after --host-down-give-up)",
+				k.Down.Round(time.Millisecond), k.DownTries))
+		}
 	}
 	return true
 }

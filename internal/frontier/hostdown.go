@@ -25,6 +25,7 @@ const minHostDownWait = 100 * time.Millisecond
 // outage is a visit state's host being unreachable.
 type outage struct {
 	since int64         // the frontier's clock: end of the first failed try
+	last  int64         // end of the last failed try
 	wait  time.Duration // the last wait set
 	tries int32         // failed tries so far
 }
@@ -42,6 +43,7 @@ func (s *scheduler) hostDown(v *visitState, end int64, delay time.Duration) (tim
 		s.f.log.Info("frontier: host unreachable, its URLs wait", "key", v.key)
 	}
 	o.tries++
+	o.last = end
 	giveUp, most := s.set.HostDownGiveUp, s.set.HostDownBackoff
 	if giveUp <= 0 {
 		giveUp = time.Hour

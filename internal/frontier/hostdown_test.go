@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"sync/atomic"
@@ -23,8 +24,17 @@ func TestHostDownKeepsURLs(t *testing.T) {
 		h.enqueue(fmt.Sprintf("http://down.test/%d", i))
 	}
 	var refused atomic.Int32
+	var seen KeyInfo
 	err := h.run(2, func(t *Task) Outcome {
-		if refused.Add(1) <= 8 {
+		n := refused.Add(1)
+		if n == 6 {
+			// Five tries found the host down: the inspection says so.
+			info, err := h.f.Where(context.Background(), "http://down.test/9")
+			if err == nil && info.Key != nil {
+				seen = *info.Key
+			}
+		}
+		if n <= 8 {
 			return Outcome{Result: Unreachable}
 		}
 		if t.Robots {
@@ -38,14 +48,17 @@ func TestHostDownKeepsURLs(t *testing.T) {
 	if len(d.told) != 0 {
 		t.Errorf("URLs given up: %v", d.told)
 	}
-	seen := map[string]int{}
+	fetched := map[string]int{}
 	for _, p := range h.pages() {
-		seen[p]++
+		fetched[p]++
 	}
 	for i := 0; i < 10; i++ {
-		if u := fmt.Sprintf("http://down.test/%d", i); seen[u] < 1 {
+		if u := fmt.Sprintf("http://down.test/%d", i); fetched[u] < 1 {
 			t.Errorf("%s never fetched", u)
 		}
+	}
+	if seen.DownTries != 5 || seen.Down <= 0 || seen.DelayWhy != DelayHostDown {
+		t.Errorf("the key during the outage: %d tries down for %s, delay %s (%s); want 5 tries, host-down", seen.DownTries, seen.Down, seen.Delay, seen.DelayWhy)
 	}
 	if n := h.stats.HostDownWaits.Load(); n != 8 {
 		t.Errorf("HostDownWaits = %d, want 8", n)
