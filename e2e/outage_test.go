@@ -218,6 +218,9 @@ func TestOutageGiveUpAndRetryFailed(t *testing.T) {
 	if given == 0 {
 		t.Fatal("no URL known to the crawl was given up")
 	}
+	if !strings.Contains(stderr.String(), "its host cannot be reached (refused)") {
+		t.Errorf("stderr does not say a seed's host cannot be reached:\n%s", stderr.String())
+	}
 	if !strings.Contains(stderr.String(), "--retry-failed fetches them again") {
 		t.Errorf("the summary does not say how to fetch again what was given up:\n%s", stderr.String())
 	}

@@ -109,6 +109,7 @@ type Agent struct {
 	leftQueued int64        // URLs left in the ready queue at the close
 	failed     *failedLog   // state/failed (failedlog.go)
 	seedFails  seedFailures // why the run's seeds were not fetched (seedfailures.go)
+	seedHosts  *seedGuard   // says which seed's host is refused or down (seeds.go)
 	retried    bool         // --retry-failed queued state/failed.retry's URLs this run
 	// failedThisRun is the URLs given up after failures this run (for
 	// the summary).
@@ -379,6 +380,7 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 	if err != nil {
 		return fmt.Errorf("agent: load hand-over keys: %w", err)
 	}
+	a.seedHosts = newSeedGuard(guard, a.progress, seeds)
 	a.frontier, err = frontier.New(frontier.Config{
 		Settings:    cfg.Frontier,
 		Cuts:        cuts,
@@ -387,7 +389,7 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 		Cache:       sieve.NewURLCache(cfg.URLCacheBytes()),
 		Hash:        sieve.Hash,
 		Ready:       a.ready,
-		Resolver:    dnsStage{r: resolver, m: a.servedMetrics(), seeds: newSeedGuard(guard, a.progress, seeds)},
+		Resolver:    dnsStage{r: resolver, m: a.servedMetrics(), seeds: a.seedHosts},
 		DNSRefresh:  cfg.Fetch.DNSRefresh,
 		Moved:       a.hostMoved,
 		Guard:       guard.Check,

@@ -139,6 +139,7 @@ func (a *Agent) outcome(t *frontier.Task, resp *fetch.Response, err error) front
 			a.stats.AddressRefused.Add(1)
 		case fetch.Unreachable(err):
 			o.Result = frontier.Unreachable // the host backs off, the URL waits
+			a.seedHosts.unreachable(t.Host(), err, a.frontier.Settings().HostDownGiveUp)
 		default:
 			o.Result = frontier.RetryLater
 		}
