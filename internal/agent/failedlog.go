@@ -296,7 +296,11 @@ func (a *Agent) knownSeed(u urlx.URL, r *console.SeedResult) (known bool, err er
 		return true, err
 	}
 	state := filepath.Join(a.cfg.Dir, "state")
-	urls, _, err := readFailed(filepath.Join(state, failedRetryFile), filepath.Join(state, failedFile))
+	paths := []string{filepath.Join(state, failedRetryFile), filepath.Join(state, failedFile)}
+	if a.retried {
+		paths = paths[1:] // those of failed.retry are queued already
+	}
+	urls, _, err := readFailed(paths...)
 	if err != nil {
 		return true, err
 	}
