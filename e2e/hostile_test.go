@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -520,7 +521,8 @@ func logLinesAbout(t *testing.T, dir string, parts ...string) string {
 
 // TestCrawlRefusesPrivate crawls, without --allow-private, a seed whose
 // name points to testweb.PrivateIP and seeds on the synthetic web (on
-// 127/8): the address guard refuses every one, before any connection.
+// 127/8): the address guard refuses every one, before any connection, and
+// the crawl, no seed fetched, fails (exit 1).
 func TestCrawlRefusesPrivate(t *testing.T) {
 	r := startWeb(t, testweb.Config{Hosts: 4, Seed: 3, FirstIP: netip.MustParseAddr("127.81.0.1"), Hostile: true,
 		BombBytes: 1 << 16, HugeBytes: 1 << 16})
@@ -533,8 +535,9 @@ func TestCrawlRefusesPrivate(t *testing.T) {
 	cmd := exec.CommandContext(ctx, petrel, "crawl", "--dir", r.dir, "--hosts", r.hosts, "--seeds", seeds,
 		"--system-dns=false", "--progress", "0", "--host-delay", "10ms", "--ip-delay", "5ms")
 	cmd.Stderr = &r.stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("petrel crawl: %v\n%s", err, r.stderr.String())
+	var ee *exec.ExitError
+	if err := cmd.Run(); !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(r.stderr.String(), "no seed was fetched") {
+		t.Fatalf("petrel crawl: %v, want exit 1 and no seed fetched\n%s", err, r.stderr.String())
 	}
 	st := crawlStats(t, r.dir)
 	if want := int64(1 + len(w.NormalSeeds())); st["AddressRefused"] < want {

@@ -30,15 +30,16 @@ func (w whyAnswer) String() string { b, _ := json.Marshal(w); return string(b) }
 func TestWhy(t *testing.T) {
 	t.Parallel() // waits more than it computes: see the package doc
 	r := startWeb(t, testweb.Config{Hosts: 8, HostsPerIP: 4, PagesPerHost: 300, Seed: 3, FirstIP: netip.MustParseAddr("127.64.0.1")})
-	// A host in the hosts file where nothing listens: its robots.txt
-	// fails, then its URLs are dropped.
+	// A host in the hosts file where nothing listens: its connections are
+	// refused, it waits, and after --host-down-give-up its URLs are
+	// dropped.
 	dead := "http://dead.petrel.test:" + strings.Split(freeAddr(t), ":")[1] + "/"
 	appendFile(t, r.hosts, "127.64.9.9 dead.petrel.test\n")
 	appendFile(t, r.seeds, dead+"\n")
 	const maxLen = 44
 	c := startConsoleCrawl(t, r, "--host-delay", "250ms", "--ip-delay", "5ms", "--workbench-bytes", "3000",
 		"--front-size", "4", "--max-url-length", "44", "--scope", "host", "--retries", "1", "--retry-delay", "50ms",
-		"--fetch-timeout", "5s")
+		"--fetch-timeout", "5s", "--host-down-backoff", "100ms", "--host-down-give-up", "1s")
 	seed := r.web.NormalSeeds()[0]
 	for len(r.web.Hits()) < 60 {
 		time.Sleep(50 * time.Millisecond)
@@ -108,7 +109,7 @@ func TestWhy(t *testing.T) {
 		{"failed", dead + "page.html", "", "", "", ""},
 		{"never-seen", strings.TrimSuffix(seed, "/") + "/nv.html", "never-seen", "", "never-seen", ""},
 	}
-	// The dead host's URL: its seed failed (robots.txt unreachable).
+	// The dead host's URL: its seed failed (its host unreachable).
 	cases[6].url = dead
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -117,7 +118,7 @@ func TestWhy(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	cases[6].state, cases[6].rule, cases[6].stopped, cases[6].stoppedRule = "failed", "robots-unavailable", "failed", "robots-unavailable"
+	cases[6].state, cases[6].rule, cases[6].stopped, cases[6].stoppedRule = "failed", "host-down", "failed", "host-down"
 
 	running := map[string]whyAnswer{}
 	for _, tc := range cases {
@@ -225,9 +226,9 @@ func TestWhy(t *testing.T) {
 // checkDropsLogged checks that the URLs the crawl gave up with their host
 // have their lines: at least dropped URLs of the blocklisted host victim,
 // each in skipped.jsonl (reason blocklist) and in crawl.log (-5001,
-// skip:blocklist), none of them fetched; the dead host's seed with its
-// robots.txt unavailable (-61). It returns one of the URLs dropped by the
-// blocklist.
+// skip:blocklist), none of them fetched; the dead host's seed given up
+// with its host unreachable (-62). It returns one of the URLs dropped by
+// the blocklist.
 func checkDropsLogged(t *testing.T, dir, victim string, dropped int64, deadSeed string) (one string) {
 	t.Helper()
 	skips := map[string]crawllog.Skip{}
@@ -273,9 +274,9 @@ func checkDropsLogged(t *testing.T, dir, victim string, dropped int64, deadSeed 
 	if n < dropped {
 		t.Errorf("skipped.jsonl has %d blocklisted URLs of %s, want at least the %d dropped", n, victim, dropped)
 	}
-	k := deadSeed + " " + string(crawllog.ReasonRobotsFailed)
-	if s, ok := skips[k]; !ok || s.Status != crawllog.StatusRobotsPrerequisite || lines[k].Status != crawllog.StatusRobotsPrerequisite {
-		t.Errorf("dead seed %s: skipped %+v (%v), crawl.log %+v; want both with status %d", deadSeed, s, ok, lines[k], crawllog.StatusRobotsPrerequisite)
+	k := deadSeed + " " + string(crawllog.ReasonHostDown)
+	if s, ok := skips[k]; !ok || s.Status != crawllog.StatusPrerequisite || lines[k].Status != crawllog.StatusPrerequisite {
+		t.Errorf("dead seed %s: skipped %+v (%v), crawl.log %+v; want both with status %d", deadSeed, s, ok, lines[k], crawllog.StatusPrerequisite)
 	}
 	return one
 }

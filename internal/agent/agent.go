@@ -117,8 +117,15 @@ type Agent struct {
 	// stopOnStoreErr (lifecycle.go).
 	storeErr       atomic.Pointer[error]
 	stopOnStoreErr atomic.Pointer[context.CancelFunc]
-	ended          *runEnd // how Run ended (nil before)
-	leftQueued     int64   // URLs left in the ready queue at the close
+	ended          *runEnd      // how Run ended (nil before)
+	leftQueued     int64        // URLs left in the ready queue at the close
+	failed         *failedLog   // state/failed (failedlog.go)
+	seedFails      seedFailures // why the run's seeds were not fetched (seedfailures.go)
+	seedHosts      *seedGuard   // says which seed's host is refused or down (seeds.go)
+	retried        bool         // --retry-failed queued state/failed.retry's URLs this run
+	// failedThisRun is the URLs given up after failures this run (for
+	// the summary).
+	failedThisRun int64
 
 	consoleState
 
@@ -217,6 +224,9 @@ func open(cfg Config, progress io.Writer, fallback *StateError) (a *Agent, err e
 		}
 	} else {
 		a.offerSeeds(seeds, resumed)
+		if err := a.requeueFailed(filepath.Join(cfg.Dir, "state")); err != nil { // failedlog.go
+			return nil, err
+		}
 	}
 	a.opened = true
 	return a, nil
@@ -228,7 +238,10 @@ func checkInputs(cfg Config) (seeds []urlx.URL, hosts map[string][]netip.Addr, r
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, false, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	if err := checkComplete(cfg.Dir); err != nil {
+	if cfg.RetryFailed && cfg.Cluster.Enabled() {
+		return nil, nil, false, usageErr("--retry-failed: not in a crawl of several agents (the address of a URL given up may be another agent's now)")
+	}
+	if err := checkComplete(cfg.Dir); err != nil && !(cfg.RetryFailed && hasFailed(cfg.Dir)) {
 		return nil, nil, false, err
 	}
 	seeds, err = readSeeds(cfg)
@@ -238,6 +251,9 @@ func checkInputs(cfg Config) (seeds []urlx.URL, hosts map[string][]netip.Addr, r
 	resumed = holdsCrawl(cfg.Dir)
 	if len(seeds) == 0 && !resumed {
 		return nil, nil, false, fmt.Errorf("%w: %w", ErrUsage, ErrNoSeeds)
+	}
+	if cfg.RetryFailed && !resumed {
+		return nil, nil, false, usageErr("--retry-failed: %s holds no crawl to resume", cfg.Dir)
 	}
 	hosts = map[string][]netip.Addr{}
 	if cfg.Fetch.HostsFile != "" {
@@ -357,6 +373,9 @@ func (a *Agent) openState(state string) (err error) {
 		return usageErr("crawl directory: %v", err)
 	}
 	a.markedRunning = !recovering
+	if err := a.openFailed(state); err != nil { // failedlog.go
+		return err
+	}
 	if cps := listCheckpoints(filepath.Join(state, "checkpoints")); len(cps) > 0 {
 		fmt.Sscanf(strings.TrimPrefix(cps[len(cps)-1], "cp-"), "%d", &a.cpSeq)
 	}
@@ -444,6 +463,7 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 	if err != nil {
 		return fmt.Errorf("agent: load hand-over keys: %w", err)
 	}
+	a.seedHosts = newSeedGuard(guard, a.progress, seeds)
 	a.frontier, err = frontier.New(frontier.Config{
 		Settings:    cfg.Frontier,
 		Cuts:        cuts,
@@ -452,7 +472,7 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 		Cache:       sieve.NewURLCache(cfg.URLCacheBytes()),
 		Hash:        sieve.Hash,
 		Ready:       a.ready,
-		Resolver:    dnsStage{r: resolver, m: a.servedMetrics(), seeds: newSeedGuard(guard, a.progress, seeds)},
+		Resolver:    dnsStage{r: resolver, m: a.servedMetrics(), seeds: a.seedHosts},
 		DNSRefresh:  cfg.Fetch.DNSRefresh,
 		Moved:       a.hostMoved,
 		Guard:       guard.Check,
@@ -715,6 +735,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	if errors.Is(runErr, context.Canceled) && stopped {
 		runErr = nil // a clean stop
 	}
+	if runErr == nil {
+		runErr = a.noSeedFetched(stopped) // seedfailures.go
+	}
 	l.endWorkers()
 	if err := a.storeFailure(); err != nil {
 		runErr, stopped = errors.Join(runErr, err), false
@@ -918,6 +941,13 @@ func (a *Agent) closeAll() error {
 		}
 		a.stats.SkippedUnlogged.Add(a.crawlLog.Figures().SkippedDropped)
 	}
+	if n, lost, err := a.failed.close(); err != nil {
+		errs = append(errs, err)
+	} else {
+		a.failedThisRun = n
+		a.stats.FailedUnrecorded.Add(lost)
+	}
+	a.failed = nil
 	if a.lock != nil {
 		errs = a.closeLock(state, errs, saved)
 	}
@@ -1026,6 +1056,10 @@ func (a *Agent) closeLock(state string, errs []error, saved bool) []error {
 	switch {
 	case saved && (a.opened || a.markedRunning):
 		os.Remove(filepath.Join(state, "RUNNING"))
+		if a.retried && len(errs) == 0 {
+			// The URLs retried are in the saved queues now.
+			os.Remove(filepath.Join(state, failedRetryFile))
+		}
 	case a.opened:
 		a.unsaved = true
 		a.log.Warn("close: the crawl's state is not all saved; state/RUNNING kept, the next start recovers from the last checkpoint")

@@ -385,9 +385,13 @@ func listCheckpoints(dir string) []string {
 }
 
 // checkpointLoop takes a checkpoint at the start of the crawl, then every
-// interval on the crawl's clock and on request (see checkpointTimes).
+// interval on the crawl's clock and on request (see checkpointTimes),
+// writing out the failed-URL record's buffer first.
 func (a *Agent) checkpointLoop(ctx context.Context, interval time.Duration, every <-chan time.Duration) {
 	checkpointTimes(ctx, a.clock, interval, every, a.cpRequests, func() error {
+		if err := a.failed.flush(); err != nil { // failedlog.go
+			a.log.Error("state/failed: write", "err", err)
+		}
 		err := a.checkpoint(ctx)
 		if err != nil && ctx.Err() == nil {
 			a.stats.CheckpointErrors.Add(1)

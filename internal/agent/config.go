@@ -34,6 +34,7 @@ type Config struct {
 	SeedsFile       string   // one URL a line, # comments
 	Dir             string
 	Fresh           bool
+	RetryFailed     bool // on resume, queue the URLs given up after failures again (failedlog.go)
 	UserAgent       string
 	Fetchers        int
 	Parsers         int
@@ -93,6 +94,8 @@ func (c *Config) table() settings.Table {
 				return nil
 			}),
 		settings.Bool(&c.Fresh, "fresh", false, "refuse to start on a non-empty crawl directory").
+			In(settings.Storage).SetFixed(atStart),
+		settings.Bool(&c.RetryFailed, "retry-failed", false, "on resume, fetch again the URLs given up after failures (host down, tries used up; state/failed)").
 			In(settings.Storage).SetFixed(atStart),
 		settings.String(&c.UserAgent, "user-agent", DefaultUserAgent, "User-Agent header; set the contact URL to yours").
 			WithUnit("S").ShowDefault("Petrel/VERSION (+placeholder)").

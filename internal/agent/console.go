@@ -157,6 +157,8 @@ func (a *Agent) Counters() stats.Snapshot {
 
 // AddSeeds offers URLs as seeds: through the blocklist, the scope and the
 // trap rules like any URL (the scope is the one the crawl started with).
+// A URL the sieve knows already is queued again when it was given up after
+// failures (state/failed), and else refused as known.
 func (a *Agent) AddSeeds(urls []string) []console.SeedResult {
 	out := make([]console.SeedResult, 0, len(urls))
 	for _, raw := range urls {
@@ -169,6 +171,10 @@ func (a *Agent) AddSeeds(urls []string) []console.SeedResult {
 		if why := a.rule(u, frontier.Meta{}); why != "" {
 			a.admit(u, "", frontier.Meta{}) // counts and logs the refusal
 			r.Reason = string(why)
+		} else if known, err := a.knownSeed(u, &r); known || err != nil { // failedlog.go
+			if err != nil {
+				r.Reason = err.Error()
+			}
 		} else if err := a.frontier.Enqueue(u, frontier.Meta{}); err != nil {
 			r.Reason = err.Error()
 		} else {

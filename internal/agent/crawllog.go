@@ -147,6 +147,7 @@ func (a *Agent) logResponse(t *frontier.Task, fetcher int, resp *fetch.Response,
 // refuse logs a URL refused for reason (rule: the rule's text, when there
 // is one) to crawl.log and skipped.jsonl. The caller counts it.
 func (a *Agent) refuse(url, via string, m frontier.Meta, reason crawllog.Reason, rule string) {
+	a.noteSeedRefused(url, m, reason, rule) // seedfailures.go
 	if a.crawlLog.Off() {
 		return
 	}
@@ -155,12 +156,14 @@ func (a *Agent) refuse(url, via string, m frontier.Meta, reason crawllog.Reason,
 }
 
 // dropped logs a URL the frontier gave up (it counted it) to crawl.log and
-// skipped.jsonl: the URLs of a purged or blocklisted host, of a dead name
-// or a refused address, of an authority whose robots.txt never came, and
-// those over their key's budget.
+// skipped.jsonl: the URLs of a purged, unreachable or blocklisted host, of
+// a dead name or a refused address, of an authority whose robots.txt never
+// came, those whose tries were used up, and those over their key's budget.
+// Those given up after failures go to state/failed too, for --retry-failed.
 func (a *Agent) dropped(url string, m frontier.Meta, why frontier.DropReason) {
-	if a.crawlLog.Off() {
-		return
+	switch why {
+	case frontier.DropHostDown, frontier.DropBrokenHost, frontier.DropRetries, frontier.DropRobotsUnavailable, frontier.DropDNS:
+		a.failed.add(why.String(), url, m) // failedlog.go
 	}
 	reason, rule := crawllog.ReasonBrokenHost, ""
 	switch why {
@@ -174,6 +177,10 @@ func (a *Agent) dropped(url string, m frontier.Meta, why frontier.DropReason) {
 		reason = crawllog.ReasonBlocklist
 	case frontier.DropOverBudget:
 		reason, rule = crawllog.ReasonOverBudget, "--max-urls-per-host "+strconv.FormatInt(a.frontier.Settings().MaxURLsPerKey, 10)
+	case frontier.DropHostDown:
+		reason, rule = crawllog.ReasonHostDown, "--host-down-give-up "+a.frontier.Settings().HostDownGiveUp.String()
+	case frontier.DropRetries:
+		reason = crawllog.ReasonRetries
 	}
 	a.refuse(url, a.vias.name(m.Via), m, reason, rule)
 }

@@ -124,16 +124,23 @@ func (a *Agent) outcome(t *frontier.Task, resp *fetch.Response, err error) front
 			a.stats.Timeouts.Add(1)
 		}
 		a.log.Info("fetch failed", "url", t.URL(), "kind", kind.String(), "err", err)
+		if !t.Robots {
+			a.noteSeed(t.URL(), t.Meta, "fetch failed: "+err.Error()) // seedfailures.go
+		}
 		if a.tally != nil {
 			a.tally.Record(console.Fetch{URL: t.URL(), Host: t.SchemeAuthority, Err: kind.String() + ": " + err.Error(), Robots: t.Robots, Time: o.End})
 		}
 		if fetch.IsCertificateError(err) {
 			a.stats.TLSRefused.Add(1) // --tls-verify strict
 		}
-		if kind == fetch.ErrForbidden {
+		switch {
+		case kind == fetch.ErrForbidden:
 			o.Result = frontier.Failed
 			a.stats.AddressRefused.Add(1)
-		} else {
+		case fetch.Unreachable(err):
+			o.Result = frontier.Unreachable // the host backs off, the URL waits
+			a.seedHosts.unreachable(t.Host(), err, a.frontier.Settings().HostDownGiveUp)
+		default:
 			o.Result = frontier.RetryLater
 		}
 		return o

@@ -128,5 +128,8 @@ func (a *Agent) summary(start stats.Snapshot) string {
 		head = fmt.Sprintf("crawl finished in %s", e.elapsed.Round(time.Millisecond))
 		next = "complete: nothing left to fetch"
 	}
+	if n := a.failedThisRun; n > 0 {
+		next += fmt.Sprintf("\n%d URLs given up after failures (logs/skipped.jsonl, state/failed): petrel crawl --dir %s --retry-failed fetches them again", n, a.cfg.Dir)
+	}
 	return stats.Summary(stats.Run{Head: head, Next: next, More: a.filterLine, Start: start, End: end, Elapsed: e.elapsed, Fetchers: a.live.Load().fetchers})
 }

@@ -220,8 +220,8 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 	first := map[string]any{
 		"host-delay": "150ms", "ip-delay": "60ms", "fetchers": 6, "parsers": 3, "progress": "30ms",
 		"checkpoint-every": "100ms", "max-links": 3, "scope": "host", "max-depth": 3, "max-body": "1KiB",
-		"max-urls-per-host": 40,
-		"schedule-filter":   "not PathStartsWith(/p/4)", "fetch-filter": "not PathStartsWith(/p/5)",
+		"max-urls-per-host": 40, "host-down-backoff": "1m", "host-down-give-up": "2h",
+		"schedule-filter": "not PathStartsWith(/p/4)", "fetch-filter": "not PathStartsWith(/p/5)",
 		"parse-filter": "not PathStartsWith(/p/1)", "follow-filter": "not PathStartsWith(/p/2)",
 		"store-filter": "not PathStartsWith(/p/3)",
 	}
@@ -403,6 +403,9 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 		}
 	}
 	depthMu.Unlock()
+	if set.HostDownBackoff != time.Minute || set.HostDownGiveUp != 2*time.Hour {
+		t.Errorf("the frontier decides with host-down-backoff %s, host-down-give-up %s; want 1m, 2h", set.HostDownBackoff, set.HostDownGiveUp)
+	}
 	if set.MaxURLsPerKey != 40 {
 		t.Errorf("the frontier decides with max-urls-per-host %d, want 40", set.MaxURLsPerKey)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/urlx"
@@ -124,7 +125,8 @@ func parserReason(err error) string {
 }
 
 // seedGuard reports, once per host on the progress writer, a seed whose
-// address the address guard refuses, with the flag that permits it.
+// address the address guard refuses, with the flag that permits it, and
+// a seed whose host cannot be reached.
 type seedGuard struct {
 	guard fetch.Guard
 	out   io.Writer // nil: say nothing
@@ -132,10 +134,11 @@ type seedGuard struct {
 	mu       sync.Mutex
 	hosts    map[string]string // seed host → a seed URL on it
 	reported map[string]bool
+	down     map[string]bool // seed hosts reported unreachable
 }
 
 func newSeedGuard(g fetch.Guard, out io.Writer, seeds []urlx.URL) *seedGuard {
-	sg := &seedGuard{guard: g, out: out, hosts: map[string]string{}, reported: map[string]bool{}}
+	sg := &seedGuard{guard: g, out: out, hosts: map[string]string{}, reported: map[string]bool{}, down: map[string]bool{}}
 	for _, s := range seeds {
 		if _, ok := sg.hosts[s.Hostname()]; !ok {
 			sg.hosts[s.Hostname()] = s.String()
@@ -174,4 +177,21 @@ func (sg *seedGuard) check(host string, addrs []netip.Addr) {
 	}
 	sg.reported[host] = true
 	fmt.Fprintf(sg.out, "petrel: seed %s refused: its address %s is loopback, private or link-local (--allow-private permits it)\n", seed, addr)
+}
+
+// unreachable reports, once per seed host, that host could not be reached
+// (err): its URLs wait, and it is given up after giveUp.
+func (sg *seedGuard) unreachable(host string, err error, giveUp time.Duration) {
+	if sg == nil || sg.out == nil {
+		return
+	}
+	sg.mu.Lock()
+	seed, isSeed := sg.hosts[host]
+	done := sg.down[host]
+	sg.down[host] = true
+	sg.mu.Unlock()
+	if isSeed && !done {
+		fmt.Fprintf(sg.out, "petrel: seed %s: its host cannot be reached (%s); tried again with a growing wait, given up after --host-down-give-up %s\n",
+			seed, fetch.Classify(err), giveUp)
+	}
 }

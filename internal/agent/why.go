@@ -159,6 +159,10 @@ func held(w *console.Why, p frontier.URLInfo, maxRetries int) bool {
 			w.Add("next fetch of its IP "+k.Addr.String(), k.IPNextFetch)
 		}
 		w.Add("delay", k.Delay.String()+" ("+k.DelayWhy.String()+")")
+		if k.DownTries > 0 {
+			w.Add("host unreachable", fmt.Sprintf("for %s, %d tries: its URLs wait (given up after --host-down-give-up)",
+				k.Down.Round(time.Millisecond), k.DownTries))
+		}
 	}
 	return true
 }
@@ -210,6 +214,7 @@ var dropDetail = map[crawllog.Reason]string{
 	crawllog.ReasonBlocklist:    "its host or address is on the blocklist",
 	crawllog.ReasonOverBudget:   "its key had used its budget of URLs (--max-urls-per-host)",
 	crawllog.ReasonRetries:      "it failed on every try",
+	crawllog.ReasonHostDown:     "its host could not be reached for --host-down-give-up (petrel crawl --retry-failed fetches it again)",
 }
 
 func refusedByRule(w *console.Why, rule string) {
@@ -343,7 +348,7 @@ func (ev *evidence) skipped(w *console.Why) bool {
 	s := ev.refusals[len(ev.refusals)-1]
 	w.State, w.Rule = console.WhyRefused, string(s.Reason)
 	switch s.Reason {
-	case crawllog.ReasonBrokenHost, crawllog.ReasonRobotsFailed, crawllog.ReasonDNS, crawllog.ReasonAddress, crawllog.ReasonRetries:
+	case crawllog.ReasonBrokenHost, crawllog.ReasonRobotsFailed, crawllog.ReasonDNS, crawllog.ReasonAddress, crawllog.ReasonRetries, crawllog.ReasonHostDown:
 		w.State = console.WhyFailed
 	}
 	w.Detail = "refused: " + w.Rule + " (logs/skipped.jsonl)"

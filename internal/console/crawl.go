@@ -87,6 +87,9 @@ type SeedResult struct {
 	URL      string `json:"url"`
 	Accepted bool   `json:"accepted"`
 	Reason   string `json:"reason,omitempty"` // why it was refused
+	// Requeued: the crawl knew the URL and had given it up after
+	// failures; it is queued again (Accepted too).
+	Requeued bool `json:"requeued,omitempty"`
 }
 
 // HostQuery selects and orders the hosts of GET /hosts.

@@ -38,7 +38,7 @@
 // timeout, -5 any other failure, -6 the host's name lookup had failed
 // before, -8 the retries are used up, -61 the robots.txt prerequisite
 // failed (not fetched after every retry), -62 another prerequisite failed
-// (the host was purged as broken), -4000 a trap rule (chaff), -4001 too
+// (the host was purged as broken, or given up as unreachable), -4000 a trap rule (chaff), -4001 too
 // many link hops (or a sitemap nested too deep), -4002 too many embed hops (a requisite named by a
 // document beyond --max-embed-hops or --max-css-hops), -5000 out of scope (scope or schedule filter), -5001
 // blocked by the operator (address guard, blocklist), -5002 refused by a

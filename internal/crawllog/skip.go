@@ -36,6 +36,7 @@ const (
 	ReasonNoFollow        Reason = "nofollow"           // the page asked not to follow its links
 	ReasonRedirectScope   Reason = "redirect-scope"     // a redirect led out of scope
 	ReasonRetries         Reason = "retries-exhausted"  // failed on every try
+	ReasonHostDown        Reason = "host-down"          // the host could not be reached for --host-down-give-up
 )
 
 // Status is the crawl.log status code of a refusal for r.
@@ -59,7 +60,7 @@ func (r Reason) Status() int {
 		return StatusBlockedByUser
 	case ReasonDNS:
 		return StatusDNSPrerequisite
-	case ReasonBrokenHost:
+	case ReasonBrokenHost, ReasonHostDown:
 		return StatusPrerequisite
 	case ReasonRobotsFailed:
 		return StatusRobotsPrerequisite

@@ -49,6 +49,8 @@ type fetchError struct {
 	kind ErrorKind
 	url  string
 	err  error
+	// noConn: no connection to the server was made (see Unreachable).
+	noConn bool
 }
 
 func (e *fetchError) Error() string {
@@ -56,6 +58,23 @@ func (e *fetchError) Error() string {
 }
 
 func (e *fetchError) Unwrap() error { return e.err }
+
+// Unreachable reports whether err, returned by [Fetcher.Fetch], is a
+// failure to reach the server at all: no connection could be made (it was
+// refused, the connect or TLS handshake timed out, there is no route to
+// the host), so no request was sent. Such a failure is the host's, not the
+// URL's: a timeout or reset after the connection was made is not one.
+func Unreachable(err error) bool {
+	var fe *fetchError
+	if !errors.As(err, &fe) || !fe.noConn {
+		return false
+	}
+	switch fe.kind {
+	case ErrRefused, ErrTimeout:
+		return true
+	}
+	return errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) || errors.Is(err, syscall.EHOSTDOWN)
+}
 
 // Classify returns the kind of a failure returned by this package (or by the
 // network packages beneath it). It returns ErrNone for a nil error.

@@ -402,7 +402,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 		f.log.Debug("fetch failed", "url", req.URL, "addr", addr, "robots", req.Robots, "kind", kind, "err", err)
 		if conn == nil || len(cp.resp) == 0 {
 			f.captures.put(cp)
-			return nil, fail(kind, err)
+			return nil, &fetchError{kind: kind, url: req.URL, err: err, noConn: conn == nil}
 		}
 		resp.Addr = remoteAddr(conn, addr)
 		resp.RawRequest, resp.RawResponse = cp.req, cp.resp

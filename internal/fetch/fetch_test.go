@@ -674,3 +674,41 @@ func BenchmarkFetchKeepAlive20KiB(b *testing.B) {
 		b.Errorf("%d connections, want 1", n)
 	}
 }
+
+// TestUnreachable tells a server that cannot be reached (nothing listens:
+// the connection is refused) from one reached that fails the request (it
+// never answers: a header timeout; it closes at once: a reset): only the
+// first is Unreachable.
+func TestUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.41.0.21:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := netip.MustParseAddrPort(ln.Addr().String())
+	ln.Close()
+	hold := make(chan struct{})
+	defer close(hold)
+	silent := newRawServer(t, "127.41.0.22", func(c net.Conn) { <-hold })
+	hangUp := newRawServer(t, "127.41.0.23", func(c net.Conn) {})
+	opts := privateOK()
+	opts.HeaderTimeout = 200 * time.Millisecond
+	f := New(opts)
+	defer f.CloseIdle()
+	for _, c := range []struct {
+		name string
+		addr netip.AddrPort
+		want bool
+	}{
+		{"refused", closed, true},
+		{"never answers", silent.addr, false},
+		{"hangs up", hangUp.addr, false},
+	} {
+		_, err := f.Fetch(context.Background(), Request{URL: fmt.Sprintf("http://down.test:%d/", c.addr.Port()), Addr: c.addr.Addr()})
+		if err == nil {
+			t.Fatalf("%s: no error", c.name)
+		}
+		if got := Unreachable(err); got != c.want {
+			t.Errorf("%s: Unreachable(%v) = %v, want %v", c.name, err, got, c.want)
+		}
+	}
+}

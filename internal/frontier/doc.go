@@ -44,8 +44,13 @@
 //     Crawl-delay, by Retry-After and by the adaptive DelayFactor), and the
 //     next request to an IP no earlier than the end plus IPDelay.
 //
+// A host that cannot be reached (Unreachable) keeps its URLs: its visit
+// state waits with a growing delay, and is purged only after HostDownGiveUp
+// (hostdown.go).
+//
 // Nothing found is lost silently: a URL the frontier gives up (its visit
-// state purged, its host dead or blocked, its key over budget) is counted
+// state purged, its host dead, down too long or blocked, its tries used
+// up, its key over budget) is counted
 // by its reason and told to Config.Dropped — the scheduler's drops from
 // the drop log's own goroutine (droplog.go), bounded, so that a purge of
 // 10⁵ queued URLs hands a queue over instead of stalling the scheduler;

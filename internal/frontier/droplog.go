@@ -28,6 +28,12 @@ const (
 	DropBlocked
 	// DropOverBudget: its politeness key had admitted MaxURLsPerKey URLs.
 	DropOverBudget
+	// DropHostDown: its host could not be reached (Unreachable) for
+	// HostDownGiveUp (hostdown.go).
+	DropHostDown
+	// DropRetries: it failed on its first try and on each of MaxRetries
+	// retries (a 5xx, or a failure after the connection was made).
+	DropRetries
 )
 
 func (r DropReason) String() string {
@@ -44,6 +50,10 @@ func (r DropReason) String() string {
 		return "blocklist"
 	case DropOverBudget:
 		return "over-budget"
+	case DropHostDown:
+		return "host-down"
+	case DropRetries:
+		return "retries-exhausted"
 	}
 	return "unknown"
 }

@@ -159,6 +159,12 @@ func (c *Config) setDefaults() {
 	if c.CrawlDelayCap <= 0 {
 		c.CrawlDelayCap = 10 * time.Second
 	}
+	if c.HostDownBackoff <= 0 {
+		c.HostDownBackoff = 5 * time.Minute
+	}
+	if c.HostDownGiveUp <= 0 {
+		c.HostDownGiveUp = time.Hour
+	}
 	if c.RobotsExpiry <= 0 {
 		c.RobotsExpiry = 24 * time.Hour
 	}
@@ -237,6 +243,12 @@ const (
 	// as a failure, and so is the queue of its visit state when that is
 	// the host's own (DropBlocked).
 	Blocked
+	// Unreachable: no connection to the host could be made (refused,
+	// timed out, no route): the host is down, not the URL. The URL goes
+	// back to the head of its queue, its tries untouched, and its visit
+	// state waits with a growing delay (HostDownBackoff); a host
+	// unreachable for HostDownGiveUp is given up (DropHostDown).
+	Unreachable
 )
 
 // Outcome is a Task handed back by a fetcher.

@@ -20,6 +20,7 @@ const (
 	DelayRetryAfter                       // a Retry-After header (up to MaxDelay)
 	DelayRetry                            // RetryDelay before a retry
 	DelayRobotsBackoff                    // robots.txt unavailable: backoff before asking again
+	DelayHostDown                         // the host unreachable: a growing wait (hostdown.go)
 )
 
 func (r DelayReason) String() string {
@@ -34,6 +35,8 @@ func (r DelayReason) String() string {
 		return "retry-delay"
 	case DelayRobotsBackoff:
 		return "robots-backoff"
+	case DelayHostDown:
+		return "host-down"
 	}
 	return "host-delay"
 }
@@ -92,6 +95,11 @@ type KeyInfo struct {
 	Broken      bool       // purged: its URLs are dropped
 	DropWhy     DropReason // why it was purged (Broken)
 	Failures    int        // consecutive failed URLs
+	// Down is how long its host has been unreachable, from the end of the
+	// first failed try to the last (zero: it answers); DownTries the
+	// tries that found it so (hostdown.go).
+	Down      time.Duration
+	DownTries int
 }
 
 // HostInfo is the state of one host name.
@@ -273,6 +281,9 @@ func (s *scheduler) keyInfo(v *visitState) *KeyInfo {
 		Broken: v.broken(), DropWhy: v.dropWhy, Failures: int(v.failures)}
 	if e := v.entry; e != nil {
 		k.Addr, k.IPNextFetch, k.IPInFlight = e.addr, s.f.wall(e.nextFetch), e.inFlight
+	}
+	if o := v.outage(); o != nil {
+		k.Down, k.DownTries = time.Duration(o.last-o.since), int(o.tries)
 	}
 	switch v.phase {
 	case phaseResolving:

@@ -29,7 +29,7 @@ func (s *scheduler) release(o Outcome) {
 	if t.Robots {
 		delay, why = s.releaseRobots(v, t, o, end)
 	} else {
-		delay, why = s.releasePage(v, t, o)
+		delay, why = s.releasePage(v, t, o, end)
 	}
 	v.nextFetch = max(v.nextFetch, end+int64(delay))
 	v.delay, v.delayWhy = delay, why
@@ -42,12 +42,23 @@ func (s *scheduler) release(o Outcome) {
 }
 
 // releasePage takes back a page task of v: a retry is queued, failures
-// counted (v purged after MaxFailures in a row), an abandoned URL put back.
-func (s *scheduler) releasePage(v *visitState, t *Task, o Outcome) (time.Duration, DelayReason) {
+// counted (v purged after MaxFailures in a row), an abandoned URL put back,
+// an unreachable one put back while its host backs off (hostdown.go).
+func (s *scheduler) releasePage(v *visitState, t *Task, o Outcome, end int64) (time.Duration, DelayReason) {
 	delay, why := s.keyDelay(t.SchemeAuthority, o)
+	if o.Result == Fetched || o.Result == RetryLater {
+		s.hostUp(v)
+	}
 	switch o.Result {
 	case Fetched:
 		v.failures = 0
+	case Unreachable:
+		s.unfetched(v, t)
+		if wait, gone := s.hostDown(v, end, delay); gone {
+			s.purge(v, DropHostDown)
+		} else {
+			delay, why = wait, DelayHostDown
+		}
 	case RetryLater:
 		if t.Attempt < s.set.MaxRetries {
 			v.setRetries(append(v.retries(), retry{rec: t.record(), attempt: t.Attempt + 1}))
@@ -61,6 +72,9 @@ func (s *scheduler) releasePage(v *visitState, t *Task, o Outcome) (time.Duratio
 		fallthrough
 	case Failed:
 		v.failures++
+		if o.Result == RetryLater {
+			s.drops.one(DropRetries, v.prefix(), t.record())
+		}
 		if int(v.failures) >= s.f.cfg.MaxFailures {
 			s.purge(v, DropBrokenHost)
 		}
@@ -69,13 +83,19 @@ func (s *scheduler) releasePage(v *visitState, t *Task, o Outcome) (time.Duratio
 			s.purge(v, DropBlocked)
 		}
 	case Abandoned:
-		s.putBack(v, t.record(), t.Attempt)
-		s.setDispatched(s.dispatched - 1)
-		if t.Attempt == 0 {
-			s.uncountPage(v, t.SchemeAuthority)
-		}
+		s.unfetched(v, t)
 	}
 	return delay, why
+}
+
+// unfetched puts a page task of v that did not reach its server back at
+// the head of v's queue, and takes back what its dispatch counted.
+func (s *scheduler) unfetched(v *visitState, t *Task) {
+	s.putBack(v, t.record(), t.Attempt)
+	s.setDispatched(s.dispatched - 1)
+	if t.Attempt == 0 {
+		s.uncountPage(v, t.SchemeAuthority)
+	}
 }
 
 // keyDelay is the gap before the next request to a visit state after a
@@ -113,7 +133,8 @@ func (s *scheduler) purge(v *visitState, why DropReason) {
 
 // countDrop counts n URLs dropped for why: AddressRefused for a refused
 // address, Blocked (and BlockedQueued) for the blocklist, PurgedURLs
-// otherwise (over-budget URLs are counted where they are refused).
+// otherwise (over-budget URLs are counted where they are refused, a URL
+// whose tries are used up by each try's FetchErrors).
 func (s *scheduler) countDrop(why DropReason, n int64) {
 	st := s.f.stats
 	switch why {

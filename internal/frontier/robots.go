@@ -262,11 +262,22 @@ func (s *scheduler) releaseRobots(v *visitState, t *Task, o Outcome, end int64) 
 	rs := s.robots.get(t.SchemeAuthority)
 	rs.inFlight = false
 	delay, why := s.keyDelay(t.SchemeAuthority, o)
+	if o.Result == Fetched || o.Result == RetryLater {
+		s.hostUp(v)
+	}
 	switch {
 	case o.Result == Abandoned:
 	case o.Result == Blocked:
 		if t.Host() == v.host.name {
 			s.purge(v, DropBlocked)
+		}
+	case o.Result == Unreachable:
+		// The host is down, not its robots.txt: v waits (hostdown.go).
+		rs.redirect, rs.hops = "", 0
+		if wait, gone := s.hostDown(v, end, delay); gone {
+			s.purge(v, DropHostDown)
+		} else {
+			delay, why = wait, DelayHostDown
 		}
 	case o.Result == Fetched && o.RobotsRedirect != "":
 		rs.redirect, rs.hops = o.RobotsRedirect, rs.hops+1

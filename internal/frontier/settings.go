@@ -18,8 +18,14 @@ type Settings struct {
 	ParallelPerIP  int           // requests in flight per workbench entry (default 1)
 	MaxURLs        int64         // stop after dispatching this many page fetches over the crawl's runs (0 = no limit; see Config.Stats)
 	MaxURLsPerKey  int64         // per-key budget (BUbiNG's maxUrlsPerSchemeAuthority)
-	MaxRetries     int           // retries of a failed fetch (network error or 5xx)
+	MaxRetries     int           // retries of a failed fetch (5xx, or a failure after the connection was made)
 	RetryDelay     time.Duration // minimum wait before a retry
+	// HostDownBackoff caps the wait of a key whose host is unreachable:
+	// it doubles from the key's delay at each failed try up to this.
+	HostDownBackoff time.Duration
+	// HostDownGiveUp: a host unreachable for this long is given up, its
+	// URLs dropped (DropHostDown).
+	HostDownGiveUp time.Duration
 	RobotsExpiry   time.Duration // robots.txt kept this long
 	WorkbenchBytes int64         // RAM budget of visit-state queues; beyond it queues are virtualized
 	FrontSize      int           // initial required front: visit states kept active (default 256)
@@ -64,10 +70,16 @@ func (s *Settings) Table() settings.Table {
 		settings.Count(&s.MaxURLsPerKey, "max-urls-per-host", 100000, "URLs admitted per politeness key").
 			WithDoc("URLs admitted per politeness key (BUbiNG's maxUrlsPerSchemeAuthority)").
 			In(settings.Limits).AtLeast(int64(0)).SetLive().ClusterWide(),
-		settings.Count(&s.MaxRetries, "retries", 2, "retries of a connection failure or 5xx").
+		settings.Count(&s.MaxRetries, "retries", 2, "retries of a 5xx or of a failure after the connection was made (a host that cannot be reached waits instead: --host-down-backoff)").
 			In(settings.Fetching).Range(0, 100).SetLive().ClusterWide(),
 		settings.Duration(&s.RetryDelay, "retry-delay", 2*time.Second, "minimum delay before a retry").
 			In(settings.Fetching).AtLeast(time.Duration(0)).SetLive().ClusterWide(),
+		settings.Duration(&s.HostDownBackoff, "host-down-backoff", 5*time.Minute,
+			"cap of the wait of a host that refuses connections or times out connecting: it doubles from the host delay at each failed try, its URLs kept queued").
+			In(settings.Fetching).Range(10*time.Millisecond, 24*time.Hour).SetLive().ClusterWide(),
+		settings.Duration(&s.HostDownGiveUp, "host-down-give-up", time.Hour,
+			"a host unreachable this long is given up: its URLs are dropped and logged to skipped.jsonl (petrel crawl --retry-failed fetches them again)").
+			In(settings.Fetching).Range(time.Second, 30*24*time.Hour).SetLive().ClusterWide(),
 		settings.Duration(&s.RobotsExpiry, "robots-expiry", 24*time.Hour, "how long a robots.txt is kept").
 			In(settings.Fetching).AtLeast(time.Second).SetLive().ClusterWide(),
 		settings.Size(&s.WorkbenchBytes, "workbench-bytes", 512<<20, "RAM budget of the visit-state queues").

@@ -83,6 +83,7 @@ func (v *visitState) setPhase(p phase) {
 type visitRare struct {
 	retries []retry // records to fetch again before the queue, in order
 	movedTo Peer    // the agent that owns host's address, when not this one (handoff.go)
+	down    *outage // the host has been unreachable since (hostdown.go)
 }
 
 // retries is the records v is to fetch again before its queue, in order.
@@ -130,8 +131,25 @@ func (v *visitState) mustRare() *visitRare {
 	return v.rare
 }
 
+// outage is the outage of v's host under way (nil: none).
+func (v *visitState) outage() *outage {
+	if v.rare == nil {
+		return nil
+	}
+	return v.rare.down
+}
+
+// setOutage sets the outage of v's host (nil: it answers).
+func (v *visitState) setOutage(o *outage) {
+	if v.rare == nil && o == nil {
+		return
+	}
+	v.mustRare().down = o
+	v.tidyRare()
+}
+
 func (v *visitState) tidyRare() {
-	if v.rare.retries == nil && v.rare.movedTo == "" {
+	if v.rare.retries == nil && v.rare.movedTo == "" && v.rare.down == nil {
 		v.rare = nil
 	}
 }

@@ -32,6 +32,7 @@ type Crawl struct {
 	FilteredFollow      atomic.Int64 // pages whose links the follow filter kept from being followed
 	FilteredStore       atomic.Int64 // responses the store filter kept out of the WARC files
 	SkippedUnlogged     atomic.Int64 // refusals not written to logs/skipped.jsonl: past its total cap (counted at each stop)
+	FailedUnrecorded    atomic.Int64 // URLs given up after failures not written to state/failed: past its cap (counted at each stop)
 	CutLength           atomic.Int64 // refused: longer than --max-url-length
 	CutRedirects        atomic.Int64 // refused: redirect chain longer than --max-redirects allows
 	CutDepth            atomic.Int64 // refused: more than --max-depth links from a seed
@@ -64,6 +65,7 @@ type Crawl struct {
 	AddressChanges      atomic.Int64 // hosts found at another address when resolved again (--dns-refresh)
 	BrokenKeys          atomic.Int64 // visit states purged as broken (BUbiNG's brokenVisitStates)
 	PurgedURLs          atomic.Int64 // URLs dropped with a broken visit state
+	HostDownWaits       atomic.Int64 // tries that could not reach their host (refused, connect timeout): its key waited, its URLs kept
 	DropsUnlogged       atomic.Int64 // URLs dropped (counted by their reason) without a crawl.log line: over the drop log's bounds, or left at the stop
 	Retries             atomic.Int64 // fetch attempts repeated after a failure or 5xx
 	PagesDispatched     atomic.Int64 // page fetches counted against --max-urls, over the runs (kept by the frontier's scheduler)
