@@ -1,0 +1,111 @@
+package frontier
+
+import (
+	"fmt"
+	"math"
+	"net/netip"
+	"testing"
+	"time"
+)
+
+// Tests of the scheduler's wait arithmetic: a delay too long for the clock
+// saturates instead of wrapping, and a lowered delay shortens the waits
+// already scheduled.
+
+func TestLaterSaturates(t *testing.T) {
+	for _, c := range []struct {
+		t    int64
+		d    time.Duration
+		want int64
+	}{
+		{5, 7, 12},
+		{5, -7, -2},
+		{int64(49 * time.Minute), 2562047 * time.Hour, math.MaxInt64}, // wraps negative unsaturated
+		{math.MaxInt64 - 3, 3, math.MaxInt64},
+		{math.MaxInt64 - 3, 4, math.MaxInt64},
+		{math.MaxInt64, math.MaxInt64, math.MaxInt64},
+		{math.MinInt64 + 3, -4, math.MinInt64},
+		{math.MaxInt64, -10, math.MaxInt64 - 10},
+	} {
+		if got := later(c.t, c.d); got != c.want {
+			t.Errorf("later(%d, %d) = %d, want %d", c.t, int64(c.d), got, c.want)
+		}
+	}
+}
+
+// TestSimHugeDelayDoesNotWrap: a host delay of 2562047h on a crawl running
+// for 49 minutes pushes the key's next request to the end of the clock, not
+// to a time already past (the end of the robots.txt fetch plus the delay
+// overflowed int64, and the page was fetched at once); lowering the delay
+// to 200ms then brings the page 200ms after the robots.txt.
+func TestSimHugeDelayDoesNotWrap(t *testing.T) {
+	m := newSim(t, Config{Settings: Settings{HostDelay: 2562047 * time.Hour, IPDelay: 100 * time.Millisecond}},
+		map[string]netip.Addr{"a.test": netip.MustParseAddr("10.9.8.1")})
+	m.clock.Advance(49 * time.Minute)
+	m.add("http://a.test/p", Meta{})
+	done := false
+	m.check = func() {
+		if done || len(m.log) != 1 { // robots.txt released
+			return
+		}
+		done = true
+		v := m.s.states["http://a.test"]
+		if left := time.Duration(v.nextFetch - m.f.now()); v.nextFetch != math.MaxInt64 {
+			t.Fatalf("next fetch %v from now, want the end of the clock", left)
+		}
+		set := *m.s.set
+		set.HostDelay = 200 * time.Millisecond
+		m.s.reconfigure(&set)
+	}
+	m.run(fetched(10*time.Millisecond), 100)
+	if gs := m.gaps(simKey)["http://a.test"]; len(gs) != 1 || gs[0] != 200*time.Millisecond {
+		t.Fatalf("gap after robots.txt %v, want the new delay", gs)
+	}
+}
+
+// TestSimLoweredDelayShortensWaits: a key and its address wait out a long
+// host and IP delay; lowering both shortens the waits already scheduled,
+// for a key with work and for a key gone idle alike, to the end of the
+// last exchange plus the new delays.
+func TestSimLoweredDelayShortensWaits(t *testing.T) {
+	for _, idle := range []bool{false, true} {
+		t.Run(fmt.Sprintf("idle=%v", idle), func(t *testing.T) {
+			m := newSim(t, Config{Settings: Settings{HostDelay: time.Hour, IPDelay: time.Hour}},
+				map[string]netip.Addr{"a.test": netip.MustParseAddr("10.9.9.1")})
+			pages := 4
+			if idle {
+				pages = 1
+			}
+			for i := 0; i < pages; i++ {
+				m.add(fmt.Sprintf("http://a.test/p%d", i), Meta{})
+			}
+			done := false
+			m.check = func() {
+				if err := m.s.checkQueued(); err != nil {
+					t.Fatal(err)
+				}
+				if !done && len(m.log) == 2 { // robots.txt and the first page released
+					done = true
+					if _, ok := m.s.states["http://a.test"]; ok == idle {
+						t.Fatalf("the key is idle: %v, want %v", !ok, idle)
+					}
+					set := *m.s.set
+					set.HostDelay, set.IPDelay = 200*time.Millisecond, 100*time.Millisecond
+					m.s.reconfigure(&set)
+					if idle {
+						m.add("http://a.test/late", Meta{})
+					}
+				}
+			}
+			m.run(fetched(20*time.Millisecond), 1000)
+			gs := m.gaps(simKey)["http://a.test"]
+			want := fmt.Sprint([]time.Duration{time.Hour, 200 * time.Millisecond, 200 * time.Millisecond, 200 * time.Millisecond})
+			if idle {
+				want = fmt.Sprint([]time.Duration{time.Hour, 200 * time.Millisecond})
+			}
+			if fmt.Sprint(gs) != want {
+				t.Errorf("gaps %v, want %s (the wait of an hour shortened to the new delay)", gs, want)
+			}
+		})
+	}
+}
