@@ -415,7 +415,7 @@ func (a *Agent) openSieve(cfg *Config, r *frontier.Receiver) (frontier.Sieve, er
 func (a *Agent) openFetcherAndStore(cfg *Config) (err error) {
 	state := filepath.Join(cfg.Dir, "state")
 	guard := fetch.Guard{AllowPrivate: cfg.Fetch.AllowPrivate}
-	idle := fitIdleConns(cfg.Fetch.MaxIdleConns, cfg.Fetchers, descriptorLimit(), a.log)
+	idle := fitIdleConns(cfg.Fetch.MaxIdleConns, heldConns(cfg), descriptorLimit(), a.log)
 	tlsVerify, err := fetch.ParseTLSVerify(cfg.Fetch.TLSVerify)
 	if err != nil {
 		return usageErr("--tls-verify: %v", err)
