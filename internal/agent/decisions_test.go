@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -55,6 +56,10 @@ func TestOutcome(t *testing.T) {
 		{"refused", nil, fmt.Errorf("dial: %w", syscall.ECONNREFUSED), frontier.RetryLater, 0, 1},
 		{"timeout", nil, fmt.Errorf("get: %w", context.DeadlineExceeded), frontier.RetryLater, 0, 1},
 		{"forbidden address", nil, fmt.Errorf("dial: %w", fetch.ErrForbiddenAddress), frontier.Failed, 0, 1},
+		// A permanent error: the same malformed head again on every try.
+		{"control bytes in Location", nil, errors.New(`net/http: HTTP/1.x transport connection broken: malformed MIME header line: "Location: /a\x01b"`), frontier.Failed, 0, 1},
+		{"bad status line", nil, errors.New(`net/http: HTTP/1.x transport connection broken: malformed HTTP response "HTTX/9 banana"`), frontier.Failed, 0, 1},
+		{"headers too large", nil, fmt.Errorf("read: %w", fetch.ErrHeaderTooLarge), frontier.Failed, 0, 1},
 	} {
 		a := decisionAgent()
 		o := a.outcome(page, c.resp, c.err)

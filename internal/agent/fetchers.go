@@ -130,10 +130,13 @@ func (a *Agent) outcome(t *frontier.Task, resp *fetch.Response, err error) front
 		if fetch.IsCertificateError(err) {
 			a.stats.TLSRefused.Add(1) // --tls-verify strict
 		}
-		if kind == fetch.ErrForbidden {
+		switch {
+		case kind == fetch.ErrForbidden:
 			o.Result = frontier.Failed
 			a.stats.AddressRefused.Add(1)
-		} else {
+		case !t.Robots && fetch.Permanent(err):
+			o.Result = frontier.Failed // the same response again: no retry
+		default:
 			o.Result = frontier.RetryLater
 		}
 		return o
