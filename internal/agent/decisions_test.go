@@ -136,6 +136,8 @@ func TestRetryAfter(t *testing.T) {
 	}{
 		{"", 0}, {"0", 0}, {"120", 2 * time.Minute}, {"-5", 0}, {"1.5", 0}, {"soon", 0},
 		{"999999", 24 * time.Hour},
+		{"9223372037", 24 * time.Hour}, // seconds whose nanoseconds wrap int64
+		{"18446744073", 24 * time.Hour},
 		{"Thu, 01 Jan 2026 00:00:30 GMT", 30 * time.Second},
 		{"Wed, 31 Dec 2025 23:00:00 GMT", 0},
 		{"Sat, 03 Jan 2026 00:00:00 GMT", 24 * time.Hour},

@@ -231,7 +231,7 @@ func retryAfter(h string, now time.Time) time.Duration {
 		return 0
 	}
 	if s, err := strconv.Atoi(h); err == nil && s >= 0 {
-		return min(time.Duration(s)*time.Second, 24*time.Hour)
+		return time.Duration(min(s, 24*60*60)) * time.Second // capped before the product can wrap
 	}
 	if t, err := http.ParseTime(h); err == nil && t.After(now) {
 		return min(t.Sub(now), 24*time.Hour)
