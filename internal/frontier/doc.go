@@ -42,6 +42,10 @@
 //     Crawl-delay, by Retry-After and by the adaptive DelayFactor), and the
 //     next request to an IP no earlier than the end plus IPDelay.
 //
+// Every delay is bounded (MaxWait) and every sum of a time and a delay
+// saturates (later, clock.go), so that no delay can carry a next fetch time
+// past the end of the clock and around to the past.
+//
 // Nothing found is lost silently: a URL the frontier gives up (its visit
 // state purged, its host dead or blocked, its key over budget) is counted
 // by its reason and told to Config.Dropped — the scheduler's drops from
