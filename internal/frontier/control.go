@@ -169,7 +169,12 @@ func (s *scheduler) reconfigure(set *liveSettings) {
 	}
 	if d := set.IPDelay - old.IPDelay; d > 0 {
 		for _, e := range s.wb.byAddr {
-			if e.nextFetch > 0 {
+			switch {
+			case e.held: // stays held; the wait after the hold grows
+				if e.heldNext > 0 {
+					e.heldNext = later(e.heldNext, d)
+				}
+			case e.nextFetch > 0:
 				e.nextFetch = later(e.nextFetch, d)
 				s.wb.fix(e)
 			}
@@ -198,7 +203,8 @@ func (s *scheduler) reconfigure(set *liveSettings) {
 // delay (see delayUnder), an address's by the decrease of IPDelay, so that
 // each is the end of its last exchange plus the new delay. An address's
 // wait stays at least the base delays from the frontier's start (see
-// startWaits).
+// startWaits) and a release's bound on it (handoff.go); a held address
+// keeps its hold, the wait it will have after it shortened.
 func (s *scheduler) lowerWaits(old *Settings) {
 	set := s.set
 	if set.HostDelay >= old.HostDelay && set.CrawlDelayCap >= old.CrawlDelayCap &&
@@ -221,8 +227,16 @@ func (s *scheduler) lowerWaits(old *Settings) {
 	}
 	floor := int64(max(set.HostDelay, set.IPDelay))
 	for _, e := range s.wb.byAddr {
-		if e.nextFetch > 0 {
-			e.nextFetch = max(shorter(e.nextFetch, dec, now, set.IPDelay), min(e.nextFetch, floor))
+		// Not below the start's base delays, nor below a release's bound
+		// on the address (handoff.go), which carries waits of keys too.
+		bound := max(floor, s.f.holds.earliest(e.addr))
+		switch {
+		case e.held:
+			if e.heldNext > 0 {
+				e.heldNext = max(shorter(e.heldNext, dec, now, set.IPDelay), min(e.heldNext, bound))
+			}
+		case e.nextFetch > 0:
+			e.nextFetch = max(shorter(e.nextFetch, dec, now, set.IPDelay), min(e.nextFetch, bound))
 			s.wb.fix(e)
 		}
 	}

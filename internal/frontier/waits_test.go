@@ -109,3 +109,52 @@ func TestSimLoweredDelayShortensWaits(t *testing.T) {
 		})
 	}
 }
+
+// TestLoweredIPDelayKeepsHolds: a lowered IP delay shortens an address's
+// wait to the new delay, but not below a release's bound on the address
+// (which carries the waits of keys another agent fetched), and a held
+// address stays held, its wait after the hold shortened.
+func TestLoweredIPDelayKeepsHolds(t *testing.T) {
+	m := newSim(t, Config{Settings: Settings{HostDelay: 100 * time.Millisecond, IPDelay: time.Hour}}, nil)
+	m.clock.Advance(10 * time.Second)
+	s, now := m.s, m.f.now()
+	free, bounded, held := netip.MustParseAddr("10.9.10.1"), netip.MustParseAddr("10.9.10.2"), netip.MustParseAddr("10.9.10.3")
+	for _, a := range []netip.Addr{free, bounded, held} {
+		s.wb.entryFor(a).nextFetch = later(now, time.Hour) // as release sets it
+	}
+	m.f.DelayAddrs(map[netip.Addr]time.Duration{bounded: 30 * time.Minute})
+	h := s.wb.entryFor(held)
+	h.held, h.heldNext, h.nextFetch = true, h.nextFetch, heldTime
+	set := *s.set
+	set.IPDelay = 200 * time.Millisecond
+	s.reconfigure(&set)
+	if got := time.Duration(s.wb.entryFor(free).nextFetch - now); got != 200*time.Millisecond {
+		t.Errorf("free address: next fetch in %v, want the new IP delay", got)
+	}
+	if got := time.Duration(s.wb.entryFor(bounded).nextFetch - now); got != 30*time.Minute {
+		t.Errorf("address under a release's bound: next fetch in %v, want the bound (30m)", got)
+	}
+	if h.nextFetch != heldTime || time.Duration(h.heldNext-now) != 200*time.Millisecond {
+		t.Errorf("held address: next fetch %d (held %v), after the hold in %v; want held, then the new IP delay",
+			h.nextFetch, h.nextFetch == heldTime, time.Duration(h.heldNext-now))
+	}
+}
+
+// TestRaisedIPDelayHeldAddress: a raised IP delay holds for a held address
+// too: once released, its next request waits the new delay from its last
+// exchange (the increase was added to the hold's sentinel time, and lost
+// at the release).
+func TestRaisedIPDelayHeldAddress(t *testing.T) {
+	m := newSim(t, Config{Settings: Settings{HostDelay: 100 * time.Millisecond, IPDelay: 100 * time.Millisecond}}, nil)
+	m.clock.Advance(10 * time.Second)
+	s, now := m.s, m.f.now()
+	h := s.wb.entryFor(netip.MustParseAddr("10.9.11.1"))
+	h.held, h.heldNext, h.nextFetch = true, later(now, 100*time.Millisecond), heldTime
+	set := *s.set
+	set.IPDelay = time.Second
+	s.reconfigure(&set)
+	if h.nextFetch != heldTime || time.Duration(h.heldNext-now) != time.Second {
+		t.Errorf("held address: held %v, after the hold in %v; want held, then the new IP delay (1s)",
+			h.nextFetch == heldTime, time.Duration(h.heldNext-now))
+	}
+}
