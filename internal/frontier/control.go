@@ -213,7 +213,11 @@ func (s *scheduler) lowerWaits(old *Settings) {
 	}
 	now := s.f.now()
 	for _, v := range s.states {
-		d := delayUnder(set, v.delay, v.delayWhy, s.keyCrawlDelay(v))
+		var crawl time.Duration
+		if v.delayWhy == DelayCrawlDelay { // the rules may be read from the robots store
+			crawl = s.keyCrawlDelay(v)
+		}
+		d := delayUnder(set, v.delay, v.delayWhy, crawl)
 		if d < v.delay && v.nextFetch > 0 {
 			v.nextFetch = shorter(v.nextFetch, v.delay-d, now, d)
 			v.delay = d

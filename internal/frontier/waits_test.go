@@ -158,3 +158,67 @@ func TestRaisedIPDelayHeldAddress(t *testing.T) {
 			h.nextFetch == heldTime, time.Duration(h.heldNext-now))
 	}
 }
+
+// TestSimLoweredCrawlDelayCap: a key waiting out a robots.txt Crawl-delay
+// at its cap waits the lower cap once it is lowered, from its last
+// exchange, as every request after.
+func TestSimLoweredCrawlDelayCap(t *testing.T) {
+	m := newSim(t, Config{Settings: Settings{HostDelay: 100 * time.Millisecond, IPDelay: 10 * time.Millisecond, CrawlDelayCap: time.Hour}},
+		map[string]netip.Addr{"a.test": netip.MustParseAddr("10.9.12.1")})
+	for i := 0; i < 3; i++ {
+		m.add(fmt.Sprintf("http://a.test/p%d", i), Meta{})
+	}
+	done := false
+	m.check = func() {
+		if err := m.s.checkQueued(); err != nil {
+			t.Fatal(err)
+		}
+		if !done && len(m.log) == 2 { // robots.txt and the first page released
+			done = true
+			set := *m.s.set
+			set.CrawlDelayCap = 300 * time.Millisecond
+			m.s.reconfigure(&set)
+		}
+	}
+	m.run(func(tk *Task) (Outcome, time.Duration) {
+		if tk.Robots {
+			return Outcome{Result: Fetched, Robots: allowAll{delay: 2 * time.Hour}}, time.Millisecond
+		}
+		return Outcome{Result: Fetched}, 20 * time.Millisecond
+	}, 1000)
+	if gs := fmt.Sprint(m.gaps(simKey)["http://a.test"]); gs != "[1h0m0s 300ms 300ms]" {
+		t.Errorf("gaps %s, want [1h0m0s 300ms 300ms] (the Crawl-delay at its cap, then at the lowered cap)", gs)
+	}
+}
+
+// TestSimLoweredMaxDelay: a key waiting out a Retry-After of an hour waits
+// the lowered MaxDelay instead, from the end of the 503.
+func TestSimLoweredMaxDelay(t *testing.T) {
+	m := newSim(t, Config{Settings: Settings{HostDelay: 100 * time.Millisecond, IPDelay: 10 * time.Millisecond, MaxDelay: time.Hour,
+		MaxRetries: 1, RetryDelay: 200 * time.Millisecond}}, map[string]netip.Addr{"a.test": netip.MustParseAddr("10.9.13.1")})
+	m.add("http://a.test/x", Meta{})
+	tries := 0
+	m.check = func() {
+		if err := m.s.checkQueued(); err != nil {
+			t.Fatal(err)
+		}
+		if tries == 1 && len(m.log) == 2 { // the 503 released
+			tries++
+			set := *m.s.set
+			set.MaxDelay = 500 * time.Millisecond
+			m.s.reconfigure(&set)
+		}
+	}
+	m.run(func(tk *Task) (Outcome, time.Duration) {
+		if tk.Robots {
+			return Outcome{Result: Fetched, Robots: allowAll{}}, time.Millisecond
+		}
+		if tries++; tries == 1 {
+			return Outcome{Result: RetryLater, RetryAfter: time.Hour}, time.Millisecond
+		}
+		return Outcome{Result: Fetched}, time.Millisecond
+	}, 1000)
+	if gs := m.gaps(simKey)["http://a.test"]; len(gs) != 2 || gs[1] != 500*time.Millisecond {
+		t.Errorf("gaps %v, want the retry 500ms after the 503 (the lowered MaxDelay)", gs)
+	}
+}
