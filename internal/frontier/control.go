@@ -113,8 +113,9 @@ func (f *Frontier) Cuts() Cuts { return f.live.Load().Cuts }
 // (see reconfigure); a raised DelayFactor or MaxDelay applies from each
 // key's next response; a lowered HostDelay, IPDelay, CrawlDelayCap,
 // MaxDelay or RetryDelay shortens the waits in progress that it set, to
-// the end of the last exchange plus the new delay. RobotsExpiry counts from each robots.txt's fetch, so a lowered
-// one expires the rules fetched before the change as well.
+// the end of the last exchange plus the new delay. RobotsExpiry counts
+// from each robots.txt's fetch, so a lowered one expires the rules fetched
+// before the change as well.
 // Narrowing a limit (MaxURLs, MaxURLsPerKey, the cuts) cuts queued URLs as
 // they come up for dispatch, counted in stats.CutAtDispatch; widening one
 // affects the URLs found afterwards (and, for MaxURLs, lets dispatch go
@@ -247,9 +248,10 @@ func (s *scheduler) lowerWaits(old *Settings) {
 }
 
 // delayUnder is what a key's delay d, set for why, becomes under set: the
-// host delay, the Crawl-delay (crawl, already capped; 0: unknown) or the retry delay as
-// they now are, and Retry-After or the adaptive delay within MaxDelay;
-// never below the host delay. The robots.txt backoff is kept.
+// host delay, the Crawl-delay (crawl, already capped; 0: unknown) or the
+// retry delay as they now are, and Retry-After or the adaptive delay
+// within MaxDelay; never below the host delay. The robots.txt backoff is
+// kept.
 func delayUnder(set *liveSettings, d time.Duration, why DelayReason, crawl time.Duration) time.Duration {
 	switch why {
 	case DelayHost:
