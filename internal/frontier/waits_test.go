@@ -12,6 +12,28 @@ import (
 // saturates instead of wrapping, and a lowered delay shortens the waits
 // already scheduled.
 
+// reconfigureAfter has m check the queued counts after every step and, once
+// logged fetches have ended, run before (nil: nothing) and reconfigure
+// the scheduler with change applied to its settings, once.
+func (m *sim) reconfigureAfter(logged int, before func(), change func(*liveSettings)) {
+	done := false
+	m.check = func() {
+		if err := m.s.checkQueued(); err != nil {
+			m.t.Fatal(err)
+		}
+		if done || len(m.log) != logged {
+			return
+		}
+		done = true
+		if before != nil {
+			before()
+		}
+		set := *m.s.set
+		change(&set)
+		m.s.reconfigure(&set)
+	}
+}
+
 func TestLaterSaturates(t *testing.T) {
 	for _, c := range []struct {
 		t    int64
@@ -43,20 +65,12 @@ func TestSimHugeDelayDoesNotWrap(t *testing.T) {
 		map[string]netip.Addr{"a.test": netip.MustParseAddr("10.9.8.1")})
 	m.clock.Advance(49 * time.Minute)
 	m.add("http://a.test/p", Meta{})
-	done := false
-	m.check = func() {
-		if done || len(m.log) != 1 { // robots.txt released
-			return
-		}
-		done = true
+	m.reconfigureAfter(1, func() { // robots.txt released
 		v := m.s.states["http://a.test"]
 		if left := time.Duration(v.nextFetch - m.f.now()); v.nextFetch != math.MaxInt64 {
 			t.Fatalf("next fetch %v from now, want the end of the clock", left)
 		}
-		set := *m.s.set
-		set.HostDelay = 200 * time.Millisecond
-		m.s.reconfigure(&set)
-	}
+	}, func(set *liveSettings) { set.HostDelay = 200 * time.Millisecond })
 	m.run(fetched(10*time.Millisecond), 100)
 	if gs := m.gaps(simKey)["http://a.test"]; len(gs) != 1 || gs[0] != 200*time.Millisecond {
 		t.Fatalf("gap after robots.txt %v, want the new delay", gs)
@@ -79,24 +93,16 @@ func TestSimLoweredDelayShortensWaits(t *testing.T) {
 			for i := 0; i < pages; i++ {
 				m.add(fmt.Sprintf("http://a.test/p%d", i), Meta{})
 			}
-			done := false
-			m.check = func() {
-				if err := m.s.checkQueued(); err != nil {
-					t.Fatal(err)
+			m.reconfigureAfter(2, func() { // robots.txt and the first page released
+				if _, ok := m.s.states["http://a.test"]; ok == idle {
+					t.Fatalf("the key is idle: %v, want %v", !ok, idle)
 				}
-				if !done && len(m.log) == 2 { // robots.txt and the first page released
-					done = true
-					if _, ok := m.s.states["http://a.test"]; ok == idle {
-						t.Fatalf("the key is idle: %v, want %v", !ok, idle)
-					}
-					set := *m.s.set
-					set.HostDelay, set.IPDelay = 200*time.Millisecond, 100*time.Millisecond
-					m.s.reconfigure(&set)
-					if idle {
-						m.add("http://a.test/late", Meta{})
-					}
+			}, func(set *liveSettings) {
+				set.HostDelay, set.IPDelay = 200*time.Millisecond, 100*time.Millisecond
+				if idle {
+					m.add("http://a.test/late", Meta{})
 				}
-			}
+			})
 			m.run(fetched(20*time.Millisecond), 1000)
 			gs := m.gaps(simKey)["http://a.test"]
 			want := fmt.Sprint([]time.Duration{time.Hour, 200 * time.Millisecond, 200 * time.Millisecond, 200 * time.Millisecond})
@@ -168,18 +174,7 @@ func TestSimLoweredCrawlDelayCap(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		m.add(fmt.Sprintf("http://a.test/p%d", i), Meta{})
 	}
-	done := false
-	m.check = func() {
-		if err := m.s.checkQueued(); err != nil {
-			t.Fatal(err)
-		}
-		if !done && len(m.log) == 2 { // robots.txt and the first page released
-			done = true
-			set := *m.s.set
-			set.CrawlDelayCap = 300 * time.Millisecond
-			m.s.reconfigure(&set)
-		}
-	}
+	m.reconfigureAfter(2, nil, func(set *liveSettings) { set.CrawlDelayCap = 300 * time.Millisecond }) // robots.txt and a page released
 	m.run(func(tk *Task) (Outcome, time.Duration) {
 		if tk.Robots {
 			return Outcome{Result: Fetched, Robots: allowAll{delay: 2 * time.Hour}}, time.Millisecond
@@ -198,17 +193,7 @@ func TestSimLoweredMaxDelay(t *testing.T) {
 		MaxRetries: 1, RetryDelay: 200 * time.Millisecond}}, map[string]netip.Addr{"a.test": netip.MustParseAddr("10.9.13.1")})
 	m.add("http://a.test/x", Meta{})
 	tries := 0
-	m.check = func() {
-		if err := m.s.checkQueued(); err != nil {
-			t.Fatal(err)
-		}
-		if tries == 1 && len(m.log) == 2 { // the 503 released
-			tries++
-			set := *m.s.set
-			set.MaxDelay = 500 * time.Millisecond
-			m.s.reconfigure(&set)
-		}
-	}
+	m.reconfigureAfter(2, nil, func(set *liveSettings) { set.MaxDelay = 500 * time.Millisecond }) // robots.txt and the 503 released
 	m.run(func(tk *Task) (Outcome, time.Duration) {
 		if tk.Robots {
 			return Outcome{Result: Fetched, Robots: allowAll{}}, time.Millisecond
