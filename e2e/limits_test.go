@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -46,7 +47,9 @@ func checkOnce(t *testing.T, r *crawlRun, hits []testweb.Hit) {
 	}
 }
 
-// TestConsoleDelayBounds: on a running crawl, PATCH /config with an ip-delay
+// TestConsoleDelayBounds: 2,000 requests with a 15 KB Host header add
+// less than a megabyte to events.jsonl (30 MB before: each refusal logged
+// with the header whole). On a running crawl, PATCH /config with an ip-delay
 // of 2562047h (which wrapped the scheduler's clock and turned politeness
 // off) is refused on one line; a host delay raised to an hour and lowered
 // back two seconds later stops holding the hosts already waiting, so the
@@ -67,7 +70,9 @@ func TestConsoleDelayBounds(t *testing.T) {
 		t.Fatalf("ip-delay after a refused PATCH: %v", got)
 	}
 	c.must(t, "PATCH", "/api/v1/config", map[string]any{"host-delay": "1h"})
-	time.Sleep(2 * time.Second) // hosts fetched meanwhile now wait an hour
+	raised := time.Now()
+	floodHost(t, c, 2000) // while the hosts wait: the crawl cannot end meanwhile
+	time.Sleep(time.Until(raised.Add(2 * time.Second)))
 	c.must(t, "PATCH", "/api/v1/config", map[string]any{"host-delay": hostDelay.String()})
 	if err := c.wait(t, 2*time.Minute); err != nil {
 		t.Fatalf("petrel crawl: %v\n%s", err, c.log())
@@ -75,6 +80,33 @@ func TestConsoleDelayBounds(t *testing.T) {
 	hits := r.web.Hits()
 	checkOnce(t, r, hits)
 	checkPoliteness(t, c.dir, hits, hostDelay, ipDelay)
+	events, err := os.ReadFile(filepath.Join(c.dir, "logs", "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(events), "Host is not the console's address"); n == 0 || len(events) > 1<<20 {
+		t.Errorf("events.jsonl: %d bytes, %d refusals of a foreign Host logged; want some, the log under 1 MiB", len(events), n)
+	}
+}
+
+// floodHost sends n requests with a 15 KB Host header to c's console, as
+// fast as one connection allows: each is refused (403).
+func floodHost(t *testing.T, c *consoleCrawl, n int) {
+	t.Helper()
+	host := strings.Repeat("h", 15000)
+	for i := 0; i < n; i++ {
+		req, _ := http.NewRequest("GET", c.base+"/api/v1/status", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("request %d with a foreign Host: %d, want 403", i, resp.StatusCode)
+		}
+	}
 }
 
 // TestConsoleConnectionFlood: 3,000 idle connections to the console of a
