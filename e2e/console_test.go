@@ -24,6 +24,7 @@ import (
 // console on.
 type consoleCrawl struct {
 	*crawlRun
+	under  []string // a command the crawl runs under (prlimit …), nil: none
 	cmd    *exec.Cmd
 	base   string // http://IP:PORT
 	token  string
@@ -59,7 +60,8 @@ func (c *consoleCrawl) start(t *testing.T, extra ...string) {
 	t.Helper()
 	args := append([]string{"crawl", "--dir", c.dir, "--hosts", c.hosts, "--seeds", c.seeds,
 		"--allow-private", "--system-dns=false", "--progress", "1s", "--console-addr", freeAddr(t)}, extra...)
-	c.cmd = exec.Command(petrel, args...)
+	argv := append(append(append([]string(nil), c.under...), petrel), args...)
+	c.cmd = exec.Command(argv[0], argv[1:]...)
 	pr, pw := io.Pipe()
 	c.cmd.Stderr = pw
 	if err := c.cmd.Start(); err != nil {

@@ -65,7 +65,7 @@ type Agent struct {
 	log   *slog.Logger
 
 	lock     *os.File
-	logFile  *os.File // logs/events.jsonl
+	logFile  *crawllog.EventLog // logs/events.jsonl
 	crawlLog *crawllog.Log
 	vias     *viaNames // fingerprints of pages whose links are queued → URLs, for crawl.log's via
 	seedURLs []string  // the seeds, by frontier.Meta.Seed - 1
@@ -309,7 +309,7 @@ func (a *Agent) openLogs(cfg *Config, seeds []urlx.URL) (err error) {
 	if err := a.lockDir(); err != nil {
 		return err
 	}
-	a.logFile, err = os.OpenFile(filepath.Join(cfg.Dir, "logs", "events.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	a.logFile, err = crawllog.OpenEventLog(filepath.Join(cfg.Dir, "logs", "events.jsonl"), crawllog.EventFileBytes, crawllog.EventTotalBytes)
 	if err != nil {
 		return usageErr("crawl directory: %v", err)
 	}
@@ -521,7 +521,7 @@ func (a *Agent) openSieve(cfg *Config, r *frontier.Receiver) (frontier.Sieve, er
 func (a *Agent) openFetcherAndStore(cfg *Config) (err error) {
 	state := filepath.Join(cfg.Dir, "state")
 	guard := fetch.Guard{AllowPrivate: cfg.Fetch.AllowPrivate}
-	idle := fitIdleConns(cfg.Fetch.MaxIdleConns, cfg.Fetchers, descriptorLimit(), a.log)
+	idle := fitIdleConns(cfg.Fetch.MaxIdleConns, heldConns(cfg), descriptorLimit(), a.log)
 	tlsVerify, err := fetch.ParseTLSVerify(cfg.Fetch.TLSVerify)
 	if err != nil {
 		return usageErr("--tls-verify: %v", err)

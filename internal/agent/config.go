@@ -139,13 +139,13 @@ func (c *Config) table() settings.Table {
 			"SimHash Hamming distance up to which a page is a near-duplicate of a recent page of its host (-1 = off)").
 			In(settings.Limits).Range(-1, 32).SetFixed("recent fingerprints were compared with it").ClusterWide(),
 		settings.Duration(&c.Progress, "progress", 2*time.Second, "interval of the progress line on stderr (0 = none)").
-			In(settings.Operations).AtLeast(time.Duration(0)).SetLive(),
+			In(settings.Operations).Range(time.Duration(0), time.Hour).SetLive(),
 		settings.Duration(&c.CheckpointEvery, "checkpoint-every", 10*time.Minute,
 			"interval of crash checkpoints (also taken at the start, and on SIGUSR1; 0 = only those)").
-			In(settings.Operations).AtLeast(time.Duration(0)).SetLive(),
+			In(settings.Operations).Range(time.Duration(0), 24*time.Hour).SetLive(),
 		settings.Duration(&c.StopGrace, "stop-grace", 10*time.Second,
 			"at a stop, fetches in flight get this long to finish before they are abandoned").
-			In(settings.Operations).AtLeast(time.Duration(0)).SetLive(),
+			In(settings.Operations).Range(time.Duration(0), time.Hour).SetLive(),
 	}
 }
 

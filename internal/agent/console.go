@@ -148,6 +148,7 @@ func (a *Agent) Counters() stats.Snapshot {
 	cancel()
 	if a.console != nil {
 		s["ConsoleRefused"] = a.console.Refused()
+		s["ConsoleConnsRefused"] = a.console.ConnsRefused()
 	}
 	if w := a.warc.Load(); w != nil {
 		s["WARCBytes"] += w.Stats().CompressedBytes // added to the counter at the close

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -55,6 +56,10 @@ func TestOutcome(t *testing.T) {
 		{"refused", nil, fmt.Errorf("dial: %w", syscall.ECONNREFUSED), frontier.RetryLater, 0, 1},
 		{"timeout", nil, fmt.Errorf("get: %w", context.DeadlineExceeded), frontier.RetryLater, 0, 1},
 		{"forbidden address", nil, fmt.Errorf("dial: %w", fetch.ErrForbiddenAddress), frontier.Failed, 0, 1},
+		// A permanent error: the same malformed head again on every try.
+		{"control bytes in Location", nil, errors.New(`net/http: HTTP/1.x transport connection broken: malformed MIME header line: "Location: /a\x01b"`), frontier.Failed, 0, 1},
+		{"bad status line", nil, errors.New(`net/http: HTTP/1.x transport connection broken: malformed HTTP response "HTTX/9 banana"`), frontier.Failed, 0, 1},
+		{"headers too large", nil, fmt.Errorf("read: %w", fetch.ErrHeaderTooLarge), frontier.Failed, 0, 1},
 	} {
 		a := decisionAgent()
 		o := a.outcome(page, c.resp, c.err)
@@ -131,6 +136,8 @@ func TestRetryAfter(t *testing.T) {
 	}{
 		{"", 0}, {"0", 0}, {"120", 2 * time.Minute}, {"-5", 0}, {"1.5", 0}, {"soon", 0},
 		{"999999", 24 * time.Hour},
+		{"9223372037", 24 * time.Hour}, // seconds whose nanoseconds wrap int64
+		{"18446744073", 24 * time.Hour},
 		{"Thu, 01 Jan 2026 00:00:30 GMT", 30 * time.Second},
 		{"Wed, 31 Dec 2025 23:00:00 GMT", 0},
 		{"Sat, 03 Jan 2026 00:00:00 GMT", 24 * time.Hour},

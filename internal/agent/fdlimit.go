@@ -3,11 +3,14 @@ package agent
 import (
 	"log/slog"
 	"syscall"
+
+	"github.com/petrel-crawler/petrel/internal/console"
 )
 
-// fdReserve is the number of descriptors kept aside, beyond one connection
-// per fetcher and the idle keep-alive pool, for the crawl's own files
-// (lock, logs, WARC, state, sieve buckets, checkpoints) and the runtime.
+// fdReserve is the number of descriptors kept aside, beyond the
+// connections of the fetchers and of the console and the idle keep-alive
+// pool, for the crawl's own files (lock, logs, WARC, state, sieve buckets,
+// checkpoints) and the runtime.
 const fdReserve = 64
 
 // descriptorLimit returns the process's descriptor limit (Go raises the
@@ -21,18 +24,30 @@ func descriptorLimit() uint64 {
 }
 
 // fitIdleConns returns the size of the idle keep-alive pool: want, lowered
-// so that fetchers + pool + fdReserve stays within limit (0: unknown, want
-// is kept). A lowered pool is logged; it is never below 1.
-func fitIdleConns(want, fetchers int, limit uint64, log *slog.Logger) int {
+// so that held + pool + fdReserve stays within limit (0: unknown, want is
+// kept), held being the connections the fetchers and the listeners may
+// hold at once (one per fetcher, console.MaxConns for the console). A
+// lowered pool is logged; it is never below 1.
+func fitIdleConns(want, held int, limit uint64, log *slog.Logger) int {
 	if limit == 0 || limit > 1<<30 {
 		return want
 	}
-	room := int64(limit) - int64(fetchers) - fdReserve
+	room := int64(limit) - int64(held) - fdReserve
 	if int64(want) <= room {
 		return want
 	}
 	got := int(max(room, 1))
 	log.Warn("idle keep-alive pool lowered to fit the descriptor limit",
-		"max-idle-conns", want, "now", got, "fetchers", fetchers, "descriptor limit", limit)
+		"max-idle-conns", want, "now", got, "fetchers and listeners", held, "descriptor limit", limit)
 	return got
+}
+
+// heldConns is the connections cfg's fetchers and listeners may hold at
+// once: one per fetcher, and the console's cap when it listens.
+func heldConns(cfg *Config) int {
+	n := cfg.Fetchers
+	if cfg.Console.Addr != "" {
+		n += console.MaxConns
+	}
+	return n
 }

@@ -4,6 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+
+	"github.com/petrel-crawler/petrel/internal/console"
 )
 
 func TestFitIdleConns(t *testing.T) {
@@ -19,10 +21,24 @@ func TestFitIdleConns(t *testing.T) {
 		{"lowered", 2048, 256, 1024, 1024 - 256 - fdReserve},
 		{"exactly fits", 100, 100, 100 + 100 + fdReserve, 100},
 		{"no room left", 2048, 5000, 1024, 1},
+		{"with the console", 2048, 256 + console.MaxConns, 1024, 1024 - 256 - console.MaxConns - fdReserve},
 	}
 	for _, c := range cases {
 		if got := fitIdleConns(c.want, c.fetchers, c.limit, log); got != c.got {
 			t.Errorf("%s: fitIdleConns(%d, %d, %d) = %d, want %d", c.name, c.want, c.fetchers, c.limit, got, c.got)
 		}
+	}
+}
+
+// TestHeldConnsCountsTheConsole: the console's cap is counted in the
+// descriptors the fetchers' pool must leave room for, when it listens.
+func TestHeldConnsCountsTheConsole(t *testing.T) {
+	cfg := Config{Fetchers: 16}
+	if n := heldConns(&cfg); n != 16 {
+		t.Errorf("no console: %d held, want 16", n)
+	}
+	cfg.Console.Addr = "127.0.0.1:0"
+	if n := heldConns(&cfg); n != 16+console.MaxConns {
+		t.Errorf("with the console: %d held, want %d", n, 16+console.MaxConns)
 	}
 }

@@ -140,6 +140,8 @@ func (a *Agent) outcome(t *frontier.Task, resp *fetch.Response, err error) front
 		case fetch.Unreachable(err):
 			o.Result = frontier.Unreachable // the host backs off, the URL waits
 			a.seedHosts.unreachable(t.Host(), err, a.frontier.Settings().HostDownGiveUp)
+		case !t.Robots && fetch.Permanent(err):
+			o.Result = frontier.Failed // the same response again: no retry
 		default:
 			o.Result = frontier.RetryLater
 		}
@@ -235,7 +237,7 @@ func retryAfter(h string, now time.Time) time.Duration {
 		return 0
 	}
 	if s, err := strconv.Atoi(h); err == nil && s >= 0 {
-		return min(time.Duration(s)*time.Second, 24*time.Hour)
+		return time.Duration(min(s, 24*60*60)) * time.Second // capped before the product can wrap
 	}
 	if t, err := http.ParseTime(h); err == nil && t.After(now) {
 		return min(t.Sub(now), 24*time.Hour)

@@ -118,7 +118,11 @@ func (a *Agent) follow(t *frontier.Task, resp *fetch.Response, stored, duplicate
 	switch {
 	case resp.Status >= 300 && resp.Status < 400:
 		if loc := resp.Header.Get("Location"); loc != "" {
-			if u, err := base.Resolve(loc); err == nil && a.passResponse(filter.StageFollow, m, resp, duplicate) {
+			u, err := base.Resolve(loc)
+			switch {
+			case err != nil:
+				a.refuseLocation(loc, resp.URL, m.Redirect(via), err)
+			case a.passResponse(filter.StageFollow, m, resp, duplicate):
 				a.stats.Redirects.Add(1)
 				a.offer(u, resp.URL, m.Redirect(via))
 			}
@@ -135,13 +139,35 @@ func (a *Agent) follow(t *frontier.Task, resp *fetch.Response, stored, duplicate
 func (a *Agent) sitemapResponse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via uint64, level uint8) {
 	switch {
 	case resp.Status >= 300 && resp.Status < 400:
-		if u, err := base.Resolve(resp.Header.Get("Location")); err == nil {
+		loc := resp.Header.Get("Location")
+		u, err := base.Resolve(loc)
+		switch {
+		case err != nil && loc != "":
+			a.refuseLocation(loc, resp.URL, m.Redirect(via), err)
+		case err == nil:
 			a.stats.Redirects.Add(1)
 			a.offerSitemap(u, resp.URL, m.Redirect(via))
 		}
 	case resp.Status >= 200 && resp.Status < 300:
 		a.readSitemap(base, resp, m, via, level)
 	}
+}
+
+// refuseLocation counts and logs (crawl.log and skipped.jsonl, as a URL
+// rule) the target of a redirect from the page via that is not a URL the
+// crawl can fetch: another scheme (file:, gopher:, javascript:), or no URL
+// at all. The rule says why, the URL field holds the Location (cut to
+// urlx.MaxLength).
+func (a *Agent) refuseLocation(loc, via string, m frontier.Meta, err error) {
+	a.countRefusal(crawllog.ReasonRule)
+	why := err.Error()
+	if i := strings.LastIndex(why, ": "); i >= 0 {
+		why = why[i+2:]
+	}
+	if len(loc) > urlx.MaxLength {
+		loc = strings.ToValidUTF8(loc[:urlx.MaxLength], "")
+	}
+	a.refuse(loc, via, m, crawllog.ReasonRule, "Location: "+why)
 }
 
 // tlsInfo describes the TLS connection of resp for its WARC record (nil

@@ -138,7 +138,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.log.Warn("console: refused: login failed", "remote", r.RemoteAddr)
+	s.refusal.warn(time.Now(), "console: refused: login failed", "remote", r.RemoteAddr)
 	writeError(w, http.StatusUnauthorized, "console: wrong or used code, or wrong token")
 }
 

@@ -19,17 +19,18 @@ import (
 // tokenBytes is the entropy of a generated token.
 const tokenBytes = 32
 
+// minTokenLen is the shortest token a token file may hold.
+const minTokenLen = 16
+
 // LoadToken returns the bearer token kept in path, creating the file (mode
 // 0600, its directory if need be) with a random token when it does not
-// exist. A file that exists but holds no token is an error.
+// exist. A file that exists is refused, on one line, when its group or
+// others may read it, or when it holds fewer than minTokenLen characters:
+// the token is the console's only credential.
 func LoadToken(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err == nil {
-		tok := strings.TrimSpace(string(b))
-		if tok == "" {
-			return "", fmt.Errorf("console: token file %s is empty", path)
-		}
-		return tok, nil
+		return checkToken(path, b)
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("console: token file: %w", err)
@@ -55,6 +56,26 @@ func LoadToken(path string) (string, error) {
 	if err != nil {
 		os.Remove(path)
 		return "", fmt.Errorf("console: token file: %w", err)
+	}
+	return tok, nil
+}
+
+// checkToken returns the token of the file path holding b, or why it is
+// refused.
+func checkToken(path string, b []byte) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("console: token file: %w", err)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("console: token file %s: mode %#o lets others read the token; chmod 600 it", path, st.Mode().Perm())
+	}
+	tok := strings.TrimSpace(string(b))
+	switch {
+	case tok == "":
+		return "", fmt.Errorf("console: token file %s is empty", path)
+	case len(tok) < minTokenLen:
+		return "", fmt.Errorf("console: token file %s: a %d-character token is too easy to guess; want at least %d characters (delete the file to have one made)", path, len(tok), minTokenLen)
 	}
 	return tok, nil
 }

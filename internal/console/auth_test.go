@@ -34,11 +34,47 @@ func TestLoadToken(t *testing.T) {
 	}
 }
 
+// TestLoadTokenRefusesWeakFiles: a token file others may read, or holding
+// a token of a character, is refused on one line, as the cluster key file
+// is; a token of minTokenLen characters in a 0600 file is taken.
+func TestLoadTokenRefusesWeakFiles(t *testing.T) {
+	for _, c := range []struct {
+		name, token string
+		mode        os.FileMode
+		want        string // in the error; "" = accepted
+	}{
+		{"world-writable", strings.Repeat("k", 32), 0o666, "mode 0666 lets others read the token; chmod 600 it"},
+		{"group-readable", strings.Repeat("k", 32), 0o640, "mode 0640"},
+		{"one character", "x", 0o600, "a 1-character token is too easy to guess; want at least 16"},
+		{"fifteen characters", strings.Repeat("k", 15), 0o600, "want at least 16"},
+		{"sixteen characters", strings.Repeat("k", 16), 0o600, ""},
+		{"owner read-only", strings.Repeat("k", 16), 0o400, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "console.token")
+			if err := os.WriteFile(p, []byte(c.token+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(p, c.mode); err != nil {
+				t.Fatal(err)
+			}
+			tok, err := LoadToken(p)
+			switch {
+			case c.want == "" && (err != nil || tok != c.token):
+				t.Errorf("LoadToken = %q, %v; want the token", tok, err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n")):
+				t.Errorf("LoadToken = %q, %v; want one line saying %q", tok, err, c.want)
+			}
+		})
+	}
+}
+
 // guarded returns the console's access rules around a handler that
 // records whether it ran, for a server bound to bound.
 func guarded(bound string) (http.Handler, *gate, *bool) {
 	addr, _ := net.ResolveTCPAddr("tcp", bound)
-	s := &Server{gate: newGate("secret-token", addr), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	lg := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s := &Server{gate: newGate("secret-token", addr), log: lg, refusal: &refusalLog{log: lg}}
 	ran := new(bool)
 	return s.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { *ran = true })), s.gate, ran
 }

@@ -22,8 +22,16 @@
 //     always needs it (or a ticket). The page shell (/,
 //     its script and style sheet) carries no crawl data and is served to
 //     anyone who passes the Host check, so that it can show the login form;
-//   - the token lives in a file (0600, created random when missing) and is
-//     never written into a page: the page asks for it with a login form, or
+//   - at most Options.MaxConns connections are open at once (limitListener,
+//     connlimit.go): one past it is closed as soon as it is accepted and
+//     counted, so that idle connections cannot take the descriptors the
+//     crawl needs;
+//   - what a refusal logs is bounded (refusalLog, refusals.go): at most
+//     refusalsPerSecond lines a second, the rest counted, each value cut to
+//     maxLoggedBytes;
+//   - the token lives in a file (0600, created random when missing; one
+//     its group or others may read, or shorter than 16 characters, is
+//     refused) and is never written into a page: the page asks for it with a login form, or
 //     exchanges a one-time code printed at start for it, keeps it in
 //     sessionStorage and sends it as a header; no cookie is ever set;
 //   - the event stream, which a browser's EventSource opens without headers,

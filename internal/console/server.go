@@ -33,13 +33,17 @@ type Options struct {
 	// SampleEvery is the interval of the rate history (default 5s; an
 	// hour of samples is kept).
 	SampleEvery time.Duration
+	// MaxConns is the most connections open at once (default MaxConns);
+	// one past it is closed at once and counted (ConnsRefused).
+	MaxConns int
 }
 
 // Server is one agent's console. Create it with Listen, run it with Serve.
 type Server struct {
 	opts    Options
-	ln      net.Listener
+	ln      *limitListener
 	gate    *gate
+	refusal *refusalLog
 	hist    *History
 	log     *slog.Logger
 	started time.Time
@@ -51,6 +55,10 @@ type Server struct {
 // Refused is the number of calls refused (a wrong Host, no valid token).
 func (s *Server) Refused() int64 { return s.refused.Load() }
 
+// ConnsRefused is the number of connections closed as soon as accepted,
+// for passing Options.MaxConns.
+func (s *Server) ConnsRefused() int64 { return s.ln.refused.Load() }
+
 // Listen binds the console's address. The address must be an IP literal
 // and a port: a name would let the console bind whatever it resolves to.
 func Listen(opts Options) (*Server, error) {
@@ -61,9 +69,12 @@ func Listen(opts Options) (*Server, error) {
 	if opts.Token == "" {
 		return nil, errors.New("console: no token")
 	}
-	ln, err := net.Listen("tcp", ap.String())
+	inner, err := net.Listen("tcp", ap.String())
 	if err != nil {
 		return nil, fmt.Errorf("console: %w", err)
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = MaxConns
 	}
 	if opts.Log == nil {
 		opts.Log = NewLogHub(1)
@@ -77,9 +88,14 @@ func Listen(opts Options) (*Server, error) {
 	if opts.SampleEvery <= 0 {
 		opts.SampleEvery = 5 * time.Second
 	}
+	refusal := &refusalLog{log: opts.Logger}
+	ln := &limitListener{Listener: inner, max: int64(opts.MaxConns), refuse: func(remote net.Addr) {
+		refusal.warn(time.Now(), "console: refused: too many connections open", "remote", remote.String())
+	}}
 	s := &Server{
 		opts:    opts,
 		ln:      ln,
+		refusal: refusal,
 		gate:    newGate(opts.Token, ln.Addr()),
 		hist:    NewHistory(int(time.Hour / opts.SampleEvery)),
 		log:     opts.Logger,
@@ -166,7 +182,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.gate.hostOK(r) {
 			s.refused.Add(1)
-			s.log.Warn("console: refused: Host is not the console's address", "host", r.Host, "remote", r.RemoteAddr, "path", r.URL.Path)
+			s.refusal.warn(time.Now(), "console: refused: Host is not the console's address", "host", r.Host, "remote", r.RemoteAddr, "path", r.URL.Path)
 			writeError(w, http.StatusForbidden, "console: Host header must be "+s.gate.addr)
 			return
 		}
@@ -184,7 +200,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		login := r.Method == http.MethodPost && r.URL.Path == "/api/v1/login"
 		if !login && needsToken(r, s.gate.loopback) && !s.streamTicket(r) && !s.gate.bearer(r) {
 			s.refused.Add(1)
-			s.log.Warn("console: refused: no valid token", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+			s.refusal.warn(time.Now(), "console: refused: no valid token", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
 			h.Set("WWW-Authenticate", `Bearer realm="petrel"`)
 			writeError(w, http.StatusUnauthorized, "console: this call needs Authorization: Bearer TOKEN (the token is in the console's token file)")
 			return

@@ -51,6 +51,13 @@
 // rule that refused the URL when there is one (the filter, the robots.txt
 // line), status the crawl.log code of the refusal.
 //
+// # events.jsonl
+//
+// EventLog (events.go) writes the agent's event log, one slog record a
+// Write, rotated past a size like crawl.log (events.jsonl.1, .2, …); the
+// oldest rotated files are removed so that all hold at most a total, the
+// newest events kept.
+//
 // # Invariants
 //
 // Lines are formatted by the caller's goroutine, outside any lock, then

@@ -129,3 +129,18 @@ func classify(err error, connected bool) ErrorKind {
 	}
 	return ErrOther
 }
+
+// Permanent reports whether err is a failure a retry would meet again:
+// the head of the server's response was malformed (a bad status line, a
+// header line with control bytes, such as a Location holding them) or
+// too large. A page that fails so is given up at once.
+func Permanent(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, ErrHeaderTooLarge) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "malformed MIME header") || strings.Contains(msg, "malformed HTTP")
+}

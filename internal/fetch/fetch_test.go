@@ -374,6 +374,10 @@ func TestFetchBrokenServers(t *testing.T) {
 		readRequest(bufio.NewReader(c))
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n0123456789abcdef\r\n100\r\nshort")
 	})
+	controlInLocation := newRawServer(t, ip, func(c net.Conn) {
+		readRequest(bufio.NewReader(c))
+		io.WriteString(c, "HTTP/1.1 301 Moved\r\nLocation: /a\x01b\r\nContent-Length: 0\r\n\r\n")
+	})
 	closeNoAnswer := newRawServer(t, ip, func(c net.Conn) {
 		readRequest(bufio.NewReader(c))
 	})
@@ -400,6 +404,7 @@ func TestFetchBrokenServers(t *testing.T) {
 		{"reset-mid-body", resetMidBody.url("h.test", "/"), resetMidBody.addr.Addr(), ErrReset, true, TruncatedDisconnect, 100, nil},
 		{"eof-mid-body", eofMidBody.url("h.test", "/"), eofMidBody.addr.Addr(), ErrReset, true, TruncatedDisconnect, 100, nil},
 		{"chunked-cut-short", chunkCut.url("h.test", "/"), chunkCut.addr.Addr(), ErrReset, true, TruncatedDisconnect, 16 + 5, nil},
+		{"control-bytes-in-location", controlInLocation.url("h.test", "/"), controlInLocation.addr.Addr(), ErrProtocol, true, "", 0, nil},
 		{"close-without-answer", closeNoAnswer.url("h.test", "/"), closeNoAnswer.addr.Addr(), ErrReset, false, "", 0, nil},
 		{"refused", fmt.Sprintf("http://h.test:%d/", refusedAddr.Port()), refusedAddr.Addr(), ErrRefused, false, "", 0, nil},
 	}
@@ -413,6 +418,11 @@ func TestFetchBrokenServers(t *testing.T) {
 			}
 			if k := Classify(err); k != c.kind {
 				t.Errorf("Classify(%v) = %v, want %v", err, k, c.kind)
+			}
+			// The malformed heads come again on every try; the others may not.
+			permanent := c.kind == ErrTooLargeHeader || c.kind == ErrProtocol
+			if Permanent(err) != permanent {
+				t.Errorf("Permanent(%v) = %v, want %v", err, !permanent, permanent)
 			}
 			if c.sentinel != nil && !errors.Is(err, c.sentinel) {
 				t.Errorf("error %v does not wrap %v", err, c.sentinel)

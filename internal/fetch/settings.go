@@ -57,18 +57,18 @@ func (s *Settings) Table() settings.Table {
 			}),
 		settings.Duration(&s.DNSTimeout, "dns-timeout", 10*time.Second,
 			"timeout of one name resolution (a timed-out name is retried, then its host purged)").
-			In(settings.Fetching).AtLeast(time.Millisecond).SetFixed("the resolver is built with it at the start"),
+			In(settings.Fetching).Range(time.Millisecond, 5*time.Minute).SetFixed("the resolver is built with it at the start"),
 		settings.Duration(&s.DNSRefresh, "dns-refresh", 0,
 			"resolve a host's name again this long after its last resolution; a new address moves the host's keys there, their delays kept (0: a host keeps its first address)").
-			In(settings.Fetching).AtLeast(time.Duration(0)).SetFixed("the resolver is built with it at the start"),
+			In(settings.Fetching).Range(time.Duration(0), 30*24*time.Hour).SetFixed("the resolver is built with it at the start"),
 		settings.Duration(&s.Timeout, "fetch-timeout", 30*time.Second, "timeout of a whole request").
-			In(settings.Fetching).AtLeast(time.Millisecond).SetLive(),
+			In(settings.Fetching).Range(time.Millisecond, time.Hour).SetLive(),
 		settings.Size(&s.MaxBody, "max-body", 8<<20, "longer bodies are truncated (WARC-Truncated: length)").
 			WithDoc("longer bodies are truncated and marked `WARC-Truncated: length`").
 			In(settings.Limits).Range(int64(1024), int64(1<<40)).SetLive(),
 		settings.Count(&s.MaxIdleConns, "max-idle-conns", 2048,
 			"idle keep-alive connections kept, least recently used dropped first (lowered to fit the descriptor limit)").
-			WithDoc("idle keep-alive connections kept, least recently used dropped first; open descriptors stay under `--fetchers` + this + a few dozen (lowered, with a warning, so that `--fetchers` + this + 64 fits the process's descriptor limit)").
+			WithDoc("idle keep-alive connections kept, least recently used dropped first; open descriptors stay under `--fetchers` + this + a few dozen (lowered, with a warning, so that `--fetchers` + this + 64, and 64 more for the console's connections when it listens, fits the process's descriptor limit)").
 			In(settings.Fetching).Range(1, 100000).SetFixed(transport),
 		settings.String(&s.TLSVerify, "tls-verify", "record",
 			"server certificates: record (connect anyway, record verified or the error), strict (refuse what does not verify) or off").

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -38,9 +39,12 @@ func (s *Settings) check(old *Settings) error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"HostDelay", s.HostDelay}, {"IPDelay", s.IPDelay}, {"RetryDelay", s.RetryDelay}} {
-		if d.v < 0 {
+	}{{"HostDelay", s.HostDelay}, {"IPDelay", s.IPDelay}, {"RetryDelay", s.RetryDelay}, {"MaxDelay", s.MaxDelay}, {"CrawlDelayCap", s.CrawlDelayCap}} {
+		switch {
+		case d.v < 0:
 			return fmt.Errorf("frontier: %s %v is negative", d.name, d.v)
+		case d.v > MaxWait:
+			return fmt.Errorf("frontier: %s %v is longer than %v", d.name, d.v, MaxWait)
 		}
 	}
 	switch {
@@ -107,9 +111,11 @@ func (f *Frontier) Cuts() Cuts { return f.live.Load().Cuts }
 // A change applies from the next decision it enters. A raised HostDelay,
 // IPDelay or CrawlDelayCap holds for keys and addresses already waiting
 // (see reconfigure); a raised DelayFactor or MaxDelay applies from each
-// key's next response; a lowered delay does not shorten a wait in
-// progress. RobotsExpiry counts from each robots.txt's fetch, so a lowered
-// one expires the rules fetched before the change as well.
+// key's next response; a lowered HostDelay, IPDelay, CrawlDelayCap,
+// MaxDelay or RetryDelay shortens the waits in progress that it set, to
+// the end of the last exchange plus the new delay. RobotsExpiry counts
+// from each robots.txt's fetch, so a lowered one expires the rules fetched
+// before the change as well.
 // Narrowing a limit (MaxURLs, MaxURLsPerKey, the cuts) cuts queued URLs as
 // they come up for dispatch, counted in stats.CutAtDispatch; widening one
 // affects the URLs found afterwards (and, for MaxURLs, lets dispatch go
@@ -141,7 +147,7 @@ func (f *Frontier) ReconfigureBeforeRun(set Settings, cuts Cuts) error {
 // is Recalled. A raised host or IP delay, or Crawl-delay cap, holds for
 // keys and addresses already waiting: their next allowed time moves by the
 // increase, so that it is at least the end of their last exchange plus the
-// new delay.
+// new delay. A lowered one shortens the waits it set (lowerWaits).
 func (s *scheduler) reconfigure(set *liveSettings) {
 	old := s.set
 	s.set = set
@@ -155,7 +161,7 @@ func (s *scheduler) reconfigure(set *liveSettings) {
 				d, why = cd, DelayCrawlDelay
 			}
 			if v.delay < d && v.nextFetch > 0 {
-				v.nextFetch += int64(d - v.delay)
+				v.nextFetch = later(v.nextFetch, d-v.delay)
 				v.delay, v.delayWhy = d, why
 				s.wb.offer(v)
 			}
@@ -164,12 +170,18 @@ func (s *scheduler) reconfigure(set *liveSettings) {
 	}
 	if d := set.IPDelay - old.IPDelay; d > 0 {
 		for _, e := range s.wb.byAddr {
-			if e.nextFetch > 0 {
-				e.nextFetch += int64(d)
+			switch {
+			case e.held: // stays held; the wait after the hold grows
+				if e.heldNext > 0 {
+					e.heldNext = later(e.heldNext, d)
+				}
+			case e.nextFetch > 0:
+				e.nextFetch = later(e.nextFetch, d)
 				s.wb.fix(e)
 			}
 		}
 	}
+	s.lowerWaits(&old.Settings)
 	s.dist.maxFront = max(int(set.WorkbenchBytes/1024), s.f.cfg.FrontSize)
 	s.dist.front = min(s.dist.front, s.dist.maxFront)
 	if set.MaxURLs == 0 || set.MaxURLs > s.dispatched {
@@ -185,6 +197,89 @@ func (s *scheduler) reconfigure(set *liveSettings) {
 			s.wb.fix(e)
 		}
 	}
+}
+
+// lowerWaits shortens the waits set under old that the settings in force
+// make shorter: a key's next allowed time moves back by the decrease of its
+// delay (see delayUnder), an address's by the decrease of IPDelay, so that
+// each is the end of its last exchange plus the new delay. An address's
+// wait stays at least the base delays from the frontier's start (see
+// startWaits) and a release's bound on it (handoff.go); a held address
+// keeps its hold, the wait it will have after it shortened.
+func (s *scheduler) lowerWaits(old *Settings) {
+	set := s.set
+	if set.HostDelay >= old.HostDelay && set.CrawlDelayCap >= old.CrawlDelayCap &&
+		set.MaxDelay >= old.MaxDelay && set.RetryDelay >= old.RetryDelay && set.IPDelay >= old.IPDelay {
+		return
+	}
+	now := s.f.now()
+	for _, v := range s.states {
+		var crawl time.Duration
+		if v.delayWhy == DelayCrawlDelay { // the rules may be read from the robots store
+			crawl = s.keyCrawlDelay(v)
+		}
+		d := delayUnder(set, v.delay, v.delayWhy, crawl)
+		if d < v.delay && v.nextFetch > 0 {
+			v.nextFetch = shorter(v.nextFetch, v.delay-d, now, d)
+			v.delay = d
+			s.wb.offer(v)
+		}
+	}
+	s.lowerIdleDelays(now)
+	dec := old.IPDelay - set.IPDelay
+	if dec <= 0 {
+		return
+	}
+	floor := int64(max(set.HostDelay, set.IPDelay))
+	for _, e := range s.wb.byAddr {
+		// Not below the start's base delays, nor below a release's bound
+		// on the address (handoff.go), which carries waits of keys too.
+		bound := max(floor, s.f.holds.earliest(e.addr))
+		switch {
+		case e.held:
+			if e.heldNext > 0 {
+				e.heldNext = max(shorter(e.heldNext, dec, now, set.IPDelay), min(e.heldNext, bound))
+			}
+		case e.nextFetch > 0:
+			e.nextFetch = max(shorter(e.nextFetch, dec, now, set.IPDelay), min(e.nextFetch, bound))
+			s.wb.fix(e)
+		}
+	}
+}
+
+// delayUnder is what a key's delay d, set for why, becomes under set: the
+// host delay, the Crawl-delay (crawl, already capped; 0: unknown) or the
+// retry delay as they now are, and Retry-After or the adaptive delay
+// within MaxDelay; never below the host delay. The robots.txt backoff is
+// kept.
+func delayUnder(set *liveSettings, d time.Duration, why DelayReason, crawl time.Duration) time.Duration {
+	switch why {
+	case DelayHost:
+		d = set.HostDelay
+	case DelayCrawlDelay:
+		if crawl > 0 {
+			d = crawl
+		} else { // the rules are not at hand: the cap still bounds it
+			d = min(d, set.CrawlDelayCap)
+		}
+	case DelayAdaptive, DelayRetryAfter:
+		d = min(d, set.MaxDelay)
+	case DelayRetry:
+		d = min(d, set.RetryDelay)
+	default:
+		return d
+	}
+	return max(d, set.HostDelay)
+}
+
+// shorter moves a next allowed time back by dec. A time the clock could
+// not hold (saturated by later) no longer tells when the last exchange
+// ended: it becomes now plus the new delay, which that end precedes.
+func shorter(next int64, dec time.Duration, now int64, d time.Duration) int64 {
+	if next == math.MaxInt64 {
+		return later(now, d)
+	}
+	return later(next, -dec)
 }
 
 // Pause stops dispatch: once it returns, no fetch starts until Resume

@@ -92,7 +92,7 @@ func (s *scheduler) otherEntry(now int64, e *ipEntry, v *visitState, h *hostStat
 	other := s.wb.entryFor(h.addr)
 	if other.inFlight >= s.wb.parIP || other.nextFetch > now {
 		s.putBack(v, rec, attempt)
-		v.nextFetch = max(v.nextFetch, other.nextFetch, now+int64(max(s.set.IPDelay, 10*time.Millisecond)))
+		v.nextFetch = max(v.nextFetch, other.nextFetch, later(now, max(s.set.IPDelay, 10*time.Millisecond)))
 		s.wb.offer(v)
 		return nil, false
 	}

@@ -379,7 +379,7 @@ func (s *scheduler) resolveFailed(h *hostState, err error) {
 		w := h.w()
 		w.fails++
 		if w.fails <= f.cfg.DNSRetries && !isPermanentDNS(err) {
-			w.retryAt = f.now() + int64(s.set.RetryDelay<<(w.fails-1))
+			w.retryAt = later(f.now(), s.set.RetryDelay<<min(w.fails-1, 16))
 			s.dns.retry = append(s.dns.retry, h)
 			return
 		}

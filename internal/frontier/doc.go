@@ -48,6 +48,10 @@
 // state waits with a growing delay, and is purged only after HostDownGiveUp
 // (hostdown.go).
 //
+// Every delay is bounded (MaxWait) and every sum of a time and a delay
+// saturates (later, clock.go), so that no delay can carry a next fetch time
+// past the end of the clock and around to the past.
+//
 // Nothing found is lost silently: a URL the frontier gives up (its visit
 // state purged, its host dead, down too long or blocked, its tries used
 // up, its key over budget) is counted

@@ -343,7 +343,7 @@ func (f *Frontier) ReleaseAddrs(ctx context.Context, id uint64, waits map[netip.
 		f.holds.notBefore = map[netip.Addr]int64{}
 	}
 	for a, d := range waits {
-		f.holds.notBefore[a] = max(f.holds.notBefore[a], now+int64(d))
+		f.holds.notBefore[a] = max(f.holds.notBefore[a], later(now, d))
 	}
 	f.holds.mu.Unlock()
 	if !f.running.Load() {
@@ -354,7 +354,7 @@ func (f *Frontier) ReleaseAddrs(ctx context.Context, id uint64, waits map[netip.
 			if e.held && p(a) && !f.holds.selects(a) && s.addrOwner(a) == Self {
 				// An earlier release of a hold over a as well may have
 				// set the longer wait.
-				s.unhold(e, max(now+int64(waits[a]), f.holds.earliest(a)))
+				s.unhold(e, max(later(now, waits[a]), f.holds.earliest(a)))
 			}
 		}
 	})
@@ -375,7 +375,7 @@ func (f *Frontier) DelayAddrs(waits map[netip.Addr]time.Duration) {
 		f.holds.notBefore = map[netip.Addr]int64{}
 	}
 	for a, d := range waits {
-		f.holds.notBefore[a] = max(f.holds.notBefore[a], now+int64(d))
+		f.holds.notBefore[a] = max(f.holds.notBefore[a], later(now, d))
 	}
 }
 

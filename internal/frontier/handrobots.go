@@ -99,7 +99,7 @@ func (s *scheduler) takeRobots(sa string, hr *HandedRobots) {
 		return
 	}
 	rs := s.robots.get(sa)
-	at := s.f.now() + int64(hr.Left)
+	at := later(s.f.now(), hr.Left)
 	if rs.dead || !rs.idle() || (rs.rules != nil && rs.expires(s.set) >= at) {
 		return
 	}

@@ -134,8 +134,22 @@ func (s *scheduler) raiseIdleDelays(set *liveSettings) {
 			d, why = cd, DelayCrawlDelay
 		}
 		if k.delay() < d && k.nextFetch > 0 {
-			k.nextFetch += int64(d - k.delay())
+			k.nextFetch = later(k.nextFetch, d-k.delay())
 			k.delayMs, k.delayWhy = sat32(int64(d/time.Millisecond)), why
+			s.idleKeys[hash] = k
+		}
+	}
+}
+
+// lowerIdleDelays shortens the idle keys' waits as lowerWaits the visit
+// states'. An idle key keeps its delay in whole milliseconds, rounded
+// down, so its wait moves back by at most the true decrease.
+func (s *scheduler) lowerIdleDelays(now int64) {
+	for hash, k := range s.idleKeys {
+		crawl := min(time.Duration(k.crawlMs)*time.Millisecond, s.set.CrawlDelayCap)
+		if d := delayUnder(s.set, k.delay(), k.delayWhy, crawl); d < k.delay() && k.nextFetch > 0 {
+			k.nextFetch = shorter(k.nextFetch, k.delay()-d, now, d)
+			k.delayMs = sat32(int64(d / time.Millisecond))
 			s.idleKeys[hash] = k
 		}
 	}

@@ -21,7 +21,7 @@ func (s *scheduler) release(o Outcome) {
 	}
 	if oe := t.other; oe != nil {
 		oe.inFlight--
-		oe.nextFetch = max(oe.nextFetch, end+int64(s.set.IPDelay))
+		oe.nextFetch = max(oe.nextFetch, later(end, s.set.IPDelay))
 		s.wb.fix(oe)
 	}
 	var delay time.Duration
@@ -31,11 +31,11 @@ func (s *scheduler) release(o Outcome) {
 	} else {
 		delay, why = s.releasePage(v, t, o, end)
 	}
-	v.nextFetch = max(v.nextFetch, end+int64(delay))
+	v.nextFetch = max(v.nextFetch, later(end, delay))
 	v.delay, v.delayWhy = delay, why
-	e.nextFetch = max(e.nextFetch, end+int64(s.set.IPDelay))
+	e.nextFetch = max(e.nextFetch, later(end, s.set.IPDelay))
 	if e.held {
-		e.heldNext = max(e.heldNext, end+int64(s.set.IPDelay))
+		e.heldNext = max(e.heldNext, later(end, s.set.IPDelay))
 	}
 	s.settle(v)
 	s.wb.fix(e)

@@ -67,7 +67,7 @@ type robotsState struct {
 
 // expires is when the rules expire under the settings in force (a lowered
 // RobotsExpiry holds for rules fetched before the change).
-func (r *robotsState) expires(set *liveSettings) int64 { return r.fetched + int64(set.RobotsExpiry) }
+func (r *robotsState) expires(set *liveSettings) int64 { return later(r.fetched, set.RobotsExpiry) }
 
 // crawlDelay is the Crawl-delay of the rules, up to the cap in force (0
 // without rules).

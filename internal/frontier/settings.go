@@ -6,6 +6,11 @@ import (
 	"github.com/petrel-crawler/petrel/internal/settings"
 )
 
+// MaxWait bounds each delay setting (HostDelay, IPDelay, MaxDelay,
+// CrawlDelayCap, RetryDelay): a longer one is refused, by the settings
+// table and by Reconfigure.
+const MaxWait = time.Hour
+
 // Settings are the frontier's settings of a crawl, declared in Table;
 // Config embeds them. A zero field takes the default New gives it.
 type Settings struct {
@@ -40,19 +45,19 @@ func (s *Settings) Table() settings.Table {
 	return settings.Table{
 		settings.Duration(&s.HostDelay, "host-delay", 2*time.Second,
 			"minimum gap between the end of a response and the next request to the same politeness key").
-			In(settings.Politeness).AtLeast(time.Duration(0)).SetLive().ClusterWide(),
+			In(settings.Politeness).Range(time.Duration(0), MaxWait).SetLive().ClusterWide(),
 		settings.Duration(&s.IPDelay, "ip-delay", time.Second,
 			"minimum gap between the end of a response and the next request to the same IP address").
-			In(settings.Politeness).AtLeast(time.Duration(0)).SetLive().ClusterWide(),
+			In(settings.Politeness).Range(time.Duration(0), MaxWait).SetLive().ClusterWide(),
 		settings.Duration(&s.MaxDelay, "max-delay", 30*time.Second,
 			"cap of any per-key delay (adaptive, Retry-After)").
-			In(settings.Politeness).AtLeast(time.Millisecond).SetLive().ClusterWide(),
+			In(settings.Politeness).Range(time.Millisecond, MaxWait).SetLive().ClusterWide(),
 		settings.Float(&s.DelayFactor, "delay-factor", 0,
 			"adaptive politeness: next delay = F × the last fetch's duration, within [host-delay, max-delay] (0 = off)").
 			In(settings.Politeness).Range(0.0, 1000.0).SetLive().ClusterWide(),
 		settings.Duration(&s.CrawlDelayCap, "crawl-delay-cap", 10*time.Second,
 			"robots.txt Crawl-delay is honoured up to this").
-			In(settings.Politeness).AtLeast(time.Millisecond).SetLive().ClusterWide(),
+			In(settings.Politeness).Range(time.Millisecond, MaxWait).SetLive().ClusterWide(),
 		settings.Count(&s.ParallelPerKey, "parallel-per-key", 1, "requests in flight per politeness key").
 			In(settings.Politeness).Range(1, 1000).SetLive().ClusterWide(),
 		settings.Count(&s.ParallelPerIP, "parallel-per-ip", 1, "requests in flight per IP address").
@@ -73,15 +78,15 @@ func (s *Settings) Table() settings.Table {
 		settings.Count(&s.MaxRetries, "retries", 2, "retries of a 5xx or of a failure after the connection was made (a host that cannot be reached waits instead: --host-down-backoff)").
 			In(settings.Fetching).Range(0, 100).SetLive().ClusterWide(),
 		settings.Duration(&s.RetryDelay, "retry-delay", 2*time.Second, "minimum delay before a retry").
-			In(settings.Fetching).AtLeast(time.Duration(0)).SetLive().ClusterWide(),
+			In(settings.Fetching).Range(time.Duration(0), MaxWait).SetLive().ClusterWide(),
 		settings.Duration(&s.HostDownBackoff, "host-down-backoff", 5*time.Minute,
 			"cap of the wait of a host that refuses connections or times out connecting: it doubles from the host delay at each failed try, its URLs kept queued").
-			In(settings.Fetching).Range(10*time.Millisecond, 24*time.Hour).SetLive().ClusterWide(),
+			In(settings.Fetching).Range(10*time.Millisecond, MaxWait).SetLive().ClusterWide(),
 		settings.Duration(&s.HostDownGiveUp, "host-down-give-up", time.Hour,
 			"a host unreachable this long is given up: its URLs are dropped and logged to skipped.jsonl (petrel crawl --retry-failed fetches them again)").
 			In(settings.Fetching).Range(time.Second, 30*24*time.Hour).SetLive().ClusterWide(),
 		settings.Duration(&s.RobotsExpiry, "robots-expiry", 24*time.Hour, "how long a robots.txt is kept").
-			In(settings.Fetching).AtLeast(time.Second).SetLive().ClusterWide(),
+			In(settings.Fetching).Range(time.Second, 30*24*time.Hour).SetLive().ClusterWide(),
 		settings.Size(&s.WorkbenchBytes, "workbench-bytes", 512<<20, "RAM budget of the visit-state queues").
 			In(settings.Limits).AtLeast(int64(1024)).SetLive(),
 		settings.Count(&s.RobotsCache, "robots-cache", 16384,

@@ -27,7 +27,9 @@
 // The constructor names the kind (Duration, Count, Size, Float, Bool,
 // String, Enum, List, Text), the flag and TOML name, the default and a
 // one-line help; the chained methods give the --help group (In), bounds
-// (Range, AtLeast) or a check of any other shape (Check), and say whether
+// (Range, AtLeast; a duration is at most MaxDuration unless Range says
+// less, and --help and the README say its range) or a check of any other
+// shape (Check), and say whether
 // the setting is live (SetLive) or fixed for the run and why
 // (SetFixed("read once at the start")), and whether every agent of a
 // cluster must agree on it (ClusterWide). WithUnit names the value in

@@ -129,7 +129,8 @@ func (s *Setting) Range(lo, hi any) *Setting {
 	return s
 }
 
-// AtLeast bounds a number below.
+// AtLeast bounds a number below (a duration keeps its upper bound,
+// MaxDuration unless Range set another).
 func (s *Setting) AtLeast(lo any) *Setting {
 	l := toFloat(lo)
 	s.lo = &l
@@ -189,6 +190,8 @@ func (s *Setting) Validate() error {
 			return fmt.Errorf("--%s must be between %s and %s, not %s", s.Name, s.v.format(*s.lo), s.v.format(*s.hi), s.v.text())
 		case s.lo != nil && n < *s.lo:
 			return fmt.Errorf("--%s must be at least %s, not %s", s.Name, s.v.format(*s.lo), s.v.text())
+		case s.hi != nil && n > *s.hi:
+			return fmt.Errorf("--%s must be at most %s, not %s", s.Name, s.v.format(*s.hi), s.v.text())
 		}
 	}
 	if s.Kind == KindEnum && s.check == nil && !contains(s.Choices, s.v.text()) {

@@ -61,7 +61,7 @@ func TestValidateOneLine(t *testing.T) {
 		t.Fatalf("defaults refused: %v", err)
 	}
 	for _, c := range []struct{ name, value, want string }{
-		{"delay", "-1s", "--delay must be at least 0s, not -1s"},
+		{"delay", "-1s", "--delay must be between 0s and 168h, not -1s"},
 		{"n", "11", "--n must be between 1 and 10, not 11"},
 		{"body", "1000", "--body must be at least 1KiB, not 1000"},
 		{"f", "2", "--f must be between 0 and 1, not 2"},
@@ -170,5 +170,39 @@ func TestIsDefault(t *testing.T) {
 	s.Body = 1
 	if tb.Lookup("body").IsDefault() {
 		t.Error("changed value taken for the default")
+	}
+}
+
+// TestDurationBounded: a duration setting declared with only a lower bound
+// is bounded above by MaxDuration; the value that wrapped the scheduler's
+// clock (2562047h) is refused on one line, from a flag and from the JSON
+// form alike, and --help says the range.
+func TestDurationBounded(t *testing.T) {
+	var s sample
+	tb := s.table()
+	tb.Reset()
+	d := tb.Lookup("delay")
+	if err := d.Set("2562047h"); err != nil {
+		t.Fatal(err)
+	}
+	err := tb.Validate()
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "--delay must be between 0s and 168h") {
+		t.Fatalf("2562047h: %v; want a one-line refusal naming the range", err)
+	}
+	tb.Reset()
+	if err := tb.SetMap(map[string]any{"delay": "169h"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.Validate(); err == nil {
+		t.Fatal("169h accepted from the JSON form")
+	}
+	tb.Reset()
+	if err := tb.SetMap(map[string]any{"delay": "168h"}); err != nil || tb.Validate() != nil {
+		t.Fatalf("168h refused: %v", tb.Validate())
+	}
+	var help bytes.Buffer
+	tb.Usage(&help, nil)
+	if !strings.Contains(help.String(), "a delay (0s to 168h) (default 2s)") {
+		t.Errorf("--help does not say the range:\n%s", help.String())
 	}
 }

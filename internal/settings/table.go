@@ -259,17 +259,28 @@ func (t Table) WriteDefaults(w io.Writer) error {
 	return bw.Flush()
 }
 
+// RangeText says the values a number setting takes ("0 to 1h", "at least
+// 1", "at most 1h"), or "" when any is taken.
+func (s *Setting) RangeText() string {
+	switch {
+	case s.lo != nil && s.hi != nil:
+		return fmt.Sprintf("%s to %s", s.v.format(*s.lo), s.v.format(*s.hi))
+	case s.lo != nil:
+		return "at least " + s.v.format(*s.lo)
+	case s.hi != nil:
+		return "at most " + s.v.format(*s.hi)
+	}
+	return ""
+}
+
 // notes describes a setting's kind, range and liveness in a few words.
 func (s *Setting) notes() string {
 	parts := []string{s.Kind.String()}
 	if s.Kind == KindEnum && len(s.Choices) > 0 {
 		parts[0] = "one of " + strings.Join(s.Choices, ", ")
 	}
-	switch {
-	case s.lo != nil && s.hi != nil:
-		parts = append(parts, fmt.Sprintf("%s to %s", s.v.format(*s.lo), s.v.format(*s.hi)))
-	case s.lo != nil:
-		parts = append(parts, "at least "+s.v.format(*s.lo))
+	if r := s.RangeText(); r != "" {
+		parts = append(parts, r)
 	}
 	if s.Live {
 		parts = append(parts, "live")
@@ -306,6 +317,9 @@ func (t Table) Markdown(w io.Writer, extra ...string) {
 		doc := s.Doc
 		if doc == "" {
 			doc = s.Help
+		}
+		if s.Kind == KindDuration {
+			doc += " (" + s.RangeText() + ")"
 		}
 		fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s |\n", flag, mdDefault(s.Default()), yesNo(s.Live), yesNo(s.Cluster), strings.ReplaceAll(doc, "|", `\|`))
 	}
@@ -347,6 +361,9 @@ func (t Table) Usage(w io.Writer, more *pflag.FlagSet) {
 			d = "none"
 		}
 		help := fmt.Sprintf("%s (default %s)", s.Help, d)
+		if s.Kind == KindDuration {
+			help = fmt.Sprintf("%s (%s) (default %s)", s.Help, s.RangeText(), d)
+		}
 		rows[len(rows)-1] = append(rows[len(rows)-1], row{left, help})
 	}
 	if more != nil && more.HasFlags() {

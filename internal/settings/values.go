@@ -10,9 +10,18 @@ import (
 	"time"
 )
 
-// Duration declares a duration setting bound to p.
+// MaxDuration bounds every duration setting that declares no upper bound
+// of its own (Range): a week. No duration of a crawl's settings is longer,
+// so the scheduler's times, which add delays to the clock, cannot wrap.
+const MaxDuration = 7 * 24 * time.Hour
+
+// Duration declares a duration setting bound to p, bounded above by
+// MaxDuration unless Range gives a narrower range.
 func Duration(p *time.Duration, name string, def time.Duration, help string) *Setting {
-	return newSetting(name, KindDuration, help, &durationValue{p: p, def: def})
+	s := newSetting(name, KindDuration, help, &durationValue{p: p, def: def})
+	hi := float64(MaxDuration)
+	s.hi = &hi
+	return s
 }
 
 // Count declares a whole-number setting bound to p.
