@@ -119,11 +119,7 @@ func TestClusterThreeCoordinators(t *testing.T) {
 	victim.cmd.Process.Kill()
 	<-victim.done
 	killed := time.Now()
-	before := len(web.web.Hits())
 	time.Sleep(3 * clusterLease) // a new leader, the lease of the dead one expired
-	if after := len(web.web.Hits()); after == before {
-		t.Errorf("no request in the %s after the leader's agent was killed", 3*clusterLease)
-	}
 	if l := statusLeader(t, c, c.coordinatorFlags...); l == leader {
 		t.Errorf("the dead agent %s is still the leader", l)
 	}
@@ -150,6 +146,15 @@ func TestClusterThreeCoordinators(t *testing.T) {
 		}
 	}
 	hits := web.hits(t)
+	goesOn := 0
+	for _, h := range hits {
+		if byAgent(h) != victim.name && h.Start.After(killed) && h.Start.Before(killed.Add(3*clusterLease)) {
+			goesOn++
+		}
+	}
+	if goesOn == 0 {
+		t.Errorf("no request in the %s after the leader's agent was killed", 3*clusterLease)
+	}
 	quietAfter(t, hits, alone.name, stopped.Add(clusterLease), resumed)
 	for _, a := range stoppedAgents {
 		quietAfter(t, hits, a.name, stopped.Add(50*time.Millisecond), resumed)
@@ -261,4 +266,57 @@ func TestClusterExternalEtcd(t *testing.T) {
 		}
 	}
 	t.Logf("%d pages fetched twice across the etcd outage", twice)
+}
+
+// TestClusterBalance: on a web of 60 addresses (twenty times the agents),
+// each of three agents fetches 33 % ± 8 % of the pages, and a fourth
+// agent joining would own 25 % ± 8 % of the addresses, as would each of
+// the three (ownership by rendezvous hashing of the address's group,
+// the same function the agents route by).
+func TestClusterBalance(t *testing.T) {
+	t.Parallel() // waits more than it computes: see the package doc
+	const hostDelay, ipDelay = 40 * time.Millisecond, 20 * time.Millisecond
+	web := startWeb(t, testweb.Config{Hosts: 60, HostsPerIP: 1, PagesPerHost: 4, Seed: 53,
+		FirstIP: netip.MustParseAddr("127.61.33.1")})
+	c := newClusterRun(t, web, "127.213.33.1", 3)
+	for _, a := range c.agents {
+		c.start(t, a, append(append(c.flags(hostDelay, ipDelay), "--cluster-wait", "3"), deathUA(a)...)...)
+	}
+	errs := c.wait(t, 90*time.Second)
+	for _, a := range c.agents {
+		if errs[a.name] != nil {
+			t.Errorf("agent %s: %v\n%s", a.name, errs[a.name], a.stderr.String())
+		}
+	}
+	hits := web.hits(t)
+	by := map[string]int{}
+	pages := 0
+	for _, h := range hits {
+		if h.Path != "/robots.txt" {
+			by[byAgent(h)]++
+			pages++
+		}
+	}
+	for _, a := range c.agents {
+		share := float64(by[a.name]) / float64(pages)
+		t.Logf("agent %s fetched %d of %d pages (%.1f %%)", a.name, by[a.name], pages, 100*share)
+		if share < 0.25 || share > 0.41 {
+			t.Errorf("agent %s fetched %.1f %% of the pages, want 33 %% ± 8 %%", a.name, 100*share)
+		}
+	}
+	// After a join: the addresses' owners in a view of four.
+	four := viewOf(t, "agent1", "agent2", "agent3", "agent4")
+	owned := map[string]int{}
+	addrs := hostsByIP(t, web.hosts)
+	for ip := range addrs {
+		owned[four.Owner("ip:"+ip.String())]++
+	}
+	for _, name := range four.Names() {
+		share := float64(owned[name]) / float64(len(addrs))
+		t.Logf("after a join, agent %s owns %d of %d addresses (%.1f %%)", name, owned[name], len(addrs), 100*share)
+		if share < 0.17 || share > 0.33 {
+			t.Errorf("after a join, agent %s would own %.1f %% of the addresses, want 25 %% ± 8 %%", name, 100*share)
+		}
+	}
+	c.judge(t, hostDelay, ipDelay, 1)
 }
