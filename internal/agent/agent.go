@@ -710,7 +710,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		a.stopping.Store(true)
 	}()
 	if a.node != nil {
-		a.clusterHost.stop.Store(&stopRun)
+		a.clusterHost.takeStop(&stopRun)
 		if err := a.waitCluster(ctx); err != nil {
 			if ctx.Err() != nil {
 				err = nil // stopped while waiting: a clean stop

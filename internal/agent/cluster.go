@@ -199,6 +199,7 @@ func (r *clusterRouter) ForwardReady(to frontier.Peer, rec []byte) error {
 type clusterHost struct {
 	a       *Agent
 	stop    atomic.Pointer[context.CancelFunc]
+	stopped atomic.Bool // a stop was asked (before the run could take it, too)
 	ho      handoffState // handoff.go
 	interim interimAgain // clusterinterim.go
 }
@@ -231,8 +232,18 @@ func (h *clusterHost) Idle() bool { return h.a.frontier.Idle() && !h.handingOver
 
 func (h *clusterHost) Stop(reason string) {
 	h.a.log.Info("stop asked", "reason", reason)
+	h.stopped.Store(true)
 	if c := h.stop.Load(); c != nil {
 		(*c)()
+	}
+}
+
+// takeStop hands the run's stop to the host, and stops the run at once if
+// a stop was asked before.
+func (h *clusterHost) takeStop(stop *context.CancelFunc) {
+	h.stop.Store(stop)
+	if h.stopped.Load() {
+		(*stop)()
 	}
 }
 

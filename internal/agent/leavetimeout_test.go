@@ -73,6 +73,7 @@ func TestLeavePastTimeout(t *testing.T) {
 		}
 	}
 	a1 := open(0, 20*time.Second, io.Discard)
+	n1 := a1.node // the run sets a1.node to nil as it closes
 	done1 := run(a1, ctx) // cancelled at the test's end only
 	a2 := open(1, time.Nanosecond, io.Discard)
 	ctx2, sigterm := context.WithCancel(context.Background())
@@ -95,8 +96,8 @@ func TestLeavePastTimeout(t *testing.T) {
 		}
 	}
 	// a2's keys are still its own, or a1 awaits their release.
-	if _, awaits := a1.node.Awaiting()["a2"]; !awaits && !a1.node.View().Has("a2") {
-		t.Fatalf("a1's view is without a2 and a1 awaits nothing of it: %s", a1.node.View())
+	if _, awaits := n1.Awaiting()["a2"]; !awaits && !n1.View().Has("a2") {
+		t.Fatalf("a1's view is without a2 and a1 awaits nothing of it: %s", n1.View())
 	}
 	select {
 	case err := <-done1:
@@ -111,7 +112,7 @@ func TestLeavePastTimeout(t *testing.T) {
 	if err := wait(run(a2, context.Background()), "a2's resumed leave"); err != nil {
 		t.Fatalf("a2's resumed leave: %v", err)
 	}
-	if v := a1.node.View(); v.Has("a2") {
+	if v := n1.View(); v.Has("a2") {
 		t.Errorf("a2's resumed leave returned, and a1's view still has it: %s", v)
 	}
 	if err := wait(done1, "a1's crawl"); err != nil {
@@ -156,7 +157,7 @@ func logTail(dir string, names ...string) string {
 }
 
 // aliveIn reports whether agent a reads name's lease live in etcd.
-func aliveIn(a *Agent, name string) bool { return a.node.Alive(name) }
+func aliveIn(a *Agent, name string) bool { return a.clusterNode.Load().Alive(name) }
 
 // coordinatorOf is --coordinators for the agent name at bind, which runs
 // the crawl's etcd on bind's port + 2.
