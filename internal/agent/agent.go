@@ -136,6 +136,7 @@ type Agent struct {
 	clusterHost *clusterHost
 	leaveErr    atomic.Pointer[error] // a leave's outcome (handoff.go)
 	clusterIn   atomic.Bool           // the agent has its view with every member here (waitCluster)
+	left        atomic.Bool           // the agent left the crawl: everything handed over (handoff.go)
 	loopsMu     sync.Mutex            // held by startLoops and by a cluster-wide commit before it (clusterearlyconfig.go)
 	loopsUp     bool                  // Run's control loop serves Reconfigure
 	until       chan struct{}         // closed when the whole crawl is over

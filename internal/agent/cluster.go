@@ -199,7 +199,7 @@ func (r *clusterRouter) ForwardReady(to frontier.Peer, rec []byte) error {
 type clusterHost struct {
 	a       *Agent
 	stop    atomic.Pointer[context.CancelFunc]
-	stopped atomic.Bool // a stop was asked (before the run could take it, too)
+	stopped atomic.Bool  // a stop was asked (before the run could take it, too)
 	ho      handoffState // handoff.go
 	interim interimAgain // clusterinterim.go
 }

@@ -495,6 +495,7 @@ func (a *Agent) leave() error {
 		return err
 	}
 	a.log.Info("cluster: left the crawl: everything handed over")
+	a.left.Store(true)
 	if a.progress != nil {
 		fmt.Fprintf(a.progress, "petrel: agent %s left the crawl: everything handed over\n", self)
 	}

@@ -73,7 +73,7 @@ func TestLeavePastTimeout(t *testing.T) {
 		}
 	}
 	a1 := open(0, 20*time.Second, io.Discard)
-	n1 := a1.node // the run sets a1.node to nil as it closes
+	n1 := a1.node         // the run sets a1.node to nil as it closes
 	done1 := run(a1, ctx) // cancelled at the test's end only
 	a2 := open(1, time.Nanosecond, io.Discard)
 	ctx2, sigterm := context.WithCancel(context.Background())

@@ -116,6 +116,9 @@ func (a *Agent) summary(start stats.Snapshot) string {
 	case "stopped":
 		head = fmt.Sprintf("crawl stopped after %s", e.elapsed.Round(time.Millisecond))
 		next = fmt.Sprintf("stopped: %d URLs queued; run the same command to resume", a.leftQueued)
+		if a.left.Load() {
+			next = "left the crawl, everything handed over: the same command joins it again while it runs (once it has ended, it says so and exits)"
+		}
 	case "limit":
 		head = fmt.Sprintf("crawl finished in %s: --max-urls %d reached", e.elapsed.Round(time.Millisecond), a.cfg.Frontier.MaxURLs)
 		next = fmt.Sprintf("%d URLs queued; raise --max-urls and run the same command to go on", a.leftQueued)

@@ -397,3 +397,25 @@ func waitEpoch(t *testing.T, e uint64, within time.Duration, ns ...*Node) {
 		}
 	}
 }
+
+// TestIncarnationFailsClosed: an incarnation file that does not hold a
+// number stops the start with a message naming it, instead of counting
+// again from 1 (the receivers would drop the agent's new batches as seen).
+func TestIncarnationFailsClosed(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "incarnation")
+	if inc, err := bumpIncarnation(path); err != nil || inc != 1 {
+		t.Fatalf("first start: %d, %v", inc, err)
+	}
+	if inc, err := bumpIncarnation(path); err != nil || inc != 2 {
+		t.Fatalf("second start: %d, %v", inc, err)
+	}
+	for _, bad := range []string{"", "x7\n", "0\n"} {
+		if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if inc, err := bumpIncarnation(path); err == nil || !contains(err.Error(), path) || !contains(err.Error(), "is unreadable") {
+			t.Errorf("incarnation file %q: %d, %v; want an error naming the file", bad, inc, err)
+		}
+	}
+}
