@@ -83,8 +83,8 @@ func runAgents(ctx context.Context, o Options, web *webProc, dir string) RunResu
 	if o.AgentProcs > 0 {
 		procs = "GOMAXPROCS=" + strconv.Itoa(o.AgentProcs)
 	}
-	res.Notes = append(res.Notes, fmt.Sprintf("%d agents from %s, --max-urls %d each, --cluster-probe %s, %s each; CPU, pages, bytes and peak RSS summed over the agents; wall time from the first exec to the last exit",
-		n, o.AgentFirstIP, perAgent(o.MaxURLs, n), o.ClusterProbe, procs))
+	res.Notes = append(res.Notes, fmt.Sprintf("%d agents from %s, --max-urls %d each, the crawl's etcd embedded in agent1, %s each; CPU, pages, bytes and peak RSS summed over the agents (etcd's included); wall time from the first exec to the last exit",
+		n, o.AgentFirstIP, perAgent(o.MaxURLs, n), procs))
 	if !o.SkipVerifyWARC {
 		var warcs []string
 		for _, name := range names {
@@ -112,16 +112,9 @@ func agentSpecs(ctx context.Context, o Options, web *webProc, dir string, res *R
 	specs := make([]procSpec, n)
 	for i := range n {
 		names[i] = "agent" + strconv.Itoa(i+1)
-		var joins []string
-		for j, b := range binds {
-			if j != i {
-				joins = append(joins, b)
-			}
-		}
 		args := append(petrelArgs(o, web, filepath.Join(dir, names[i]), perAgent(o.MaxURLs, n), filepath.Base(dir)+"-"+names[i]),
-			"--agent", names[i], "--cluster-bind", binds[i], "--join", strings.Join(joins, ","),
-			"--cluster-key-file", key, "--cluster-wait", strconv.Itoa(n),
-			"--cluster-probe", o.ClusterProbe.String(), "--cluster-name", "bench")
+			"--agent", names[i], "--cluster-bind", binds[i], "--coordinators", coordinatorOf(names[0], binds[0]),
+			"--cluster-key-file", key, "--cluster-wait", strconv.Itoa(n), "--cluster-name", "bench")
 		if o.ClusterBatchDelay > 0 {
 			args = append(args, "--cluster-batch-delay", o.ClusterBatchDelay.String())
 		}
@@ -300,4 +293,11 @@ func median(v []float64) float64 {
 		return v[len(v)/2]
 	}
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// coordinatorOf is --coordinators for the agent name bound at bind: its
+// etcd serves on the bind's port + 2 (the exchange is on port + 1).
+func coordinatorOf(name, bind string) string {
+	ap := netip.MustParseAddrPort(bind)
+	return name + "@" + netip.AddrPortFrom(ap.Addr(), ap.Port()+2).String()
 }

@@ -98,8 +98,6 @@ type Options struct {
 	// AgentFirstIP is the first agent's loopback address; the others take
 	// the next ones (default 127.216.0.1).
 	AgentFirstIP netip.Addr
-	// ClusterProbe is the agents' --cluster-probe (default 250ms).
-	ClusterProbe time.Duration
 	// AgentProcs is each agent's GOMAXPROCS. Zero shares this machine's
 	// cores out: max(1, cores ÷ Agents), as agents on one machine would
 	// be run; -1 leaves Go's default (every core, for every agent).
@@ -199,9 +197,6 @@ func (o Options) withDefaults() (Options, error) {
 		}
 		if !o.AgentFirstIP.Is4() || !o.AgentFirstIP.IsLoopback() {
 			return o, fmt.Errorf("benchcrawl: agents' first address %v is not an IPv4 loopback address", o.AgentFirstIP)
-		}
-		if o.ClusterProbe <= 0 {
-			o.ClusterProbe = 250 * time.Millisecond
 		}
 		if o.AgentProcs == 0 {
 			o.AgentProcs = max(1, runtime.NumCPU()/o.Agents)
