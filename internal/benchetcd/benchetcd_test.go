@@ -56,8 +56,9 @@ func TestRunSeesEveryViewChange(t *testing.T) {
 	if res.Issued.Puts == 0 || res.Issued.Txns == 0 || res.WritesPerSecond <= 0 || res.RevisionsPerSecond <= 0 || res.KeepAlivesPerSecond <= 0 {
 		t.Errorf("issued %+v, %.1f writes/s, %.1f revisions/s, %.1f keep-alives/s: want all counted", res.Issued, res.WritesPerSecond, res.RevisionsPerSecond, res.KeepAlivesPerSecond)
 	}
-	// Every Publish is a put; each agent makes about 10 in the window.
-	if res.Publish.Count < 20 || res.Publish.Errors != 0 || int64(res.Publish.Count) > res.Issued.Puts {
+	// Every Publish is a put; each agent makes about 10 in the window
+	// (the two counts may differ by the few made across its ends).
+	if res.Publish.Count < 20 || res.Publish.Errors != 0 || int64(res.Publish.Count) > res.Issued.Puts+int64(o.Agents) {
 		t.Errorf("Publish: %+v against %d puts", res.Publish, res.Issued.Puts)
 	}
 	if res.LeasesLost != 0 || len(res.Errors) != 0 || res.DBSize == 0 {

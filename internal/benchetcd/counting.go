@@ -2,6 +2,8 @@ package benchetcd
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,30 +47,43 @@ func (c Counts) minus(d Counts) Counts {
 
 // viewWrites records the views written: each successful transaction
 // that puts the view key, by its revision, with the time its commit
-// began.
+// began and the value written.
 type viewWrites struct {
 	mu  sync.Mutex
 	key string
-	at  map[int64]time.Time
+	at  map[int64]viewWrite
 }
 
-func (v *viewWrites) add(rev int64, start time.Time) {
+type viewWrite struct {
+	at  time.Time
+	val string
+}
+
+func (v *viewWrites) add(rev int64, start time.Time, val string) {
 	v.mu.Lock()
-	v.at[rev] = start
+	v.at[rev] = viewWrite{at: start, val: val}
 	v.mu.Unlock()
 }
 
-// since returns the views written from t on, by revision.
-func (v *viewWrites) since(t time.Time) map[int64]time.Time {
+// between returns the views written in [from, to), by revision, and how
+// many of them repeat the value of the view written before them.
+func (v *viewWrites) between(from, to time.Time) (map[int64]time.Time, int) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	revs := slices.Sorted(maps.Keys(v.at))
 	out := map[int64]time.Time{}
-	for rev, at := range v.at {
-		if !at.Before(t) {
-			out[rev] = at
+	same := 0
+	for i, rev := range revs {
+		w := v.at[rev]
+		if w.at.Before(from) || !w.at.Before(to) {
+			continue
+		}
+		out[rev] = w.at
+		if i > 0 && v.at[revs[i-1]].val == w.val {
+			same++
 		}
 	}
-	return out
+	return out, same
 }
 
 // instrument replaces cli's KV and Lease by counting wrappers.
@@ -121,7 +136,7 @@ func (k countingKV) Txn(ctx context.Context) clientv3.Txn {
 type countingTxn struct {
 	clientv3.Txn
 	kv   countingKV
-	view bool
+	view string // the value put at the view key, if one is
 }
 
 func (t *countingTxn) If(cs ...clientv3.Cmp) clientv3.Txn {
@@ -143,7 +158,7 @@ func (t *countingTxn) Else(ops ...clientv3.Op) clientv3.Txn {
 func (t *countingTxn) note(ops []clientv3.Op) {
 	for _, op := range ops {
 		if op.IsPut() && string(op.KeyBytes()) == t.kv.views.key {
-			t.view = true
+			t.view = string(op.ValueBytes())
 		}
 	}
 }
@@ -152,8 +167,8 @@ func (t *countingTxn) Commit() (*clientv3.TxnResponse, error) {
 	t.kv.n.txns.Add(1)
 	start := time.Now()
 	resp, err := t.Txn.Commit()
-	if err == nil && t.view && resp.Succeeded {
-		t.kv.views.add(resp.Header.Revision, start)
+	if err == nil && t.view != "" && resp.Succeeded {
+		t.kv.views.add(resp.Header.Revision, start, t.view)
 	}
 	return resp, err
 }

@@ -56,9 +56,10 @@ type Views struct {
 	LeavesAsked int     `json:"leaves_asked"`
 	Returns     int     `json:"returns"` // leaves and returns completed
 	Written     int     `json:"written"`
-	Reads       Latency `json:"reads"`    // one per view and agent
-	AllRead     Latency `json:"all_read"` // one per view: until the last agent read it
-	Missed      int     `json:"missed"`   // reads that never came (within the grace)
+	Unchanged   int     `json:"unchanged"` // written with the members and absentees of the view before
+	Reads       Latency `json:"reads"`     // one per view and agent
+	AllRead     Latency `json:"all_read"`  // one per view: until the last agent read it
+	Missed      int     `json:"missed"`    // reads that never came (within the grace)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -121,11 +122,9 @@ func (l Latency) with(m Latency) Latency {
 // viewReads times every view written in the window to each agent's read.
 func (r *run) viewReads(v *Views, w window, agents []*agent) {
 	var reads, all []time.Duration
-	for rev, at := range r.views.since(w.start) {
-		if !at.Before(w.end) {
-			continue
-		}
-		v.Written++
+	views, same := r.views.between(w.start, w.end)
+	v.Written, v.Unchanged = len(views), same
+	for rev, at := range views {
 		var last time.Duration
 		complete := true
 		for _, a := range agents {
@@ -174,7 +173,7 @@ func (res Result) WriteTable(out io.Writer) error {
 	row("etcd db", "%.2f MiB (%.2f MiB in use)", mib(res.DBSize), mib(res.DBSizeInUse))
 	row("Publish", "p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d, %d failed)", res.Publish.P50, res.Publish.P99, res.Publish.Max, res.Publish.Count, res.Publish.Errors)
 	v := res.Views
-	row("views", "%d written (%d leaves asked, %d returns completed)", v.Written, v.LeavesAsked, v.Returns)
+	row("views", "%d written, %d of them unchanged from the one before (%d leaves asked, %d returns completed)", v.Written, v.Unchanged, v.LeavesAsked, v.Returns)
 	row("view to an agent", "p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d reads, %d missed)", v.Reads.P50, v.Reads.P99, v.Reads.Max, v.Reads.Count, v.Missed)
 	row("view to every agent", "p50 %.1f ms, max %.1f ms (%d views)", v.AllRead.P50, v.AllRead.Max, v.AllRead.Count)
 	row("leases lost", "%d", res.LeasesLost)

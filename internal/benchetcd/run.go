@@ -46,7 +46,7 @@ func Run(ctx context.Context, o Options, t Target) (Result, error) {
 	if err := o.check(); err != nil {
 		return Result{}, err
 	}
-	r := &run{o: o, t: t, crawl: crawlName, views: viewWrites{key: coord.Prefix(crawlName) + "view", at: map[int64]time.Time{}}}
+	r := &run{o: o, t: t, crawl: crawlName, views: viewWrites{key: coord.Prefix(crawlName) + "view", at: map[int64]viewWrite{}}}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	began := time.Now()
@@ -161,10 +161,9 @@ func (r *run) coordinatorCPU() time.Duration {
 // written in the window.
 func (r *run) grace(ctx context.Context, agents []*agent, w window) {
 	var newest int64
-	for rev, at := range r.views.since(w.start) {
-		if at.Before(w.end) {
-			newest = max(newest, rev)
-		}
+	views, _ := r.views.between(w.start, w.end)
+	for rev := range views {
+		newest = max(newest, rev)
 	}
 	gctx, cancel := context.WithTimeout(ctx, r.o.Grace)
 	defer cancel()
