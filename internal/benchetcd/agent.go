@@ -37,8 +37,8 @@ type agent struct {
 	seen     []seenView    // every view revision read, in order
 	pubs     []sample      // every Publish's latency
 	pubErrs  int
-	lost     int // leases lost (expired in etcd) while running
-	cycles   int // leaves and returns completed
+	lost     []time.Time // when leases were lost (expired in etcd) while running
+	cycles   int         // leaves and returns completed
 	cycleErr error
 }
 
@@ -162,7 +162,7 @@ func (a *agent) run(ctx context.Context) {
 		case <-a.lease.Lost():
 			if ctx.Err() == nil {
 				a.mu.Lock()
-				a.lost++
+				a.lost = append(a.lost, time.Now())
 				a.mu.Unlock()
 				a.r.o.Log(a.name + ": lease lost: " + fmt.Sprint(a.lease.Err()))
 			}

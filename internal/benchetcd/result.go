@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -37,8 +39,9 @@ type Result struct {
 	Publish Latency `json:"publish"`
 	Views   Views   `json:"views"`
 
-	LeasesLost int      `json:"leases_lost"`
-	Errors     []string `json:"errors,omitempty"`
+	LeasesLost   int       `json:"leases_lost"`
+	LeasesLostAt []float64 `json:"leases_lost_at,omitempty"` // seconds from the window's start
+	Errors       []string  `json:"errors,omitempty"`
 }
 
 // Latency is a distribution of request times, in milliseconds.
@@ -53,13 +56,14 @@ type Latency struct {
 // Views are the view changes of the window: each written view's reads by
 // every agent, timed from the start of its write's commit.
 type Views struct {
-	LeavesAsked int     `json:"leaves_asked"`
-	Returns     int     `json:"returns"` // leaves and returns completed
-	Written     int     `json:"written"`
-	Unchanged   int     `json:"unchanged"` // written with the members and absentees of the view before
-	Reads       Latency `json:"reads"`     // one per view and agent
-	AllRead     Latency `json:"all_read"`  // one per view: until the last agent read it
-	Missed      int     `json:"missed"`    // reads that never came (within the grace)
+	LeavesAsked int       `json:"leaves_asked"`
+	Returns     int       `json:"returns"` // leaves and returns completed
+	Written     int       `json:"written"`
+	Unchanged   int       `json:"unchanged"`  // written with the members and absentees of the view before
+	Reads       Latency   `json:"reads"`      // one per view and agent
+	AllRead     Latency   `json:"all_read"`   // one per view: until the last agent read it
+	Missed      int       `json:"missed"`     // reads that never came (within the grace)
+	WrittenAt   []float64 `json:"written_at"` // seconds from the window's start, in order
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -101,7 +105,10 @@ func (r *run) result(w window, agents []*agent) Result {
 			}
 		}
 		res.Publish.Errors += a.pubErrs
-		res.LeasesLost += a.lost
+		res.LeasesLost += len(a.lost)
+		for _, at := range a.lost {
+			res.LeasesLostAt = append(res.LeasesLostAt, at.Sub(w.start).Seconds())
+		}
 		res.Views.Returns += a.cycles
 		if a.cycleErr != nil {
 			res.Errors = append(res.Errors, a.cycleErr.Error())
@@ -124,6 +131,10 @@ func (r *run) viewReads(v *Views, w window, agents []*agent) {
 	var reads, all []time.Duration
 	views, same := r.views.between(w.start, w.end)
 	v.Written, v.Unchanged = len(views), same
+	for _, at := range views {
+		v.WrittenAt = append(v.WrittenAt, at.Sub(w.start).Seconds())
+	}
+	slices.Sort(v.WrittenAt)
 	for rev, at := range views {
 		var last time.Duration
 		complete := true
@@ -176,11 +187,28 @@ func (res Result) WriteTable(out io.Writer) error {
 	row("views", "%d written, %d of them unchanged from the one before (%d leaves asked, %d returns completed)", v.Written, v.Unchanged, v.LeavesAsked, v.Returns)
 	row("view to an agent", "p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d reads, %d missed)", v.Reads.P50, v.Reads.P99, v.Reads.Max, v.Reads.Count, v.Missed)
 	row("view to every agent", "p50 %.1f ms, max %.1f ms (%d views)", v.AllRead.P50, v.AllRead.Max, v.AllRead.Count)
-	row("leases lost", "%d", res.LeasesLost)
+	row("views written at", "%s s into the window", seconds(v.WrittenAt))
+	if res.LeasesLost == 0 {
+		row("leases lost", "0")
+	} else {
+		row("leases lost", "%d (at %s s into the window)", res.LeasesLost, seconds(res.LeasesLostAt))
+	}
 	for _, e := range res.Errors {
 		row("error", "%s", e)
 	}
 	return tw.Flush()
+}
+
+func seconds(ts []float64) string {
+	ts = slices.Sorted(slices.Values(ts))
+	var parts []string
+	for _, t := range ts {
+		parts = append(parts, strconv.FormatFloat(t, 'f', 1, 64))
+	}
+	if len(parts) == 0 {
+		return "–"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
