@@ -29,6 +29,6 @@
 //	counting.go  the counting wrappers of a client's KV and Lease
 //	agent.go     agent: one simulated agent (lease, record, figures, watch, leave and return)
 //	run.go       Run: the agents started, the window measured, the result made
-//	proc.go      the coordinator's CPU and memory from /proc
+//	proc.go      the coordinator's CPU, memory and waits for a CPU from /proc
 //	result.go    Result, percentiles, the table
 package benchetcd

@@ -87,3 +87,31 @@ func loadAverage() string {
 	}
 	return strings.Join(f[:3], " ")
 }
+
+// procWait returns how long the threads of process pid now alive have
+// waited on a run queue for a CPU (the second field of each thread's
+// /proc/PID/task/TID/schedstat): the time the machine's other work took
+// from it.
+func procWait(pid int) (time.Duration, error) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0, err
+	}
+	var sum time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if err != nil {
+			continue // the thread ended
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			return 0, fmt.Errorf("/proc/%d/task/%s/schedstat: %q", pid, t.Name(), b)
+		}
+		ns, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/task/%s/schedstat: %q", pid, t.Name(), b)
+		}
+		sum += time.Duration(ns)
+	}
+	return sum, nil
+}

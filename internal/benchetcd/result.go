@@ -32,7 +32,9 @@ type Result struct {
 	CoordinatorCPU      float64 `json:"coordinator_cpu"`      // the coordinator process's user+system CPU over the window
 	CoordinatorRSS      int64   `json:"coordinator_rss_bytes"`
 	CoordinatorPeakRSS  int64   `json:"coordinator_peak_rss_bytes"` // VmHWM: over the process's life
+	CoordinatorWait     float64 `json:"coordinator_cpu_wait"`       // its threads' time waiting for a CPU, per second: what the machine's other work took
 	AgentsCPU           float64 `json:"agents_cpu"`                 // this process's (every simulated agent's) CPU over the window
+	AgentsWait          float64 `json:"agents_cpu_wait"`            // this process's threads' time waiting for a CPU, per second
 	DBSize              int64   `json:"db_size_bytes"`
 	DBSizeInUse         int64   `json:"db_size_in_use_bytes"`
 
@@ -93,8 +95,9 @@ func (r *run) result(w window, agents []*agent) Result {
 		CoordinatorMeasured:  r.t.PID != 0,
 		CoordinatorCPU:       (w.cpu1 - w.cpu0).Seconds() / secs,
 		CoordinatorRSS:       w.rss, CoordinatorPeakRSS: w.peak,
-		AgentsCPU: (w.self1 - w.self0).Seconds() / secs,
-		DBSize:    w.st1.DbSize, DBSizeInUse: w.st1.DbSizeInUse,
+		CoordinatorWait: (w.wait1 - w.wait0).Seconds() / secs,
+		AgentsCPU:       (w.self1 - w.self0).Seconds() / secs, AgentsWait: (w.swait1 - w.swait0).Seconds() / secs,
+		DBSize: w.st1.DbSize, DBSizeInUse: w.st1.DbSizeInUse,
 	}
 	var pubs []time.Duration
 	for _, a := range agents {
@@ -175,12 +178,12 @@ func (res Result) WriteTable(out io.Writer) error {
 	row("keep-alives", "%.1f/s", res.KeepAlivesPerSecond)
 	row("reads issued", "%d", res.Issued.Gets)
 	if res.CoordinatorMeasured {
-		row("coordinator CPU", "%.1f %% of one core", 100*res.CoordinatorCPU)
+		row("coordinator CPU", "%.1f %% of one core (its threads waited %.2f s/s for a CPU)", 100*res.CoordinatorCPU, res.CoordinatorWait)
 		row("coordinator RSS", "%.1f MiB at the end, peak %.1f MiB", mib(res.CoordinatorRSS), mib(res.CoordinatorPeakRSS))
 	} else {
 		row("coordinator CPU, RSS", "not measured (the coordinator runs in this process)")
 	}
-	row("agents' CPU", "%.1f %% of one core (this process, all agents)", 100*res.AgentsCPU)
+	row("agents' CPU", "%.1f %% of one core (this process, all agents; its threads waited %.2f s/s for a CPU)", 100*res.AgentsCPU, res.AgentsWait)
 	row("etcd db", "%.2f MiB (%.2f MiB in use)", mib(res.DBSize), mib(res.DBSizeInUse))
 	row("Publish", "p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d, %d failed)", res.Publish.P50, res.Publish.P99, res.Publish.Max, res.Publish.Count, res.Publish.Errors)
 	v := res.Views

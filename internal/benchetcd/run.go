@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -27,14 +28,16 @@ type run struct {
 
 // window is what was read at the measured window's two ends.
 type window struct {
-	start, end   time.Time
-	cpu0, cpu1   time.Duration // the coordinator's
-	self0, self1 time.Duration // this process's: the simulated agents'
-	st0, st1     *clientv3.StatusResponse
-	c0, c1       Counts
-	load0, load1 string
-	rss, peak    int64
-	leavesAsked  int
+	start, end     time.Time
+	cpu0, cpu1     time.Duration // the coordinator's
+	wait0, wait1   time.Duration // the coordinator's threads' waits for a CPU
+	swait0, swait1 time.Duration // this process's
+	self0, self1   time.Duration // this process's: the simulated agents'
+	st0, st1       *clientv3.StatusResponse
+	c0, c1         Counts
+	load0, load1   string
+	rss, peak      int64
+	leavesAsked    int
 }
 
 // Run simulates o.Agents agents against t: it starts them, waits for the
@@ -112,6 +115,7 @@ func (r *run) measure(ctx context.Context, agents []*agent) (window, error) {
 		return w, err
 	}
 	w.cpu0, w.self0, w.c0, w.load0 = r.coordinatorCPU(), selfCPU(), r.counts.snapshot(), loadAverage()
+	w.wait0, w.swait0 = r.waits()
 	w.start = time.Now()
 	end := time.NewTimer(r.o.Duration)
 	defer end.Stop()
@@ -137,6 +141,7 @@ loop:
 	}
 	w.end = time.Now()
 	w.cpu1, w.self1, w.c1, w.load1 = r.coordinatorCPU(), selfCPU(), r.counts.snapshot(), loadAverage()
+	w.wait1, w.swait1 = r.waits()
 	if w.st1, err = agents[0].cli.Status(ctx, r.t.Endpoints[0]); err != nil {
 		return w, err
 	}
@@ -155,6 +160,16 @@ func (r *run) coordinatorCPU() time.Duration {
 		r.o.Log("coordinator CPU: " + err.Error())
 	}
 	return d
+}
+
+// waits returns how long the coordinator's threads and this process's
+// have waited for a CPU (zero where not known).
+func (r *run) waits() (coordinator, self time.Duration) {
+	if r.t.PID != 0 {
+		coordinator, _ = procWait(r.t.PID)
+	}
+	self, _ = procWait(os.Getpid())
+	return coordinator, self
 }
 
 // grace waits, up to Grace, until every agent has read the newest view
