@@ -76,7 +76,7 @@ func (a *agent) start(ctx, setup context.Context) error {
 	if a.i == 0 {
 		p := coord.Policy{Wait: a.r.o.Agents, DeathDelay: 2 * a.r.o.TTL, Settle: a.r.o.Settle}
 		go func() {
-			if err := a.crawl.Lead(ctx, a.lease, a.name, p, func(string) {}); err != nil && ctx.Err() == nil {
+			if err := a.crawl.Lead(ctx, a.lease, a.name, p, func(string, ...any) {}); err != nil && ctx.Err() == nil {
 				a.r.o.Log("the view writer stopped: " + err.Error())
 			}
 		}()
@@ -93,7 +93,7 @@ func (a *agent) join(ctx, req context.Context) error {
 		return err
 	}
 	name := agentName(a.i, a.gen)
-	if err := a.crawl.Register(req, l, 0, a.record(name, false)); err != nil {
+	if _, err := a.crawl.Register(req, l, 0, a.record(name, false)); err != nil {
 		cancel()
 		return err
 	}
