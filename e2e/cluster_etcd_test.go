@@ -267,4 +267,3 @@ func TestClusterExternalEtcd(t *testing.T) {
 	}
 	t.Logf("%d pages fetched twice across the etcd outage", twice)
 }
-
