@@ -276,7 +276,7 @@ func (n *Node) figures(wave int64) coord.Figures {
 }
 
 // publishEvery is how often an agent publishes its figures unasked.
-const publishEvery = time.Second
+const publishEvery = 2 * time.Second
 
 // publishLoop publishes this agent's record every publishEvery and at
 // every nudge (a wave to answer, a leave).
