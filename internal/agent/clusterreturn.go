@@ -150,24 +150,30 @@ func (h *clusterHost) noteReturn(old, nw *cluster.View) {
 // queued copies of those addresses come up for dispatch.
 func (h *clusterHost) holdReturned(old, nw *cluster.View) {
 	a, self := h.a, h.a.cfg.Cluster.Agent
+	f, n := a.frontier, a.node // the close sets the agent's to nil
 	mine := func(ad netip.Addr) bool {
 		g := ipGroup(ad)
 		return nw.Owner(g) == self && old.Owner(g) != self
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	id, err := a.frontier.HoldAddrs(ctx, mine)
+	id, err := f.HoldAddrs(ctx, mine)
 	if err != nil {
 		a.log.Error("cluster: return: hold the addresses given back", "err", err)
 		return
 	}
 	go func() {
-		wait, cancel := context.WithTimeout(context.Background(), returnHoldMax)
+		// Owned by the node: its close ends the wait (the agent is
+		// stopping; the hold ends with its frontier).
+		wait, cancel := context.WithTimeout(n.Context(), returnHoldMax)
 		defer cancel()
-		a.node.WaitReleases(wait)
-		ctx, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+		n.WaitReleases(wait)
+		if n.Context().Err() != nil {
+			return
+		}
+		ctx, cancel2 := context.WithTimeout(n.Context(), 10*time.Second)
 		defer cancel2()
-		if err := a.frontier.ReleaseAddrs(ctx, id, nil); err != nil {
+		if err := f.ReleaseAddrs(ctx, id, nil); err != nil {
 			a.log.Error("cluster: return: release the addresses given back", "err", err)
 		}
 	}()

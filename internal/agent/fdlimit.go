@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"syscall"
 
+	"github.com/petrel-crawler/petrel/internal/cluster"
 	"github.com/petrel-crawler/petrel/internal/console"
 )
 
@@ -43,11 +44,15 @@ func fitIdleConns(want, held int, limit uint64, log *slog.Logger) int {
 }
 
 // heldConns is the connections cfg's fetchers and listeners may hold at
-// once: one per fetcher, and the console's cap when it listens.
+// once: one per fetcher, the console's cap when it listens, and the
+// exchange's in a crawl of several agents.
 func heldConns(cfg *Config) int {
 	n := cfg.Fetchers
 	if cfg.Console.Addr != "" {
 		n += console.MaxConns
+	}
+	if cfg.Cluster.Enabled() {
+		n += cluster.MaxExchangeConns
 	}
 	return n
 }

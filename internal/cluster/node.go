@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/coord"
+	"golang.org/x/net/netutil"
 )
 
 // Host is the agent a Node serves: it applies received batches to its
@@ -272,6 +273,12 @@ func (n *Node) goLoop(f func(context.Context)) {
 	}()
 }
 
+// MaxExchangeConns bounds the connections the exchange serves at once:
+// one per peer agent (HTTP/2 multiplexes its calls), and the commands
+// that ask for a status or a "why". Past it a connection waits for one to
+// close; the agent's descriptor budget counts them (agent/fdlimit.go).
+const MaxExchangeConns = 1024
+
 // listen starts the exchange's HTTP/2 server.
 func (n *Node) listen() error {
 	tc, err := serverTLS(n.cfg.Key)
@@ -282,6 +289,7 @@ func (n *Node) listen() error {
 	if err != nil {
 		return fmt.Errorf("cluster: exchange on %s: %w", n.cfg.ExchangeAddr(), err)
 	}
+	ln = netutil.LimitListener(ln, MaxExchangeConns)
 	n.ln = ln
 	n.server = &http.Server{
 		Handler:           n.handler(),
@@ -374,20 +382,26 @@ func (n *Node) isReady() bool {
 // Finished is closed when the crawl is over.
 func (n *Node) Finished() <-chan struct{} { return n.finished }
 
+// Context ends when Close begins: goroutines the node's host starts for
+// the node's work end with it.
+func (n *Node) Context() context.Context { return n.ctx }
+
 // Closed is closed when Close begins.
 func (n *Node) Closed() <-chan struct{} { return n.ctx.Done() }
 
 // Route sends a record to dest (an agent of the view, not this one) in a
-// batch of kind. It may wait while dest's outbox is full.
+// batch of kind. It may wait while dest's outbox is full, until the node
+// closes (then it returns the node's error: the record stays unrouted and
+// the caller's checkpoint still holds it).
 func (n *Node) Route(dest string, kind Kind, rec []byte) error {
-	return n.batch.add(context.Background(), dest, kind, rec)
+	return n.batch.add(n.ctx, dest, kind, rec)
 }
 
 // RouteAll sends recs, in order, to dest in batches of kind, as Route
 // does one by one but with one lock and buffer lookup for all of them.
 // On an error, some of recs may have been routed.
 func (n *Node) RouteAll(dest string, kind Kind, recs [][]byte) error {
-	return n.batch.addAll(context.Background(), dest, kind, recs)
+	return n.batch.addAll(n.ctx, dest, kind, recs)
 }
 
 // Flush writes every buffered record to the outbox now (before a

@@ -197,10 +197,15 @@ func (o *Outbox) reserve(dest string, n int64, wait bool) bool {
 	return true
 }
 
-// awaitRoom waits until dest has room for n bytes and reserves them.
+// awaitRoom waits until dest has room for n bytes and reserves them; it
+// returns ErrClosed once the outbox is closed, ctx's error once ctx ends.
 func (o *Outbox) awaitRoom(ctx context.Context, dest string, n int64) error {
 	for {
 		o.mu.Lock()
+		if o.closed {
+			o.mu.Unlock()
+			return ErrClosed
+		}
 		q := o.queue(dest)
 		if q.bytes == 0 || q.bytes+n <= o.limit {
 			q.bytes += n
@@ -425,6 +430,7 @@ func (o *Outbox) Close() error {
 		return nil
 	}
 	o.closed = true
+	o.notifyLocked() // wakes the puts waiting for room: they return ErrClosed
 	_, err := o.writeLocked(nil)
 	if err == nil {
 		err = o.gc.syncNow(o.head, o.end, o.fsync)

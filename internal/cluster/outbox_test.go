@@ -3,11 +3,13 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 func outID(seq uint64) BatchID { return BatchID{Sender: "me", Incarnation: 1, Seq: seq} }
@@ -241,5 +243,37 @@ func TestOutboxTornEnd(t *testing.T) {
 		t.Fatal("a corrupt frame in an earlier segment was accepted")
 	} else {
 		t.Log(err)
+	}
+}
+
+// TestOutboxCloseWakesWaiters: a put waiting for room in a full
+// destination returns ErrClosed when the outbox closes, instead of
+// holding the stop for ever.
+func TestOutboxCloseWakesWaiters(t *testing.T) {
+	o, err := OpenOutbox(t.TempDir(), 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wire := make([]byte, 1000)
+	if err := o.Put(context.Background(), "b", BatchID{Sender: "a", Incarnation: 1, Seq: 1}, wire, true); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- o.Put(context.Background(), "b", BatchID{Sender: "a", Incarnation: 1, Seq: 2}, wire, true)
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("a put into a full destination returned at once: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	o.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrClosed) {
+			t.Fatalf("the waiting put returned %v, want ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not wake the put waiting for room")
 	}
 }
