@@ -97,6 +97,7 @@ func quietAfter(t *testing.T, hits []testweb.Hit, name string, from, to time.Tim
 // passed; once they are resumed the crawl finishes, every page fetched,
 // politely.
 func TestClusterThreeCoordinators(t *testing.T) {
+	t.Parallel() // judged from the log of a web in its own process, and no duplicate bound: see the package doc
 	web, c := deathCrawlWith(t, 41, "127.61.31.1", "127.214.31.1", func(c *clusterRun) {
 		var cs []string
 		for _, a := range c.agents {

@@ -4,8 +4,9 @@
 // request log and from the WARC files read back with the gowarc library.
 //
 // The synthetic web runs in the test process, except for the cluster
-// tests that kill or stop an agent (TestClusterKillAndRestart and the
-// death tests) and TestClusterThreeAgents: they serve it from a petrel
+// tests that kill or stop an agent (TestClusterKillAndRestart, the death
+// tests, TestClusterThreeCoordinators) and TestClusterThreeAgents: they
+// serve it from a petrel
 // testweb process built without -race, which writes its request log to a
 // file once stopped (webproc_test.go; TestWebProcessLog checks that log
 // against a client's own times), so that their politeness judgement is
@@ -23,6 +24,12 @@
 // default), each on its own loopback addresses and directories, and judge
 // only what waiting longer cannot change (pages fetched once, politeness
 // gaps at least the delays, ownership shares, exit codes).
+//
+// The agents of the cluster tests coordinate on etcd embedded in the
+// first agent (three of them in TestClusterThreeCoordinators), or on an
+// etcd server that is not a Petrel process (TestClusterExternalEtcd:
+// Debian's etcd-server; skipped, saying so, where it is not installed,
+// unless PETREL_REQUIRE_ETCD=1 as in CI), with leases of 2 s.
 //
 // TestDiskFullAndResume runs petrel on a real filesystem too small for the
 // crawl: a tmpfs mounted in a mount namespace of its own (unshare and

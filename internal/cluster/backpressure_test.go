@@ -14,6 +14,7 @@ import (
 // and the inbox trimmed as checkpoints do), every record arrives exactly
 // once.
 func TestBackPressureSlowsTheSender(t *testing.T) {
+	t.Parallel() // waits on leases and views more than it computes
 	const (
 		outboxBytes = 16 << 10
 		inboxBytes  = 32 << 10

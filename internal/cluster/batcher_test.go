@@ -25,6 +25,7 @@ func (h *sizeHost) Apply(b *Batch) error {
 // from two goroutines and with slices that straddle the batches' limit,
 // all arrive exactly once, in batches of at most BatchURLs records.
 func TestRouteAllCutsBatches(t *testing.T) {
+	t.Parallel() // waits on leases and views more than it computes
 	ha, hb := newTestHost(), &sizeHost{testHost: newTestHost()}
 	small := func(c *Config) { c.BatchURLs = 100 }
 	settings := [][2]string{{"assign", "authority"}}

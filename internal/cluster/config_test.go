@@ -64,6 +64,7 @@ func waitConfig(t *testing.T, e uint64, nodes ...*Node) {
 // under the write's revision; a value the asking agent's host refuses
 // changes nothing anywhere.
 func TestChangeConfigInEtcd(t *testing.T) {
+	t.Parallel() // waits on leases and views more than it computes
 	hs := []*configHost{}
 	for _, name := range []string{"a", "b", "c"} {
 		hs = append(hs, &configHost{testHost: newTestHost(), name: name, guard: "host-delay"})

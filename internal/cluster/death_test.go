@@ -57,6 +57,7 @@ func startGracedThree(t *testing.T, grace time.Duration) (a, b, c *Node, ha, hb,
 // stays open), the batches held for it are re-routed to the new owners
 // and applied once, and a forget lets the crawl end.
 func TestDeathTakeoverAndForget(t *testing.T) {
+	t.Parallel() // waits on leases and views more than it computes
 	const grace = time.Second
 	a, b, c, ha, hb, _ := startGracedThree(t, grace)
 	v1 := a.View()
@@ -172,6 +173,7 @@ func TestDeathTakeoverAndForget(t *testing.T) {
 // coordinator in the next view once it announces the current epoch, and
 // opens its guard only then.
 func TestDeathReturn(t *testing.T) {
+	t.Parallel() // waits on leases and views more than it computes
 	const grace = time.Second
 	a, b, c, _, _, _ := startGracedThree(t, grace)
 	v1 := c.View()
@@ -223,6 +225,7 @@ func TestDeathReturn(t *testing.T) {
 // acknowledgement is b's, and says nothing of c's copy. Re-routed, its
 // ready URL would be applied by c's interim owner and by c at its return.
 func TestDeathKeepsBatchSentToTheDead(t *testing.T) {
+	t.Parallel() // waits on leases and views more than it computes
 	const grace = time.Second
 	a, b, c, ha, hb, _ := startGracedThree(t, grace)
 	v1 := a.View()

@@ -77,6 +77,7 @@ func startOn(t *testing.T, name, dir string, h Host) *Node {
 // budget counts are never added twice. The old owner finds its unfinished
 // hand-off again at its start.
 func TestHandoffStateSurvivesRestart(t *testing.T) {
+	t.Parallel() // waits on leases and views more than it computes
 	old := mustView(t, 1, []ViewAgent{{Name: "a"}, {Name: "b"}})
 	v := mustView(t, 2, []ViewAgent{{Name: "a"}, {Name: "b"}, {Name: "c"}})
 	moves := Moves(old, v)
@@ -197,6 +198,7 @@ func TestHandoffStateSurvivesRestart(t *testing.T) {
 // TestLeaveMarkSurvivesRestart: a leave not finished is found at the
 // next start; a finished one is not.
 func TestLeaveMarkSurvivesRestart(t *testing.T) {
+	t.Parallel() // waits on leases and views more than it computes
 	dir := filepath.Join(t.TempDir(), "a")
 	n := startOn(t, "a", dir, newTestHost())
 	if n.IsLeaving() {
@@ -228,6 +230,7 @@ func TestLeaveMarkSurvivesRestart(t *testing.T) {
 // would be applied twice: a ready URL fetched twice); a batch never sent
 // to c is re-routed to the new owner of its records at once.
 func TestLeftAgentBatchesNotRerouted(t *testing.T) {
+	t.Parallel() // waits on leases and views more than it computes
 	ha, hb, hc := &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}
 	// Slow probes and a long G: no takeover on a loaded machine.
 	start := func(name string, join []string, h *rerouteHost) *Node {
@@ -323,6 +326,7 @@ func TestLeftAgentBatchesNotRerouted(t *testing.T) {
 // absent, then one without it); forgetting a name no member awaits is
 // refused.
 func TestForgetLeftAgent(t *testing.T) {
+	t.Parallel() // waits on leases and views more than it computes
 	start := func(name string, join []string) *Node {
 		n, err := startNode(t, name, testKey, join, 3, newTestHost(), [][2]string{{"assign", "authority"}},
 			func(c *Config) { c.Grace = time.Second })

@@ -147,6 +147,7 @@ func waitReady(t *testing.T, ns ...*Node) {
 }
 
 func TestExchangeDeliversAndTerminates(t *testing.T) {
+	t.Parallel() // waits on leases and views more than it computes
 	ha, hb := newTestHost(), newTestHost()
 	ha.busy.Store(true)
 	a := mustNode(t, "a", nil, 2, ha)
@@ -203,6 +204,7 @@ func TestExchangeDeliversAndTerminates(t *testing.T) {
 }
 
 func TestTerminationWaitsForBusyAndAbsent(t *testing.T) {
+	t.Parallel() // waits on leases and views more than it computes
 	ha, hb := newTestHost(), newTestHost()
 	hb.busy.Store(true)
 	a, err := startNode(t, "a", testKey, nil, 2, ha, [][2]string{{"assign", "authority"}}, func(c *Config) { c.Grace = time.Second })
@@ -263,6 +265,7 @@ func TestTerminationWaitsForBusyAndAbsent(t *testing.T) {
 // An agent with another key is refused at once, one whose settings
 // differ with the first difference; neither becomes a member.
 func TestWrongKeyAndSettingsRefused(t *testing.T) {
+	t.Parallel() // waits on leases and views more than it computes
 	ha := newTestHost()
 	ha.busy.Store(true) // the crawl goes on while the others knock
 	a := mustNode(t, "a", nil, 1, ha)
@@ -314,6 +317,7 @@ func wantRefused(t *testing.T, n *Node, what string, want ...string) {
 // nobody listening, or a listener that never answers (a stopped agent),
 // keeps waiting: only a refusal ends it.
 func TestJoinWaitsForPeersNotAnswering(t *testing.T) {
+	t.Parallel() // waits on leases and views more than it computes
 	stalled, err := net.Listen("tcp", freeAddr(t).String()) // never accepts: the kernel completes the handshakes
 	if err != nil {
 		t.Fatal(err)
@@ -346,6 +350,7 @@ func indexOf(s, sub string) int {
 }
 
 func TestForgedAndReplayedBatches(t *testing.T) {
+	t.Parallel() // waits on leases and views more than it computes
 	hb := newTestHost()
 	b := mustNode(t, "b", nil, 1, hb)
 	defer b.Close(100 * time.Millisecond)

@@ -67,6 +67,7 @@ func firstAppliedEpoch(t *testing.T, b *Node, hb *epochHost) uint64 {
 // sender's view here is one it installed ahead of the receiver (the
 // receiver's watch has not brought it yet).
 func TestReadyBatchAwaitsItsView(t *testing.T) {
+	t.Parallel() // waits on leases and views more than it computes
 	a, b, hb := startEpochPair(t)
 	defer a.Close(100 * time.Millisecond)
 	defer b.Close(100 * time.Millisecond)
