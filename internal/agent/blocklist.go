@@ -1,8 +1,6 @@
 package agent
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -98,16 +96,6 @@ func (b *blocklist) entries() []string {
 		return slices.Clone(s.entries)
 	}
 	return nil
-}
-
-// clusterSetting is the blocklist as the agents of a crawl compare it
-// when they meet (with the settings of the table's cluster-wide column):
-// its size and a digest of its sorted entries.
-func (b *blocklist) clusterSetting() [2]string {
-	e := b.entries()
-	slices.Sort(e)
-	sum := sha256.Sum256([]byte(strings.Join(e, "\n")))
-	return [2]string{"blocklist", fmt.Sprintf("%d entries, sha256 %s", len(e), hex.EncodeToString(sum[:8]))}
 }
 
 // with returns s (nil: empty) with entries added, and the entries added,

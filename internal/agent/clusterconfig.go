@@ -94,21 +94,20 @@ func (h *clusterHost) PrepareConfig(values map[string]any) error {
 	return err
 }
 
-// CommitConfig applies a cluster-wide change every agent prepared, and
-// returns the settings this agent's hello compares from now on.
-func (h *clusterHost) CommitConfig(ctx context.Context, epoch uint64, values map[string]any) ([][2]string, error) {
+// CommitConfig applies a cluster-wide change the crawl wrote under epoch.
+func (h *clusterHost) CommitConfig(ctx context.Context, epoch uint64, values map[string]any) error {
 	a := h.a
-	if settings, ok, err := a.commitBeforeRun(epoch, values); ok {
-		return settings, err
+	if ok, err := a.commitBeforeRun(epoch, values); ok {
+		return err
 	}
 	values = maps.Clone(values)
 	entries, blocks, err := takeBlocklist(values)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	changes, err := a.reconfigureLocal(ctx, values)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if blocks {
 		// Saved and in force even when the scheduler is not running
@@ -116,15 +115,12 @@ func (h *clusterHost) CommitConfig(ctx context.Context, epoch uint64, values map
 		// their turn.
 		res, err := a.applyBlock(ctx, entries)
 		if err != nil && !errors.Is(err, console.ErrState) {
-			return nil, err
+			return err
 		}
 		a.log.Info("cluster-wide blocklist changed", "epoch", epoch, "added", res.Added, "dropped", res.Dropped)
 	}
 	for _, c := range changes {
 		a.log.Info("cluster-wide setting changed", "epoch", epoch, "setting", c.Name, "old", c.Old, "new", c.New)
 	}
-	a.curMu.Lock()
-	cur := a.cur
-	a.curMu.Unlock()
-	return append(clusterSettings(cur, seedStrings(a.clusterSeeds)), a.block.clusterSetting()), nil
+	return nil
 }

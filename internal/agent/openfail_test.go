@@ -42,6 +42,7 @@ func TestFailedStartLeavesNoMarker(t *testing.T) {
 		{"key file mode 0644", "chmod 600", func(c *Config) {
 			c.Cluster.Agent, c.Cluster.KeyFile, c.Cluster.Wait = "a1", keyFile, 1
 			c.Cluster.Bind = fmt.Sprintf("127.61.22.250:%d", 20000+os.Getpid()%20000)
+			c.Cluster.Coordinators = coordinatorOf("a1", c.Cluster.Bind)
 		}},
 	}
 	failOpen := func(t *testing.T, dir string, edit func(*Config), want string) {

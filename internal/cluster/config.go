@@ -37,7 +37,7 @@ type ConfigHost interface {
 	// refusal's reason.
 	PrepareConfig(values map[string]any) error
 	// CommitConfig applies values, which the crawl wrote under epoch.
-	CommitConfig(ctx context.Context, epoch uint64, values map[string]any) ([][2]string, error)
+	CommitConfig(ctx context.Context, epoch uint64, values map[string]any) error
 }
 
 // ErrConfigConflict is returned by ChangeConfig when another change was
@@ -150,7 +150,7 @@ func (n *Node) commitConfig(ctx context.Context, s ConfigState) error {
 	if s.Epoch <= c.epoch.Load() {
 		return nil
 	}
-	if _, err := n.host.(ConfigHost).CommitConfig(ctx, s.Epoch, s.Values); err != nil {
+	if err := n.host.(ConfigHost).CommitConfig(ctx, s.Epoch, s.Values); err != nil {
 		return fmt.Errorf("cluster: config epoch %d: %w", s.Epoch, err)
 	}
 	b, _ := json.Marshal(s)

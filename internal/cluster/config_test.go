@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,7 +17,6 @@ type configHost struct {
 	*testHost
 	name   string
 	guard  string // setting whose value "bad" this host refuses
-	assign string // this agent's own --assign ("" : authority), which a commit leaves
 	mu     sync.Mutex
 	values map[string]any
 	epochs []uint64
@@ -31,13 +29,12 @@ func (h *configHost) PrepareConfig(values map[string]any) error {
 	return nil
 }
 
-func (h *configHost) CommitConfig(_ context.Context, epoch uint64, values map[string]any) ([][2]string, error) {
+func (h *configHost) CommitConfig(_ context.Context, epoch uint64, values map[string]any) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.values = maps.Clone(values)
 	h.epochs = append(h.epochs, epoch)
-	assign := cmp.Or(h.assign, "authority")
-	return [][2]string{{"assign", assign}, {"host-delay", fmt.Sprint(values["host-delay"])}}, nil
+	return nil
 }
 
 func (h *configHost) state() (map[string]any, []uint64) {

@@ -318,7 +318,8 @@ func wantRefused(t *testing.T, n *Node, what string, want ...string) {
 // keeps waiting: only a refusal ends it.
 func TestJoinWaitsForPeersNotAnswering(t *testing.T) {
 	t.Parallel() // waits on leases and views more than it computes
-	stalled, err := net.Listen("tcp", freeAddr(t).String()) // never accepts: the kernel completes the handshakes
+	// A listener that never accepts: the kernel completes the handshakes.
+	stalled, err := net.Listen("tcp", freeAddr(t).String())
 	if err != nil {
 		t.Fatal(err)
 	}
