@@ -411,6 +411,9 @@ func (n *Node) aliveNames() map[string]bool {
 	return alive
 }
 
+// revokeWait bounds a clean stop's revocation of its lease.
+const revokeWait = 2 * time.Second
+
 // leaseLive reports whether this agent's lease is certainly live at t.
 func (n *Node) leaseLive(t time.Time) bool {
 	n.co.mu.Lock()
@@ -422,15 +425,16 @@ func (n *Node) leaseLive(t time.Time) bool {
 // revokeLease ends this agent's lease at a clean stop: its key goes at
 // once, which the crawl reads as this agent not alive (its keys stay
 // with it in the view until it returns, as after a death, unless it has
-// left the view).
-func (n *Node) revokeLease(timeout time.Duration) {
+// left the view). It is best effort, within revokeWait: unrevoked, the
+// lease expires after its TTL anyway.
+func (n *Node) revokeLease() {
 	n.co.mu.Lock()
 	l := n.co.lease
 	n.co.mu.Unlock()
 	if l == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), max(timeout/4, time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), revokeWait)
 	defer cancel()
 	l.Revoke(ctx)
 }

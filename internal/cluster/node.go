@@ -502,7 +502,13 @@ func (n *Node) Close(timeout time.Duration) error {
 	if serr := n.saveApplied(); err == nil {
 		err = serr
 	}
-	n.revokeLease(timeout)
+	select {
+	case <-n.finished:
+		// After the end every agent exits, the coordinators too: a
+		// revocation could only wait on an etcd that is gone.
+	default:
+		n.revokeLease()
+	}
 	return errors.Join(err, n.closeParts())
 }
 
