@@ -83,7 +83,7 @@ func (n *Node) coordinate(ctx context.Context) {
 // connect starts the embedded member (a coordinator), dials the
 // coordinators and is admitted to the crawl.
 func (n *Node) connect(ctx context.Context) (*coord.Crawl, error) {
-	auth, err := coord.NewAuthority(n.cfg.Key.Derive("etcd-ca", 32))
+	auth, err := n.cfg.Key.Authority()
 	if err != nil {
 		return nil, err
 	}

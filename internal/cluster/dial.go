@@ -20,7 +20,7 @@ func DialCrawl(ctx context.Context, key Key, crawlName string, coordinators []co
 	if len(endpoints) == 0 {
 		return nil, nil, errors.New("give --coordinators or --etcd-endpoints")
 	}
-	auth, err := coord.NewAuthority(key.Derive("etcd-ca", 32))
+	auth, err := key.Authority()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -40,7 +40,7 @@ func DialCrawl(ctx context.Context, key Key, crawlName string, coordinators []co
 // 0600): its --trusted-ca-file, --cert-file and --key-file (the same for
 // its peers).
 func EtcdCerts(key Key, name string, ips []netip.Addr, dir string) (coord.Files, error) {
-	auth, err := coord.NewAuthority(key.Derive("etcd-ca", 32))
+	auth, err := key.Authority()
 	if err != nil {
 		return coord.Files{}, err
 	}
@@ -49,4 +49,10 @@ func EtcdCerts(key Key, name string, ips []netip.Addr, dir string) (coord.Files,
 		return coord.Files{}, err
 	}
 	return auth.WriteFiles(dir, name, cert)
+}
+
+// Authority is the crawl's certificate authority for its etcd, derived
+// from the key.
+func (k Key) Authority() (*coord.Authority, error) {
+	return coord.NewAuthority(k.Derive("etcd-ca", 32))
 }
