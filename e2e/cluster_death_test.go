@@ -17,7 +17,7 @@ import (
 )
 
 // The death tests: one agent of three is cut off (SIGSTOP) for longer
-// than the grace period G; the others take its keys over in a new view.
+// than its lease and the grace; the others take its keys over in a new view.
 // Each agent names itself in its User-Agent's comment, so the web's own
 // log says who made each request.
 // The grace is made small: a fetch timeout of 2 s and delays capped at
@@ -420,9 +420,10 @@ func unexplained(t *testing.T, hits []testweb.Hit, victim string, first *cluster
 }
 
 // TestClusterStopPastGrace stops one agent of three with SIGSTOP for
-// longer than G: the others take its keys over (it is listed absent) and
-// re-route the batches held for it. After SIGCONT it must not fetch as a
-// zombie: its guard closed (no gossip round for G/2) and it learns a view
+// longer than its lease and the grace: the others take its keys over (it
+// is listed absent) and re-route the batches held for it. After SIGCONT it
+// must not fetch as a zombie: its guard closed (its lease's fence passed,
+// the lease expired in etcd) and it learns a view
 // without it, so no request of it reaches the web from the SIGCONT until
 // it is given keys again in a later view (its guard opens); declared dead,
 // it hands nothing over and keeps its queues and its sieve for its return.
@@ -464,7 +465,7 @@ func TestClusterStopPastGrace(t *testing.T) {
 }
 
 // TestClusterKillPastGrace kills one agent of three with SIGKILL, waits
-// for the takeover of its keys past G, and starts it again on its
+// for the takeover of its keys past its lease and the grace, and starts it again on its
 // directory: it recovers from its last checkpoint, learns that the view
 // lists it absent (it starts with its guard closed and fetches nothing),
 // is brought back, and gets its keys handed back. The bound on the pages

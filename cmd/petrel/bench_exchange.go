@@ -114,10 +114,10 @@ func runBenchExchange(cmd *cobra.Command, o cluster.BenchOptions) error {
 			"fsyncs": send.Fsyncs, "fsyncs_per_second": float64(send.Fsyncs) / elapsed, "cpu_us_per_url": sendCPU.Seconds() * 1e6 / float64(o.URLs),
 			"generate_cpu_us_per_url": send.GenerateCPU.Seconds() * 1e6 / float64(o.URLs),
 			"exchange_cpu_us_per_url": (sendCPU - 2*send.GenerateCPU).Seconds() * 1e6 / float64(o.URLs),
-			"note":                    "cpu_us_per_url is the whole sending process's (start-up, gossip, and making every URL twice: once alone to measure it, once to route it); exchange_cpu_us_per_url leaves the two makings out"},
+			"note":                    "cpu_us_per_url is the whole sending process's (start-up, etcd, and making every URL twice: once alone to measure it, once to route it); exchange_cpu_us_per_url leaves the two makings out"},
 		"receiver": map[string]any{"batches": recv.Batches, "inbox_bytes": recv.Bytes, "fsyncs": recv.Fsyncs,
 			"fsyncs_per_second": float64(recv.Fsyncs) / elapsed, "cpu_us_per_url": recvCPU.Seconds() * 1e6 / float64(o.URLs),
-			"note": "CPU of the whole receiving process, start-up and gossip included"},
+			"note": "CPU of the whole receiving process, start-up and the embedded etcd included"},
 	}
 	enc := json.NewEncoder(cmd.OutOrStdout())
 	enc.SetIndent("", "  ")
