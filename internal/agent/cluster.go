@@ -298,6 +298,7 @@ func (a *Agent) startCluster(seeds []urlx.URL, resumed bool) error {
 	if err := a.router.unpark(n); err != nil {
 		return err
 	}
+	n.Follow()  // views reach the host from here on: it holds the node
 	go func() { // the frontier's Until follows the crawl's end
 		select {
 		case <-n.Finished():

@@ -109,12 +109,16 @@ func (h *countingHost) Progress() Progress { return Progress{} }
 // crawl's one coordinator, on its address's port + 2.
 func benchNode(o BenchOptions, name string, recv netip.AddrPort, host Host) (*Node, error) {
 	coordinator := coord.Coordinator{Name: "receiver", Client: netip.AddrPortFrom(recv.Addr(), recv.Port()+2)}
-	return Start(Config{Name: name, Bind: o.Bind, Key: o.Key, Wait: 2, CrawlName: "bench",
+	n, err := Start(Config{Name: name, Bind: o.Bind, Key: o.Key, Wait: 2, CrawlName: "bench",
 		Coordinators: []coord.Coordinator{coordinator}, LeaseTTL: 5 * time.Second,
 		Dir:       filepath.Join(o.Dir, name),
 		BatchURLs: o.BatchURLs, BatchDelay: 20 * time.Millisecond,
 		InboxBytes: 4 << 30, OutboxBytes: 1 << 30, Window: 8,
 		Logger: slog.New(slog.DiscardHandler)}, host)
+	if err == nil {
+		n.Follow()
+	}
+	return n, err
 }
 
 // RunBenchReceiver is the receiving side: it reports (JSON on out) once it

@@ -6,6 +6,7 @@ import (
 	"net"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,12 +17,13 @@ import (
 // group is the record itself.
 type rerouteHost struct {
 	*testHost
-	node *Node
+	node atomic.Pointer[Node] // set after Start: views may come first
 }
 
 func (h *rerouteHost) Owner(_ Kind, rec []byte) string {
-	o := h.node.View().Owner(string(rec))
-	if o == h.node.Name() {
+	n := h.node.Load()
+	o := n.View().Owner(string(rec))
+	if o == n.Name() {
 		return ""
 	}
 	return o
@@ -35,7 +37,7 @@ func startGraced(t *testing.T, name string, join []string, h *rerouteHost, grace
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.node = n
+	h.node.Store(n)
 	return n
 }
 
@@ -192,7 +194,8 @@ func TestDeathReturn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc2.node = c2
+	hc2.node.Store(c2)
+	c2.Follow()
 	defer c2.Close(100 * time.Millisecond)
 	if c2.View().Epoch != v1.Epoch || c2.guard.Allowed() {
 		t.Fatalf("restarted with view %s, guard open %v", c2.View(), c2.guard.Allowed())

@@ -239,7 +239,7 @@ func TestLeftAgentBatchesNotRerouted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h.node = n
+		h.node.Store(n)
 		return n
 	}
 	a := start("a", nil, ha)

@@ -187,10 +187,10 @@ func (c *Config) ExchangeAddr() string {
 	return netip.AddrPortFrom(c.Bind.Addr(), uint16(c.ExchangePort)).String()
 }
 
-// Start opens the node's state, listens on the exchange's address and
-// starts following the crawl on etcd (coordination.go): WaitReady tells
-// when it holds a view with it. It returns ErrFinished for a crawl that
-// is over.
+// Start opens the node's state and listens on the exchange's address;
+// Follow then starts following the crawl on etcd, and WaitReady tells
+// when the node holds a view with it. It returns ErrFinished for a crawl
+// that is over.
 func Start(cfg Config, host Host) (*Node, error) {
 	cfg.setDefaults()
 	if !ValidName(cfg.Name) {
@@ -260,7 +260,6 @@ func Start(cfg Config, host Host) (*Node, error) {
 	n.goLoop(n.applyLoop)
 	n.goLoop(n.senderLoop)
 	n.goLoop(n.batch.loop)
-	n.goLoop(n.coordinate)
 	ok = true
 	return n, nil
 }
@@ -381,6 +380,11 @@ func (n *Node) isReady() bool {
 
 // Finished is closed when the crawl is over.
 func (n *Node) Finished() <-chan struct{} { return n.finished }
+
+// Follow starts following the crawl on etcd (coordination.go): views,
+// settings, the stop and the end reach the host from then on. Call it
+// once, when the host can take them (it holds the node).
+func (n *Node) Follow() { n.goLoop(n.coordinate) }
 
 // Context ends when Close begins: goroutines the node's host starts for
 // the node's work end with it.

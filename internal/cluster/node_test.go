@@ -121,6 +121,7 @@ func startNode(t *testing.T, name string, key Key, join []string, wait int, host
 	}
 	n, err := Start(cfg, host)
 	if err == nil {
+		n.Follow()
 		t.Cleanup(func() { n.closeParts() }) // before its directory goes
 	}
 	return n, err
