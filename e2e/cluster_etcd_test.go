@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petrel-crawler/petrel/internal/coord"
 	"github.com/petrel-crawler/petrel/internal/testweb"
 )
 
@@ -101,8 +102,7 @@ func TestClusterThreeCoordinators(t *testing.T) {
 	web, c := deathCrawlWith(t, 41, "127.61.31.1", "127.214.31.1", func(c *clusterRun) {
 		var cs []string
 		for _, a := range c.agents {
-			ap := netip.MustParseAddrPort(a.bind)
-			cs = append(cs, a.name+"@"+netip.AddrPortFrom(ap.Addr(), ap.Port()+2).String())
+			cs = append(cs, coord.AgentCoordinator(a.name, netip.MustParseAddrPort(a.bind)).String())
 		}
 		c.coordinatorFlags = []string{"--coordinators", strings.Join(cs, ",")}
 	})

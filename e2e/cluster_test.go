@@ -17,6 +17,7 @@ import (
 	gowarc "github.com/nlnwa/gowarc/v3"
 
 	"github.com/petrel-crawler/petrel/internal/cluster"
+	"github.com/petrel-crawler/petrel/internal/coord"
 	"github.com/petrel-crawler/petrel/internal/testweb"
 )
 
@@ -131,8 +132,7 @@ func newClusterRun(t *testing.T, web *crawlRun, firstIP string, n int) *clusterR
 // crawl's etcd, on its address's port + 2 (the exchange is on port + 1).
 func (c *clusterRun) coordinators() string {
 	a := c.agents[0]
-	ap := netip.MustParseAddrPort(a.bind)
-	return a.name + "@" + netip.AddrPortFrom(ap.Addr(), ap.Port()+2).String()
+	return coord.AgentCoordinator(a.name, netip.MustParseAddrPort(a.bind)).String()
 }
 
 // start starts agent a with the crawl's flags and extra.

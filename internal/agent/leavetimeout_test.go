@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/cluster"
+	"github.com/petrel-crawler/petrel/internal/coord"
 	"github.com/petrel-crawler/petrel/internal/testweb"
 	"github.com/petrel-crawler/petrel/internal/urlx"
 )
@@ -159,11 +160,9 @@ func logTail(dir string, names ...string) string {
 // aliveIn reports whether agent a reads name's lease live in etcd.
 func aliveIn(a *Agent, name string) bool { return a.clusterNode.Load().Alive(name) }
 
-// coordinatorOf is --coordinators for the agent name at bind, which runs
-// the crawl's etcd on bind's port + 2.
+// coordinatorOf is --coordinators for the agent name at bind.
 func coordinatorOf(name, bind string) string {
-	ap := netip.MustParseAddrPort(bind)
-	return name + "@" + netip.AddrPortFrom(ap.Addr(), ap.Port()+2).String()
+	return coord.AgentCoordinator(name, netip.MustParseAddrPort(bind)).String()
 }
 
 // clusterBind returns a loopback IP:PORT whose port and the next one (the

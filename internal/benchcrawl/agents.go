@@ -3,6 +3,7 @@ package benchcrawl
 import (
 	"context"
 	"fmt"
+	"github.com/petrel-crawler/petrel/internal/coord"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -113,7 +114,7 @@ func agentSpecs(ctx context.Context, o Options, web *webProc, dir string, res *R
 	for i := range n {
 		names[i] = "agent" + strconv.Itoa(i+1)
 		args := append(petrelArgs(o, web, filepath.Join(dir, names[i]), perAgent(o.MaxURLs, n), filepath.Base(dir)+"-"+names[i]),
-			"--agent", names[i], "--cluster-bind", binds[i], "--coordinators", coordinatorOf(names[0], binds[0]),
+			"--agent", names[i], "--cluster-bind", binds[i], "--coordinators", coord.AgentCoordinator(names[0], netip.MustParseAddrPort(binds[0])).String(),
 			"--cluster-key-file", key, "--cluster-wait", strconv.Itoa(n), "--cluster-name", "bench")
 		if o.ClusterBatchDelay > 0 {
 			args = append(args, "--cluster-batch-delay", o.ClusterBatchDelay.String())
@@ -293,11 +294,4 @@ func median(v []float64) float64 {
 		return v[len(v)/2]
 	}
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2
-}
-
-// coordinatorOf is --coordinators for the agent name bound at bind: its
-// etcd serves on the bind's port + 2 (the exchange is on port + 1).
-func coordinatorOf(name, bind string) string {
-	ap := netip.MustParseAddrPort(bind)
-	return name + "@" + netip.AddrPortFrom(ap.Addr(), ap.Port()+2).String()
 }

@@ -108,7 +108,7 @@ func (h *countingHost) Progress() Progress { return Progress{} }
 // benchNode starts one side of the benchmark; the receiver runs the
 // crawl's one coordinator, on its address's port + 2.
 func benchNode(o BenchOptions, name string, recv netip.AddrPort, host Host) (*Node, error) {
-	coordinator := coord.Coordinator{Name: "receiver", Client: netip.AddrPortFrom(recv.Addr(), recv.Port()+2)}
+	coordinator := coord.AgentCoordinator("receiver", recv)
 	n, err := Start(Config{Name: name, Bind: o.Bind, Key: o.Key, Wait: 2, CrawlName: "bench",
 		Coordinators: []coord.Coordinator{coordinator}, LeaseTTL: 5 * time.Second,
 		Dir:       filepath.Join(o.Dir, name),

@@ -331,7 +331,7 @@ func (n *Node) onState(ctx context.Context, crawl *coord.Crawl, lease *coord.Lea
 		n.log.Error("cluster: cluster-wide settings", "err", err)
 	}
 	if st.View.Rev > 0 {
-		v := viewFromRecord(st.View)
+		v := ViewOf(st.View)
 		if err := n.installView(v); err != nil {
 			n.log.Error("cluster: install view", "err", err)
 		}
@@ -372,9 +372,9 @@ func (n *Node) markReady(v *View) {
 	}
 }
 
-// viewFromRecord is the node's View of a view read from etcd: its epoch
-// is the revision of its write.
-func viewFromRecord(cv coord.View) *View {
+// ViewOf is the node's View of a view read from etcd (nil if it is not
+// one): its epoch is the revision of its write.
+func ViewOf(cv coord.View) *View {
 	as := make([]ViewAgent, len(cv.Members))
 	for i, m := range cv.Members {
 		as[i] = ViewAgent{Name: m.Name, Weight: m.Weight, Exchange: m.Exchange}
@@ -438,9 +438,6 @@ func (n *Node) revokeLease() {
 	defer cancel()
 	l.Revoke(ctx)
 }
-
-// ViewOf is the View of a view read from etcd (nil if it is not one).
-func ViewOf(cv coord.View) *View { return viewFromRecord(cv) }
 
 // Alive reports whether agent name's lease is live, as last read.
 func (n *Node) Alive(name string) bool {

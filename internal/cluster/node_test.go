@@ -102,7 +102,7 @@ func startNode(t *testing.T, name string, key Key, join []string, wait int, host
 	bind := freeAddr(t)
 	var co coord.Coordinator
 	if len(join) == 0 {
-		co = coord.Coordinator{Name: name, Client: netip.AddrPortFrom(bind.Addr(), bind.Port()+2)}
+		co = coord.AgentCoordinator(name, bind)
 		testCoordinators.Store(bind.String(), co)
 	} else {
 		v, ok := testCoordinators.Load(join[0])

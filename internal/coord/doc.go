@@ -38,7 +38,7 @@
 //
 //	doc.go     this map, the package's role and invariants
 //	pki.go     Authority: the crawl's CA from the key; leaf certificates; PEM files
-//	member.go  Coordinator, ParseCoordinators; StartMember: an embedded etcd member
+//	member.go  Coordinator, ParseCoordinators, AgentCoordinator; StartMember: an embedded etcd member
 //	client.go  Dial: the client, a wrong key told apart from coordinators not up
 //	records.go the key layout; Identity, Settings, AgentRecord, Figures, ViewRecord
 //	crawl.go   Crawl: admission, registration, publication, reads, stop, forget

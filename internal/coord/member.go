@@ -2,7 +2,6 @@ package coord
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/netip"
 	"net/url"
@@ -22,6 +21,16 @@ type Coordinator struct {
 	Name   string
 	Client netip.AddrPort
 }
+
+// AgentCoordinator is the coordinator of the agent name bound at bind, as
+// Petrel places it: etcd's client port at bind's port + 2 (the exchange
+// is on port + 1), its peer port at port + 3.
+func AgentCoordinator(name string, bind netip.AddrPort) Coordinator {
+	return Coordinator{Name: name, Client: netip.AddrPortFrom(bind.Addr(), bind.Port()+2)}
+}
+
+// String is the coordinator as --coordinators names it: NAME@IP:PORT.
+func (c Coordinator) String() string { return c.Name + "@" + c.Client.String() }
 
 // Peer is the address the member's peers dial.
 func (c Coordinator) Peer() netip.AddrPort {
@@ -173,7 +182,3 @@ func (w lineWriter) Write(p []byte) (int, error) {
 	w(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
-
-// errNoQuorum is the cause given when a majority of the coordinators is
-// not reachable in time.
-var errNoQuorum = errors.New("a majority of the coordinators is not reachable")
