@@ -23,21 +23,15 @@ import (
 // (neither a member nor absent), and returns what was given up, as a
 // sentence.
 func Forget(ctx context.Context, crawl *coord.Crawl, name string) (string, error) {
-	agents, _, err := crawl.Agents(ctx)
+	now, err := crawl.Read(ctx)
 	if err != nil {
 		return "", err
 	}
-	if _, ok := agents[name]; ok {
+	if _, ok := now.Agents[name]; ok {
 		return "", fmt.Errorf("agent %s is alive: stop it first (forget is for an agent that is gone for good)", name)
 	}
-	v, err := crawl.View(ctx)
-	if err != nil {
-		return "", err
-	}
-	last, ok, err := crawl.Last(ctx, name)
-	if err != nil {
-		return "", err
-	}
+	v := now.View
+	last, ok := now.Last[name]
 	leaver := ok && last.Leaving && !last.Done
 	if !v.Has(name) && !slices.Contains(v.Absent, name) && !leaver {
 		return "", fmt.Errorf("agent %s is neither in the crawl's view nor absent from it, nor a leaver gone before its leave ended", name)

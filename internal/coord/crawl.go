@@ -94,30 +94,6 @@ func (c *Crawl) Publish(ctx context.Context, l *Lease, rec AgentRecord) error {
 	return err
 }
 
-// Agents returns the live agents' records and the revision read.
-func (c *Crawl) Agents(ctx context.Context) (map[string]AgentRecord, int64, error) {
-	resp, err := c.cli.Get(ctx, c.key("agents")+"/", clientv3.WithPrefix())
-	if err != nil {
-		return nil, 0, err
-	}
-	out := map[string]AgentRecord{}
-	for _, kv := range resp.Kvs {
-		if r, err := decode[AgentRecord](kv.Value); err == nil {
-			out[r.Name] = r
-		}
-	}
-	return out, resp.Header.Revision, nil
-}
-
-// View returns the current view (Rev 0: none yet).
-func (c *Crawl) View(ctx context.Context) (View, error) {
-	resp, err := c.cli.Get(ctx, c.key("view"))
-	if err != nil || len(resp.Kvs) == 0 {
-		return View{}, err
-	}
-	return viewOf(resp.Kvs[0].Value, resp.Kvs[0].ModRevision)
-}
-
 func viewOf(b []byte, rev int64) (View, error) {
 	r, err := decode[ViewRecord](b)
 	if err != nil {
@@ -182,16 +158,6 @@ func (c *Crawl) PublishLast(ctx context.Context, rec AgentRecord) error {
 	b, _ := json.Marshal(rec)
 	_, err := c.cli.Put(ctx, c.key("last", rec.Name), string(b))
 	return err
-}
-
-// Last returns the figures an agent last kept with PublishLast.
-func (c *Crawl) Last(ctx context.Context, name string) (AgentRecord, bool, error) {
-	resp, err := c.cli.Get(ctx, c.key("last", name))
-	if err != nil || len(resp.Kvs) == 0 {
-		return AgentRecord{}, false, err
-	}
-	r, err := decode[AgentRecord](resp.Kvs[0].Value)
-	return r, err == nil, err
 }
 
 // Leader returns the name of the agent elected to write views ("" if

@@ -41,7 +41,7 @@
 //	member.go  Coordinator, ParseCoordinators, AgentCoordinator; StartMember: an embedded etcd member
 //	client.go  Dial: the client, a wrong key told apart from coordinators not up
 //	records.go the key layout; Identity, Settings, AgentRecord, Figures, ViewRecord
-//	crawl.go   Crawl: admission, registration, publication, reads, stop, forget
+//	crawl.go   Crawl: admission, registration, publication, stop, forget, settings
 //	lease.go   Lease: kept alive by its own loop, with the fence's clock
 //	fence.go   Lease.Live, Lease.Context, Lease.WaitLive: the fence
 //	follow.go  Crawl.Follow: the crawl's keys as a stream of States

@@ -145,7 +145,7 @@ func lifecycle(t *testing.T, c *Crawl) {
 		x.publish(context.Background())
 	}
 	time.Sleep(500 * time.Millisecond)
-	if s, _ := c.View(context.Background()); s.Rev == 0 {
+	if s, _ := c.Read(context.Background()); s.View.Rev == 0 {
 		t.Fatal("view gone")
 	}
 	if resp, _ := c.cli.Get(context.Background(), c.key("end")); len(resp.Kvs) != 0 {
