@@ -42,7 +42,7 @@ func benchEtcdCmd() *cobra.Command {
 	fs.DurationVar(&o.ViewEvery, "view-every", 60*time.Second, "one agent leaves and returns this often (two view changes), the first at half of it")
 	fs.DurationVar(&o.TTL, "ttl", 10*time.Second, "the agents' lease TTL (whole seconds)")
 	fs.DurationVar(&o.Settle, "settle", time.Second, "the view writer's wait for more joins before writing a view with a new agent")
-	fs.StringVar(&o.Watch, "watch", benchetcd.WatchPrefix, "what each agent watches: prefix (the crawl's keys, as agents do) or view (the view key only)")
+	fs.StringVar(&o.Watch, "watch", benchetcd.WatchAgent, "what each agent watches: agent (the crawl's keys but the figures, as agents do) or prefix (every key, figures included, as the writer of views does)")
 	fs.StringVar(&ip, "coordinator-ip", "127.0.77.1", "the coordinator's loopback address")
 	fs.StringVar(&work, "work", "", "work directory (default: a temporary one, removed afterwards)")
 	fs.BoolVar(&asJSON, "json", false, "print the result as JSON instead of a table")

@@ -2,7 +2,6 @@ package benchetcd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -26,6 +25,7 @@ type agent struct {
 
 	// Owned by the loop.
 	gen       int
+	regRev    int64 // the first registration's revision: the watch starts there
 	name      string
 	lease     *coord.Lease
 	stopLease context.CancelFunc
@@ -72,7 +72,7 @@ func (a *agent) start(ctx, setup context.Context) error {
 	if err := a.join(ctx, setup); err != nil {
 		return err
 	}
-	go a.watch(ctx)
+	go a.watch(ctx, a.regRev)
 	if a.i == 0 {
 		p := coord.Policy{Wait: a.r.o.Agents, DeathDelay: 2 * a.r.o.TTL, Settle: a.r.o.Settle}
 		go func() {
@@ -93,28 +93,31 @@ func (a *agent) join(ctx, req context.Context) error {
 		return err
 	}
 	name := agentName(a.i, a.gen)
-	if _, err := a.crawl.Register(req, l, 0, a.record(name, false)); err != nil {
+	rev, err := a.crawl.Register(req, l, 0, a.record(name, false))
+	if err != nil {
 		cancel()
 		return err
+	}
+	if a.regRev == 0 {
+		a.regRev = rev
 	}
 	a.name, a.lease, a.stopLease = name, l, cancel
 	return nil
 }
 
 func (a *agent) record(name string, leaving bool) coord.AgentRecord {
-	return coord.AgentRecord{Name: name, Exchange: "127.0.0.1:7946", Weight: 1, Leaving: leaving, Figures: a.fig}
+	return coord.AgentRecord{Name: name, Exchange: "127.0.0.1:7946", Weight: 1, Leaving: leaving}
 }
 
-// watch reads views, as coord.Follow or the view key alone, and records
-// when each revision was first read.
-func (a *agent) watch(ctx context.Context) {
-	if a.r.o.Watch == WatchView {
-		for v := range watchView(ctx, a.cli, coord.Prefix(a.r.crawl)+"view") {
-			a.saw(v)
-		}
-		return
+// watch reads views, as an agent does (coord.FollowFrom from its first
+// registration) or from the whole prefix (coord.Follow, as the writer of
+// views does), and records when each revision was first read.
+func (a *agent) watch(ctx context.Context, from int64) {
+	states := a.crawl.FollowFrom(ctx, from)
+	if a.r.o.Watch == WatchPrefix {
+		states = a.crawl.Follow(ctx)
 	}
-	for st := range a.crawl.Follow(ctx) {
+	for st := range states {
 		a.saw(st.View)
 	}
 }
@@ -194,7 +197,10 @@ func (a *agent) publish(ctx context.Context, leaving bool) {
 	a.fig.Sent += uint64(a.rng.IntN(20))
 	a.fig.Applied += uint64(a.rng.IntN(20))
 	start := time.Now()
-	err := a.crawl.Publish(ctx, a.lease, a.record(a.name, leaving))
+	err := a.crawl.PublishFigures(ctx, a.lease, a.name, a.fig)
+	if leaving && err == nil {
+		err = a.crawl.Publish(ctx, a.lease, a.record(a.name, true))
+	}
 	d := time.Since(start)
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -230,56 +236,4 @@ func (a *agent) cycle(ctx context.Context) error {
 		return fmt.Errorf("%s: no view with it: %w", a.name, err)
 	}
 	return nil
-}
-
-// watchView reads the view key and watches it until ctx ends, sending
-// each new view (the newest only, as coord.Follow does).
-func watchView(ctx context.Context, cli *clientv3.Client, key string) <-chan coord.View {
-	out := make(chan coord.View, 1)
-	offer := func(v coord.View) {
-		select {
-		case <-out:
-		default:
-		}
-		out <- v
-	}
-	decode := func(b []byte, rev int64) (coord.View, bool) {
-		var vr coord.ViewRecord
-		if json.Unmarshal(b, &vr) != nil {
-			return coord.View{}, false
-		}
-		return coord.View{ViewRecord: vr, Rev: rev}, true
-	}
-	go func() {
-		defer close(out)
-		retry := time.NewTimer(0)
-		defer retry.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-retry.C:
-			}
-			retry.Reset(200 * time.Millisecond)
-			resp, err := cli.Get(ctx, key)
-			if err != nil {
-				continue
-			}
-			if len(resp.Kvs) == 1 {
-				if v, ok := decode(resp.Kvs[0].Value, resp.Kvs[0].ModRevision); ok {
-					offer(v)
-				}
-			}
-			wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-			for wr := range cli.Watch(wctx, key, clientv3.WithRev(resp.Header.Revision+1)) {
-				for _, ev := range wr.Events {
-					if v, ok := decode(ev.Kv.Value, ev.Kv.ModRevision); ok && ev.Type == clientv3.EventTypePut {
-						offer(v)
-					}
-				}
-			}
-			cancel()
-		}
-	}()
-	return out
 }

@@ -8,8 +8,9 @@
 // agents, each with what package coord gives an agent and nothing more:
 // its own client (coord.Dial), its lease (coord.GrantLease, kept alive by
 // its own loop), its record (Crawl.Register), its figures published every
-// interval with jitter (Crawl.Publish), and a watch (Crawl.Follow, or of
-// the view key alone with WatchView). The first agent also writes the
+// interval with jitter (Crawl.PublishFigures), and a watch (what an agent
+// follows, Crawl.FollowFrom; or the whole prefix, Crawl.Follow, with
+// WatchPrefix). The first agent also writes the
 // views (Crawl.Lead). Every ViewEvery one agent other than the writer
 // leaves (a Publish with Leaving set, its lease revoked once a view
 // without it is read) and comes back under a new name, which makes two

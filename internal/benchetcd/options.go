@@ -10,8 +10,8 @@ import (
 
 // Watch names what each agent but the writer watches.
 const (
+	WatchAgent  = "agent"  // what an agent follows: coord.FollowFrom (every key but the figures)
 	WatchPrefix = "prefix" // the crawl's whole prefix, as coord.Follow does (every agent's figures included)
-	WatchView   = "view"   // the view key only
 )
 
 // Options are the simulation's parameters. The zero value of a field
@@ -23,7 +23,7 @@ type Options struct {
 	ViewEvery    time.Duration // one agent leaves and returns this often (the first at half of it)
 	TTL          time.Duration // the agents' lease TTL (whole seconds)
 	Settle       time.Duration // the view writer's Policy.Settle
-	Watch        string        // WatchPrefix or WatchView
+	Watch        string        // WatchAgent or WatchPrefix
 	Grace        time.Duration // after the window, how long views written in it may take to reach every agent
 	Log          func(string)  // progress lines; nil: none
 }
@@ -45,7 +45,7 @@ func (o Options) Defaults() Options {
 	def(&o.Settle, time.Second)
 	def(&o.Grace, 10*time.Second)
 	if o.Watch == "" {
-		o.Watch = WatchPrefix
+		o.Watch = WatchAgent
 	}
 	if o.Log == nil {
 		o.Log = func(string) {}
@@ -61,8 +61,8 @@ func (o Options) check() error {
 		return fmt.Errorf("benchetcd: --ttl %s: want whole seconds, at least 1s (etcd's leases count in seconds)", o.TTL)
 	case o.PublishEvery <= 0 || o.ViewEvery <= 0 || o.Duration <= 0:
 		return errors.New("benchetcd: --duration, --publish-every and --view-every must be positive")
-	case o.Watch != WatchPrefix && o.Watch != WatchView:
-		return fmt.Errorf("benchetcd: --watch %q: want %q or %q", o.Watch, WatchPrefix, WatchView)
+	case o.Watch != WatchAgent && o.Watch != WatchPrefix:
+		return fmt.Errorf("benchetcd: --watch %q: want %q or %q", o.Watch, WatchAgent, WatchPrefix)
 	}
 	return nil
 }

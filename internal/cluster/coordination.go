@@ -193,18 +193,18 @@ func (n *Node) followLease(ctx context.Context, crawl *coord.Crawl) error {
 		return err
 	}
 	var regRev int64
+	var registered coord.AgentRecord
 	for {
-		regRev, err = crawl.Register(lctx, lease, prior, n.record(coord.Figures{}))
+		registered = n.record(coord.Figures{})
+		regRev, err = crawl.Register(lctx, lease, prior, registered)
 		if !errors.Is(err, coord.ErrRefused) || n.cfg.LeaseTTL <= 0 {
 			break
 		}
 		// The name is held by a predecessor's lease not yet expired (a
-		// restart on another directory): wait for it.
+		// restart on another directory): wait for its key to go.
 		n.log.Info("cluster: waiting for the previous lease of this agent's name to expire", "err", err)
-		select {
-		case <-lctx.Done():
-			return lctx.Err()
-		case <-time.After(time.Second):
+		if err := crawl.AwaitFree(lctx, n.cfg.Name, regRev); err != nil {
+			return err
 		}
 	}
 	if err != nil {
@@ -229,7 +229,7 @@ func (n *Node) followLease(ctx context.Context, crawl *coord.Crawl) error {
 	}()
 	go func() {
 		defer wg.Done()
-		n.publishLoop(lctx, crawl, lease)
+		n.publishLoop(lctx, crawl, lease, registered)
 	}()
 	states := crawl.FollowFrom(lctx, regRev)
 	for {
@@ -278,18 +278,24 @@ func (n *Node) figures(wave int64) coord.Figures {
 // publishEvery is how often an agent publishes its figures unasked.
 const publishEvery = 2 * time.Second
 
-// publishLoop publishes this agent's record every publishEvery and at
-// every nudge (a wave to answer, a leave).
-func (n *Node) publishLoop(ctx context.Context, crawl *coord.Crawl, lease *coord.Lease) {
+// publishLoop publishes this agent's figures every publishEvery and at
+// every nudge (a wave to answer, a leave), and its record when it changed
+// since registered (the one Register wrote): every agent watches records,
+// only the writer of views figures.
+func (n *Node) publishLoop(ctx context.Context, crawl *coord.Crawl, lease *coord.Lease, registered coord.AgentRecord) {
 	t := time.NewTicker(publishEvery)
 	defer t.Stop()
+	published := registered
 	for count := 0; ; count++ {
 		n.co.mu.Lock()
 		wave := n.co.answered
 		n.co.mu.Unlock()
 		rec := n.record(n.figures(wave))
 		pctx, cancel := context.WithTimeout(ctx, n.cfg.LeaseTTL)
-		crawl.Publish(pctx, lease, rec)
+		if plain := n.record(coord.Figures{}); plain != published && crawl.Publish(pctx, lease, plain) == nil {
+			published = plain
+		}
+		crawl.PublishFigures(pctx, lease, rec.Name, rec.Figures)
 		cancel()
 		n.keepLast(ctx, crawl, count, rec)
 		select {

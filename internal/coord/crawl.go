@@ -67,7 +67,8 @@ func (c *Crawl) Admit(ctx context.Context, id Identity) (created bool, err error
 // Register puts rec under the lease: the agent is alive from now on. A
 // live key of the same name under another lease is ErrRefused, except one
 // under prior, this agent's own lease from before a restart, which is
-// revoked first. It returns the revision of the registration.
+// revoked first. It returns the revision of the registration, or, when
+// refused, the revision at which the name was found held (for AwaitFree).
 func (c *Crawl) Register(ctx context.Context, l *Lease, prior clientv3.LeaseID, rec AgentRecord) (int64, error) {
 	k := c.key("agents", rec.Name)
 	if prior != 0 && prior != l.ID {
@@ -75,6 +76,7 @@ func (c *Crawl) Register(ctx context.Context, l *Lease, prior clientv3.LeaseID, 
 			c.cli.Revoke(ctx, prior)
 		}
 	}
+	rec.Figures = Figures{}
 	b, _ := json.Marshal(rec)
 	resp, err := c.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
 		Then(clientv3.OpPut(k, string(b), clientv3.WithLease(l.ID))).Commit()
@@ -82,15 +84,46 @@ func (c *Crawl) Register(ctx context.Context, l *Lease, prior clientv3.LeaseID, 
 		return 0, err
 	}
 	if !resp.Succeeded {
-		return 0, fmt.Errorf("%w: an agent named %q is already alive in this crawl (its lease is live; a restart after a kill waits up to the lease's TTL, %s)", ErrRefused, rec.Name, l.TTL)
+		return resp.Header.Revision, fmt.Errorf("%w: an agent named %q is already alive in this crawl (its lease is live; a restart after a kill waits up to the lease's TTL, %s)", ErrRefused, rec.Name, l.TTL)
 	}
 	return resp.Header.Revision, nil
 }
 
-// Publish replaces the agent's record (figures, leaving) under its lease.
+// AwaitFree waits until the agent key of name, held at revision rev (the
+// revision a refused Register returned), is deleted: its lease expired or
+// was revoked. It watches the key; it does not poll.
+func (c *Crawl) AwaitFree(ctx context.Context, name string, rev int64) error {
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	for wr := range c.cli.Watch(wctx, c.key("agents", name), clientv3.WithRev(rev+1), clientv3.WithFilterPut()) {
+		if err := wr.Err(); err != nil {
+			return err
+		}
+		if len(wr.Events) > 0 {
+			return nil
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.New("coord: the watch of an agent's key ended")
+}
+
+// Publish replaces the agent's record (its exchange, its leave) under its
+// lease. Every agent's watch sees it: call it when the record changes,
+// not to publish figures (PublishFigures). rec.Figures is not written.
 func (c *Crawl) Publish(ctx context.Context, l *Lease, rec AgentRecord) error {
+	rec.Figures = Figures{}
 	b, _ := json.Marshal(rec)
 	_, err := c.cli.Put(ctx, c.key("agents", rec.Name), string(b), clientv3.WithLease(l.ID))
+	return err
+}
+
+// PublishFigures replaces the agent's figures under its lease. Only the
+// writer of views and status read them.
+func (c *Crawl) PublishFigures(ctx context.Context, l *Lease, name string, f Figures) error {
+	b, _ := json.Marshal(f)
+	_, err := c.cli.Put(ctx, c.key("~figures", name), string(b), clientv3.WithLease(l.ID))
 	return err
 }
 
@@ -156,7 +189,7 @@ var ErrConflict = errors.New("coord: another change came first")
 // what a forget of it gives up once it is gone.
 func (c *Crawl) PublishLast(ctx context.Context, rec AgentRecord) error {
 	b, _ := json.Marshal(rec)
-	_, err := c.cli.Put(ctx, c.key("last", rec.Name), string(b))
+	_, err := c.cli.Put(ctx, c.key("~last", rec.Name), string(b))
 	return err
 }
 

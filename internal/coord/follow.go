@@ -12,7 +12,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// State is a crawl's keys as one watch has read them up to Rev.
+// State is a crawl's keys as one watch has read them up to Rev. A state
+// from FollowFrom has no figures and no Last: an agent's watch leaves out
+// the keys that change every few seconds per agent (records.go).
 type State struct {
 	Rev      int64
 	View     View
@@ -25,7 +27,7 @@ type State struct {
 	Agents   map[string]AgentRecord // live agents
 	Revs     map[string]int64       // each live agent's key's modification revision
 	Forget   map[string]bool        // absentees to drop
-	Last     map[string]AgentRecord // each agent's last kept record (last/NAME)
+	Last     map[string]AgentRecord // each agent's last kept record (~last/NAME)
 }
 
 func (s State) clone() State {
@@ -38,7 +40,7 @@ func (s State) clone() State {
 // an event's effect. It is closed when ctx ends.
 func (c *Crawl) Follow(ctx context.Context) <-chan State {
 	out := make(chan State, 1)
-	go c.run(ctx, 0, func(st State) bool {
+	go c.run(ctx, 0, clientv3.GetPrefixRangeEnd(c.prefix), func(st State) bool {
 		select {
 		case <-out:
 		default:
@@ -49,15 +51,16 @@ func (c *Crawl) Follow(ctx context.Context) <-chan State {
 	return out
 }
 
-// FollowFrom reads the crawl's keys as they were at revision from-1 and
-// then delivers a state after every change from revision from on, in
-// order, none skipped (a reader that needs every view, as an agent does);
+// FollowFrom reads the crawl's keys but figures (those below
+// AgentKeysEnd) as they were at revision from-1 and then delivers a state
+// after every change of them from revision from on, in order, none
+// skipped (a reader that needs every view, as an agent does);
 // the watch waits for the reader. It is closed when ctx ends. Should the
 // watch fail (a compaction past the reader), it starts again from the
 // current revision, and a view may then be skipped.
 func (c *Crawl) FollowFrom(ctx context.Context, from int64) <-chan State {
 	out := make(chan State)
-	go c.run(ctx, from, func(st State) bool {
+	go c.run(ctx, from, c.AgentKeysEnd(), func(st State) bool {
 		select {
 		case out <- st:
 			return true
@@ -72,7 +75,7 @@ func (c *Crawl) FollowFrom(ctx context.Context, from int64) <-chan State {
 // A reader of every change (from > 0) goes on after a failed watch from
 // the revision after the last it was given; should that revision be
 // compacted away, from the current one.
-func (c *Crawl) run(ctx context.Context, from int64, emit func(State) bool, out chan State) {
+func (c *Crawl) run(ctx context.Context, from int64, end string, emit func(State) bool, out chan State) {
 	defer close(out)
 	each := from > 0
 	retry := time.NewTimer(0)
@@ -83,7 +86,7 @@ func (c *Crawl) run(ctx context.Context, from int64, emit func(State) bool, out 
 			return
 		case <-retry.C:
 		}
-		last, compacted := c.follow(ctx, from, each, emit)
+		last, compacted := c.follow(ctx, from, end, each, emit)
 		switch {
 		case !each:
 		case compacted:
@@ -108,13 +111,17 @@ func (c *Crawl) Read(ctx context.Context) (State, error) {
 	return st, nil
 }
 
-// follow reads the whole prefix (at from-1, or now), then applies the
-// watch's events one by one, until the watch fails (compaction, no
-// leader). With each it emits once per event, else once per watch
+// AgentKeysEnd is the end of the range of keys an agent follows: every
+// key of the crawl but those that start with "~".
+func (c *Crawl) AgentKeysEnd() string { return c.prefix + "~" }
+
+// follow reads the keys from the prefix to end (at from-1, or now), then
+// applies the watch's events one by one, until the watch fails
+// (compaction, no leader). With each it emits once per event, else once per watch
 // response. It returns the revision of the last state emitted, and
 // whether from-1 was compacted away.
-func (c *Crawl) follow(ctx context.Context, from int64, each bool, emit func(State) bool) (last int64, compacted bool) {
-	opts := []clientv3.OpOption{clientv3.WithPrefix()}
+func (c *Crawl) follow(ctx context.Context, from int64, end string, each bool, emit func(State) bool) (last int64, compacted bool) {
+	opts := []clientv3.OpOption{clientv3.WithRange(end)}
 	if from > 1 {
 		opts = append(opts, clientv3.WithRev(from-1))
 	}
@@ -139,7 +146,7 @@ func (c *Crawl) follow(ctx context.Context, from int64, each bool, emit func(Sta
 	last = st.Rev
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
-	for wr := range c.cli.Watch(wctx, c.prefix, clientv3.WithPrefix(), clientv3.WithRev(st.Rev+1)) {
+	for wr := range c.cli.Watch(wctx, c.prefix, clientv3.WithRange(end), clientv3.WithRev(st.Rev+1)) {
 		if wr.Err() != nil {
 			return last, wr.CompactRevision > 0
 		}
@@ -188,9 +195,19 @@ func (c *Crawl) apply(st *State, deleted bool, key, val []byte, rev int64) {
 			delete(st.Agents, name)
 			delete(st.Revs, name)
 		} else if r, err := decode[AgentRecord](val); err == nil {
+			r.Figures = st.Agents[name].Figures
 			st.Agents[name], st.Revs[name] = r, rev
 		}
-	case "last":
+	case "~figures":
+		// Set only on a live record: the lease's end deletes both keys
+		// at one revision, and a record without its key is not alive.
+		if r, ok := st.Agents[name]; ok && !deleted {
+			if f, err := decode[Figures](val); err == nil {
+				r.Figures = f
+				st.Agents[name] = r
+			}
+		}
+	case "~last":
 		if deleted {
 			delete(st.Last, name)
 		} else if r, err := decode[AgentRecord](val); err == nil {

@@ -62,7 +62,7 @@ func (c *Crawl) Lead(ctx context.Context, l *Lease, name string, p Policy, log f
 			for name := range st.Forget {
 				if !next.Has(name) && !slices.Contains(next.Absent, name) {
 					forgot = append(forgot, name)
-					ops = append(ops, clientv3.OpDelete(c.key("forget", name)), clientv3.OpDelete(c.key("last", name)))
+					ops = append(ops, clientv3.OpDelete(c.key("forget", name)), clientv3.OpDelete(c.key("~last", name)))
 				}
 			}
 			if resp, err := c.cli.Txn(ctx).If(leader).Then(ops...).Commit(); err == nil && resp.Succeeded {
@@ -88,12 +88,13 @@ func (c *Crawl) Lead(ctx context.Context, l *Lease, name string, p Policy, log f
 	}
 }
 
-// writeEnd writes the end if nothing under agents/ and the view changed
-// since st was read.
+// writeEnd writes the end if nothing under agents/ or ~figures/ and not
+// the view changed since st was read.
 func (c *Crawl) writeEnd(ctx context.Context, leader clientv3.Cmp, st State, log func(string, ...any)) {
-	unchanged := clientv3.Compare(clientv3.ModRevision(c.key("agents")+"/"), "<", st.Rev+1).WithPrefix()
+	agents := clientv3.Compare(clientv3.ModRevision(c.key("agents")+"/"), "<", st.Rev+1).WithPrefix()
+	figures := clientv3.Compare(clientv3.ModRevision(c.key("~figures")+"/"), "<", st.Rev+1).WithPrefix()
 	view := clientv3.Compare(clientv3.ModRevision(c.key("view")), "=", st.View.Rev)
-	resp, err := c.cli.Txn(ctx).If(leader, unchanged, view).Then(clientv3.OpPut(c.key("end"), strconv.FormatInt(st.Rev, 10))).Commit()
+	resp, err := c.cli.Txn(ctx).If(leader, agents, figures, view).Then(clientv3.OpPut(c.key("end"), strconv.FormatInt(st.Rev, 10))).Commit()
 	if err == nil && resp.Succeeded {
 		log("the crawl is over: two waves found every agent idle and no batch in flight", "revision", resp.Header.Revision)
 	}

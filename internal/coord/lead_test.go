@@ -50,10 +50,12 @@ func startAgent(t *testing.T, c *Crawl, name string, p Policy, ttl time.Duration
 
 func (a *testAgent) publish(ctx context.Context) {
 	a.mu.Lock()
-	rec := AgentRecord{Name: a.name, Exchange: a.name + ":1", Figures: a.fig, Leaving: a.leave}
-	rec.Figures.Wave = a.wave
+	rec := AgentRecord{Name: a.name, Exchange: a.name + ":1", Leaving: a.leave}
+	f := a.fig
+	f.Wave = a.wave
 	a.mu.Unlock()
 	a.crawl.Publish(ctx, a.lease, rec)
+	a.crawl.PublishFigures(ctx, a.lease, a.name, f)
 }
 
 func (a *testAgent) set(f func(*testAgent)) {
@@ -176,4 +178,95 @@ func TestNoEndWhileBatchInFlight(t *testing.T) {
 	y.set(func(a *testAgent) { a.fig = Figures{Idle: true, Applied: 1, Activity: 1} })
 	y.publish(context.Background())
 	waitState(t, c, 5*time.Second, "end", func(s State) bool { return s.Ended })
+}
+
+// TestRegisterWaitsForPredecessor: a second registration of a live name
+// is refused with the revision it was found at, and AwaitFree returns as
+// soon as the holder's lease is revoked, not before.
+func TestRegisterWaitsForPredecessor(t *testing.T) {
+	a := testAuthority(t, 4)
+	_, cs := startMembers(t, a, 1)
+	c := NewCrawl(dial(t, a, cs), "t")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	first, err := GrantLease(ctx, c.cli, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Register(ctx, first, 0, AgentRecord{Name: "a1"}); err != nil {
+		t.Fatal(err)
+	}
+	second, err := GrantLease(ctx, c.cli, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := c.Register(ctx, second, 0, AgentRecord{Name: "a1"})
+	if !errorsIs(err, ErrRefused) || rev == 0 {
+		t.Fatalf("second registration: rev %d, err %v; want a refusal with its revision", rev, err)
+	}
+	freed := make(chan error, 1)
+	go func() { freed <- c.AwaitFree(ctx, "a1", rev) }()
+	select {
+	case err := <-freed:
+		t.Fatalf("AwaitFree returned %v while the name is held", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := first.Revoke(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-freed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("AwaitFree did not return after the holder's lease was revoked")
+	}
+	if _, err := c.Register(ctx, second, 0, AgentRecord{Name: "a1"}); err != nil {
+		t.Fatalf("registration after the holder left: %v", err)
+	}
+}
+
+// TestAgentWatchLeavesOutFigures: an agent's watch (FollowFrom) gets no
+// state for another agent's figures, only for the keys it acts on; the
+// whole-prefix Follow (the writer's) has the figures.
+func TestAgentWatchLeavesOutFigures(t *testing.T) {
+	a := testAuthority(t, 5)
+	_, cs := startMembers(t, a, 1)
+	c := NewCrawl(dial(t, a, cs), "t")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	l, err := GrantLease(ctx, c.cli, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := c.Register(ctx, l, 0, AgentRecord{Name: "a1", Exchange: "a1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := c.FollowFrom(ctx, rev+1)
+	<-states // the keys as they were at the registration
+	for i := range 5 {
+		if err := c.PublishFigures(ctx, l, "a1", Figures{Fetched: int64(i + 1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srev, err := c.ChangeSettings(ctx, 0, map[string]any{"host-delay": "2s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := <-states
+	if st.Rev != srev {
+		t.Fatalf("the agent's watch delivered revision %d before the settings' %d: figures reached it", st.Rev, srev)
+	}
+	if f := st.Agents["a1"].Figures; f != (Figures{}) {
+		t.Fatalf("the agent's watch carries figures %+v", f)
+	}
+	all, err := c.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := all.Agents["a1"].Figures; f.Fetched != 5 {
+		t.Fatalf("a whole read has figures %+v, want Fetched 5", f)
+	}
 }

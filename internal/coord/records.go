@@ -12,15 +12,22 @@ import (
 //
 //	identity       Identity: the settings every agent must hold alike (put once)
 //	settings       Settings: the cluster-wide live settings and the blocklist
-//	agents/NAME    AgentRecord, under the agent's lease: it is alive while the key is
+//	agents/NAME    AgentRecord, under the agent's lease: it is alive while the key is;
+//	               written at registration and when its leave changes, never with figures
 //	election/…     concurrency.Election: the one writer of views
 //	view           ViewRecord, written by the elected agent only; its revision is the epoch
 //	forget/NAME    a request to drop an absent agent from the view (cluster forget)
-//	last/NAME      the figures an agent kept last, without a lease (what a forget gives up)
+//	~figures/NAME  Figures, under the agent's lease, published every few seconds
+//	~last/NAME     the record and figures an agent kept last, without a lease (what a forget gives up)
 //	stop           a whole-crawl stop (cluster stop): its value is the reason
 //	end            the end of the crawl, written by the elected agent
 //
-// Values are JSON and small; no URL goes through etcd.
+// Values are JSON and small; no URL goes through etcd. The keys that
+// change every few seconds per agent start with "~", which sorts after
+// every other key: an agent watches the range below them (AgentKeysEnd)
+// and so receives the events of views, settings, stop, end and
+// membership only, whatever the number of agents; the writer of views
+// and status read everything.
 
 // Prefix returns the key prefix of the crawl named crawl.
 func Prefix(crawl string) string { return "/petrel/" + crawl + "/" }
@@ -81,7 +88,7 @@ type AgentRecord struct {
 	Weight   uint32  `json:"weight"`
 	Leaving  bool    `json:"leaving,omitempty"` // asks for a view without it
 	Done     bool    `json:"done,omitempty"`    // its leave is over: everything handed over
-	Figures  Figures `json:"figures"`
+	Figures  Figures `json:"figures,omitzero"`  // in State: from ~figures/NAME; in ~last/NAME: kept with the record
 }
 
 // Figures are an agent's counts, published when they change. The end of
