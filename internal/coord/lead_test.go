@@ -184,22 +184,12 @@ func TestNoEndWhileBatchInFlight(t *testing.T) {
 // is refused with the revision it was found at, and AwaitFree returns as
 // soon as the holder's lease is revoked, not before.
 func TestRegisterWaitsForPredecessor(t *testing.T) {
-	a := testAuthority(t, 4)
-	_, cs := startMembers(t, a, 1)
-	c := NewCrawl(dial(t, a, cs), "t")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	first, err := GrantLease(ctx, c.cli, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, ctx := oneMemberCrawl(t, 4)
+	first := grant(t, ctx, c)
 	if _, err := c.Register(ctx, first, 0, AgentRecord{Name: "a1"}); err != nil {
 		t.Fatal(err)
 	}
-	second, err := GrantLease(ctx, c.cli, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	second := grant(t, ctx, c)
 	rev, err := c.Register(ctx, second, 0, AgentRecord{Name: "a1"})
 	if !errorsIs(err, ErrRefused) || rev == 0 {
 		t.Fatalf("second registration: rev %d, err %v; want a refusal with its revision", rev, err)
@@ -231,15 +221,8 @@ func TestRegisterWaitsForPredecessor(t *testing.T) {
 // state for another agent's figures, only for the keys it acts on; the
 // whole-prefix Follow (the writer's) has the figures.
 func TestAgentWatchLeavesOutFigures(t *testing.T) {
-	a := testAuthority(t, 5)
-	_, cs := startMembers(t, a, 1)
-	c := NewCrawl(dial(t, a, cs), "t")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	l, err := GrantLease(ctx, c.cli, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, ctx := oneMemberCrawl(t, 5)
+	l := grant(t, ctx, c)
 	rev, err := c.Register(ctx, l, 0, AgentRecord{Name: "a1", Exchange: "a1:1"})
 	if err != nil {
 		t.Fatal(err)
@@ -269,4 +252,24 @@ func TestAgentWatchLeavesOutFigures(t *testing.T) {
 	if f := all.Agents["a1"].Figures; f.Fetched != 5 {
 		t.Fatalf("a whole read has figures %+v, want Fetched 5", f)
 	}
+}
+
+// oneMemberCrawl returns a crawl on one embedded member under the
+// authority of key byte b, and a context that ends with the test (20 s).
+func oneMemberCrawl(t *testing.T, b byte) (*Crawl, context.Context) {
+	t.Helper()
+	a := testAuthority(t, b)
+	_, cs := startMembers(t, a, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return NewCrawl(dial(t, a, cs), "t"), ctx
+}
+
+func grant(t *testing.T, ctx context.Context, c *Crawl) *Lease {
+	t.Helper()
+	l, err := GrantLease(ctx, c.cli, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
