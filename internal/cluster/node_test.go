@@ -23,20 +23,38 @@ import (
 type testHost struct {
 	mu      sync.Mutex
 	records map[string]int
+	order   []string      // the records in the order applied
+	applied chan struct{} // closed and replaced at every Apply
 	busy    atomic.Bool
 	stops   atomic.Int32
 }
 
-func newTestHost() *testHost { return &testHost{records: map[string]int{}} }
+func newTestHost() *testHost {
+	return &testHost{records: map[string]int{}, applied: make(chan struct{})}
+}
 
 func (h *testHost) Apply(b *Batch) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, r := range b.Records {
 		h.records[string(r)]++
+		h.order = append(h.order, string(r))
 	}
+	close(h.applied)
+	h.applied = make(chan struct{})
 	return nil
 }
+
+// waitApplied blocks until cond holds, checked at every Apply.
+func (h *testHost) waitApplied(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	waitChanged(t, what, func() <-chan struct{} {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.applied
+	}, cond)
+}
+
 func (h *testHost) Idle() bool         { return !h.busy.Load() }
 func (h *testHost) Stop(string)        { h.stops.Add(1) }
 func (h *testHost) Progress() Progress { return Progress{} }
@@ -226,7 +244,7 @@ func TestTerminationWaitsForBusyAndAbsent(t *testing.T) {
 	// b dies (no leave): its work keeps the crawl open, before and after
 	// the takeover that lists it absent.
 	b.cancel()
-	b.server.Close()
+	b.tr.(*httpTransport).server.Close()
 	hb.busy.Store(false)
 	deadline := time.Now().Add(15 * time.Second)
 	for a.View().Epoch == v1.Epoch {
