@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -406,6 +407,19 @@ func TestForgedAndReplayedBatches(t *testing.T) {
 	s := b.Status()
 	if s.AppliedBatches != 1 || s.Duplicates != 2 || s.Refused != 1 {
 		t.Fatalf("applied %d, duplicates %d, refused %d; want 1, 2, 1", s.AppliedBatches, s.Duplicates, s.Refused)
+	}
+	// A refusal for an older view crosses HTTP/2 with the fence's epoch.
+	fence := b.View().Epoch + 1
+	b.fence.mu.Lock()
+	b.fence.epoch = fence
+	b.fence.mu.Unlock()
+	bt.ID.Seq, bt.Epoch = 2, b.View().Epoch
+	wire, _ = bt.Encode(nil, nil)
+	if se, ok := isStatus(c.SendBatch(context.Background(), addr, wire), http.StatusConflict); !ok || se.View != fence {
+		t.Fatalf("a batch older than the fence: %v, want 409 naming epoch %d", se, fence)
+	}
+	if s := b.Status(); s.StaleRefused != 1 {
+		t.Fatalf("refused %d batches for their view, want 1", s.StaleRefused)
 	}
 }
 

@@ -90,9 +90,6 @@ func (n *Node) sendTo(ctx context.Context, dest string) {
 			n.tried.mark(dest, e.ID) // perhaps delivered from now on (death.go)
 			go func(e OutEntry) {
 				err := n.sendOne(ctx, Peer{Name: dest, Addr: addr}, e)
-				mu.Lock()
-				delete(inFlight, e.ID)
-				mu.Unlock()
 				if err != nil {
 					n.counts.sendErrors.Add(1)
 					var se *StatusError
@@ -106,6 +103,9 @@ func (n *Node) sendTo(ctx context.Context, dest string) {
 						n.log.Warn("cluster: send", "dest", dest, "batch", e.ID.String(), "err", err)
 					}
 				}
+				mu.Lock() // after noteRefused: a refused batch is never offered again
+				delete(inFlight, e.ID)
+				mu.Unlock()
 				done <- err
 			}(e)
 		}
