@@ -46,7 +46,7 @@ func (id BatchID) String() string { return fmt.Sprintf("%s/%d/%d", id.Sender, id
 type Batch struct {
 	ID      BatchID
 	Kind    Kind
-	Epoch   uint64 // the sender's view epoch when it routed the records
+	Epoch   uint64 // the sender's view when the batch's first record was routed (fence.go)
 	Records [][]byte
 }
 
@@ -55,9 +55,24 @@ type Batch struct {
 //	"PTB1"  magic
 //	kind    1 byte
 //	uvarint len(sender), sender
-//	uvarint incarnation, uvarint seq, uvarint epoch
+//	uvarint incarnation, uvarint seq
+//	uvarint epoch: the view the records were routed under
 //	uvarint count of records
 //	S2 block of: per record uvarint(len), bytes
+//
+// The epoch is the epoch of the sender's view when the batch's first
+// record was routed, so no newer than the view of any of its records: a
+// receiver refuses a batch older than its fence (fence.go), and holds a
+// batch of ready URLs newer than its view until it has that view
+// (viewlag.go).
+//
+// Format history (the bytes have not changed since "PTB1"):
+//   - the epoch was the view at the batch's write to the outbox, which
+//     may be newer than the view its records were routed under; it is now
+//     the view at its first record's routing, which the fence needs. A
+//     batch written before still reads: its later stamp only lets a
+//     receiver take it where it would now refuse it, and the receiver's
+//     host forwards the records it no longer owns, as for any.
 //
 // The whole is carried inside the exchange's mutually authenticated TLS;
 // the batch itself carries no key material.

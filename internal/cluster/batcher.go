@@ -82,6 +82,7 @@ type outBuf struct {
 	raw   []byte
 	count int
 	since time.Time
+	epoch uint64 // the view in force when its first record was routed
 }
 
 // maxRawBytes bounds a batch's records before compression; compressed,
@@ -112,7 +113,7 @@ func (b *batcher) addAll(ctx context.Context, dest string, kind Kind, recs [][]b
 		b.mu.Lock()
 		buf := b.bufs[k]
 		if buf == nil {
-			buf = &outBuf{since: time.Now(), raw: b.raws.get()}
+			buf = &outBuf{since: time.Now(), raw: b.raws.get(), epoch: b.n.viewEpoch()}
 			b.bufs[k] = buf
 		}
 		for len(recs) > 0 && full == nil {
@@ -129,7 +130,7 @@ func (b *batcher) addAll(ctx context.Context, dest string, kind Kind, recs [][]b
 		if full == nil {
 			return nil
 		}
-		err := b.write(ctx, []outBatch{{k: k, buf: full}})
+		err := b.write(ctx, []outBatch{{k: k, buf: full}}, !b.closing.Load())
 		b.writing.Add(-1)
 		if err != nil {
 			return err
@@ -156,7 +157,29 @@ func (b *batcher) flushOld(ctx context.Context, force bool) error {
 		return nil
 	}
 	defer b.writing.Add(-int64(len(due)))
-	return b.write(ctx, due)
+	return b.write(ctx, due, !b.closing.Load())
+}
+
+// putNow writes recs, by destination, as batches of kind routed under
+// the view of epoch, at once and without waiting for room in the outbox:
+// the records of a batch refused for its view (fence.go), whose removal
+// follows, so that the outbox holds one batch over its bound at most.
+func (b *batcher) putNow(ctx context.Context, kind Kind, epoch uint64, byDest map[string][][]byte) error {
+	obs := make([]outBatch, 0, len(byDest))
+	count := 0
+	for dest, recs := range byDest {
+		count += len(recs)
+		buf := &outBuf{since: time.Now(), raw: b.raws.get(), epoch: epoch}
+		for _, r := range recs {
+			buf.raw = appendRecord(buf.raw, r)
+		}
+		buf.count = len(recs)
+		obs = append(obs, outBatch{k: bufKey{dest, kind}, buf: buf})
+	}
+	b.routed.Add(uint64(count))
+	b.writing.Add(int64(len(obs)))
+	defer b.writing.Add(-int64(len(obs)))
+	return b.write(ctx, obs, false)
 }
 
 // outBatch is a buffer on its way to the outbox.
@@ -165,11 +188,11 @@ type outBatch struct {
 	buf *outBuf
 }
 
-// write encodes buffers as batches and stores them in the outbox.
-func (b *batcher) write(ctx context.Context, obs []outBatch) error {
+// write encodes buffers as batches and stores them in the outbox,
+// waiting for room in it with wait.
+func (b *batcher) write(ctx context.Context, obs []outBatch, wait bool) error {
 	n := b.n
 	puts := make([]OutPut, len(obs))
-	epoch := n.viewEpoch()
 	for i, ob := range obs {
 		// Sequence numbers count per destination, so that each receiver
 		// sees 1, 2, 3… from each incarnation and keeps a watermark
@@ -178,11 +201,11 @@ func (b *batcher) write(ctx context.Context, obs []outBatch) error {
 		b.seqs[ob.k.dest]++
 		seq := b.seqs[ob.k.dest]
 		b.mu.Unlock()
-		bt := &Batch{ID: BatchID{Sender: n.cfg.Name, Incarnation: n.incarnation, Seq: seq}, Kind: ob.k.kind, Epoch: epoch}
+		bt := &Batch{ID: BatchID{Sender: n.cfg.Name, Incarnation: n.incarnation, Seq: seq}, Kind: ob.k.kind, Epoch: ob.buf.epoch}
 		puts[i] = OutPut{Dest: ob.k.dest, ID: bt.ID, Wire: bt.encodeRaw(b.wires.get(), ob.buf.raw, ob.buf.count)}
 		b.raws.put(ob.buf.raw)
 	}
-	err := n.outbox.PutAll(ctx, puts, !b.closing.Load())
+	err := n.outbox.PutAll(ctx, puts, wait)
 	for i, p := range puts {
 		b.wires.put(p.Wire) // PutAll has written it
 		if err == nil {

@@ -67,7 +67,7 @@ func TestDeathTakeoverAndForget(t *testing.T) {
 	// c dies: no leave, its listeners gone.
 	killed := time.Now()
 	c.cancel() // its lease is kept alive no more: it expires in etcd
-	c.server.Close()
+	c.tr.(*httpTransport).server.Close()
 	// URLs for c's keys found once it is dead wait in a's outbox, never
 	// sent: re-routed at the takeover.
 	for deadline := time.Now().Add(10 * time.Second); a.aliveNames()["c"]; time.Sleep(10 * time.Millisecond) {
@@ -245,7 +245,7 @@ func TestDeathKeepsBatchSentToTheDead(t *testing.T) {
 	// c's exchange stops answering (its lease is kept alive), as a process
 	// stopped with SIGSTOP: the kernel takes the connection, nothing reads
 	// it. a's batch for it is sent once, and stays in a's outbox.
-	c.server.Close()
+	c.tr.(*httpTransport).server.Close()
 	hung, err := net.Listen("tcp", c.cfg.ExchangeAddr())
 	if err != nil {
 		t.Fatal(err)

@@ -34,7 +34,10 @@
 //	groupcommit.go  fsyncs shared by the writers of a log (outbox, inbox)
 //	loggedready.go  ready batches logged by their sender before the outbox has them
 //	sender.go       delivering the outbox (window, backoff)
-//	exchange.go     the exchange's HTTP/2 endpoints and client
+//	transport.go    Transport, Receiver: what carries the exchange, its answers
+//	exchange.go     the HTTP/2 mutual-TLS Transport: endpoints and client
+//	receive.go      a batch's arrival: duplicate, fence, inbox
+//	fence.go        fencing by view: refusing older batches, routing them again
 //	inbox.go        the receiver's durable log (group commit, trim)
 //	idset.go        batch ids seen (watermark per stream)
 //	decoded.go      batches decoded at their arrival, for the applier
@@ -68,11 +71,33 @@
 //     and the inbox are never rolled back; a resent batch is recognised
 //     by its id (sender, incarnation, sequence) and applied once. The
 //     incarnation file fails closed: unreadable, the agent stops.
+//   - Fencing by view: a receiver refuses a batch routed under a view
+//     older than its fence, the newest view it installed in which it gave
+//     slots away (at a start, at least the view it saved); counted
+//     (stale_view_refused_batches) and logged at most every 10 s. Why
+//     that comparison: the sender routed each record of the batch to the
+//     receiver under a view no older than the batch's epoch (the view at
+//     its first record's routing), in which the receiver owned it; if
+//     that epoch is at or after the fence, the receiver has given no slot
+//     away since and owns every record still, so taking the batch is what
+//     routing it now would do. Older than the fence, some records may
+//     have moved: refused. A refusal loses nothing: the batch is not in
+//     the receiver's inbox, and its sender keeps it in its outbox until it
+//     holds a view at least as new as the fence, then routes its records
+//     again under that view, durably, before removing it; its new batches
+//     are not older than the fence. A batch received before the fence
+//     rose is acknowledged again and applied, as any in the inbox: the
+//     host forwards the records it no longer owns (fence.go). Hand-off
+//     parts and releases carry the view that moved their slots: one of a
+//     view the receiver has not installed waits (503), and a release
+//     ends only the holds and waits of its view or older (handoff.go).
 //   - Every store is bounded: a batch (MaxBatchBytes), a batch buffer
 //     (BatchURLs), the outbox per destination (OutboxBytes: Route waits),
 //     the outbox's log (twice what it holds plus four segments), the
 //     inbox (InboxBytes: the exchange answers 503 and senders wait),
-//     the batches in flight per destination (Window).
+//     the batches in flight per destination (Window). A refused batch's
+//     records are routed again past the outbox's bound, one batch at a
+//     time, its removal following.
 //   - etcd carries liveness, the view, settings and figures only; URLs
 //     travel over the exchange.
 //   - The crawl ends only when its view's writer found every live agent

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -219,14 +220,19 @@ func TestInboxFullAndTrim(t *testing.T) {
 }
 
 func TestBatchRoundTrip(t *testing.T) {
-	b := &Batch{ID: BatchID{Sender: "a-1", Incarnation: 7, Seq: 42}, Kind: KindReady, Epoch: 3,
+	b := &Batch{ID: BatchID{Sender: "a-1", Incarnation: 7, Seq: 42}, Kind: KindReady, Epoch: 300,
 		Records: [][]byte{[]byte("x"), {}, []byte("http://h.test/a?b")}}
 	w, _ := b.Encode(nil, nil)
+	// The header, byte for byte (batch.go): magic, kind, sender, incarnation,
+	// sequence, epoch (the fence's input), count.
+	if head := "PTB1\x02\x03a-1\x07\x2a\xac\x02\x03"; !bytes.HasPrefix(w, []byte(head)) {
+		t.Fatalf("wire form starts % x, want % x", w[:min(len(w), len(head))], head)
+	}
 	got, err := DecodeBatch(w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.ID != b.ID || got.Kind != b.Kind || got.Epoch != 3 || len(got.Records) != 3 || string(got.Records[2]) != "http://h.test/a?b" {
+	if got.ID != b.ID || got.Kind != b.Kind || got.Epoch != 300 || len(got.Records) != 3 || string(got.Records[2]) != "http://h.test/a?b" {
 		t.Fatalf("%+v", got)
 	}
 	for i := range w {

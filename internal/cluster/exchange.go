@@ -8,10 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
+
+	"golang.org/x/net/netutil"
 )
 
 // The exchange is HTTP/2 over mutually authenticated TLS (see tls.go):
@@ -21,6 +25,8 @@ import (
 //	POST /v1/batch   a batch's wire form; 200 once it is durable in the
 //	                 inbox (or was already applied), 503 with Retry-After
 //	                 when the inbox is full or the agent is stopping,
+//	                 409 with Petrel-View: E for a batch routed under a
+//	                 view older than the receiver's fence E (fence.go),
 //	                 400 for a malformed batch
 //	GET  /v1/view    the agent's ownership view (404 before it has one)
 //	GET  /v1/config  the config epoch and the values changed under it
@@ -29,17 +35,86 @@ import (
 //	GET  /v1/status  the agent's Status
 //	GET  /v1/why     ?url=U: what the agent knows of U (why.go)
 //
-// Membership, views, settings, the stop and the end are not here: they
-// live in etcd (coordination.go).
+// A batch's and a part's answers are the Transport's (transport.go), as
+// HTTP statuses. Membership, views, settings, the stop and the end are
+// not here: they live in etcd (coordination.go).
 
 const maxControlBytes = 1 << 20
 
-func (n *Node) handler() http.Handler {
+// MaxExchangeConns bounds the connections the exchange serves at once:
+// one per peer agent (HTTP/2 multiplexes its calls), and the commands
+// that ask for a status or a "why". Past it a connection waits for one to
+// close; the agent's descriptor budget counts them (agent/fdlimit.go).
+const MaxExchangeConns = 1024
+
+// httpTransport is the exchange over HTTP/2 and mutual TLS: the agent's
+// Transport unless its Config names another.
+type httpTransport struct {
+	key     Key
+	addr    string       // the exchange's address
+	control http.Handler // the endpoints other than a batch's and a part's
+	client  *Client
+	log     *slog.Logger
+	server  *http.Server
+}
+
+func newHTTPTransport(cfg Config, client *Client, control http.Handler, log *slog.Logger) *httpTransport {
+	return &httpTransport{key: cfg.Key, addr: cfg.ExchangeAddr(), control: control, client: client, log: log}
+}
+
+// Listen starts the exchange's HTTP/2 server.
+func (t *httpTransport) Listen(r Receiver) error {
+	tc, err := serverTLS(t.key)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", t.addr)
+	if err != nil {
+		return fmt.Errorf("cluster: exchange on %s: %w", t.addr, err)
+	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/batch", n.serveBatch)
+	mux.HandleFunc("POST /v1/batch", func(w http.ResponseWriter, req *http.Request) { serveBatch(w, req, r) })
+	mux.HandleFunc("POST /v1/handoff", func(w http.ResponseWriter, req *http.Request) { serveHandoff(w, req, r) })
+	mux.Handle("/", t.control)
+	t.server = &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(t.log.Handler(), slog.LevelDebug),
+		Protocols:         new(http.Protocols),
+	}
+	t.server.Protocols.SetHTTP2(true)
+	go t.server.Serve(tls.NewListener(netutil.LimitListener(ln, MaxExchangeConns), tc))
+	return nil
+}
+
+// Close stops the server, giving the calls under way a second.
+func (t *httpTransport) Close() error {
+	if t.server == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return t.server.Shutdown(ctx)
+}
+
+// SendBatch posts a batch to to's exchange.
+func (t *httpTransport) SendBatch(ctx context.Context, to Peer, wire []byte) error {
+	return t.client.SendBatch(ctx, to.Addr, wire)
+}
+
+// SendHandoff posts a part to to's exchange.
+func (t *httpTransport) SendHandoff(ctx context.Context, to Peer, h *Handoff) error {
+	q := url.Values{"from": {h.From}, "epoch": {strconv.FormatUint(h.Epoch, 10)}, "seq": {strconv.FormatUint(h.Seq, 10)}}
+	_, err := t.client.post(ctx, to.Addr, "/v1/handoff?"+q.Encode(), encodeHandoff(h))
+	return err
+}
+
+// controlHandler serves the endpoints other than a batch's and a part's.
+func (n *Node) controlHandler() http.Handler {
+	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/view", n.serveView)
 	mux.HandleFunc("GET /v1/config", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, n.Config()) })
-	mux.HandleFunc("POST /v1/handoff", n.serveHandoff)
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, n.Status()) })
 	mux.HandleFunc("GET /v1/why", n.serveWhy)
 	return mux
@@ -50,45 +125,54 @@ func writeJSON(w http.ResponseWriter, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-func (n *Node) serveBatch(w http.ResponseWriter, r *http.Request) {
-	body, err := readBatchBody(w, r)
+// writeAnswer writes a receiver's answer (Transport) as an HTTP reply.
+func writeAnswer(w http.ResponseWriter, err error) {
+	var se *StatusError
+	if err == nil {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	if !errors.As(err, &se) {
+		se = asStatus(err).(*StatusError)
+	}
+	if se.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(max(se.RetryAfter.Round(time.Second), time.Second)/time.Second)))
+	}
+	if se.View > 0 {
+		w.Header().Set(viewHeader, strconv.FormatUint(se.View, 10))
+	}
+	http.Error(w, se.Body, se.Code)
+}
+
+// viewHeader carries a refusal's fence epoch (StatusError.View).
+const viewHeader = "Petrel-View"
+
+func serveBatch(w http.ResponseWriter, req *http.Request, r Receiver) {
+	body, err := readBatchBody(w, req)
 	if err != nil {
 		http.Error(w, "batch too large or cut", http.StatusBadRequest)
 		return
 	}
-	b, err := DecodeBatch(body)
+	writeAnswer(w, r.ReceiveBatch(body))
+}
+
+func serveHandoff(w http.ResponseWriter, req *http.Request, r Receiver) {
+	q := req.URL.Query()
+	from := q.Get("from")
+	epoch, err1 := strconv.ParseUint(q.Get("epoch"), 10, 64)
+	seq, err2 := strconv.ParseUint(q.Get("seq"), 10, 64)
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, MaxHandoffBytes))
+	if err != nil || err1 != nil || err2 != nil || from == "" {
+		http.Error(w, "bad hand-off", http.StatusBadRequest)
+		return
+	}
+	h, err := decodeHandoff(body)
 	if err != nil {
-		n.counts.refusedBatches.Add(1)
-		n.log.Warn("cluster: malformed batch refused", "from", r.RemoteAddr, "bytes", len(body))
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if n.dedup.has(b.ID) {
-		n.counts.duplicateBatches.Add(1)
-		w.WriteHeader(http.StatusOK) // already durable here: acknowledge again
-		return
-	}
-	if n.receiving.Load() == false {
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, "agent not receiving", http.StatusServiceUnavailable)
-		return
-	}
-	// The applier takes the decoded batch once its frame is durable,
-	// instead of reading and decoding it again.
-	_, err = n.inbox.AppendNotify(body, func(start, next int64) { n.decoded.put(b, start, next) })
-	if err != nil {
-		if errors.Is(err, ErrFull) {
-			n.counts.inboxFull.Add(1)
-		} else {
-			n.log.Error("cluster: inbox", "err", err)
-		}
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
-		return
-	}
-	n.dedup.add(b.ID)
-	n.counts.inboxBatches.Add(1)
-	w.WriteHeader(http.StatusOK)
+	h.From, h.Epoch, h.Seq = from, epoch, seq
+	writeAnswer(w, r.ReceiveHandoff(h))
 }
 
 // readBatchBody reads a batch posted to the exchange, in one allocation
@@ -138,15 +222,6 @@ func NewClient(k Key) (*Client, error) {
 	return &Client{hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}, nil
 }
 
-// StatusError is a reply other than 200.
-type StatusError struct {
-	Code       int
-	Body       string
-	RetryAfter time.Duration
-}
-
-func (e *StatusError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.Code, e.Body) }
-
 func (c *Client) do(ctx context.Context, method, addr, path string, body []byte) ([]byte, error) {
 	var rd io.Reader
 	if body != nil {
@@ -174,6 +249,7 @@ func (c *Client) do(ctx context.Context, method, addr, path string, body []byte)
 		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
 			se.RetryAfter = time.Duration(s) * time.Second
 		}
+		se.View, _ = strconv.ParseUint(resp.Header.Get(viewHeader), 10, 64)
 		return out, se
 	}
 	return out, nil

@@ -6,11 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -197,8 +194,6 @@ func (n *Node) SendHandoff(ctx context.Context, to string, h *Handoff) error {
 	n.ho.sending.Add(1)
 	defer n.ho.sending.Add(-1)
 	h.From = n.cfg.Name
-	body := encodeHandoff(h)
-	q := url.Values{"from": {h.From}, "epoch": {strconv.FormatUint(h.Epoch, 10)}, "seq": {strconv.FormatUint(h.Seq, 10)}}
 	for {
 		addr := n.exchangeOf(to)
 		var err error
@@ -206,7 +201,7 @@ func (n *Node) SendHandoff(ctx context.Context, to string, h *Handoff) error {
 			err = fmt.Errorf("agent %s not alive", to)
 		} else {
 			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			_, err = n.client.post(cctx, addr, "/v1/handoff?"+q.Encode(), body)
+			err = n.tr.SendHandoff(cctx, Peer{Name: to, Addr: addr}, h)
 			cancel()
 		}
 		if err == nil {
@@ -259,28 +254,14 @@ func decodeHandoff(b []byte) (*Handoff, error) {
 // MaxHandoffBytes bounds one part on the wire.
 const MaxHandoffBytes = 8 << 20
 
-func (n *Node) serveHandoff(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	from := q.Get("from")
-	epoch, err1 := strconv.ParseUint(q.Get("epoch"), 10, 64)
-	seq, err2 := strconv.ParseUint(q.Get("seq"), 10, 64)
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxHandoffBytes))
-	if err != nil || err1 != nil || err2 != nil || from == "" {
-		http.Error(w, "bad hand-off", http.StatusBadRequest)
-		return
-	}
-	h, err := decodeHandoff(body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	h.From, h.Epoch, h.Seq = from, epoch, seq
+// ReceiveHandoff applies a part of a hand-off sent to this agent
+// (Receiver): nil once the host applied it (or had already).
+func (n *Node) ReceiveHandoff(h *Handoff) error {
+	from, epoch := h.From, h.Epoch
 	if epoch > n.viewEpoch() {
 		// This agent is not at that view yet: what the part releases is
 		// not held yet. The sender tries again.
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, "not at that view yet", http.StatusServiceUnavailable)
-		return
+		return busy("not at that view yet")
 	}
 	id := h.ID()
 	n.ho.applyMu.Lock()
@@ -292,19 +273,15 @@ func (n *Node) serveHandoff(w http.ResponseWriter, r *http.Request) {
 	if done || released {
 		// Applied already (its acknowledgement was lost, or its sender
 		// resumed the hand-off after a crash): counts are not added twice.
-		w.WriteHeader(http.StatusOK)
-		return
+		return nil
 	}
 	hh, ok := n.host.(HandoffHost)
 	if !ok {
-		http.Error(w, "this agent takes no hand-off", http.StatusNotImplemented)
-		return
+		return refused(http.StatusNotImplemented, "this agent takes no hand-off")
 	}
 	if err := hh.ApplyHandoff(h); err != nil {
 		n.log.Error("cluster: hand-off", "from", from, "epoch", epoch, "err", err)
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
-		return
+		return busy(err.Error())
 	}
 	n.ho.mu.Lock()
 	n.ho.st.Applied[id] = epoch
@@ -317,15 +294,14 @@ func (n *Node) serveHandoff(w http.ResponseWriter, r *http.Request) {
 			n.ho.changed = make(chan struct{})
 		}
 	}
-	err = n.ho.saveLocked(n.cfg.Dir)
+	err := n.ho.saveLocked(n.cfg.Dir)
 	n.ho.mu.Unlock()
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+		return asStatus(err)
 	}
 	n.activity.Add(1)
 	if h.Release {
 		n.log.Info("cluster: hand-off released", "from", from, "epoch", epoch)
 	}
-	w.WriteHeader(http.StatusOK)
+	return nil
 }

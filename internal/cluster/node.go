@@ -2,13 +2,10 @@ package cluster
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -19,7 +16,6 @@ import (
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/coord"
-	"golang.org/x/net/netutil"
 )
 
 // Host is the agent a Node serves: it applies received batches to its
@@ -73,6 +69,7 @@ type Config struct {
 	InboxBytes  int64         // (0: 1 GiB)
 	Window      int           // batches in flight per destination (0: 8)
 	Grace       time.Duration // after a member's lease expired, the wait before its keys move (0: 60 s)
+	Transport   Transport     // carries batches and hand-off parts (nil: HTTP/2 over mutual TLS on ExchangeAddr)
 
 	Logger *slog.Logger
 }
@@ -88,9 +85,8 @@ type Node struct {
 
 	co     coordState    // coordination.go
 	nudge  chan struct{} // publish now (coordination.go)
-	server *http.Server
-	ln     net.Listener
-	client *Client
+	tr     Transport     // the exchange (transport.go)
+	client *Client       // the exchange's control calls (status, why)
 	outbox *Outbox
 	inbox  *Inbox
 	batch  *batcher
@@ -123,6 +119,7 @@ type Node struct {
 	activity  atomic.Uint64 // batches created or applied by this process
 
 	counts  counters
+	fence   viewFence     // the receiver's fence, the sender's refused batches (fence.go)
 	decoded *decodedCache // batches decoded at their arrival, for the applier
 
 	started time.Time
@@ -144,6 +141,7 @@ type counters struct {
 	reroutedBatches             atomic.Uint64 // batches for agents not in the view, re-routed (death.go)
 	reroutedURLs                atomic.Uint64
 	viewLagHeld, viewLagApplied atomic.Uint64 // batches of ready URLs held for their view, applied without it (viewlag.go)
+	staleRefused, staleRerouted atomic.Uint64 // batches refused for an older view; this sender's routed again (fence.go)
 }
 
 // ErrFinished is returned by Start when the crawl is already over.
@@ -244,7 +242,10 @@ func Start(cfg Config, host Host) (*Node, error) {
 		return nil, err
 	}
 	n.batch = newBatcher(n)
-	if err := n.listen(); err != nil {
+	if n.tr = cfg.Transport; n.tr == nil {
+		n.tr = newHTTPTransport(cfg, n.client, n.controlHandler(), n.log)
+	}
+	if err := n.tr.Listen(n); err != nil {
 		return nil, err
 	}
 	n.receiving.Store(true)
@@ -253,6 +254,7 @@ func Start(cfg Config, host Host) (*Node, error) {
 	} else if v != nil {
 		n.setView(v)
 	}
+	n.startFence() // fence.go
 	n.guard = newGuard(time.Now, n.leaseLive, func(reason string) {
 		n.log.Warn("cluster: guard closed: no request starts until this agent's lease is live and its view read back", "reason", reason)
 	})
@@ -270,37 +272,6 @@ func (n *Node) goLoop(f func(context.Context)) {
 		defer n.wg.Done()
 		f(n.ctx)
 	}()
-}
-
-// MaxExchangeConns bounds the connections the exchange serves at once:
-// one per peer agent (HTTP/2 multiplexes its calls), and the commands
-// that ask for a status or a "why". Past it a connection waits for one to
-// close; the agent's descriptor budget counts them (agent/fdlimit.go).
-const MaxExchangeConns = 1024
-
-// listen starts the exchange's HTTP/2 server.
-func (n *Node) listen() error {
-	tc, err := serverTLS(n.cfg.Key)
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", n.cfg.ExchangeAddr())
-	if err != nil {
-		return fmt.Errorf("cluster: exchange on %s: %w", n.cfg.ExchangeAddr(), err)
-	}
-	ln = netutil.LimitListener(ln, MaxExchangeConns)
-	n.ln = ln
-	n.server = &http.Server{
-		Handler:           n.handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelDebug),
-		Protocols:         new(http.Protocols),
-	}
-	n.server.Protocols.SetHTTP2(true)
-	tl := tls.NewListener(ln, tc)
-	go n.server.Serve(tl)
-	return nil
 }
 
 // bumpIncarnation counts this start: the file holds the number of the
@@ -524,10 +495,8 @@ func (n *Node) closeParts() error {
 // closeAll ends the node's goroutines and closes its stores (once).
 func (n *Node) closeAll() error {
 	n.cancel()
-	if n.server != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		n.server.Shutdown(ctx)
-		cancel()
+	if n.tr != nil {
+		n.tr.Close()
 	}
 	n.wg.Wait()
 	var errs []error

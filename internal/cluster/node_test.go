@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -23,20 +24,38 @@ import (
 type testHost struct {
 	mu      sync.Mutex
 	records map[string]int
+	order   []string      // the records in the order applied
+	applied chan struct{} // closed and replaced at every Apply
 	busy    atomic.Bool
 	stops   atomic.Int32
 }
 
-func newTestHost() *testHost { return &testHost{records: map[string]int{}} }
+func newTestHost() *testHost {
+	return &testHost{records: map[string]int{}, applied: make(chan struct{})}
+}
 
 func (h *testHost) Apply(b *Batch) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, r := range b.Records {
 		h.records[string(r)]++
+		h.order = append(h.order, string(r))
 	}
+	close(h.applied)
+	h.applied = make(chan struct{})
 	return nil
 }
+
+// waitApplied blocks until cond holds, checked at every Apply.
+func (h *testHost) waitApplied(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	waitChanged(t, what, func() <-chan struct{} {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.applied
+	}, cond)
+}
+
 func (h *testHost) Idle() bool         { return !h.busy.Load() }
 func (h *testHost) Stop(string)        { h.stops.Add(1) }
 func (h *testHost) Progress() Progress { return Progress{} }
@@ -226,7 +245,7 @@ func TestTerminationWaitsForBusyAndAbsent(t *testing.T) {
 	// b dies (no leave): its work keeps the crawl open, before and after
 	// the takeover that lists it absent.
 	b.cancel()
-	b.server.Close()
+	b.tr.(*httpTransport).server.Close()
 	hb.busy.Store(false)
 	deadline := time.Now().Add(15 * time.Second)
 	for a.View().Epoch == v1.Epoch {
@@ -388,6 +407,19 @@ func TestForgedAndReplayedBatches(t *testing.T) {
 	s := b.Status()
 	if s.AppliedBatches != 1 || s.Duplicates != 2 || s.Refused != 1 {
 		t.Fatalf("applied %d, duplicates %d, refused %d; want 1, 2, 1", s.AppliedBatches, s.Duplicates, s.Refused)
+	}
+	// A refusal for an older view crosses HTTP/2 with the fence's epoch.
+	fence := b.View().Epoch + 1
+	b.fence.mu.Lock()
+	b.fence.epoch = fence
+	b.fence.mu.Unlock()
+	bt.ID.Seq, bt.Epoch = 2, b.View().Epoch
+	wire, _ = bt.Encode(nil, nil)
+	if se, ok := isStatus(c.SendBatch(context.Background(), addr, wire), http.StatusConflict); !ok || se.View != fence {
+		t.Fatalf("a batch older than the fence: %v, want 409 naming epoch %d", se, fence)
+	}
+	if s := b.Status(); s.StaleRefused != 1 {
+		t.Fatalf("refused %d batches for their view, want 1", s.StaleRefused)
 	}
 }
 

@@ -3,18 +3,27 @@ package cluster
 import (
 	"context"
 	"errors"
+	"net/http"
 	"sync"
 	"time"
 )
 
-// The senders deliver the outbox: one goroutine per destination holding
-// batches, with at most Window batches in flight to it. A batch leaves the
-// outbox only when its receiver answered 200 (durable there). A 503 (inbox
+// The senders deliver the outbox through the node's Transport: one
+// goroutine per destination holding batches, with at most Window batches
+// in flight to it. A batch leaves the outbox only when its receiver
+// acknowledged it (durable there), or when its records were routed again
+// after a refusal for its view (fence.go). Back-pressure (503: inbox
 // full, receiver stopping) or a network error waits and tries again, with
 // a backoff capped at a few seconds: a slow or absent owner slows its
 // senders, and nothing is dropped.
 
 func (n *Node) senderLoop(ctx context.Context) {
+	n.fence.wake = make(chan struct{}, 1)
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.rerouteRefusedLoop(ctx)
+	}()
 	running := map[string]bool{}
 	var mu sync.Mutex
 	t := time.NewTicker(100 * time.Millisecond)
@@ -59,7 +68,7 @@ func (n *Node) sendTo(ctx context.Context, dest string) {
 			batch = n.outbox.Pending(dest, free, func(id BatchID) bool {
 				mu.Lock()
 				defer mu.Unlock()
-				return inFlight[id]
+				return inFlight[id] || n.isRefused(dest, id)
 			})
 		}
 		mu.Lock()
@@ -80,20 +89,23 @@ func (n *Node) sendTo(ctx context.Context, dest string) {
 			mu.Unlock()
 			n.tried.mark(dest, e.ID) // perhaps delivered from now on (death.go)
 			go func(e OutEntry) {
-				err := n.sendOne(ctx, addr, e)
-				mu.Lock()
-				delete(inFlight, e.ID)
-				mu.Unlock()
+				err := n.sendOne(ctx, Peer{Name: dest, Addr: addr}, e)
 				if err != nil {
 					n.counts.sendErrors.Add(1)
 					var se *StatusError
 					if errors.As(err, &se) {
 						n.tried.drop(dest, e.ID) // refused: not in the receiver's inbox
 					}
-					if !errors.As(err, &se) || se.Code != 503 {
+					switch {
+					case se != nil && se.Code == http.StatusConflict:
+						n.noteRefused(e, se.View) // fence.go; the receiver logs it
+					case se == nil || se.Code != http.StatusServiceUnavailable:
 						n.log.Warn("cluster: send", "dest", dest, "batch", e.ID.String(), "err", err)
 					}
 				}
+				mu.Lock() // after noteRefused: a refused batch is never offered again
+				delete(inFlight, e.ID)
+				mu.Unlock()
 				done <- err
 			}(e)
 		}
@@ -121,16 +133,15 @@ func (n *Node) sendTo(ctx context.Context, dest string) {
 	}
 }
 
-func (n *Node) sendOne(ctx context.Context, addr string, e OutEntry) error {
+func (n *Node) sendOne(ctx context.Context, to Peer, e OutEntry) error {
 	wire, err := n.outbox.Read(e)
 	if err != nil {
 		return err
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := n.client.SendBatch(cctx, addr, wire); err != nil {
-		var se *StatusError
-		if errors.As(err, &se) && se.Code == 503 {
+	if err := n.tr.SendBatch(cctx, to, wire); err != nil {
+		if se, ok := isStatus(err, http.StatusServiceUnavailable); ok {
 			select {
 			case <-ctx.Done():
 			case <-time.After(min(max(se.RetryAfter, 50*time.Millisecond), time.Second)):

@@ -35,9 +35,11 @@ type Status struct {
 	Duplicates     uint64 `json:"duplicate_batches"`
 	InboxFull      uint64 `json:"inbox_full"`
 	SendErrors     uint64 `json:"send_errors"`
-	Rerouted       uint64 `json:"rerouted_urls"`            // URLs of batches for agents out of the view, sent to their new owners (death.go)
-	ViewLagHeld    uint64 `json:"view_lag_held_batches"`    // batches of ready URLs held for the view they were routed under (viewlag.go)
-	ViewLagApplied uint64 `json:"view_lag_applied_batches"` // of those, applied without it after viewLagHold
+	Rerouted       uint64 `json:"rerouted_urls"`               // URLs of batches for agents out of the view, sent to their new owners (death.go)
+	ViewLagHeld    uint64 `json:"view_lag_held_batches"`       // batches of ready URLs held for the view they were routed under (viewlag.go)
+	ViewLagApplied uint64 `json:"view_lag_applied_batches"`    // of those, applied without it after viewLagHold
+	StaleRefused   uint64 `json:"stale_view_refused_batches"`  // batches refused: routed under a view older than this agent's fence (fence.go)
+	StaleRerouted  uint64 `json:"stale_view_rerouted_batches"` // this agent's batches refused so, routed again under its newer view
 
 	AwaitingFrom []string `json:"awaiting_from,omitempty"` // the old owners whose release this agent awaits (handoff.go)
 
@@ -80,6 +82,8 @@ func (n *Node) Status() *Status {
 		Rerouted:       n.counts.reroutedURLs.Load(),
 		ViewLagHeld:    n.counts.viewLagHeld.Load(),
 		ViewLagApplied: n.counts.viewLagApplied.Load(),
+		StaleRefused:   n.counts.staleRefused.Load(),
+		StaleRerouted:  n.counts.staleRerouted.Load(),
 		AwaitingFrom:   slices.Sorted(maps.Keys(n.Awaiting())),
 		View:           n.View(),
 	}

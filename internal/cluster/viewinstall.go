@@ -80,6 +80,7 @@ func (n *Node) putView(old, v *View) error {
 		if err := n.expectReleases(old, v, moves); err != nil {
 			return fmt.Errorf("cluster: save awaited releases: %w", err)
 		}
+		n.noteLosses(old, v, moves) // fence.go
 	}
 	if err := saveView(filepath.Join(n.cfg.Dir, "view.json"), v); err != nil {
 		return fmt.Errorf("cluster: save view: %w", err)

@@ -1,0 +1,211 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Fencing by view (the rule, and why it is safe: doc.go's invariants).
+// The receiver's fence rises when a view it installs moves slots away
+// from it (noteLosses, before the view is in force); a batch whose epoch
+// is older is refused with the fence's epoch (409, staleView). The
+// sender keeps such a batch out of its sends and, once it holds a view
+// at least as new as that epoch, routes its records again to their
+// owners in it (Rerouter) and removes it.
+//
+// The host routes under the view it read, without a lock against an
+// install: a record routed in the instant a view is installed may be
+// stamped with the newer epoch. If its owner changed, the receiver's
+// host forwards it, as any record it no longer owns: the fence is exact
+// but for that instant, and nothing is lost in it.
+
+// viewFence is a receiver's fence by view and the sender's batches refused by one.
+type viewFence struct {
+	mu     sync.Mutex
+	epoch  uint64 // the fence: refuse batches routed under an older view
+	logged time.Time
+	quiet  int // refusals not logged since logged
+
+	refusedMu sync.Mutex
+	refused   map[triedKey]refusedBatch // this sender's batches refused, not yet re-routed
+	wake      chan struct{}             // a refusal to act on (capacity 1)
+}
+
+// refusedBatch is an outbox batch refused for its view, with the epoch of
+// the view its records wait for.
+type refusedBatch struct {
+	e    OutEntry
+	need uint64
+}
+
+// fenceLogEvery bounds the log of refusals: one line per period, with the
+// count of those not logged.
+const fenceLogEvery = 10 * time.Second
+
+// startFence sets the fence to the view this process started with: what
+// this agent gave away before is not known.
+func (n *Node) startFence() {
+	n.fence.mu.Lock()
+	defer n.fence.mu.Unlock()
+	n.fence.epoch = n.viewEpoch()
+}
+
+// noteLosses raises the fence to v when this agent gives slots in the
+// change from old to v (moves: Moves(old, v)); called before v is in
+// force.
+func (n *Node) noteLosses(old, v *View, moves map[string]map[string]SlotSet) {
+	f := &n.fence
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(moves[n.cfg.Name]) > 0 {
+		f.epoch = max(f.epoch, v.Epoch)
+	}
+}
+
+// fenceBatch refuses b if it was routed under a view older than the
+// fence: counted, and logged at most once per fenceLogEvery.
+func (n *Node) fenceBatch(b *Batch) error {
+	f := &n.fence
+	f.mu.Lock()
+	fe := f.epoch
+	if b.Epoch >= fe {
+		f.mu.Unlock()
+		return nil
+	}
+	n.counts.staleRefused.Add(1)
+	log := time.Since(f.logged) >= fenceLogEvery
+	quiet := f.quiet
+	if log {
+		f.logged, f.quiet = time.Now(), 0
+	} else {
+		f.quiet++
+	}
+	f.mu.Unlock()
+	if log {
+		n.log.Warn("cluster: batch routed under an older view refused; its sender routes it again",
+			"batch", b.ID.String(), "epoch", b.Epoch, "fence", fe, "refused_unlogged", quiet)
+	}
+	return staleView(b.Epoch, fe)
+}
+
+// noteRefused keeps e, refused by its receiver for a view older than
+// need, out of the sends until rerouteRefused routes it again.
+func (n *Node) noteRefused(e OutEntry, need uint64) {
+	f := &n.fence
+	f.refusedMu.Lock()
+	if f.refused == nil {
+		f.refused = map[triedKey]refusedBatch{}
+	}
+	f.refused[triedKey{e.Dest, e.ID}] = refusedBatch{e, need}
+	f.refusedMu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+// isRefused reports whether dest's batch id waits to be routed again.
+func (n *Node) isRefused(dest string, id BatchID) bool {
+	n.fence.refusedMu.Lock()
+	defer n.fence.refusedMu.Unlock()
+	_, ok := n.fence.refused[triedKey{dest, id}]
+	return ok
+}
+
+// rerouteRefusedLoop routes refused batches again whenever one is
+// refused or a view is installed, until ctx ends.
+func (n *Node) rerouteRefusedLoop(ctx context.Context) {
+	for {
+		installed := n.viewInstalled()
+		var retry <-chan time.Time
+		if err := n.rerouteRefused(ctx); err != nil && ctx.Err() == nil {
+			n.log.Error("cluster: route refused batches again", "err", err)
+			retry = time.After(time.Second)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-n.fence.wake:
+		case <-installed:
+		case <-retry:
+		}
+	}
+}
+
+// rerouteRefused routes again the refused batches whose view this agent
+// holds. A batch for an agent out of the view is left to the outbox's
+// re-routing for such agents (death.go); each batch is routed and
+// removed under the view lock, so neither that re-routing nor a view
+// change comes between.
+func (n *Node) rerouteRefused(ctx context.Context) error {
+	n.fence.refusedMu.Lock()
+	todo := make([]refusedBatch, 0, len(n.fence.refused))
+	for _, r := range n.fence.refused {
+		todo = append(todo, r)
+	}
+	n.fence.refusedMu.Unlock()
+	rr, _ := n.host.(Rerouter)
+	for _, r := range todo {
+		if err := n.rerouteOne(ctx, rr, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rerouteOne routes one refused batch again if this agent holds its
+// view: by rr (the records' owners now; without one, back to the same
+// agent under the newer view).
+func (n *Node) rerouteOne(ctx context.Context, rr Rerouter, r refusedBatch) error {
+	v := n.View()
+	if v == nil || v.Epoch < r.need {
+		return nil // its view is not here yet: installing it wakes the loop
+	}
+	wire, err := n.outbox.Read(r.e)
+	if err != nil {
+		n.forgetRefused(r.e) // removed meanwhile (death.go, forget)
+		return nil
+	}
+	b, err := DecodeBatch(wire)
+	if err != nil {
+		return fmt.Errorf("batch %s for %s: %w", r.e.ID, r.e.Dest, err)
+	}
+	byDest := map[string][][]byte{}
+	for _, rec := range b.Records {
+		to := r.e.Dest
+		if rr != nil {
+			if to = rr.Owner(b.Kind, rec); to == "" {
+				to = n.cfg.Name
+			}
+		}
+		byDest[to] = append(byDest[to], rec)
+	}
+	n.vc.mu.Lock() // no view installed, nor the outbox re-routed, meanwhile
+	defer n.vc.mu.Unlock()
+	if now := n.View(); now != v {
+		return nil // routed under a view no longer in force: next round
+	}
+	defer n.forgetRefused(r.e)
+	if !v.Has(r.e.Dest) {
+		return nil // death.go's re-routing takes it
+	}
+	if err := n.batch.putNow(ctx, b.Kind, v.Epoch, byDest); err != nil {
+		return err
+	}
+	n.tried.drop(r.e.Dest, r.e.ID)
+	if err := n.outbox.Ack(r.e); err != nil {
+		return err
+	}
+	n.counts.reroutedBatches.Add(1)
+	n.counts.reroutedURLs.Add(uint64(len(b.Records)))
+	n.counts.staleRerouted.Add(1)
+	return nil
+}
+
+func (n *Node) forgetRefused(e OutEntry) {
+	n.fence.refusedMu.Lock()
+	delete(n.fence.refused, triedKey{e.Dest, e.ID})
+	n.fence.refusedMu.Unlock()
+}
