@@ -59,6 +59,8 @@ func (n *Node) rerouteOutbox(ctx context.Context, v *View) error {
 	if !ok || v == nil {
 		return nil
 	}
+	n.rerouting.Lock()
+	defer n.rerouting.Unlock()
 	for _, dest := range n.outbox.Dests() {
 		if v.Has(dest) || dest == n.cfg.Name {
 			continue

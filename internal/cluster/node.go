@@ -83,16 +83,20 @@ type Node struct {
 	host        Host
 	incarnation uint64
 
-	co     coordState    // coordination.go
-	nudge  chan struct{} // publish now (coordination.go)
-	tr     Transport     // the exchange (transport.go)
-	client *Client       // the exchange's control calls (status, why)
-	outbox *Outbox
-	inbox  *Inbox
-	batch  *batcher
-	guard  *Guard       // guard.go
-	tried  triedBatches // outbox batches sent at least once (death.go)
-	left   leftSeen     // agents that left the view, last seen alive (leftdest.go)
+	co coordState // coordination.go
+	// rerouting serialises rerouteOutbox (death.go): publishLoop and
+	// onState both call it, and two rounds over the same batches would
+	// route their records twice.
+	rerouting sync.Mutex
+	nudge     chan struct{} // publish now (coordination.go)
+	tr        Transport     // the exchange (transport.go)
+	client    *Client       // the exchange's control calls (status, why)
+	outbox    *Outbox
+	inbox     *Inbox
+	batch     *batcher
+	guard     *Guard       // guard.go
+	tried     triedBatches // outbox batches sent at least once (death.go)
+	left      leftSeen     // agents that left the view, last seen alive (leftdest.go)
 
 	view     atomic.Pointer[View]
 	vc       viewChange    // view changes (viewinstall.go)
