@@ -182,7 +182,9 @@ func (n *Node) rerouteOne(ctx context.Context, rr Rerouter, r refusedBatch) erro
 		}
 		byDest[to] = append(byDest[to], rec)
 	}
-	n.vc.mu.Lock() // no view installed, nor the outbox re-routed, meanwhile
+	n.rerouting.Lock() // not the outbox re-routed meanwhile (death.go)
+	defer n.rerouting.Unlock()
+	n.vc.mu.Lock() // no view installed meanwhile
 	defer n.vc.mu.Unlock()
 	if now := n.View(); now != v {
 		return nil // routed under a view no longer in force: next round

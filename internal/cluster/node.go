@@ -84,9 +84,10 @@ type Node struct {
 	incarnation uint64
 
 	co coordState // coordination.go
-	// rerouting serialises rerouteOutbox (death.go): publishLoop and
-	// onState both call it, and two rounds over the same batches would
-	// route their records twice.
+	// rerouting serialises the re-routing of outbox batches (death.go's
+	// rerouteOutbox, which publishLoop and onState both call, and
+	// fence.go's rerouteOne): two rounds over the same batches would
+	// route their records twice. Taken before vc.mu.
 	rerouting sync.Mutex
 	nudge     chan struct{} // publish now (coordination.go)
 	tr        Transport     // the exchange (transport.go)
