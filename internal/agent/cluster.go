@@ -204,6 +204,8 @@ type clusterHost struct {
 	interim interimAgain // clusterinterim.go
 }
 
+var _ cluster.Host = (*clusterHost)(nil)
+
 func (h *clusterHost) Apply(b *cluster.Batch) error {
 	f := h.a.frontier
 	restarted := b.Kind == cluster.KindReady && h.restartedSender(b.ID) // clusterinterim.go

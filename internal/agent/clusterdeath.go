@@ -8,7 +8,7 @@ import (
 )
 
 // Owner says who owns a record now, for the re-routing of batches held for
-// an agent that left the view (cluster.Rerouter): a URL goes to the owner
+// an agent that left the view (cluster.Host): a URL goes to the owner
 // of its key's group, a URL out of a sieve to the owner of its host's
 // address; "" is this agent.
 func (h *clusterHost) Owner(kind cluster.Kind, rec []byte) string {

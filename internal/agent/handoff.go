@@ -78,7 +78,7 @@ func (h *clusterHost) holdLocked(ctx context.Context, from string, epoch uint64,
 
 // ResumeHolds holds again, at a start, the addresses moved to this agent
 // whose release an earlier process awaited, and keeps the waits of the
-// releases it received (cluster.HoldHost).
+// releases it received (cluster.Host).
 func (h *clusterHost) ResumeHolds(holds []cluster.PendingHold, notBefore map[string]time.Time) {
 	h.ho.mu.Lock()
 	defer h.ho.mu.Unlock()

@@ -58,14 +58,6 @@ type Handoff struct {
 // each id once.
 func (h *Handoff) ID() string { return fmt.Sprintf("%s/%d/%d", h.From, h.Epoch, h.Seq) }
 
-// HandoffHost is implemented by a Host that receives hand-offs.
-type HandoffHost interface {
-	// ApplyHandoff makes a part durable in the host (seen hashes in the
-	// sieve, counts) and, for a release, ends the hold of the addresses
-	// that moved from h.From. It is called once per part id.
-	ApplyHandoff(h *Handoff) error
-}
-
 // SlotSet is a set of slots (a bitset of Slots bits).
 type SlotSet []uint64
 
@@ -295,12 +287,7 @@ func (n *Node) serveHandoff(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	hh, ok := n.host.(HandoffHost)
-	if !ok {
-		http.Error(w, "this agent takes no hand-off", http.StatusNotImplemented)
-		return
-	}
-	if err := hh.ApplyHandoff(h); err != nil {
+	if err := n.host.ApplyHandoff(h); err != nil {
 		n.log.Error("cluster: hand-off", "from", from, "epoch", epoch, "err", err)
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)

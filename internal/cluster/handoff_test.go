@@ -15,36 +15,12 @@ import (
 	"time"
 )
 
-// handoffHost is a testHost that takes hand-offs and holds moved
-// addresses: it records the parts applied and the holds resumed at a start.
-type handoffHost struct {
-	*testHost
-	hmu       sync.Mutex
-	parts     []string         // "from/epoch/seq" applied
-	counts    map[uint64]int64 // the counts added, by count key
-	resumed   []PendingHold
-	notBefore map[string]time.Time
-}
-
-func newHandoffHost() *handoffHost {
-	return &handoffHost{testHost: newTestHost(), counts: map[uint64]int64{}}
-}
-
-func (h *handoffHost) ApplyHandoff(p *Handoff) error {
-	time.Sleep(20 * time.Millisecond) // let a part sent twice at once overlap
-	h.hmu.Lock()
-	defer h.hmu.Unlock()
-	h.parts = append(h.parts, fmt.Sprintf("%s/%d/%d", p.From, p.Epoch, p.Seq))
-	for k, v := range p.Counts {
-		h.counts[k] += v
-	}
-	return nil
-}
-
-func (h *handoffHost) ResumeHolds(holds []PendingHold, notBefore map[string]time.Time) {
-	h.hmu.Lock()
-	defer h.hmu.Unlock()
-	h.resumed, h.notBefore = holds, notBefore
+// newHandoffHost returns a testHost whose ApplyHandoff takes a while, so
+// that a part sent twice at once overlaps.
+func newHandoffHost() *testHost {
+	h := newTestHost()
+	h.handoffDelay = 20 * time.Millisecond
+	return h
 }
 
 // postPart sends a hand-off part to n's handler as the exchange would.
@@ -59,7 +35,7 @@ func postPart(t *testing.T, n *Node, p *Handoff) int {
 
 // startOn starts a node named name on dir (alone: it waits for a crawl
 // that never comes, which is enough to load and serve its state).
-func startOn(t *testing.T, name, dir string, h Host) *Node {
+func startOn(t *testing.T, name, dir string, h *testHost) *Node {
 	t.Helper()
 	n, err := startNode(t, name, testKey, nil, 5, h, [][2]string{{"assign", "authority"}},
 		func(c *Config) { c.Dir = dir; c.FinishedPath = filepath.Join(dir, "FINISHED") })
@@ -231,15 +207,14 @@ func TestLeaveMarkSurvivesRestart(t *testing.T) {
 // to c is re-routed to the new owner of its records at once.
 func TestLeftAgentBatchesNotRerouted(t *testing.T) {
 	t.Parallel() // waits on leases and views more than it computes
-	ha, hb, hc := &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}
+	ha, hb, hc := newTestHost(), newTestHost(), newTestHost()
 	// Slow probes and a long G: no takeover on a loaded machine.
-	start := func(name string, join []string, h *rerouteHost) *Node {
+	start := func(name string, join []string, h *testHost) *Node {
 		n, err := startNode(t, name, testKey, join, 3, h, [][2]string{{"assign", "authority"}},
 			func(c *Config) { c.Grace = time.Minute })
 		if err != nil {
 			t.Fatal(err)
 		}
-		h.node.Store(n)
 		return n
 	}
 	a := start("a", nil, ha)

@@ -19,7 +19,7 @@ import (
 //     computed from), and, per address released, the earliest time of its
 //     next request (NotBefore, the release's wait from its receipt, kept
 //     until it has passed): a restart holds the same addresses and keeps
-//     the same waits (HoldHost.ResumeHolds);
+//     the same waits (Host.ResumeHolds);
 //   - as an old owner: the hand-offs not finished (Giving), which the host
 //     runs again at its next start (Node.PendingGiving), and, once their
 //     requests in flight have ended, the earliest next request of each
@@ -43,7 +43,7 @@ type awaitingState struct {
 	Views     map[uint64]*View     `json:"views,omitempty"`  // by epoch: the views Holds and Giving refer to
 	NotBefore map[string]time.Time `json:"not_before,omitempty"`
 	Released  map[string]uint64    `json:"released,omitempty"` // "from/epoch" → epoch
-	Leaving   bool                 `json:"leaving,omitempty"`  // a leave not finished (join.go)
+	Leaving   bool                 `json:"leaving,omitempty"`  // a leave not finished (leave.go)
 
 	GivingUntil map[uint64]map[string]time.Time `json:"giving_until,omitempty"` // by epoch of Giving
 }
@@ -66,15 +66,6 @@ type PendingHold struct {
 	Epoch  uint64
 	Slots  SlotSet
 	Return bool
-}
-
-// HoldHost is implemented by a Host that holds moved addresses. Start
-// calls ResumeHolds once, before the exchange listens (so before any
-// release can arrive), with the holds a previous process left awaiting
-// their release and the earliest next request of each address released
-// recently.
-type HoldHost interface {
-	ResumeHolds(holds []PendingHold, notBefore map[string]time.Time)
 }
 
 // maxReleased bounds the released pairs kept.

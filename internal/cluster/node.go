@@ -22,20 +22,58 @@ import (
 	"golang.org/x/net/netutil"
 )
 
-// Host is the agent a Node serves: it applies received batches to its
-// frontier and says whether its frontier is idle.
+// Host is the agent a Node serves: its frontier, as the node sees it.
+// Every method is required; the node calls them from its own goroutines.
 type Host interface {
 	// Apply puts a batch's records into the frontier: KindURLs into the
 	// sieve, KindReady into the ready queue. It is called in inbox order,
 	// never concurrently.
 	Apply(b *Batch) error
 	// Idle reports whether the frontier has nothing queued, in flight or
-	// being parsed, and its sieve is flushed.
+	// being parsed, its sieve is flushed, and it sends no hand-off.
 	Idle() bool
-	// Stop asks for a clean stop of this agent (a whole-crawl stop).
+	// Stop asks for a clean stop of this agent (a whole-crawl stop, the
+	// crawl's end, or a fatal error of the node). It must not block.
 	Stop(reason string)
 	// Progress returns figures for Status.
 	Progress() Progress
+
+	// Owner says which agent owns a record now ("" for this agent), for
+	// re-routing the batches held for an agent that left the view
+	// (death.go): for KindURLs the owner of its key's group, for
+	// KindReady the owner of its host's address.
+	Owner(kind Kind, rec []byte) string
+
+	// ViewChanged is called once per view installed after the first, in
+	// increasing epoch order, never concurrently, with the view this
+	// agent held and the new one, just before the new one is in force
+	// (View still returns the old one). It must not block for long:
+	// start the hand-off and return (Moves(old, new) says which slots
+	// move).
+	ViewChanged(old, new *View)
+	// ResumeHolds is called once by Start, before the exchange listens
+	// (so before any release can arrive), with the holds a previous
+	// process left awaiting their release and the earliest next request
+	// of each address released recently (handoffstate.go).
+	ResumeHolds(holds []PendingHold, notBefore map[string]time.Time)
+	// ApplyHandoff makes a hand-off part durable in the host (seen hashes
+	// in the sieve, counts) and, for a release, ends the hold of the
+	// addresses that moved from h.From. It is called once per part id,
+	// one part at a time (handoff.go).
+	ApplyHandoff(h *Handoff) error
+
+	// PrepareConfig checks that values (the crawl's changed cluster-wide
+	// values after a change) can be applied, and applies nothing. Its
+	// error is the refusal's reason (config.go).
+	PrepareConfig(values map[string]any) error
+	// CommitConfig applies values, which the crawl wrote under epoch. It
+	// is called in increasing epoch order, never concurrently.
+	CommitConfig(ctx context.Context, epoch uint64, values map[string]any) error
+
+	// WhyJSON answers "why" for url as JSON: from this agent alone with
+	// local, or, as the agent asked, from the agents it asks in turn
+	// (why.go).
+	WhyJSON(ctx context.Context, url string, local bool) ([]byte, error)
 }
 
 // Progress is the host's part of a Status.
@@ -236,10 +274,8 @@ func Start(cfg Config, host Host) (*Node, error) {
 	if err := n.ho.load(cfg.Dir); err != nil {
 		return nil, err
 	}
-	n.leaving.Store(n.ho.st.Leaving) // join.go: a leave to resume
-	if hh, ok := host.(HoldHost); ok {
-		hh.ResumeHolds(n.pendingHolds()) // before any release can arrive
-	}
+	n.leaving.Store(n.ho.st.Leaving)   // leave.go: a leave to resume
+	host.ResumeHolds(n.pendingHolds()) // before any release can arrive
 	if n.client, err = NewClient(cfg.Key); err != nil {
 		return nil, err
 	}

@@ -15,18 +15,6 @@ import (
 // the new view, before the new one is in force: the new owner holds what
 // moves to it before anything can reach it under the new view.
 
-// ViewChangeHost is implemented by a Host that acts on view changes (the
-// hand-off of moved keys).
-type ViewChangeHost interface {
-	// ViewChanged is called once per view installed after the first, in
-	// increasing epoch order, never concurrently, with the view this
-	// agent held and the new one, just before the new one is in force
-	// (View still returns the old one). It must not block for long:
-	// start the hand-off and return (Moves(old, new) says which slots
-	// move).
-	ViewChanged(old, new *View)
-}
-
 // viewChange serialises installs and tells waiters of a new view.
 type viewChange struct {
 	mu      sync.Mutex
@@ -88,8 +76,8 @@ func (n *Node) putView(old, v *View) error {
 	if dead := newlyAbsent(old, v); len(dead) > 0 && v.Has(n.cfg.Name) {
 		n.log.Warn("cluster: taking over the keys of dead agents", "dead", dead, "view", v.String())
 	}
-	if h, ok := n.host.(ViewChangeHost); ok && old != nil {
-		h.ViewChanged(old, v)
+	if old != nil {
+		n.host.ViewChanged(old, v)
 	}
 	n.setView(v)
 	n.announceView()
