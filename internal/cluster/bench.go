@@ -109,7 +109,7 @@ func (h *countingHost) Progress() Progress { return Progress{} }
 // The benchmark's two agents keep one view: nothing moves, nothing is
 // re-routed, no setting changes, no one asks why.
 func (h *countingHost) Owner(Kind, []byte) string                                  { return "" }
-func (h *countingHost) ViewChanged(old, new *View)                                 {}
+func (h *countingHost) ViewChanged(ViewChange)                                     {}
 func (h *countingHost) ResumeHolds([]PendingHold, map[string]time.Time)            {}
 func (h *countingHost) ApplyHandoff(*Handoff) error                                { return nil }
 func (h *countingHost) PrepareConfig(map[string]any) error                         { return nil }

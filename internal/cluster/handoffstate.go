@@ -149,8 +149,7 @@ func (n *Node) pendingHolds() ([]PendingHold, map[string]time.Time) {
 		}
 		set := moves[k][m.From][n.cfg.Name]
 		if set != nil {
-			base, v := h.st.Views[m.Base], h.st.Views[m.Epoch]
-			ret := !base.Has(n.cfg.Name) && v.Has(n.cfg.Name) && slices.Contains(base.Absent, n.cfg.Name)
+			ret := Returning(n.cfg.Name, h.st.Views[m.Base], h.st.Views[m.Epoch])
 			out = append(out, PendingHold{From: m.From, Epoch: m.Epoch, Slots: set, Return: ret})
 		}
 	}
@@ -163,14 +162,15 @@ func (n *Node) pendingHolds() ([]PendingHold, map[string]time.Time) {
 
 // PendingGiving returns the hand-offs this agent had begun as an old owner
 // and not finished (a crash, or a stop, in the middle): for each, the
-// view it replaced and the view that moved the slots. Run them again
-// (Moves(base, view)[self]) and call GivingDone.
-func (n *Node) PendingGiving() (out [][2]*View) {
+// change of view that made it, with its Give. Run them again and call
+// GivingDone.
+func (n *Node) PendingGiving() (out []ViewChange) {
 	h := &n.ho
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, m := range h.st.Giving {
-		out = append(out, [2]*View{h.st.Views[m.Base], h.st.Views[m.Epoch]})
+		old, v := h.st.Views[m.Base], h.st.Views[m.Epoch]
+		out = append(out, ViewChange{Old: old, New: v, Give: Moves(old, v)[n.cfg.Name]})
 	}
 	return out
 }

@@ -45,12 +45,12 @@ type Host interface {
 	Owner(kind Kind, rec []byte) string
 
 	// ViewChanged is called once per view installed after the first, in
-	// increasing epoch order, never concurrently, with the view this
-	// agent held and the new one, just before the new one is in force
-	// (View still returns the old one). It must not block for long:
-	// start the hand-off and return (Moves(old, new) says which slots
-	// move).
-	ViewChanged(old, new *View)
+	// increasing epoch order, never concurrently, just before the new
+	// view is in force (View still returns the old one), once what it
+	// makes this agent await and give is saved (handoffstate.go). It
+	// must not block for long: hold c.Holds, start the hand-off of
+	// c.Give and return.
+	ViewChanged(c ViewChange)
 	// ResumeHolds is called once by Start, before the exchange listens
 	// (so before any release can arrive), with the holds a previous
 	// process left awaiting their release and the earliest next request
@@ -140,7 +140,6 @@ type Node struct {
 	vc       viewChange    // view changes (viewinstall.go)
 	cc       liveConfig    // cluster-wide settings changes (config.go)
 	ho       handoffs      // hand-offs (handoff.go)
-	viewed   chan struct{} // closed when the view is known
 	ready    chan struct{} // closed when the view's members are all here
 	fatal    chan error    // refused at join
 	finished chan struct{}
@@ -240,7 +239,7 @@ func Start(cfg Config, host Host) (*Node, error) {
 		}
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger, host: host,
-		viewed: make(chan struct{}), ready: make(chan struct{}), fatal: make(chan error, 1),
+		ready: make(chan struct{}), fatal: make(chan error, 1),
 		finished: make(chan struct{}), nudge: make(chan struct{}, 1),
 		dedup: newIDSet(), applied: newIDSet(), decoded: newDecodedCache(decodedLimit)}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
@@ -287,7 +286,7 @@ func Start(cfg Config, host Host) (*Node, error) {
 	if v, err := loadView(filepath.Join(cfg.Dir, "view.json")); err != nil {
 		return nil, err
 	} else if v != nil {
-		n.setView(v)
+		n.view.Store(v)
 	}
 	n.guard = newGuard(time.Now, n.leaseLive, func(reason string) {
 		n.log.Warn("cluster: guard closed: no request starts until this agent's lease is live and its view read back", "reason", reason)
@@ -377,15 +376,6 @@ func (n *Node) viewEpoch() uint64 {
 		return v.Epoch
 	}
 	return 0
-}
-
-func (n *Node) setView(v *View) {
-	n.view.Store(v)
-	select {
-	case <-n.viewed:
-	default:
-		close(n.viewed)
-	}
 }
 
 // WaitReady blocks until the node has its view and every member of it is

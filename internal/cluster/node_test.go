@@ -82,7 +82,7 @@ func (h *testHost) Owner(_ Kind, rec []byte) string {
 	return ""
 }
 
-func (h *testHost) ViewChanged(old, new *View) {}
+func (h *testHost) ViewChanged(ViewChange) {}
 
 func (h *testHost) ResumeHolds(holds []PendingHold, notBefore map[string]time.Time) {
 	h.mu.Lock()
