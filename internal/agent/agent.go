@@ -441,7 +441,7 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 			return err
 		}
 		a.router = &clusterRouter{a: a, assign: cfg.Frontier.Assign, host: host, stats: a.stats, placed: placed}
-		if a.router.early.saved, err = loadSavedView(state); err != nil {
+		if a.router.early.saved, err = cluster.LoadView(filepath.Join(state, "cluster")); err != nil {
 			return err
 		}
 		a.clusterHost = newClusterHost(a) // clusterinterim.go
@@ -485,7 +485,7 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 		},
 		Dropped:          a.dropped,
 		FetchedElsewhere: a.clusterHost.fetchedElsewhere(), // clusterreturn.go
-		Until:            untilChan(a.until),
+		Until:            a.until,                          // nil for a single agent
 		Stats:            a.stats,
 		Logger:           a.log,
 		Counts:           countsIn,

@@ -204,6 +204,8 @@ type clusterHost struct {
 	interim interimAgain // clusterinterim.go
 }
 
+var _ cluster.Host = (*clusterHost)(nil)
+
 func (h *clusterHost) Apply(b *cluster.Batch) error {
 	f := h.a.frontier
 	restarted := b.Kind == cluster.KindReady && h.restartedSender(b.ID) // clusterinterim.go
@@ -348,6 +350,9 @@ func (a *Agent) closeCluster() error {
 	merr := a.clusterHost.closeMovedLog(ctx) // leavemoved.go
 	cancel()
 	err := a.node.Close(a.cfg.Cluster.LeaveTimeout)
+	// The hand-offs under way end with the node's context (an unfinished
+	// one is resumed at the next start): none uses the node past here.
+	a.clusterHost.ho.busy.Wait()
 	a.node = nil
 	return errors.Join(err, perr, merr, a.clusterHost.closeReceived()) // countslog.go
 }
@@ -373,14 +378,6 @@ func clusterSummary(s stats.Snapshot) string {
 	return fmt.Sprintf("  cluster            URLs sent %d, received %d, forwarded %d (received for a key no longer owned); new URLs handed to address owners %d, received %d; handed over at view changes: %d keys, %d queued URLs, %d seen-set entries (received %d)",
 		s["ClusterSent"], s["ClusterReceived"], s["ClusterForwarded"], s["ClusterReadySent"], s["ClusterReadyReceived"],
 		s["HandedOverKeys"], s["HandedOverURLs"], s["HandedOverSeen"], s["ReceivedSeen"])
-}
-
-// untilChan is the frontier's Until: nil for a single agent.
-func untilChan(c chan struct{}) <-chan struct{} {
-	if c == nil {
-		return nil
-	}
-	return c
 }
 
 // warcPrefix names an agent's WARC files after it, so that the union of

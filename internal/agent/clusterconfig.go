@@ -94,30 +94,32 @@ func (h *clusterHost) PrepareConfig(values map[string]any) error {
 	return err
 }
 
-// CommitConfig applies a cluster-wide change the crawl wrote under epoch.
+// CommitConfig applies a cluster-wide change the crawl wrote under epoch:
+// through the control loop, or before it starts (commitBeforeRun).
 func (h *clusterHost) CommitConfig(ctx context.Context, epoch uint64, values map[string]any) error {
 	a := h.a
-	if ok, err := a.commitBeforeRun(epoch, values); ok {
-		return err
-	}
 	values = maps.Clone(values)
 	entries, blocks, err := takeBlocklist(values)
 	if err != nil {
 		return err
 	}
-	changes, err := a.reconfigureLocal(ctx, values)
+	changes, ok, err := a.commitBeforeRun(values, entries, blocks)
+	if !ok {
+		changes, err = a.reconfigureLocal(ctx, values)
+		if err == nil && blocks {
+			// Saved and in force even when the scheduler is not running
+			// (ErrState): queued URLs of a blocked host are then dropped
+			// at their turn.
+			if _, err = a.applyBlock(ctx, entries); errors.Is(err, console.ErrState) {
+				err = nil
+			}
+		}
+	}
 	if err != nil {
 		return err
 	}
 	if blocks {
-		// Saved and in force even when the scheduler is not running
-		// (ErrState): queued URLs of a blocked host are then dropped at
-		// their turn.
-		res, err := a.applyBlock(ctx, entries)
-		if err != nil && !errors.Is(err, console.ErrState) {
-			return err
-		}
-		a.log.Info("cluster-wide blocklist changed", "epoch", epoch, "added", res.Added, "dropped", res.Dropped)
+		a.log.Info("cluster-wide blocklist changed", "epoch", epoch, "entries", len(entries))
 	}
 	for _, c := range changes {
 		a.log.Info("cluster-wide setting changed", "epoch", epoch, "setting", c.Name, "old", c.Old, "new", c.New)

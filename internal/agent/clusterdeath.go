@@ -1,14 +1,12 @@
 package agent
 
 import (
-	"slices"
-
 	"github.com/petrel-crawler/petrel/internal/cluster"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 )
 
 // Owner says who owns a record now, for the re-routing of batches held for
-// an agent that left the view (cluster.Rerouter): a URL goes to the owner
+// an agent that left the view (cluster.Host): a URL goes to the owner
 // of its key's group, a URL out of a sieve to the owner of its host's
 // address; "" is this agent.
 func (h *clusterHost) Owner(kind cluster.Kind, rec []byte) string {
@@ -19,9 +17,9 @@ func (h *clusterHost) Owner(kind cluster.Kind, rec []byte) string {
 	return string(r.OwnerOf(rec[frontier.MetaLen:]))
 }
 
-// declaredDead reports whether the change from old to nw is the crawl
+// noteDeclaredDead logs a change from old to nw that is the crawl
 // declaring this agent dead: it was in old, and nw lists it absent. Such
-// an agent hands nothing over. The others took its keys and addresses over
+// an agent hands nothing over (cluster.ViewChange.Give is empty). The others took its keys and addresses over
 // without a release and with an empty seen set; a hand-off now would reach
 // them late, as a second source of the same keys' URLs (its queued URLs as
 // ready URLs, fetched again where the interim owners had found them
@@ -31,12 +29,10 @@ func (h *clusterHost) Owner(kind cluster.Kind, rec []byte) string {
 // (its zombie guard is closed: it fetches nothing) until a later view gives
 // its keys back, and the interim owners then hand it what they found
 // meanwhile.
-func (h *clusterHost) declaredDead(old, nw *cluster.View) bool {
-	self := h.a.cfg.Cluster.Agent
-	if !old.Has(self) || nw.Has(self) || !slices.Contains(nw.Absent, self) {
-		return false
+func (h *clusterHost) noteDeclaredDead(old, nw *cluster.View) {
+	if !cluster.DeclaredDead(h.a.cfg.Cluster.Agent, old, nw) {
+		return
 	}
 	h.a.log.Warn("cluster: this agent was declared dead (the new view lists it absent): it hands nothing over, keeps what it holds, and fetches nothing until a view gives it keys again",
 		"view", nw.String())
-	return true
 }

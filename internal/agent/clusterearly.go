@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"path/filepath"
 	"sync"
 
 	"github.com/petrel-crawler/petrel/internal/cluster"
@@ -30,12 +29,6 @@ type parkedRecord struct {
 	to   frontier.Peer
 	kind cluster.Kind
 	rec  []byte
-}
-
-// loadSavedView reads the view saved in the crawl's state/cluster (nil if
-// there is none, as at a first start).
-func loadSavedView(stateDir string) (*cluster.View, error) {
-	return cluster.LoadView(filepath.Join(stateDir, "cluster"))
 }
 
 // route hands rec to the node, or parks it while there is no node; it

@@ -17,12 +17,12 @@ import (
 // is left to the control loop.
 func TestCommitBeforeRun(t *testing.T) {
 	c := newTestCrawl(t, "127.84.9.1", 2, 4, nil)
-	if _, err := c.a.commitBeforeRun(2, map[string]any{"host-delay": "-1s"}); err == nil {
+	if _, _, err := c.a.commitBeforeRun(map[string]any{"host-delay": "-1s"}, nil, false); err == nil {
 		t.Fatal("a negative host-delay was committed")
 	}
-	ok, err := c.a.commitBeforeRun(1, map[string]any{"host-delay": "250ms"})
-	if !ok || err != nil {
-		t.Fatalf("commit before Run: ok %v, %v", ok, err)
+	diff, ok, err := c.a.commitBeforeRun(map[string]any{"host-delay": "250ms"}, nil, false)
+	if !ok || err != nil || len(diff) != 1 || diff[0].Name != "host-delay" {
+		t.Fatalf("commit before Run: ok %v, changes %v, %v", ok, diff, err)
 	}
 	if d := c.a.frontier.Settings().HostDelay; d != 250*time.Millisecond {
 		t.Errorf("frontier host-delay %v, want 250ms", d)
@@ -42,7 +42,7 @@ func TestCommitBeforeRun(t *testing.T) {
 	if len(hits) < 8 || hasGapUnder(hits, 250*time.Millisecond) {
 		t.Errorf("%d hits, gap under the committed 250ms host-delay: %v", len(hits), hasGapUnder(hits, 250*time.Millisecond))
 	}
-	if ok, _ := c.a.commitBeforeRun(2, map[string]any{"host-delay": "300ms"}); ok {
+	if _, ok, _ := c.a.commitBeforeRun(map[string]any{"host-delay": "300ms"}, nil, false); ok {
 		t.Error("a commit after the loops started did not go to the control loop")
 	}
 }

@@ -85,8 +85,9 @@ func newClusterHost(a *Agent) *clusterHost {
 // restored from its checkpoint after a kill -9, lets through again what it
 // had let through since; but not on the agent that returns, whose own
 // copies the tokens of its return account for (clusterreturn.go).
-func (h *clusterHost) noteTakeover(old, nw *cluster.View) {
-	if isReturn(h.a.cfg.Cluster.Agent, old, nw) {
+func (h *clusterHost) noteTakeover(c cluster.ViewChange) {
+	old, nw := c.Old, c.New
+	if cluster.Returning(h.a.cfg.Cluster.Agent, old, nw) {
 		h.interim.taken.Store(nil)
 		return
 	}
@@ -97,7 +98,7 @@ func (h *clusterHost) noteTakeover(old, nw *cluster.View) {
 	if prev := h.interim.taken.Load(); prev != nil {
 		copy(set, *prev)
 	}
-	for from, to := range cluster.Moves(old, nw) {
+	for from, to := range c.Moves {
 		if !slices.Contains(nw.Absent, from) {
 			continue
 		}

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"net/netip"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -124,22 +123,16 @@ func (h *clusterHost) spendKnown(url []byte) bool {
 	return h.ho.known.take(sieve.KeyHash(h.a.cfg.Frontier.Assign.GroupHash(url), url))
 }
 
-// isReturn reports whether the change from old to nw brings this agent
-// back after a death: absent in old, a member of nw.
-func isReturn(self string, old, nw *cluster.View) bool {
-	return !old.Has(self) && nw.Has(self) && slices.Contains(old.Absent, self)
-}
-
 // noteReturn follows a view change for the tokens, and for the keys taken
 // over (noteTakeover): a return starts afresh
 // (the parts of its epoch give the tokens); any other change keeps them,
 // for this agent's own queued copies may come up for dispatch long after.
-func (h *clusterHost) noteReturn(old, nw *cluster.View) {
-	h.noteTakeover(old, nw) // clusterinterim.go
-	if isReturn(h.a.cfg.Cluster.Agent, old, nw) {
+func (h *clusterHost) noteReturn(c cluster.ViewChange) {
+	h.noteTakeover(c) // clusterinterim.go
+	if cluster.Returning(h.a.cfg.Cluster.Agent, c.Old, c.New) {
 		h.ho.known.reset()
-		h.ho.known.returnEpoch.Store(nw.Epoch)
-		h.holdReturned(old, nw)
+		h.ho.known.returnEpoch.Store(c.New.Epoch)
+		h.holdReturned(c.Old, c.New)
 	}
 }
 

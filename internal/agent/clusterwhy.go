@@ -92,7 +92,7 @@ func (a *Agent) askWhy(ctx context.Context, n *cluster.Node, agent, url string, 
 	return w, nil
 }
 
-// WhyJSON answers the exchange's why (cluster.WhyHost): from what this
+// WhyJSON answers the exchange's why (cluster.Host): from what this
 // agent holds with local; otherwise as the owner of the URL's key (the
 // asker's view says it is), adding the fetching agent's part, and never
 // sending the question back.

@@ -78,7 +78,7 @@ func (h *clusterHost) holdLocked(ctx context.Context, from string, epoch uint64,
 
 // ResumeHolds holds again, at a start, the addresses moved to this agent
 // whose release an earlier process awaited, and keeps the waits of the
-// releases it received (cluster.HoldHost).
+// releases it received (cluster.Host).
 func (h *clusterHost) ResumeHolds(holds []cluster.PendingHold, notBefore map[string]time.Time) {
 	h.ho.mu.Lock()
 	defer h.ho.mu.Unlock()
@@ -100,28 +100,24 @@ func (h *clusterHost) ResumeHolds(holds []cluster.PendingHold, notBefore map[str
 
 // resumeGiving runs again the hand-offs an earlier process had begun as an
 // old owner and not finished (once the node is ready; they wait for the
-// frontier to run), each once its view is known agreed
-// (cluster.Node.GivingAgreed): a view never agreed is dropped with its
-// hand-off.
+// frontier to run). Each was recorded as its view, read back from etcd,
+// was installed: the crawl's view, so it is resumed as it stands.
 func (h *clusterHost) resumeGiving() {
-	self := h.a.cfg.Cluster.Agent
-	for _, vs := range h.a.node.PendingGiving() {
-		base, nw := vs[0], vs[1]
-		out := cluster.Moves(base, nw)[self]
-		if len(out) == 0 {
-			if err := h.a.node.GivingDone(nw.Epoch); err != nil {
-				h.a.log.Error("cluster: hand-off", "epoch", nw.Epoch, "err", err)
+	for _, c := range h.a.node.PendingGiving() {
+		if len(c.Give) == 0 {
+			if err := h.a.node.GivingDone(c.New.Epoch); err != nil {
+				h.a.log.Error("cluster: hand-off", "epoch", c.New.Epoch, "err", err)
 			}
 			continue
 		}
-		h.a.log.Info("cluster: resuming an unfinished hand-off once its view is known agreed", "from", base.String(), "to", nw.String(), "giving", len(out))
-		h.goHandOver(nw, out, func() bool { return h.a.node.GivingAgreed(nw.Epoch) })
+		h.a.log.Info("cluster: resuming an unfinished hand-off", "from", c.Old.String(), "to", c.New.String(), "giving", len(c.Give))
+		h.goHandOver(c.New, c.Give)
 	}
 }
 
-// goHandOver sends the hand-off of out at nw in the background, once
-// agreed (nil: at once) reports true.
-func (h *clusterHost) goHandOver(nw *cluster.View, out map[string]cluster.SlotSet, agreed func() bool) {
+// goHandOver sends the hand-off of out at nw in the background, until the
+// node's context ends (closeCluster waits for it).
+func (h *clusterHost) goHandOver(nw *cluster.View, out map[string]cluster.SlotSet) {
 	h.ho.mu.Lock()
 	h.ho.out++
 	h.ho.busy.Add(1)
@@ -133,22 +129,18 @@ func (h *clusterHost) goHandOver(nw *cluster.View, out map[string]cluster.SlotSe
 			h.ho.mu.Unlock()
 			h.ho.busy.Done()
 		}()
-		if agreed != nil && !agreed() {
-			h.a.log.Warn("cluster: an unfinished hand-off not resumed: its view was never agreed", "view", nw.String())
-			return
-		}
 		if err := h.handOver(nw, out); err != nil {
 			h.a.log.Error("cluster: hand-off", "epoch", nw.Epoch, "err", err)
 		}
 	}()
 }
 
-// ViewChanged runs just before the new view is in force here.
-func (h *clusterHost) ViewChanged(old, nw *cluster.View) {
-	a := h.a
-	moves := cluster.Moves(old, nw)
-	self := a.cfg.Cluster.Agent
-	h.noteReturn(old, nw)
+// ViewChanged runs just before the new view is in force here: it holds
+// the addresses moving to this agent and starts its hand-off of what it
+// gives (none when the view declares it dead: clusterdeath.go).
+func (h *clusterHost) ViewChanged(c cluster.ViewChange) {
+	a, old, nw := h.a, c.Old, c.New
+	h.noteReturn(c)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	h.ho.mu.Lock()
@@ -159,21 +151,14 @@ func (h *clusterHost) ViewChanged(old, nw *cluster.View) {
 		}
 		delete(h.ho.holds, from)
 	}
-	for from, to := range moves {
-		set, ok := to[self]
-		if !ok || from == self || slices.Contains(nw.Absent, from) {
-			continue
-		}
-		h.holdLocked(ctx, from, nw.Epoch, set)
+	for _, p := range c.Holds {
+		h.holdLocked(ctx, p.From, p.Epoch, p.Slots)
 	}
 	h.ho.mu.Unlock()
-	out := moves[self]
-	if h.declaredDead(old, nw) {
-		out = nil // clusterdeath.go: it keeps what it holds for its return
-	}
-	a.log.Info("cluster: view change", "from", old.String(), "to", nw.String(), "giving", len(out))
-	if len(out) > 0 {
-		h.goHandOver(nw, out, nil)
+	h.noteDeclaredDead(old, nw)
+	a.log.Info("cluster: view change", "from", old.String(), "to", nw.String(), "giving", len(c.Give))
+	if len(c.Give) > 0 {
+		h.goHandOver(nw, c.Give)
 	}
 }
 
@@ -192,11 +177,11 @@ func (h *clusterHost) handingOver() bool {
 func (h *clusterHost) handOver(nw *cluster.View, out map[string]cluster.SlotSet) error {
 	a := h.a
 	n := a.node
-	ctx := context.Background()
+	ctx := n.Context()
 	// The router answers with nw from when the view is in force; then
 	// every URL routed under the old view has reached the sieve.
-	for n.View().Epoch < nw.Epoch {
-		time.Sleep(time.Millisecond)
+	if err := n.WaitView(ctx, func(v *cluster.View) bool { return v.Epoch >= nw.Epoch }); err != nil {
+		return err
 	}
 	a.frontier.RouteBarrier()
 	if n.IsLeaving() {
@@ -460,7 +445,7 @@ func (a *Agent) leave() error {
 	if err := n.Leaving(); err != nil {
 		return err
 	}
-	if err := n.WaitLeft(ctx, self); err != nil {
+	if err := n.WaitView(ctx, func(v *cluster.View) bool { return !v.Has(self) }); err != nil {
 		a.log.Error("cluster: leave: no view without this agent", "err", err)
 		return errLeaveTimeout
 	}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/petrel-crawler/petrel/internal/coord"
 	"io"
@@ -104,6 +105,20 @@ func (h *countingHost) Apply(b *Batch) error {
 func (h *countingHost) Idle() bool         { return true }
 func (h *countingHost) Stop(string)        {}
 func (h *countingHost) Progress() Progress { return Progress{} }
+
+// The benchmark's two agents keep one view: nothing moves, nothing is
+// re-routed, no setting changes, no one asks why.
+func (h *countingHost) Owner(Kind, []byte) string                                  { return "" }
+func (h *countingHost) ViewChanged(ViewChange)                                     {}
+func (h *countingHost) ResumeHolds([]PendingHold, map[string]time.Time)            {}
+func (h *countingHost) ApplyHandoff(*Handoff) error                                { return nil }
+func (h *countingHost) PrepareConfig(map[string]any) error                         { return nil }
+func (h *countingHost) CommitConfig(context.Context, uint64, map[string]any) error { return nil }
+func (h *countingHost) WhyJSON(context.Context, string, bool) ([]byte, error) {
+	return nil, errors.New("the exchange benchmark answers no why")
+}
+
+var _ Host = (*countingHost)(nil)
 
 // benchNode starts one side of the benchmark; the receiver runs the
 // crawl's one coordinator, on its address's port + 2.

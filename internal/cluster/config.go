@@ -29,17 +29,6 @@ import (
 // choosing) is made the same way, provided the host's PrepareConfig and
 // CommitConfig understand its names.
 
-// ConfigHost is implemented by a Host whose cluster-wide values can change
-// while the crawl runs.
-type ConfigHost interface {
-	// PrepareConfig checks that values (the crawl's changed values after
-	// the change) can be applied, and applies nothing. Its error is the
-	// refusal's reason.
-	PrepareConfig(values map[string]any) error
-	// CommitConfig applies values, which the crawl wrote under epoch.
-	CommitConfig(ctx context.Context, epoch uint64, values map[string]any) error
-}
-
 // ErrConfigConflict is returned by ChangeConfig when another change was
 // written between this one's read and its write: nothing changed; ask
 // again.
@@ -90,10 +79,6 @@ func (n *Node) ConfigEpoch() uint64 { return n.cc.epoch.Load() }
 // whole crawl, in one transaction, and returns the new config epoch.
 // This agent's host checks the values first; its refusal changes nothing.
 func (n *Node) ChangeConfig(ctx context.Context, changes map[string]any) (uint64, error) {
-	ch, ok := n.host.(ConfigHost)
-	if !ok {
-		return 0, errors.New("cluster: this agent cannot change cluster-wide settings")
-	}
 	_, crawl := n.crawlState()
 	if crawl == nil || !n.isReady() {
 		return 0, errors.New("cluster: this agent is not connected to the crawl's coordinators yet")
@@ -111,7 +96,7 @@ func (n *Node) ChangeConfig(ctx context.Context, changes map[string]any) (uint64
 	b, _ := json.Marshal(next)
 	var checked map[string]any
 	json.Unmarshal(b, &checked)
-	if err := ch.PrepareConfig(checked); err != nil {
+	if err := n.host.PrepareConfig(checked); err != nil {
 		return 0, fmt.Errorf("refused by agent %s: %w", n.cfg.Name, err)
 	}
 	rev, err := crawl.ChangeSettings(ctx, cur.Rev, next)
@@ -134,9 +119,6 @@ func (n *Node) applySettings(ctx context.Context, s coord.Settings) error {
 	if s.Rev == 0 || uint64(s.Rev) <= n.ConfigEpoch() {
 		return nil
 	}
-	if _, ok := n.host.(ConfigHost); !ok {
-		return nil
-	}
 	return n.commitConfig(ctx, ConfigState{Epoch: uint64(s.Rev), Values: s.Values})
 }
 
@@ -150,7 +132,7 @@ func (n *Node) commitConfig(ctx context.Context, s ConfigState) error {
 	if s.Epoch <= c.epoch.Load() {
 		return nil
 	}
-	if err := n.host.(ConfigHost).CommitConfig(ctx, s.Epoch, s.Values); err != nil {
+	if err := n.host.CommitConfig(ctx, s.Epoch, s.Values); err != nil {
 		return fmt.Errorf("cluster: config epoch %d: %w", s.Epoch, err)
 	}
 	b, _ := json.Marshal(s)

@@ -3,45 +3,10 @@ package cluster
 import (
 	"context"
 	"errors"
-	"fmt"
-	"maps"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
-
-// configHost is a testHost whose cluster-wide values can change: it
-// refuses a value of "bad" for the setting it is told to guard.
-type configHost struct {
-	*testHost
-	name   string
-	guard  string // setting whose value "bad" this host refuses
-	mu     sync.Mutex
-	values map[string]any
-	epochs []uint64
-}
-
-func (h *configHost) PrepareConfig(values map[string]any) error {
-	if values[h.guard] == "bad" {
-		return fmt.Errorf("--%s: %q is not a duration (agent %s)", h.guard, values[h.guard], h.name)
-	}
-	return nil
-}
-
-func (h *configHost) CommitConfig(_ context.Context, epoch uint64, values map[string]any) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.values = maps.Clone(values)
-	h.epochs = append(h.epochs, epoch)
-	return nil
-}
-
-func (h *configHost) state() (map[string]any, []uint64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return maps.Clone(h.values), append([]uint64(nil), h.epochs...)
-}
 
 // waitConfig waits until every node is at config epoch at least e.
 func waitConfig(t *testing.T, e uint64, nodes ...*Node) {
@@ -62,9 +27,9 @@ func waitConfig(t *testing.T, e uint64, nodes ...*Node) {
 // changes nothing anywhere.
 func TestChangeConfigInEtcd(t *testing.T) {
 	t.Parallel() // waits on leases and views more than it computes
-	hs := []*configHost{}
-	for _, name := range []string{"a", "b", "c"} {
-		hs = append(hs, &configHost{testHost: newTestHost(), name: name, guard: "host-delay"})
+	hs := []*testHost{newTestHost(), newTestHost(), newTestHost()}
+	for _, h := range hs {
+		h.guard = "host-delay"
 	}
 	a := mustNode(t, "a", nil, 3, hs[0])
 	b := mustNode(t, "b", []string{a.cfg.Bind.String()}, 3, hs[1])
@@ -85,7 +50,7 @@ func TestChangeConfigInEtcd(t *testing.T) {
 	}
 	waitConfig(t, epoch, nodes...)
 	for i, n := range nodes {
-		vals, epochs := hs[i].state()
+		vals, epochs := hs[i].config()
 		if vals["host-delay"] != "300ms" || len(epochs) != 1 || n.ConfigEpoch() != epoch {
 			t.Errorf("%s: values %v, epochs %v, node at %d", n.Name(), vals, epochs, n.ConfigEpoch())
 		}
@@ -103,7 +68,7 @@ func TestChangeConfigInEtcd(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond)
 	for i, n := range nodes {
-		vals, epochs := hs[i].state()
+		vals, epochs := hs[i].config()
 		if vals["host-delay"] != "300ms" || vals["ip-delay"] != nil || len(epochs) != 1 || n.ConfigEpoch() != epoch {
 			t.Errorf("%s after the refusal: values %v, epochs %v, node at %d", n.Name(), vals, epochs, n.ConfigEpoch())
 		}
@@ -116,7 +81,7 @@ func TestChangeConfigInEtcd(t *testing.T) {
 	}
 	waitConfig(t, next, nodes...)
 	for i, n := range nodes {
-		vals, _ := hs[i].state()
+		vals, _ := hs[i].config()
 		if vals["host-delay"] != "300ms" || vals["ip-delay"] != "1s" {
 			t.Errorf("%s: values %v", n.Name(), vals)
 		}

@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -356,15 +355,14 @@ func (n *Node) onState(ctx context.Context, crawl *coord.Crawl, lease *coord.Lea
 	if st.Ended {
 		n.finish("the crawl's end, written by its view's writer")
 	}
-	if in || n.IsLeaving() && !in {
+	if in || n.IsLeaving() {
 		n.markReady(v)
 	}
-	switch {
-	case in && lease.Live(time.Now()) && n.guard.isClosed():
+	// A view that declares this agent dead closed the guard as it was
+	// installed (viewinstall.go); it stays closed until a view has it.
+	if in && lease.Live(time.Now()) && n.guard.isClosed() {
 		n.guard.open()
 		n.log.Info("cluster: zombie guard open: lease live, view read back with this agent", "view", v.String())
-	case !in && !n.IsLeaving() && slices.Contains(v.Absent, n.cfg.Name):
-		n.guard.Close(fmt.Sprintf("declared dead: the crawl's view (%s) is without this agent", v))
 	}
 }
 

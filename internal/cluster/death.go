@@ -30,14 +30,6 @@ import (
 // attempt in this process: after a restart of the sender, a batch sent
 // before it counts as never sent.
 
-// Rerouter is what a Host adds to re-route records whose destination left
-// the view: the agent that owns the record now ("" for this agent) — for
-// KindURLs the owner of its key's group, for KindReady the owner of its
-// host's address.
-type Rerouter interface {
-	Owner(kind Kind, rec []byte) string
-}
-
 // withAbsent sets v's Absent to names (sorted, once each); v must not be
 // shared yet.
 func withAbsent(v *View, names []string) *View {
@@ -52,11 +44,10 @@ const rerouteBatches = 64
 
 // rerouteOutbox gives the batches held for agents not in v to the records'
 // owners in v: each record is routed again (through the batcher and the
-// outbox: durable once Flush returns), then the old batch is removed. It
-// needs a Host that is a Rerouter.
+// outbox: durable once Flush returns), then the old batch is removed; the
+// host's Owner says where each record goes.
 func (n *Node) rerouteOutbox(ctx context.Context, v *View) error {
-	rr, ok := n.host.(Rerouter)
-	if !ok || v == nil {
+	if v == nil {
 		return nil
 	}
 	n.rerouting.Lock()
@@ -84,7 +75,7 @@ func (n *Node) rerouteOutbox(ctx context.Context, v *View) error {
 				return fmt.Errorf("batch %s for %s: %w", e.ID, dest, err)
 			}
 			for _, rec := range b.Records {
-				to := rr.Owner(b.Kind, rec)
+				to := n.host.Owner(b.Kind, rec)
 				if to == "" {
 					to = n.cfg.Name
 				}

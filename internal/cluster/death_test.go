@@ -6,46 +6,26 @@ import (
 	"net"
 	"path/filepath"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/coord"
 )
 
-// rerouteHost is a testHost that re-routes by its node's view: a record's
-// group is the record itself.
-type rerouteHost struct {
-	*testHost
-	node atomic.Pointer[Node] // set after Start: views may come first
-}
-
-func (h *rerouteHost) Owner(_ Kind, rec []byte) string {
-	n := h.node.Load()
-	o := n.View().Owner(string(rec))
-	if o == n.Name() {
-		return ""
-	}
-	return o
-}
-
-func (h *rerouteHost) ViewChanged(old, new *View) {}
-
-func startGraced(t *testing.T, name string, join []string, h *rerouteHost, grace time.Duration) *Node {
+func startGraced(t *testing.T, name string, join []string, h *testHost, grace time.Duration) *Node {
 	t.Helper()
 	n, err := startNode(t, name, testKey, join, 3, h, [][2]string{{"assign", "authority"}}, func(c *Config) { c.Grace = grace })
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.node.Store(n)
 	return n
 }
 
 // startGracedThree starts a crawl of three agents a, b and c (a the
 // coordinator) with grace period grace, and waits for its view.
-func startGracedThree(t *testing.T, grace time.Duration) (a, b, c *Node, ha, hb, hc *rerouteHost) {
+func startGracedThree(t *testing.T, grace time.Duration) (a, b, c *Node, ha, hb, hc *testHost) {
 	t.Helper()
-	ha, hb, hc = &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}
+	ha, hb, hc = newTestHost(), newTestHost(), newTestHost()
 	a = startGraced(t, "a", nil, ha, grace)
 	b = startGraced(t, "b", []string{a.cfg.Bind.String()}, hb, grace)
 	c = startGraced(t, "c", []string{a.cfg.Bind.String()}, hc, grace)
@@ -117,7 +97,7 @@ func TestDeathTakeoverAndForget(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	for _, g := range forC {
-		owner := map[string]*rerouteHost{"a": ha, "b": hb}[v2.Owner(g)]
+		owner := map[string]*testHost{"a": ha, "b": hb}[v2.Owner(g)]
 		owner.mu.Lock()
 		k := owner.records[g]
 		owner.mu.Unlock()
@@ -189,7 +169,7 @@ func TestDeathReturn(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	// The restart on its directory, with the view of epoch 1 it saved.
-	hc2 := &rerouteHost{testHost: newTestHost()}
+	hc2 := newTestHost()
 	c2, err := Start(cfg, hc2)
 	if err != nil {
 		t.Fatal(err)

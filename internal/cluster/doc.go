@@ -17,11 +17,11 @@
 //	node.go         Node: the parts together; start, ready, finish, close
 //	coordination.go the node on etcd: member, lease, registration, following the crawl
 //	dial.go         DialCrawl, EtcdCerts: commands that reach a crawl's etcd
-//	view.go         View: the versioned ownership view; NextView
+//	view.go         View: the versioned ownership view; Returning, DeclaredDead
 //	hrw.go          View.Owner: weighted rendezvous hashing
 //	viewinstall.go  installing the views read from etcd, in order
 //	guard.go        Guard: no request while the lease is not known live
-//	leave.go        a deliberate leave: Leaving, WaitLeft, LeaveDone
+//	leave.go        a deliberate leave: Leaving, WaitView, LeaveDone
 //	death.go        re-routing the outbox of agents out of the view
 //	leftdest.go     batches for an agent that left: kept while it may hold them
 //	forget.go       petrel cluster forget: an absent agent dropped for good
@@ -43,10 +43,9 @@
 //	decoded.go      batches decoded at their arrival, for the applier
 //	applier.go      inbox → host, in order, replayable after a crash
 //	viewlag.go      a batch of ready URLs held until its view is installed
-//	handoff.go      the hand-off of moved keys: parts, releases, awaiting
+//	handoff.go      the hand-off of moved keys: ViewChange, parts, releases
 //	handoffparts.go a hand-off's parts: seen sets and counts in bounded pieces
 //	handoffstate.go the hand-offs' durable state (awaiting.json)
-//	givingagreed.go whether a hand-off to give is still recorded
 //	placement.go    Placements: the address a key owner first placed a host at
 //	placementlog.go its file, kept across restarts (format beside the code)
 //	status.go       Status (petrel cluster status), the slots each agent owns

@@ -13,7 +13,7 @@ import (
 // is older is refused with the fence's epoch (409, staleView). The
 // sender keeps such a batch out of its sends and, once it holds a view
 // at least as new as that epoch, routes its records again to their
-// owners in it (Rerouter) and removes it.
+// owners in it (Host.Owner) and removes it.
 //
 // The host routes under the view it read, without a lock against an
 // install: a record routed in the instant a view is installed may be
@@ -146,19 +146,17 @@ func (n *Node) rerouteRefused(ctx context.Context) error {
 		todo = append(todo, r)
 	}
 	n.fence.refusedMu.Unlock()
-	rr, _ := n.host.(Rerouter)
 	for _, r := range todo {
-		if err := n.rerouteOne(ctx, rr, r); err != nil {
+		if err := n.rerouteOne(ctx, r); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// rerouteOne routes one refused batch again if this agent holds its
-// view: by rr (the records' owners now; without one, back to the same
-// agent under the newer view).
-func (n *Node) rerouteOne(ctx context.Context, rr Rerouter, r refusedBatch) error {
+// rerouteOne routes one refused batch again, to the records' owners now
+// (Host.Owner), if this agent holds its view.
+func (n *Node) rerouteOne(ctx context.Context, r refusedBatch) error {
 	v := n.View()
 	if v == nil || v.Epoch < r.need {
 		return nil // its view is not here yet: installing it wakes the loop
@@ -174,11 +172,9 @@ func (n *Node) rerouteOne(ctx context.Context, rr Rerouter, r refusedBatch) erro
 	}
 	byDest := map[string][][]byte{}
 	for _, rec := range b.Records {
-		to := r.e.Dest
-		if rr != nil {
-			if to = rr.Owner(b.Kind, rec); to == "" {
-				to = n.cfg.Name
-			}
+		to := n.host.Owner(b.Kind, rec)
+		if to == "" {
+			to = n.cfg.Name
 		}
 		byDest[to] = append(byDest[to], rec)
 	}

@@ -16,7 +16,7 @@ import (
 // have been taken; here a batch of a's own routing under the new view is.
 func TestFenceRefusesOlderViewBatch(t *testing.T) {
 	net := newMemNetwork()
-	ha, hb, hc := &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}, &rerouteHost{testHost: newTestHost()}
+	ha, hb, hc := newTestHost(), newTestHost(), newTestHost()
 	a, b, c := memNode(t, net, "a", ha), memNode(t, net, "b", hb), memNode(t, net, "c", hc)
 	v1, err := NewView(10, []ViewAgent{{Name: "a"}, {Name: "b"}})
 	if err != nil {
@@ -60,8 +60,8 @@ func TestFenceRefusesOlderViewBatch(t *testing.T) {
 	hb.waitApplied(t, "b applies its records", hb.has(len(toB)))
 	hc.waitApplied(t, "c applies the moved records", hc.has(len(toC)))
 	waitOutboxEmpty(t, a)
-	appliedOnce(t, "b", hb.testHost, toB)
-	appliedOnce(t, "c", hc.testHost, toC)
+	appliedOnce(t, "b", hb, toB)
+	appliedOnce(t, "c", hc, toC)
 	if ha.count() != 0 {
 		t.Errorf("a applied %d records, want none", ha.count())
 	}

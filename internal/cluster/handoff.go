@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -55,14 +54,6 @@ type Handoff struct {
 // each id once.
 func (h *Handoff) ID() string { return fmt.Sprintf("%s/%d/%d", h.From, h.Epoch, h.Seq) }
 
-// HandoffHost is implemented by a Host that receives hand-offs.
-type HandoffHost interface {
-	// ApplyHandoff makes a part durable in the host (seen hashes in the
-	// sieve, counts) and, for a release, ends the hold of the addresses
-	// that moved from h.From. It is called once per part id.
-	ApplyHandoff(h *Handoff) error
-}
-
 // SlotSet is a set of slots (a bitset of Slots bits).
 type SlotSet []uint64
 
@@ -106,25 +97,46 @@ type handoffs struct {
 	applyMu sync.Mutex    // one part applied at a time: a part sent twice at once is applied once
 }
 
+// ViewChange is a change of view as the host acts on it
+// (Host.ViewChanged).
+type ViewChange struct {
+	Old, New *View
+	// Moves is Moves(Old, New): the slots each agent gives each other.
+	Moves map[string]map[string]SlotSet
+	// Holds are the moves to this agent whose release it awaits: the
+	// host holds their addresses until the release (Host.ApplyHandoff).
+	// An agent absent from New (dead past the grace period) sends no
+	// release: its keys are taken over without one (death.go).
+	Holds []PendingHold
+	// Give is what this agent hands over, by new owner: nothing when New
+	// declares it dead (it keeps what it holds for its return).
+	Give map[string]SlotSet
+}
+
 // expectReleases records what the change from old to v makes this agent
 // wait for (the releases, and the moves whose addresses it holds) and the
-// hand-offs it gives (moves from it), with the two views.
-func (n *Node) expectReleases(old, v *View, moves map[string]map[string]SlotSet) error {
+// hand-offs it gives (moves from it), with the two views, and returns
+// the change for the host.
+func (n *Node) expectReleases(old, v *View) (ViewChange, error) {
+	self := n.cfg.Name
+	c := ViewChange{Old: old, New: v, Moves: Moves(old, v)}
+	ret := Returning(self, old, v)
+	for from, to := range c.Moves {
+		if set, ok := to[self]; ok && from != self && !slices.Contains(v.Absent, from) {
+			c.Holds = append(c.Holds, PendingHold{From: from, Epoch: v.Epoch, Slots: set, Return: ret})
+		}
+	}
+	if !slices.Contains(v.Absent, self) {
+		c.Give = c.Moves[self]
+	}
 	h := &n.ho
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	self := n.cfg.Name
-	for from, to := range moves {
-		// An agent absent from v (dead past the grace period) sends no
-		// release: its keys are taken over without one (death.go).
-		if _, ok := to[self]; ok && from != self && !slices.Contains(v.Absent, from) {
-			h.st.Awaiting[from] = v.Epoch
-			h.st.Holds = append(h.st.Holds, heldMove{From: from, Base: old.Epoch, Epoch: v.Epoch})
-		}
+	for _, p := range c.Holds {
+		h.st.Awaiting[p.From] = v.Epoch
+		h.st.Holds = append(h.st.Holds, heldMove{From: p.From, Base: old.Epoch, Epoch: v.Epoch})
 	}
-	if len(moves[self]) > 0 && !slices.Contains(v.Absent, self) {
-		// Declared dead, this agent gives nothing: it keeps what it holds
-		// for its return.
+	if len(c.Give) > 0 {
 		h.st.Giving = append(h.st.Giving, heldMove{From: self, Base: old.Epoch, Epoch: v.Epoch})
 	}
 	for from := range h.st.Awaiting {
@@ -146,7 +158,7 @@ func (n *Node) expectReleases(old, v *View, moves map[string]map[string]SlotSet)
 			delete(h.st.Applied, id)
 		}
 	}
-	return h.saveLocked(n.cfg.Dir)
+	return c, h.saveLocked(n.cfg.Dir)
 }
 
 // Awaiting returns the old owners whose release this agent awaits.
@@ -275,11 +287,7 @@ func (n *Node) ReceiveHandoff(h *Handoff) error {
 		// resumed the hand-off after a crash): counts are not added twice.
 		return nil
 	}
-	hh, ok := n.host.(HandoffHost)
-	if !ok {
-		return refused(http.StatusNotImplemented, "this agent takes no hand-off")
-	}
-	if err := hh.ApplyHandoff(h); err != nil {
+	if err := n.host.ApplyHandoff(h); err != nil {
 		n.log.Error("cluster: hand-off", "from", from, "epoch", epoch, "err", err)
 		return busy(err.Error())
 	}

@@ -19,7 +19,7 @@ import (
 //     computed from), and, per address released, the earliest time of its
 //     next request (NotBefore, the release's wait from its receipt, kept
 //     until it has passed): a restart holds the same addresses and keeps
-//     the same waits (HoldHost.ResumeHolds);
+//     the same waits (Host.ResumeHolds);
 //   - as an old owner: the hand-offs not finished (Giving), which the host
 //     runs again at its next start (Node.PendingGiving), and, once their
 //     requests in flight have ended, the earliest next request of each
@@ -43,7 +43,7 @@ type awaitingState struct {
 	Views     map[uint64]*View     `json:"views,omitempty"`  // by epoch: the views Holds and Giving refer to
 	NotBefore map[string]time.Time `json:"not_before,omitempty"`
 	Released  map[string]uint64    `json:"released,omitempty"` // "from/epoch" → epoch
-	Leaving   bool                 `json:"leaving,omitempty"`  // a leave not finished (join.go)
+	Leaving   bool                 `json:"leaving,omitempty"`  // a leave not finished (leave.go)
 
 	GivingUntil map[uint64]map[string]time.Time `json:"giving_until,omitempty"` // by epoch of Giving
 }
@@ -66,15 +66,6 @@ type PendingHold struct {
 	Epoch  uint64
 	Slots  SlotSet
 	Return bool
-}
-
-// HoldHost is implemented by a Host that holds moved addresses. Start
-// calls ResumeHolds once, before the exchange listens (so before any
-// release can arrive), with the holds a previous process left awaiting
-// their release and the earliest next request of each address released
-// recently.
-type HoldHost interface {
-	ResumeHolds(holds []PendingHold, notBefore map[string]time.Time)
 }
 
 // maxReleased bounds the released pairs kept.
@@ -158,8 +149,7 @@ func (n *Node) pendingHolds() ([]PendingHold, map[string]time.Time) {
 		}
 		set := moves[k][m.From][n.cfg.Name]
 		if set != nil {
-			base, v := h.st.Views[m.Base], h.st.Views[m.Epoch]
-			ret := !base.Has(n.cfg.Name) && v.Has(n.cfg.Name) && slices.Contains(base.Absent, n.cfg.Name)
+			ret := Returning(n.cfg.Name, h.st.Views[m.Base], h.st.Views[m.Epoch])
 			out = append(out, PendingHold{From: m.From, Epoch: m.Epoch, Slots: set, Return: ret})
 		}
 	}
@@ -172,14 +162,15 @@ func (n *Node) pendingHolds() ([]PendingHold, map[string]time.Time) {
 
 // PendingGiving returns the hand-offs this agent had begun as an old owner
 // and not finished (a crash, or a stop, in the middle): for each, the
-// view it replaced and the view that moved the slots. Run them again
-// (Moves(base, view)[self]) and call GivingDone.
-func (n *Node) PendingGiving() (out [][2]*View) {
+// change of view that made it, with its Give. Run them again and call
+// GivingDone.
+func (n *Node) PendingGiving() (out []ViewChange) {
 	h := &n.ho
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, m := range h.st.Giving {
-		out = append(out, [2]*View{h.st.Views[m.Base], h.st.Views[m.Epoch]})
+		old, v := h.st.Views[m.Base], h.st.Views[m.Epoch]
+		out = append(out, ViewChange{Old: old, New: v, Give: Moves(old, v)[n.cfg.Name]})
 	}
 	return out
 }

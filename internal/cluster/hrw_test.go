@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -152,4 +153,30 @@ func TestMoves(t *testing.T) {
 	if share := float64(n) / Slots; share < 0.24 || share > 0.26 {
 		t.Fatalf("%.3f of the slots moved, want about 1/4", share)
 	}
+}
+
+// NextView returns the agents of the view that follows v with the agents
+// add joined (a name already in v takes the new weight) and the agents
+// named in remove gone, under epoch v's plus one. v's absentees stay
+// absent unless added.
+func NextView(v *View, add []ViewAgent, remove ...string) (*View, error) {
+	var as []ViewAgent
+	for _, a := range v.Agents {
+		if !slices.Contains(remove, a.Name) && !slices.ContainsFunc(add, func(b ViewAgent) bool { return b.Name == a.Name }) {
+			as = append(as, a)
+		}
+	}
+	for _, a := range add {
+		if !slices.Contains(remove, a.Name) {
+			as = append(as, a)
+		}
+	}
+	if len(as) == 0 {
+		return nil, errors.New("cluster: a view needs at least one agent")
+	}
+	nv, err := NewView(v.Epoch+1, as)
+	if err == nil {
+		nv.Absent = slices.DeleteFunc(slices.Clone(v.Absent), func(n string) bool { return nv.Has(n) })
+	}
+	return nv, err
 }

@@ -83,12 +83,13 @@ func (n *Node) ReportLeaving(ctx context.Context) {
 	n.nudgePublish()
 }
 
-// WaitLeft blocks until this agent holds a view without it (the crawl's
-// writer of views wrote it in answer to Leaving), or ctx ends.
-func (n *Node) WaitLeft(ctx context.Context, self string) error {
+// WaitView blocks until this agent holds a view for which ok is true
+// (for a leave: a view without this agent, which the crawl's writer of
+// views writes in answer to Leaving), or ctx ends.
+func (n *Node) WaitView(ctx context.Context, ok func(*View) bool) error {
 	for {
 		installed := n.viewInstalled()
-		if v := n.View(); v != nil && !v.Has(self) {
+		if v := n.View(); v != nil && ok(v) {
 			return nil
 		}
 		select {

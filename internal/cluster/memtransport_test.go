@@ -207,7 +207,7 @@ func (t *memTransport) SendHandoff(ctx context.Context, to Peer, h *Handoff) err
 
 // memNode starts a node on net: no etcd and no socket. The test gives it
 // its views (memInstall).
-func memNode(t *testing.T, net *memNetwork, name string, host Host, opts ...func(*Config)) *Node {
+func memNode(t *testing.T, net *memNetwork, name string, host *testHost, opts ...func(*Config)) *Node {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
 	cfg := Config{Name: name, Bind: netip.MustParseAddrPort("127.0.0.1:9"), Key: testKey, CrawlName: "test",
@@ -220,9 +220,7 @@ func memNode(t *testing.T, net *memNetwork, name string, host Host, opts ...func
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rh, ok := host.(*rerouteHost); ok {
-		rh.node.Store(n)
-	}
+	host.node.Store(n)
 	t.Cleanup(func() { n.closeParts() })
 	return n
 }

@@ -18,20 +18,58 @@ import (
 	"github.com/petrel-crawler/petrel/internal/coord"
 )
 
-// Host is the agent a Node serves: it applies received batches to its
-// frontier and says whether its frontier is idle.
+// Host is the agent a Node serves: its frontier, as the node sees it.
+// Every method is required; the node calls them from its own goroutines.
 type Host interface {
 	// Apply puts a batch's records into the frontier: KindURLs into the
 	// sieve, KindReady into the ready queue. It is called in inbox order,
 	// never concurrently.
 	Apply(b *Batch) error
 	// Idle reports whether the frontier has nothing queued, in flight or
-	// being parsed, and its sieve is flushed.
+	// being parsed, its sieve is flushed, and it sends no hand-off.
 	Idle() bool
-	// Stop asks for a clean stop of this agent (a whole-crawl stop).
+	// Stop asks for a clean stop of this agent (a whole-crawl stop, the
+	// crawl's end, or a fatal error of the node). It must not block.
 	Stop(reason string)
 	// Progress returns figures for Status.
 	Progress() Progress
+
+	// Owner says which agent owns a record now ("" for this agent), for
+	// re-routing the batches held for an agent that left the view
+	// (death.go): for KindURLs the owner of its key's group, for
+	// KindReady the owner of its host's address.
+	Owner(kind Kind, rec []byte) string
+
+	// ViewChanged is called once per view installed after the first, in
+	// increasing epoch order, never concurrently, just before the new
+	// view is in force (View still returns the old one), once what it
+	// makes this agent await and give is saved (handoffstate.go). It
+	// must not block for long: hold c.Holds, start the hand-off of
+	// c.Give and return.
+	ViewChanged(c ViewChange)
+	// ResumeHolds is called once by Start, before the exchange listens
+	// (so before any release can arrive), with the holds a previous
+	// process left awaiting their release and the earliest next request
+	// of each address released recently (handoffstate.go).
+	ResumeHolds(holds []PendingHold, notBefore map[string]time.Time)
+	// ApplyHandoff makes a hand-off part durable in the host (seen hashes
+	// in the sieve, counts) and, for a release, ends the hold of the
+	// addresses that moved from h.From. It is called once per part id,
+	// one part at a time (handoff.go).
+	ApplyHandoff(h *Handoff) error
+
+	// PrepareConfig checks that values (the crawl's changed cluster-wide
+	// values after a change) can be applied, and applies nothing. Its
+	// error is the refusal's reason (config.go).
+	PrepareConfig(values map[string]any) error
+	// CommitConfig applies values, which the crawl wrote under epoch. It
+	// is called in increasing epoch order, never concurrently.
+	CommitConfig(ctx context.Context, epoch uint64, values map[string]any) error
+
+	// WhyJSON answers "why" for url as JSON: from this agent alone with
+	// local, or, as the agent asked, from the agents it asks in turn
+	// (why.go).
+	WhyJSON(ctx context.Context, url string, local bool) ([]byte, error)
 }
 
 // Progress is the host's part of a Status.
@@ -103,7 +141,6 @@ type Node struct {
 	vc       viewChange    // view changes (viewinstall.go)
 	cc       liveConfig    // cluster-wide settings changes (config.go)
 	ho       handoffs      // hand-offs (handoff.go)
-	viewed   chan struct{} // closed when the view is known
 	ready    chan struct{} // closed when the view's members are all here
 	fatal    chan error    // refused at join
 	finished chan struct{}
@@ -205,7 +242,7 @@ func Start(cfg Config, host Host) (*Node, error) {
 		}
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger, host: host,
-		viewed: make(chan struct{}), ready: make(chan struct{}), fatal: make(chan error, 1),
+		ready: make(chan struct{}), fatal: make(chan error, 1),
 		finished: make(chan struct{}), nudge: make(chan struct{}, 1),
 		dedup: newIDSet(), applied: newIDSet(), decoded: newDecodedCache(decodedLimit)}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
@@ -239,10 +276,8 @@ func Start(cfg Config, host Host) (*Node, error) {
 	if err := n.ho.load(cfg.Dir); err != nil {
 		return nil, err
 	}
-	n.leaving.Store(n.ho.st.Leaving) // join.go: a leave to resume
-	if hh, ok := host.(HoldHost); ok {
-		hh.ResumeHolds(n.pendingHolds()) // before any release can arrive
-	}
+	n.leaving.Store(n.ho.st.Leaving)   // leave.go: a leave to resume
+	host.ResumeHolds(n.pendingHolds()) // before any release can arrive
 	if n.client, err = NewClient(cfg.Key); err != nil {
 		return nil, err
 	}
@@ -257,7 +292,7 @@ func Start(cfg Config, host Host) (*Node, error) {
 	if v, err := loadView(filepath.Join(cfg.Dir, "view.json")); err != nil {
 		return nil, err
 	} else if v != nil {
-		n.setView(v)
+		n.view.Store(v)
 	}
 	n.startFence() // fence.go
 	n.guard = newGuard(time.Now, n.leaseLive, func(reason string) {
@@ -317,15 +352,6 @@ func (n *Node) viewEpoch() uint64 {
 		return v.Epoch
 	}
 	return 0
-}
-
-func (n *Node) setView(v *View) {
-	n.view.Store(v)
-	select {
-	case <-n.viewed:
-	default:
-		close(n.viewed)
-	}
 }
 
 // WaitReady blocks until the node has its view and every member of it is

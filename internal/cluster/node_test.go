@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -19,24 +21,49 @@ import (
 	"github.com/petrel-crawler/petrel/internal/coord"
 )
 
-// testHost is an agent's frontier reduced to what the node sees: it
-// records the applied records and is idle when told so.
+// testHost is an agent's frontier reduced to what the node sees, the one
+// Host of this package's tests. It records the batches applied (their
+// records, the largest, the view epoch held at each), the hand-off parts
+// applied and the holds resumed at a start, and the cluster-wide values
+// committed; it is idle when told so, refuses a value of "bad" for the
+// setting named guard, and re-routes by its node's view (a record's group
+// is the record itself).
 type testHost struct {
-	mu      sync.Mutex
-	records map[string]int
-	order   []string      // the records in the order applied
-	applied chan struct{} // closed and replaced at every Apply
-	busy    atomic.Bool
-	stops   atomic.Int32
+	node         atomic.Pointer[Node] // set by startNode before the node follows the crawl
+	busy         atomic.Bool
+	stops        atomic.Int32
+	guard        string        // setting whose value "bad" PrepareConfig refuses
+	handoffDelay time.Duration // ApplyHandoff's wait (to make a part sent twice at once overlap)
+
+	mu        sync.Mutex
+	records   map[string]int
+	order     []string         // the records in the order applied
+	applied   chan struct{}    // closed and replaced at every Apply
+	largest   int              // records of the largest batch applied
+	epochs    []uint64         // the view epoch held at each batch applied
+	parts     []string         // hand-off parts applied, "from/epoch/seq"
+	counts    map[uint64]int64 // the counts those parts added, by count key
+	resumed   []PendingHold
+	notBefore map[string]time.Time
+	values    map[string]any // the cluster-wide values committed last
+	configs   []uint64       // the config epochs committed
 }
 
 func newTestHost() *testHost {
-	return &testHost{records: map[string]int{}, applied: make(chan struct{})}
+	return &testHost{records: map[string]int{}, counts: map[uint64]int64{}, applied: make(chan struct{})}
 }
 
+var _ Host = (*testHost)(nil)
+
 func (h *testHost) Apply(b *Batch) error {
+	var epoch uint64
+	if n := h.node.Load(); n != nil {
+		epoch = n.viewEpoch()
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.largest = max(h.largest, len(b.Records))
+	h.epochs = append(h.epochs, epoch)
 	for _, r := range b.Records {
 		h.records[string(r)]++
 		h.order = append(h.order, string(r))
@@ -60,10 +87,69 @@ func (h *testHost) Idle() bool         { return !h.busy.Load() }
 func (h *testHost) Stop(string)        { h.stops.Add(1) }
 func (h *testHost) Progress() Progress { return Progress{} }
 
+func (h *testHost) Owner(_ Kind, rec []byte) string {
+	n := h.node.Load()
+	if n == nil || n.View() == nil {
+		return ""
+	}
+	if o := n.View().Owner(string(rec)); o != n.Name() {
+		return o
+	}
+	return ""
+}
+
+func (h *testHost) ViewChanged(ViewChange) {}
+
+func (h *testHost) ResumeHolds(holds []PendingHold, notBefore map[string]time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.resumed, h.notBefore = holds, notBefore
+}
+
+func (h *testHost) ApplyHandoff(p *Handoff) error {
+	time.Sleep(h.handoffDelay)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.parts = append(h.parts, p.ID())
+	for k, v := range p.Counts {
+		h.counts[k] += v
+	}
+	return nil
+}
+
+func (h *testHost) PrepareConfig(values map[string]any) error {
+	if h.guard != "" && values[h.guard] == "bad" {
+		n := h.node.Load()
+		return fmt.Errorf("--%s: %q is not a duration (agent %s)", h.guard, values[h.guard], n.Name())
+	}
+	return nil
+}
+
+func (h *testHost) CommitConfig(_ context.Context, epoch uint64, values map[string]any) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.values = maps.Clone(values)
+	h.configs = append(h.configs, epoch)
+	return nil
+}
+
+func (h *testHost) WhyJSON(_ context.Context, url string, local bool) ([]byte, error) {
+	return json.Marshal(map[string]any{"url": url, "local": local})
+}
+
+// count returns the distinct records applied.
 func (h *testHost) count() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.records)
+}
+
+// config returns the cluster-wide values committed last and the epochs
+// committed.
+func (h *testHost) config() (map[string]any, []uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return maps.Clone(h.values), slices.Clone(h.configs)
 }
 
 // freeAddr returns a loopback address whose port and port+1 are free for
@@ -115,7 +201,7 @@ var testCoordinators sync.Map
 // startNode starts a node; with join nil it runs the crawl's one etcd
 // member (on its address's port + 2), else it uses the member of the
 // node at join[0].
-func startNode(t *testing.T, name string, key Key, join []string, wait int, host Host, settings [][2]string, opts ...func(*Config)) (*Node, error) {
+func startNode(t *testing.T, name string, key Key, join []string, wait int, host *testHost, settings [][2]string, opts ...func(*Config)) (*Node, error) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
 	bind := freeAddr(t)
@@ -140,13 +226,14 @@ func startNode(t *testing.T, name string, key Key, join []string, wait int, host
 	}
 	n, err := Start(cfg, host)
 	if err == nil {
+		host.node.Store(n)
 		n.Follow()
 		t.Cleanup(func() { n.closeParts() }) // before its directory goes
 	}
 	return n, err
 }
 
-func mustNode(t *testing.T, name string, join []string, wait int, host Host) *Node {
+func mustNode(t *testing.T, name string, join []string, wait int, host *testHost) *Node {
 	t.Helper()
 	n, err := startNode(t, name, testKey, join, wait, host, [][2]string{{"assign", "authority"}})
 	if err != nil {

@@ -18,7 +18,7 @@ type Status struct {
 	Idle     bool   `json:"idle"`
 	Activity uint64 `json:"activity"` // batches made or applied by this process
 	Finished bool   `json:"finished"`
-	Leaving  bool   `json:"leaving,omitempty"` // a leave begun and not finished (join.go)
+	Leaving  bool   `json:"leaving,omitempty"` // a leave begun and not finished (leave.go)
 
 	Progress
 

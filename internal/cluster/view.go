@@ -63,6 +63,19 @@ func NewView(epoch uint64, agents []ViewAgent) (*View, error) {
 // nil, and no error, if there is none.
 func LoadView(dir string) (*View, error) { return loadView(filepath.Join(dir, "view.json")) }
 
+// Returning reports whether the change from old to v brings agent name
+// back after a death: listed absent in old, a member of v.
+func Returning(name string, old, v *View) bool {
+	return !old.Has(name) && v.Has(name) && slices.Contains(old.Absent, name)
+}
+
+// DeclaredDead reports whether the change from old to v is the crawl
+// declaring agent name dead: a member of old (or none held), listed
+// absent in v.
+func DeclaredDead(name string, old, v *View) bool {
+	return (old == nil || old.Has(name)) && !v.Has(name) && slices.Contains(v.Absent, name)
+}
+
 // Has reports whether name owns keys in v.
 func (v *View) Has(name string) bool {
 	_, ok := slices.BinarySearchFunc(v.Agents, name, func(a ViewAgent, n string) int { return strings.Compare(a.Name, n) })
@@ -104,30 +117,4 @@ func (v *View) String() string {
 		s += " (absent: " + strings.Join(v.Absent, ", ") + ")"
 	}
 	return s
-}
-
-// NextView returns the agents of the view that follows v with the agents
-// add joined (a name already in v takes the new weight) and the agents
-// named in remove gone, under epoch v's plus one. v's absentees stay
-// absent unless added.
-func NextView(v *View, add []ViewAgent, remove ...string) (*View, error) {
-	var as []ViewAgent
-	for _, a := range v.Agents {
-		if !slices.Contains(remove, a.Name) && !slices.ContainsFunc(add, func(b ViewAgent) bool { return b.Name == a.Name }) {
-			as = append(as, a)
-		}
-	}
-	for _, a := range add {
-		if !slices.Contains(remove, a.Name) {
-			as = append(as, a)
-		}
-	}
-	if len(as) == 0 {
-		return nil, errors.New("cluster: a view needs at least one agent")
-	}
-	nv, err := NewView(v.Epoch+1, as)
-	if err == nil {
-		nv.Absent = slices.DeleteFunc(slices.Clone(v.Absent), func(n string) bool { return nv.Has(n) })
-	}
-	return nv, err
 }

@@ -11,21 +11,10 @@ import (
 // writer of views; every agent installs each view it reads, in revision
 // order, including views without it (a joining agent holds the view it
 // joins, so that the hand-off of what moves to it is computed from that
-// view). Installing a view calls the host's ViewChanged with the old and
-// the new view, before the new one is in force: the new owner holds what
-// moves to it before anything can reach it under the new view.
-
-// ViewChangeHost is implemented by a Host that acts on view changes (the
-// hand-off of moved keys).
-type ViewChangeHost interface {
-	// ViewChanged is called once per view installed after the first, in
-	// increasing epoch order, never concurrently, with the view this
-	// agent held and the new one, just before the new one is in force
-	// (View still returns the old one). It must not block for long:
-	// start the hand-off and return (Moves(old, new) says which slots
-	// move).
-	ViewChanged(old, new *View)
-}
+// view). Installing a view calls the host's ViewChanged with the change
+// (ViewChange: the moves, what to hold, what to give), before the new
+// view is in force: the new owner holds what moves to it before anything
+// can reach it under the new view.
 
 // viewChange serialises installs and tells waiters of a new view.
 type viewChange struct {
@@ -65,9 +54,7 @@ func (n *Node) installView(v *View) error {
 	if old != nil && old.Epoch >= v.Epoch {
 		return nil
 	}
-	if old == nil || !sameView(old, v) {
-		n.log.Info("cluster: view", "view", v.String())
-	}
+	n.log.Info("cluster: view", "view", v.String())
 	return n.putView(old, v)
 }
 
@@ -75,12 +62,13 @@ func (n *Node) installView(v *View) error {
 // vc.mu held: the releases it makes this agent await saved, the view
 // saved, the host's ViewChanged run, then the view in force.
 func (n *Node) putView(old, v *View) error {
+	var c ViewChange
 	if old != nil {
-		moves := Moves(old, v)
-		if err := n.expectReleases(old, v, moves); err != nil {
+		var err error
+		if c, err = n.expectReleases(old, v); err != nil {
 			return fmt.Errorf("cluster: save awaited releases: %w", err)
 		}
-		n.noteLosses(old, v, moves) // fence.go
+		n.noteLosses(old, v, c.Moves) // fence.go
 	}
 	if err := saveView(filepath.Join(n.cfg.Dir, "view.json"), v); err != nil {
 		return fmt.Errorf("cluster: save view: %w", err)
@@ -89,10 +77,10 @@ func (n *Node) putView(old, v *View) error {
 	if dead := newlyAbsent(old, v); len(dead) > 0 && v.Has(n.cfg.Name) {
 		n.log.Warn("cluster: taking over the keys of dead agents", "dead", dead, "view", v.String())
 	}
-	if h, ok := n.host.(ViewChangeHost); ok && old != nil {
-		h.ViewChanged(old, v)
+	if old != nil {
+		n.host.ViewChanged(c)
 	}
-	n.setView(v)
+	n.view.Store(v)
 	n.announceView()
 	return nil
 }
@@ -102,31 +90,10 @@ func (n *Node) putView(old, v *View) error {
 // It closes before v is in force and before the host acts on it, so no
 // request of this agent starts under a view that gave its keys away.
 func (n *Node) noteDeclaredDead(old, v *View) {
-	if v.Has(n.cfg.Name) || !slices.Contains(v.Absent, n.cfg.Name) {
+	if !DeclaredDead(n.cfg.Name, old, v) {
 		return
 	}
-	if old != nil && !old.Has(n.cfg.Name) {
-		return // absent already: nothing new learnt
-	}
 	n.guard.Close(fmt.Sprintf("declared dead: the crawl's view %s lists this agent absent", v))
-}
-
-// sameView reports whether a and b list the same agents and absentees.
-func sameView(a, b *View) bool {
-	if len(a.Agents) != len(b.Agents) || len(a.Absent) != len(b.Absent) {
-		return false
-	}
-	for i := range a.Agents {
-		if a.Agents[i] != b.Agents[i] {
-			return false
-		}
-	}
-	for i := range a.Absent {
-		if a.Absent[i] != b.Absent[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // newlyAbsent lists the agents v lists absent and old did not.

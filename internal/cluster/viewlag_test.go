@@ -1,37 +1,18 @@
 package cluster
 
 import (
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// epochHost is a testHost that records the view epoch its node holds as
-// it applies each batch.
-type epochHost struct {
-	*testHost
-	n      atomic.Pointer[Node]
-	mu     sync.Mutex
-	epochs []uint64
-}
-
-func (h *epochHost) Apply(b *Batch) error {
-	h.mu.Lock()
-	h.epochs = append(h.epochs, h.n.Load().viewEpoch())
-	h.mu.Unlock()
-	return h.testHost.Apply(b)
-}
-
 // startEpochPair starts a and b, b recording the epoch it holds as it
 // applies each batch, and waits until both are ready.
-func startEpochPair(t *testing.T) (a, b *Node, hb *epochHost) {
+func startEpochPair(t *testing.T) (a, b *Node, hb *testHost) {
 	t.Helper()
 	ha := newTestHost()
-	hb = &epochHost{testHost: newTestHost()}
+	hb = newTestHost()
 	a = mustNode(t, "a", nil, 2, ha)
 	b = mustNode(t, "b", []string{a.cfg.Bind.String()}, 2, hb)
-	hb.n.Store(b)
 	waitReady(t, a, b)
 	return a, b, hb
 }
@@ -50,7 +31,7 @@ func routeReady(t *testing.T, n *Node, to string) {
 
 // firstAppliedEpoch waits up to 10s for b to apply a batch and returns
 // the epoch b held as it applied the first.
-func firstAppliedEpoch(t *testing.T, b *Node, hb *epochHost) uint64 {
+func firstAppliedEpoch(t *testing.T, b *Node, hb *testHost) uint64 {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); hb.count() == 0; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {

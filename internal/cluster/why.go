@@ -14,35 +14,23 @@ import (
 // exchange (GET /v1/why?url=U), for what it knows; the owner adds the part
 // of the agent that fetches from the URL's address when it handed the URL
 // to that agent's ready queue. An answer is JSON, made by the host
-// (WhyHost); the node only carries it.
+// (Host.WhyJSON); the node only carries it.
 //
 //	GET /v1/why?url=U[&local=1]
 //	             the host's answer for U (200, JSON); with local=1 it
 //	             answers from what it holds itself and asks no one (so a
 //	             question is forwarded at most once each way)
 
-// WhyHost is implemented by a Host that can answer "why" for a URL.
-type WhyHost interface {
-	// WhyJSON answers for url: from this agent alone with local, or, as
-	// the agent asked, from the agents it asks in turn.
-	WhyJSON(ctx context.Context, url string, local bool) ([]byte, error)
-}
-
 // maxWhyBytes bounds an answer.
 const maxWhyBytes = maxControlBytes
 
 func (n *Node) serveWhy(w http.ResponseWriter, r *http.Request) {
-	h, ok := n.host.(WhyHost)
 	u := r.URL.Query().Get("url")
-	switch {
-	case !ok:
-		http.Error(w, "this agent cannot answer why", http.StatusNotImplemented)
-		return
-	case u == "":
+	if u == "" {
 		http.Error(w, "give ?url=URL", http.StatusBadRequest)
 		return
 	}
-	b, err := h.WhyJSON(r.Context(), u, r.URL.Query().Get("local") == "1")
+	b, err := n.host.WhyJSON(r.Context(), u, r.URL.Query().Get("local") == "1")
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
