@@ -158,7 +158,9 @@ type Node struct {
 	applyMu   sync.Mutex  // held while a batch is applied (checkpoints take it)
 	applied   *idSet      // ids applied
 	appliedAt atomic.Int64
-	activity  atomic.Uint64 // batches created or applied by this process
+	// appliedMoved wakes StopReceiving when appliedAt moves (applier.go).
+	appliedMoved signal
+	activity     atomic.Uint64 // batches created or applied by this process
 
 	counts  counters
 	fence   viewFence     // the receiver's fence, the sender's refused batches (fence.go)
@@ -477,13 +479,32 @@ func (n *Node) finish(reason string) {
 func (n *Node) StopReceiving(ctx context.Context) error {
 	n.receiving.Store(false)
 	for {
+		moved := n.appliedMoved.wait()
 		if n.appliedAt.Load() >= n.inbox.Durable() {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(5 * time.Millisecond):
+		case <-moved:
+		}
+	}
+}
+
+// awaitOutboxEmpty waits until the outbox holds no batch, for at most
+// timeout.
+func (n *Node) awaitOutboxEmpty(timeout time.Duration) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		changed := n.outbox.Changed()
+		if b, _ := n.outbox.Len(); b == 0 {
+			return
+		}
+		select {
+		case <-changed:
+		case <-t.C:
+			return
 		}
 	}
 }
@@ -495,13 +516,7 @@ func (n *Node) Close(timeout time.Duration) error {
 	n.receiving.Store(false)
 	n.batch.closing.Store(true)
 	err := n.Flush()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if b, _ := n.outbox.Len(); b == 0 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	n.awaitOutboxEmpty(timeout)
 	if b, bytes := n.outbox.Len(); b > 0 {
 		n.log.Info("cluster: batches kept in the outbox for the next start", "batches", b, "bytes", bytes)
 	}
