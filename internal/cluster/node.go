@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/coord"
-	"golang.org/x/net/netutil"
+	"github.com/petrel-crawler/petrel/internal/netcap"
 )
 
 // Host is the agent a Node serves: it applies received batches to its
@@ -89,7 +89,7 @@ type Node struct {
 	co     coordState    // coordination.go
 	nudge  chan struct{} // publish now (coordination.go)
 	server *http.Server
-	ln     net.Listener
+	ln     *netcap.Listener
 	client *Client
 	outbox *Outbox
 	inbox  *Inbox
@@ -274,9 +274,24 @@ func (n *Node) goLoop(f func(context.Context)) {
 
 // MaxExchangeConns bounds the connections the exchange serves at once:
 // one per peer agent (HTTP/2 multiplexes its calls), and the commands
-// that ask for a status or a "why". Past it a connection waits for one to
-// close; the agent's descriptor budget counts them (agent/fdlimit.go).
+// that ask for a status or a "why". Past it a new connection is closed at
+// once, counted and logged (netcap); the agent's descriptor budget counts
+// them (agent/fdlimit.go).
 const MaxExchangeConns = 1024
+
+// ConnsRefused is the number of connections the exchange closed at once
+// for being past MaxExchangeConns, with, on a coordinator, those its
+// etcd member's client and peer ports closed past theirs.
+func (n *Node) ConnsRefused() int64 {
+	refused := n.ln.Refused()
+	n.co.mu.Lock()
+	if m := n.co.member; m != nil {
+		client, peer := m.ConnsRefused()
+		refused += client + peer
+	}
+	n.co.mu.Unlock()
+	return refused
+}
 
 // listen starts the exchange's HTTP/2 server.
 func (n *Node) listen() error {
@@ -288,8 +303,7 @@ func (n *Node) listen() error {
 	if err != nil {
 		return fmt.Errorf("cluster: exchange on %s: %w", n.cfg.ExchangeAddr(), err)
 	}
-	ln = netutil.LimitListener(ln, MaxExchangeConns)
-	n.ln = ln
+	n.ln = netcap.Limit(ln, MaxExchangeConns, "cluster: exchange", n.log)
 	n.server = &http.Server{
 		Handler:           n.handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -298,7 +312,7 @@ func (n *Node) listen() error {
 		Protocols:         new(http.Protocols),
 	}
 	n.server.Protocols.SetHTTP2(true)
-	tl := tls.NewListener(ln, tc)
+	tl := tls.NewListener(n.ln, tc)
 	go n.server.Serve(tl)
 	return nil
 }

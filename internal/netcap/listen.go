@@ -48,8 +48,9 @@ func (l *Listener) Accept() (net.Conn, error) {
 			return &conn{Conn: c, l: l}, nil
 		}
 		l.open.Add(-1)
+		total := l.refused.Add(1) // before the close its peer sees
 		c.Close()
-		l.refuse(time.Now(), c.RemoteAddr())
+		l.logRefusal(time.Now(), c.RemoteAddr(), total)
 	}
 }
 
@@ -63,10 +64,9 @@ func (l *Listener) Open() int { return int(l.open.Load()) }
 // being past the cap, since Limit.
 func (l *Listener) Refused() int64 { return l.refused.Load() }
 
-// refuse counts a refusal and logs it unless one was logged less than a
-// second before now.
-func (l *Listener) refuse(now time.Time, remote net.Addr) {
-	total := l.refused.Add(1)
+// logRefusal logs the refusal of a connection from remote, the total-th,
+// unless one was logged less than a second before now.
+func (l *Listener) logRefusal(now time.Time, remote net.Addr, total int64) {
 	l.mu.Lock()
 	if now.Sub(l.logged) < time.Second {
 		l.unlogged++
