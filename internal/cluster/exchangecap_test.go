@@ -2,32 +2,12 @@ package cluster
 
 import (
 	"fmt"
-	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/netcap/netcaptest"
 )
-
-// lockedBuffer is a log sink safe for concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestExchangeRefusesPastItsCap: an exchange that holds MaxExchangeConns
 // idle connections closes the ones past it at once, counts and logs
@@ -35,10 +15,10 @@ func (l *lockedBuffer) String() string {
 func TestExchangeRefusesPastItsCap(t *testing.T) {
 	t.Parallel() // waits on leases and views more than it computes
 	ha, hb := newTestHost(), newTestHost()
-	var logs lockedBuffer
+	var logs netcaptest.Log
 	a := mustNode(t, "a", nil, 2, ha)
 	b, err := startNode(t, "b", testKey, []string{a.cfg.Bind.String()}, 2, hb, [][2]string{{"assign", "authority"}}, func(c *Config) {
-		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		c.Logger = logs.Logger()
 	})
 	if err != nil {
 		t.Fatal(err)

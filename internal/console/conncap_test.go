@@ -1,15 +1,15 @@
 package console
 
 import (
-	"bytes"
 	"context"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/petrel-crawler/petrel/internal/netcap/netcaptest"
 )
 
 // shellCrawl is a Crawl for a console that serves only its page shell.
@@ -21,9 +21,9 @@ func (shellCrawl) Checkpoint(context.Context) error { return nil }
 // those past it are closed at once and counted, and once the idle ones
 // close, the console answers again.
 func TestConnectionCap(t *testing.T) {
-	var logs bytes.Buffer
+	var logs netcaptest.Log
 	srv, err := Listen(Options{Addr: "127.0.0.1:0", Token: "secret-token-0123456789", Crawl: shellCrawl{}, MaxConns: 8,
-		Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+		Logger: logs.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,9 @@ const (
 	// four pipeline, a snapshot, a probe), and a crawl has at most five
 	// coordinators.
 	MaxPeerConns = 64
+	// MemberDescriptors is the most descriptors a member's connections
+	// take at once: three for each within the caps.
+	MemberDescriptors = 3 * (MaxClientConns + MaxPeerConns)
 )
 
 // frontDialTimeout bounds the dial from a front to etcd's loopback

@@ -2,33 +2,13 @@ package coord
 
 import (
 	"context"
-	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/netcap/netcaptest"
 )
-
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // fill opens idle connections to f until it holds its cap.
 func fill(t *testing.T, f *front) {
@@ -49,9 +29,9 @@ func fill(t *testing.T, f *front) {
 // get through a client dialed before succeed, the three members agreeing.
 func TestMemberPortsRefusePastTheirCaps(t *testing.T) {
 	a := testAuthority(t, 7)
-	var logs syncBuffer
+	var logs netcaptest.Log
 	ms, cs := startMembersWith(t, a, 3, func(mc *MemberConfig) {
-		mc.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		mc.Logger = logs.Logger()
 		mc.MaxClientConns, mc.MaxPeerConns = 16, 32
 	})
 	cli := dial(t, a, cs)

@@ -20,9 +20,9 @@ type Listener struct {
 	open    atomic.Int64
 	refused atomic.Int64
 
-	mu       sync.Mutex
-	logged   time.Time // when the last refusal was logged
-	unlogged int64     // refusals since then, not logged
+	mu       sync.Mutex // held while refusing, to count and log in order
+	logged   time.Time  // when the last refusal was logged
+	unlogged int64      // refusals since then, not logged
 }
 
 // Limit wraps ln so that at most n connections (at least 1) are open at
@@ -48,9 +48,8 @@ func (l *Listener) Accept() (net.Conn, error) {
 			return &conn{Conn: c, l: l}, nil
 		}
 		l.open.Add(-1)
-		total := l.refused.Add(1) // before the close its peer sees
-		c.Close()
-		l.logRefusal(time.Now(), c.RemoteAddr(), total)
+		l.refuse(time.Now(), c.RemoteAddr())
+		c.Close() // after the count and the log: its peer reading EOF sees both
 	}
 }
 
@@ -64,21 +63,20 @@ func (l *Listener) Open() int { return int(l.open.Load()) }
 // being past the cap, since Limit.
 func (l *Listener) Refused() int64 { return l.refused.Load() }
 
-// logRefusal logs the refusal of a connection from remote, the total-th,
+// refuse counts the refusal of a connection from remote and logs it,
 // unless one was logged less than a second before now.
-func (l *Listener) logRefusal(now time.Time, remote net.Addr, total int64) {
+func (l *Listener) refuse(now time.Time, remote net.Addr) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	total := l.refused.Load() + 1 // written under mu only
 	if now.Sub(l.logged) < time.Second {
 		l.unlogged++
-		l.mu.Unlock()
-		return
+	} else {
+		l.log.Warn(l.name+": refused a connection: too many connections open",
+			"max", l.max, "remote", remote.String(), "refused", total, "unlogged before", l.unlogged)
+		l.logged, l.unlogged = now, 0
 	}
-	l.logged = now
-	unlogged := l.unlogged
-	l.unlogged = 0
-	l.mu.Unlock()
-	l.log.Warn(l.name+": refused a connection: too many connections open",
-		"max", l.max, "remote", remote.String(), "refused", total, "unlogged before", unlogged)
+	l.refused.Store(total) // after the log: who reads the count may read the log
 }
 
 // conn gives its place back once, at its first Close.

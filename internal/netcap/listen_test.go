@@ -1,13 +1,13 @@
 package netcap
 
 import (
-	"bytes"
 	"io"
-	"log/slog"
 	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/petrel-crawler/petrel/internal/netcap/netcaptest"
 )
 
 // TestRefusesPastTheCap: with max connections open, each further one is
@@ -19,8 +19,8 @@ func TestRefusesPastTheCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs bytes.Buffer
-	l := Limit(inner, 4, "test", slog.New(slog.NewTextHandler(&logs, nil)))
+	var logs netcaptest.Log
+	l := Limit(inner, 4, "test", logs.Logger())
 	defer l.Close()
 	go func() { // an echo server
 		for {

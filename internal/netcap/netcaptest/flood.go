@@ -3,16 +3,44 @@
 //
 // Files:
 //
-//	flood.go  Flood, Refused: idle connections, and the check that those past a cap are closed at once
+//	flood.go  Flood, Refused: idle connections, and the check that those past a cap are closed at once; Log
 package netcaptest
 
 import (
 	"errors"
+	"log/slog"
 	"net"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
+
+// Log is a log sink safe for concurrent use, to read what a listener
+// logged. The zero value is empty and ready.
+type Log struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+// Logger returns a logger of warnings and above, written to l.
+func (l *Log) Logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+func (l *Log) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String is what was written.
+func (l *Log) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
 
 // Flood opens n idle connections to addr (closed when the test ends),
 // failing the test if one cannot be opened.
