@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/netip"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -89,12 +88,10 @@ func startMembersWith(t *testing.T, a *Authority, n int, opt func(*MemberConfig)
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() { // at once: one by one, the last ones wait on a quorum gone
-		var wg sync.WaitGroup
+	t.Cleanup(func() {
 		for _, m := range ms {
-			wg.Go(m.Close)
+			m.Close()
 		}
-		wg.Wait()
 	})
 	return ms, cs
 }
