@@ -150,6 +150,9 @@ func (a *Agent) Counters() stats.Snapshot {
 		s["ConsoleRefused"] = a.console.Refused()
 		s["ConsoleConnsRefused"] = a.console.ConnsRefused()
 	}
+	if n := a.clusterNode.Load(); n != nil {
+		s["ClusterConnsRefused"] = n.ConnsRefused()
+	}
 	if w := a.warc.Load(); w != nil {
 		s["WARCBytes"] += w.Stats().CompressedBytes // added to the counter at the close
 	}

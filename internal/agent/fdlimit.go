@@ -2,10 +2,12 @@ package agent
 
 import (
 	"log/slog"
+	"slices"
 	"syscall"
 
 	"github.com/petrel-crawler/petrel/internal/cluster"
 	"github.com/petrel-crawler/petrel/internal/console"
+	"github.com/petrel-crawler/petrel/internal/coord"
 )
 
 // fdReserve is the number of descriptors kept aside, beyond the
@@ -27,8 +29,7 @@ func descriptorLimit() uint64 {
 // fitIdleConns returns the size of the idle keep-alive pool: want, lowered
 // so that held + pool + fdReserve stays within limit (0: unknown, want is
 // kept), held being the connections the fetchers and the listeners may
-// hold at once (one per fetcher, console.MaxConns for the console). A
-// lowered pool is logged; it is never below 1.
+// hold at once (heldConns). A lowered pool is logged; it is never below 1.
 func fitIdleConns(want, held int, limit uint64, log *slog.Logger) int {
 	if limit == 0 || limit > 1<<30 {
 		return want
@@ -44,8 +45,9 @@ func fitIdleConns(want, held int, limit uint64, log *slog.Logger) int {
 }
 
 // heldConns is the connections cfg's fetchers and listeners may hold at
-// once: one per fetcher, the console's cap when it listens, and the
-// exchange's in a crawl of several agents.
+// once: one per fetcher, the console's cap when it listens, the
+// exchange's in a crawl of several agents, and the descriptors of an
+// embedded etcd member's connections on a coordinator.
 func heldConns(cfg *Config) int {
 	n := cfg.Fetchers
 	if cfg.Console.Addr != "" {
@@ -53,6 +55,9 @@ func heldConns(cfg *Config) int {
 	}
 	if cfg.Cluster.Enabled() {
 		n += cluster.MaxExchangeConns
+	}
+	if slices.ContainsFunc(cfg.Cluster.ParsedCoordinators(), func(c coord.Coordinator) bool { return c.Name == cfg.Cluster.Agent }) {
+		n += coord.MemberDescriptors
 	}
 	return n
 }

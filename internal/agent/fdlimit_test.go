@@ -5,7 +5,9 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/petrel-crawler/petrel/internal/cluster"
 	"github.com/petrel-crawler/petrel/internal/console"
+	"github.com/petrel-crawler/petrel/internal/coord"
 )
 
 func TestFitIdleConns(t *testing.T) {
@@ -40,5 +42,21 @@ func TestHeldConnsCountsTheConsole(t *testing.T) {
 	cfg.Console.Addr = "127.0.0.1:0"
 	if n := heldConns(&cfg); n != 16+console.MaxConns {
 		t.Errorf("with the console: %d held, want %d", n, 16+console.MaxConns)
+	}
+}
+
+// TestHeldConnsCountsTheListeners: the exchange's cap is counted in a
+// crawl of several agents, and an embedded etcd member's descriptors on
+// an agent named as a coordinator only.
+func TestHeldConnsCountsTheListeners(t *testing.T) {
+	cfg := Config{Fetchers: 16}
+	cfg.Cluster.Agent, cfg.Cluster.Bind = "b", "127.0.0.1:7000"
+	cfg.Cluster.Coordinators = "a@127.0.0.1:7002"
+	if n, want := heldConns(&cfg), 16+cluster.MaxExchangeConns; n != want {
+		t.Errorf("an agent not coordinating: %d held, want %d", n, want)
+	}
+	cfg.Cluster.Agent = "a"
+	if n, want := heldConns(&cfg), 16+cluster.MaxExchangeConns+coord.MemberDescriptors; n != want {
+		t.Errorf("a coordinator: %d held, want %d", n, want)
 	}
 }

@@ -155,7 +155,7 @@ func (n *Node) startMember(ctx context.Context, auth *coord.Authority, cert tls.
 	go func() {
 		defer n.wg.Done()
 		m, err := coord.StartMember(ctx, coord.MemberConfig{
-			Self: self, Coordinators: n.cfg.Coordinators, Dir: filepath.Join(n.cfg.Dir, "etcd"), TLS: files,
+			Self: self, Coordinators: n.cfg.Coordinators, Dir: filepath.Join(n.cfg.Dir, "etcd"), TLS: files, Logger: n.log,
 			Token: n.cfg.CrawlName + "-" + n.cfg.Key.Fingerprint(),
 			Log:   func(line string) { n.log.Warn("etcd: " + line) },
 		})

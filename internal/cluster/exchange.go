@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"time"
 
-	"golang.org/x/net/netutil"
+	"github.com/petrel-crawler/petrel/internal/netcap"
 )
 
 // The exchange is HTTP/2 over mutually authenticated TLS (see tls.go):
@@ -43,8 +43,9 @@ const maxControlBytes = 1 << 20
 
 // MaxExchangeConns bounds the connections the exchange serves at once:
 // one per peer agent (HTTP/2 multiplexes its calls), and the commands
-// that ask for a status or a "why". Past it a connection waits for one to
-// close; the agent's descriptor budget counts them (agent/fdlimit.go).
+// that ask for a status or a "why". Past it a new connection is closed at
+// once, counted and logged (netcap); the agent's descriptor budget counts
+// them (agent/fdlimit.go).
 const MaxExchangeConns = 1024
 
 // httpTransport is the exchange over HTTP/2 and mutual TLS: the agent's
@@ -56,6 +57,7 @@ type httpTransport struct {
 	client  *Client
 	log     *slog.Logger
 	server  *http.Server
+	ln      *netcap.Listener
 }
 
 func newHTTPTransport(cfg Config, client *Client, control http.Handler, log *slog.Logger) *httpTransport {
@@ -84,8 +86,17 @@ func (t *httpTransport) Listen(r Receiver) error {
 		Protocols:         new(http.Protocols),
 	}
 	t.server.Protocols.SetHTTP2(true)
-	go t.server.Serve(tls.NewListener(netutil.LimitListener(ln, MaxExchangeConns), tc))
+	t.ln = netcap.Limit(ln, MaxExchangeConns, "cluster: exchange", t.log)
+	go t.server.Serve(tls.NewListener(t.ln, tc))
 	return nil
+}
+
+// Refused is the number of connections closed past MaxExchangeConns.
+func (t *httpTransport) Refused() int64 {
+	if t.ln == nil {
+		return 0
+	}
+	return t.ln.Refused()
 }
 
 // Close stops the server, giving the calls under way a second.

@@ -155,6 +155,8 @@ func (t *memTransport) Listen(r Receiver) error {
 	return nil
 }
 
+func (t *memTransport) Refused() int64 { return 0 }
+
 func (t *memTransport) Close() error {
 	t.net.mu.Lock()
 	defer t.net.mu.Unlock()

@@ -316,6 +316,20 @@ func (n *Node) goLoop(f func(context.Context)) {
 	}()
 }
 
+// ConnsRefused is the number of connections the exchange closed at once
+// for being past MaxExchangeConns, with, on a coordinator, those its
+// etcd member's client and peer ports closed past theirs.
+func (n *Node) ConnsRefused() int64 {
+	refused := n.tr.Refused()
+	n.co.mu.Lock()
+	if m := n.co.member; m != nil {
+		client, peer := m.ConnsRefused()
+		refused += client + peer
+	}
+	n.co.mu.Unlock()
+	return refused
+}
+
 // bumpIncarnation counts this start: the file holds the number of the
 // last start. It fails closed: a file that exists and does not hold a
 // number stops the agent, for a counter started again at 1 would make

@@ -36,6 +36,9 @@ type Transport interface {
 	SendHandoff(ctx context.Context, to Peer, h *Handoff) error
 	// Close stops receiving and drops connections.
 	Close() error
+	// Refused is the number of connections closed at once for being past
+	// the transport's bound (0 for one without connections).
+	Refused() int64
 }
 
 // Peer names an agent for a Transport: its name, and its exchange's

@@ -22,10 +22,11 @@
 //     always needs it (or a ticket). The page shell (/,
 //     its script and style sheet) carries no crawl data and is served to
 //     anyone who passes the Host check, so that it can show the login form;
-//   - at most Options.MaxConns connections are open at once (limitListener,
-//     connlimit.go): one past it is closed as soon as it is accepted and
-//     counted, so that idle connections cannot take the descriptors the
-//     crawl needs;
+//   - at most Options.MaxConns connections are open at once (the listener
+//     is wrapped by netcap.Limit, as every listener of an agent is): one
+//     past it is closed as soon as it is accepted, counted (ConnsRefused)
+//     and logged at most once a second, so that idle connections cannot
+//     take the descriptors the crawl needs;
 //   - what a refusal logs is bounded (refusalLog, refusals.go): at most
 //     refusalsPerSecond lines a second, the rest counted, each value cut to
 //     maxLoggedBytes;

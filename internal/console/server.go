@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/clock"
+	"github.com/petrel-crawler/petrel/internal/netcap"
 )
 
 // Options configures a Server.
@@ -41,7 +42,7 @@ type Options struct {
 // Server is one agent's console. Create it with Listen, run it with Serve.
 type Server struct {
 	opts    Options
-	ln      *limitListener
+	ln      *netcap.Listener
 	gate    *gate
 	refusal *refusalLog
 	hist    *History
@@ -57,7 +58,12 @@ func (s *Server) Refused() int64 { return s.refused.Load() }
 
 // ConnsRefused is the number of connections closed as soon as accepted,
 // for passing Options.MaxConns.
-func (s *Server) ConnsRefused() int64 { return s.ln.refused.Load() }
+func (s *Server) ConnsRefused() int64 { return s.ln.Refused() }
+
+// MaxConns is the most connections the console holds open at once (its
+// Options.MaxConns by default): a browser opens a handful, the event
+// stream one more. The agent counts them in the descriptor budget.
+const MaxConns = 64
 
 // Listen binds the console's address. The address must be an IP literal
 // and a port: a name would let the console bind whatever it resolves to.
@@ -89,9 +95,7 @@ func Listen(opts Options) (*Server, error) {
 		opts.SampleEvery = 5 * time.Second
 	}
 	refusal := &refusalLog{log: opts.Logger}
-	ln := &limitListener{Listener: inner, max: int64(opts.MaxConns), refuse: func(remote net.Addr) {
-		refusal.warn(time.Now(), "console: refused: too many connections open", "remote", remote.String())
-	}}
+	ln := netcap.Limit(inner, opts.MaxConns, "console", opts.Logger)
 	s := &Server{
 		opts:    opts,
 		ln:      ln,

@@ -49,6 +49,13 @@ func testAuthority(t *testing.T, b byte) *Authority {
 // with their coordinators.
 func startMembers(t *testing.T, a *Authority, n int) ([]*Member, []Coordinator) {
 	t.Helper()
+	return startMembersWith(t, a, n, func(*MemberConfig) {})
+}
+
+// startMembersWith is startMembers with each member's configuration
+// changed by opt.
+func startMembersWith(t *testing.T, a *Authority, n int, opt func(*MemberConfig)) ([]*Member, []Coordinator) {
+	t.Helper()
 	var cs []Coordinator
 	for i := range n {
 		cs = append(cs, Coordinator{Name: fmt.Sprintf("c%d", i), Client: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), freePort(t, "127.0.0.1"))})
@@ -70,7 +77,9 @@ func startMembers(t *testing.T, a *Authority, n int) ([]*Member, []Coordinator) 
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			ms[i], err = StartMember(ctx, MemberConfig{Self: c, Coordinators: cs, Dir: filepath.Join(dir, c.Name, "etcd"), TLS: files, Token: "test"})
+			mc := MemberConfig{Self: c, Coordinators: cs, Dir: filepath.Join(dir, c.Name, "etcd"), TLS: files, Token: "test"}
+			opt(&mc)
+			ms[i], err = StartMember(ctx, mc)
 			errs <- err
 		}()
 	}

@@ -11,6 +11,15 @@
 // key can read nothing, write nothing, and is told so at once
 // (ErrWrongKey).
 //
+// An embedded member's client and peer ports hold at most MaxClientConns
+// and MaxPeerConns connections open; past a cap a new one is closed at
+// once, counted (Member.ConnsRefused) and logged at most once a second
+// (package netcap), so that whoever reaches the ports cannot take the
+// agent's descriptors. etcd's embed package makes its listeners itself
+// and takes none from its caller, so etcd listens on loopback ports of
+// its choosing and a front (front.go) on each advertised address,
+// capped, forwards the bytes of each connection it accepts to it.
+//
 // Invariants:
 //
 //   - An agent is alive while its lease is (agents/NAME is put under it).
@@ -39,6 +48,7 @@
 //	doc.go     this map, the package's role and invariants
 //	pki.go     Authority: the crawl's CA from the key; leaf certificates; PEM files
 //	member.go  Coordinator, ParseCoordinators, AgentCoordinator; StartMember: an embedded etcd member
+//	front.go   front: a member's address, capped, forwarding to etcd on loopback; MaxClientConns, MaxPeerConns
 //	client.go  Dial: the client, a wrong key told apart from coordinators not up
 //	records.go the key layout; Identity, Settings, AgentRecord, Figures, ViewRecord
 //	crawl.go   Crawl: admission, registration, publication, stop, forget, settings

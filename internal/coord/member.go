@@ -1,8 +1,10 @@
 package coord
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -82,25 +84,68 @@ type MemberConfig struct {
 	TLS          Files         // the member's certificate, for clients and peers
 	Token        string        // the initial cluster token: the crawl's name and key fingerprint
 	Log          func(msg string)
+	Logger       *slog.Logger // the connections its ports refuse past their caps (nil: not logged)
+	// MaxClientConns and MaxPeerConns cap the connections open at once
+	// on the client and the peer port (0: MaxClientConns, MaxPeerConns).
+	MaxClientConns, MaxPeerConns int
 }
 
 // Member is an embedded etcd member, serving its client and peer
-// addresses until Close.
+// addresses until Close. Each address is a front (front.go) capped at
+// MaxClientConns or MaxPeerConns, forwarding to etcd on loopback.
 type Member struct {
-	etcd *embed.Etcd
+	etcd         *embed.Etcd
+	client, peer *front
+}
+
+// ConnsRefused is the number of connections the client and the peer
+// port closed at once for being past their caps.
+func (m *Member) ConnsRefused() (client, peer int64) {
+	return m.client.ln.Refused(), m.peer.ln.Refused()
 }
 
 // StartMember starts the member and waits until it serves requests, ctx
 // ends, or it fails. A member whose peers are not up yet waits for them:
 // etcd serves nothing before a majority has elected a leader.
 func StartMember(ctx context.Context, mc MemberConfig) (*Member, error) {
+	m, err := listenMember(mc)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.start(ctx, mc); err != nil {
+		m.client.close()
+		m.peer.close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// listenMember binds the member's addresses, capped.
+func listenMember(mc MemberConfig) (*Member, error) {
+	client, err := listenFront(mc.Self.Client.String(), cmp.Or(mc.MaxClientConns, MaxClientConns), "coord: etcd client port", mc.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("coord: etcd member %s: %w", mc.Self.Name, err)
+	}
+	peer, err := listenFront(mc.Self.Peer().String(), cmp.Or(mc.MaxPeerConns, MaxPeerConns), "coord: etcd peer port", mc.Logger)
+	if err != nil {
+		client.close()
+		return nil, fmt.Errorf("coord: etcd member %s: %w", mc.Self.Name, err)
+	}
+	return &Member{client: client, peer: peer}, nil
+}
+
+// start starts etcd on loopback behind m's fronts and waits until it
+// serves requests, ctx ends, or it fails.
+func (m *Member) start(ctx context.Context, mc MemberConfig) error {
 	cfg := embed.NewConfig()
 	cfg.Name = mc.Self.Name
 	cfg.Dir = mc.Dir
-	cu := url.URL{Scheme: "https", Host: mc.Self.Client.String()}
-	pu := url.URL{Scheme: "https", Host: mc.Self.Peer().String()}
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{cu}, []url.URL{cu}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{pu}, []url.URL{pu}
+	// etcd listens on loopback ports of its choosing; it advertises the
+	// fronts' addresses, which its peers and clients dial.
+	cfg.ListenClientUrls = []url.URL{{Scheme: "https", Host: "127.0.0.1:0"}}
+	cfg.ListenPeerUrls = []url.URL{{Scheme: "https", Host: "127.0.0.1:0"}}
+	cfg.AdvertiseClientUrls = []url.URL{{Scheme: "https", Host: mc.Self.Client.String()}}
+	cfg.AdvertisePeerUrls = []url.URL{{Scheme: "https", Host: mc.Self.Peer().String()}}
 	cfg.ListenMetricsUrls = nil
 	var ic []string
 	for _, c := range mc.Coordinators {
@@ -117,20 +162,23 @@ func StartMember(ctx context.Context, mc MemberConfig) (*Member, error) {
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zapTo(mc.Log))
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("coord: etcd member %s: %w", mc.Self.Name, err)
+		return fmt.Errorf("coord: etcd member %s: %w", mc.Self.Name, err)
 	}
+	m.client.serve(e.Clients[0].Addr())
+	m.peer.serve(e.Peers[0].Addr())
 	select {
 	case <-e.Server.ReadyNotify():
-		return &Member{etcd: e}, nil
+		m.etcd = e
+		return nil
 	case err := <-e.Err():
 		e.Close()
-		return nil, fmt.Errorf("coord: etcd member %s: %w", mc.Self.Name, err)
+		return fmt.Errorf("coord: etcd member %s: %w", mc.Self.Name, err)
 	case <-ctx.Done():
 		// Without a quorum, a graceful stop waits on a leader that never
 		// comes: stop the server at once, then its listeners.
 		e.Server.HardStop()
 		e.Close()
-		return nil, fmt.Errorf("coord: etcd member %s: no quorum formed: %w", mc.Self.Name, context.Cause(ctx))
+		return fmt.Errorf("coord: etcd member %s: no quorum formed: %w", mc.Self.Name, context.Cause(ctx))
 	}
 }
 
@@ -144,6 +192,8 @@ const closeGrace = 5 * time.Second
 
 // Close stops the member: its peers see it gone.
 func (m *Member) Close() {
+	defer m.peer.close()
+	defer m.client.close()
 	if m.etcd.Server.Leader() == 0 {
 		m.etcd.Server.HardStop()
 	}

@@ -23,9 +23,11 @@ import (
 // with another key presents a certificate no coordinator accepts, and
 // accepts no coordinator. Leaf certificates are issued afresh at each
 // start, with a random key, for the addresses the holder serves and
-// dials from; etcd checks those addresses (peer connections) as it would
-// under any other authority, so an external etcd cluster takes the same
-// files.
+// dials from; an external etcd cluster checks those addresses (peer
+// connections) as it would under any other authority, and takes the same
+// files. An embedded member sees its peers through its front (front.go),
+// from 127.0.0.1, which every leaf names: there the key, not the
+// address, is what admits a peer, as it is what lets one issue a leaf.
 
 // Authority is a crawl's certificate authority. Its zero value is not
 // usable; build one with NewAuthority.
