@@ -41,8 +41,8 @@ func (g *Gen) links(dst []genLink, h, p int) []genLink {
 		n := g.Pages(t)
 		l := genLink{host: t, page: min(int(float64(n)*u*u), n-1)}
 		if g.real && t != h {
-			l.bare = r.intn(4) == 0 && bareName(g.Name(t)) != ""
-			l.plain = !l.bare && r.intn(5) == 0 && g.traits(t).https
+			l.bare = r.intn(64) == 0 && bareName(g.Name(t)) != ""
+			l.plain = !l.bare && r.intn(200) == 0 && g.traits(t).https
 		}
 		dst = append(dst, l)
 	}

@@ -34,9 +34,11 @@ import (
 //     third of their pages answer 503); 1 % are down (the connection is
 //     closed without an answer to every request).
 //   - Redirects: every host named "www.…" also answers to its name without
-//     "www." (301 to the www name, in one hop with the scheme); a quarter
-//     of the links to such hosts use the bare name, and a fifth of the
-//     links to other HTTPS hosts are written http://; seeds are http://.
+//     "www." (301 to the www name, in one hop with the scheme); one
+//     link to such a host in 64 uses the bare name, one link to another
+//     HTTPS host in 200 is written http://, so that about one request in
+//     seven is a redirect (a page has about 120 links, a fifth of them to
+//     other hosts); seeds are http://.
 //   - robots.txt on every host: /private/ disallowed for every agent (and
 //     /search on one host in twenty), a group closing the site to another
 //     bot, and Crawl-delay 1 or 2 on 3 % of hosts.
