@@ -206,7 +206,9 @@ func (w *GenWeb) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	w.requests.Add(1)
 	if w.opts.LogHits {
 		h := Hit{Host: name, IP: localAddr(r), Path: r.RequestURI, Status: status, UserAgent: r.UserAgent(), Start: start}
-		endHTTP(&h, rw, r)
+		if status != 0 { // 0: dropped, nothing to flush
+			endHTTP(&h, rw, r)
+		}
 		w.log.record(h)
 	}
 }

@@ -176,7 +176,7 @@ func findHost(t *testing.T, g *Gen, ok func(hostTraits, string) bool) int {
 // and bare → www redirects, gzip and brotli, 503 and dropped hosts.
 func TestRealServe(t *testing.T) {
 	w, err := StartGen(t.Context(), GenConfig{Shape: ShapeReal, Hosts: 400, PagesPerHost: 10, Seed: 5,
-		FirstIP: netip.MustParseAddr("127.93.0.1")}, GenServeOptions{})
+		FirstIP: netip.MustParseAddr("127.93.0.1")}, GenServeOptions{LogHits: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,6 +271,11 @@ func TestRealServe(t *testing.T) {
 	down := findHost(t, g, func(tr hostTraits, _ string) bool { return tr.down && !tr.slow })
 	if _, err := h1.Get(g.URL(down, 0)); err == nil {
 		t.Error("a down host answered")
+	}
+	for _, hit := range w.Hits() {
+		if hit.Host == g.Name(down) && (hit.Status != 0 || hit.End.Before(hit.Start)) {
+			t.Errorf("down host's hit %+v: want status 0 (nothing sent)", hit)
+		}
 	}
 	if c := w.Counts(); c.Redirects != 2 || c.Gzip != 2 || c.Brotli != 1 || c.HTTP2 != 1 || c.Dropped != 1 {
 		t.Errorf("counts %+v", c)
