@@ -18,6 +18,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -62,6 +64,7 @@ func run() error {
 	maxPages := flag.Uint("max-urls", 0, "stop after this many requests (0 = no limit)")
 	progress := flag.Duration("progress", time.Second, "interval of the progress line on stderr (0 = none)")
 	verbose := flag.Bool("v", false, "log every failed fetch on stderr")
+	caFile := flag.String("ca-file", "", "PEM file of roots trusted besides the system's")
 	ua := flag.String("user-agent", "petrel-bench-colly/1.0", "User-Agent (robots.txt groups are matched by prefix)")
 	flag.Parse()
 	if *hostsFile == "" || *seedsFile == "" {
@@ -79,6 +82,10 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	tlsConfig, err := rootsConfig(*caFile)
+	if err != nil {
+		return err
+	}
 	dialer := &net.Dialer{Timeout: 5 * time.Second}
 	tr := &http.Transport{
 		Proxy: nil,
@@ -93,6 +100,7 @@ func run() error {
 			}
 			return dialer.DialContext(ctx, network, net.JoinHostPort(ip, port))
 		},
+		TLSClientConfig:     tlsConfig,
 		MaxIdleConnsPerHost: 2,
 		MaxIdleConns:        4096,
 		IdleConnTimeout:     30 * time.Second,
@@ -240,4 +248,24 @@ func readSeeds(path string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// rootsConfig returns the TLS configuration trusting the system's roots
+// and those of caFile ("": the system's only).
+func rootsConfig(caFile string) (*tls.Config, error) {
+	if caFile == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("ca file %s: no PEM certificate in it", caFile)
+	}
+	return &tls.Config{RootCAs: pool}, nil
 }

@@ -50,6 +50,7 @@ func benchCrawlCmd() *cobra.Command {
 	}
 	fs := cmd.Flags()
 	web.bind(fs)
+	fs.StringVar(&o.Shape, "shape", "", `"real": crawl the generated web shaped like the real one (petrel testweb --shape real: HTTPS, real page sizes, latency; crawlers get its --ca-file)`)
 	fs.StringVar(&o.Colly, "colly", "", "built bench/colly binary (default: build it from bench/colly)")
 	fs.BoolVar(&o.PolitenessBound, "politeness", false, "politeness-bound shape: 2s/1s delays, efficiency = achieved ÷ allowed rate")
 	fs.IntVar(&o.HostsPerIP, "web-hosts-per-ip", 0, "hosts per address (default 4)")

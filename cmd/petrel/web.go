@@ -52,12 +52,24 @@ names every host. With --lazy the web is generated: every page is rendered on
 request from (seed, host, path) in constant memory, so --web-hosts 1000000
 --web-pages 1000 (10^9 URLs) costs no more RAM than a small web; its names are
 served by its own DNS server on loopback (the file "dns" in --out holds its
-address, for petrel crawl --system-dns --dns-server ADDR).`,
+address, for petrel crawl --system-dns --dns-server ADDR).
+
+With --shape real the generated web is shaped like the web a crawler meets
+(HTTPS on 90 % of hosts with a certificate authority of its own, TLS 1.2 and
+1.3, HTTP/2 by ALPN on some hosts, lognormal page sizes with a median of
+30 KiB and a mean above 100 KB, gzip and brotli, latency per host, slow,
+failing and down hosts, redirects, robots.txt everywhere; BENCHMARKS.md
+states the numbers and their sources); it implies --lazy and also writes
+"ca.pem" (for petrel crawl --ca-file) and "hosts" (for --hosts) in --out.`,
 		Example: `  petrel testweb --out /tmp/web
-  petrel testweb --lazy --web-hosts 1000000 --web-pages 1000 --out /tmp/web`,
+  petrel testweb --lazy --web-hosts 1000000 --web-pages 1000 --out /tmp/web
+  petrel testweb --shape real --web-hosts 2000 --web-pages 50 --out /tmp/web`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if lz.on {
+			if lz.shape != "" && lz.shape != testweb.ShapeReal {
+				return flagError{fmt.Errorf("--shape %q: want %q", lz.shape, testweb.ShapeReal)}
+			}
+			if lz.on || lz.shape != "" {
 				return runLazyWeb(cmd, c, firstIP, dir, lz)
 			}
 			return runWeb(cmd, c, firstIP, dir, hitLog)
@@ -71,6 +83,8 @@ address, for petrel crawl --system-dns --dns-server ADDR).`,
 	fs.StringVar(&lz.dns, "web-dns", "", `with --lazy: DNS server address (default: the first address, port 0 = any); "off" for none`)
 	fs.BoolVar(&lz.logHits, "web-log", false, "with --lazy: keep a request log in RAM (off: counts only)")
 	fs.IntVar(&lz.seeds, "web-seeds", 100, "with --lazy: home pages written to the seeds file")
+	fs.StringVar(&lz.shape, "shape", "", `"real": the generated web shaped like the real one (HTTPS, real page sizes, latency; implies --lazy)`)
+	fs.IntVar(&lz.tlsPort, "web-tls-port", 0, "with --shape real: the HTTPS port on every address (0 = an ephemeral port)")
 	fs.DurationVar(&c.Latency, "web-latency", 0, "how long a normal host waits before it answers a request other than for robots.txt (not with --lazy)")
 	fs.StringVar(&hitLog, "hit-log", "", "once stopped, write the request log to this file (JSON lines), and the expected and disallowed URLs to expected.txt and disallowed.txt in --out")
 	return cmd
@@ -132,13 +146,18 @@ type lazyFlags struct {
 	dns     string
 	logHits bool
 	seeds   int
+	shape   string
+	tlsPort int
 }
 
 // runLazyWeb serves the generated web until the command's context ends,
 // then prints its counts.
 func runLazyWeb(cmd *cobra.Command, c testweb.Config, firstIP, dir string, lz lazyFlags) error {
 	gc := testweb.GenConfig{Hosts: c.Hosts, PagesPerHost: c.PagesPerHost, LinksPerPage: c.LinksPerPage,
-		PageBytes: c.PageBytes, Addrs: lz.addrs, Seed: c.Seed, Port: c.Port}
+		PageBytes: c.PageBytes, Addrs: lz.addrs, Seed: c.Seed, Port: c.Port, Shape: lz.shape, TLSPort: lz.tlsPort}
+	if lz.shape != "" && !cmd.Flags().Changed("web-ips") {
+		gc.Addrs = 0 // the shape's default
+	}
 	if cmd.Flags().Changed("web-first-ip") {
 		a, err := netip.ParseAddr(firstIP)
 		if err != nil || !a.Is4() || !a.IsLoopback() {
@@ -166,12 +185,28 @@ func runLazyWeb(cmd *cobra.Command, c testweb.Config, firstIP, dir string, lz la
 	if err != nil {
 		return err
 	}
+	names := "--system-dns --dns-server " + w.DNSAddr()
+	if lz.shape != "" {
+		ca, hosts, err := w.WriteRealFiles(dir)
+		if err != nil {
+			return err
+		}
+		if w.DNSAddr() == "" {
+			names = "--system-dns=false --hosts " + hosts
+		}
+		names += " --ca-file " + ca
+		fmt.Fprintf(os.Stderr, "testweb: certificate authority %s, hosts file %s\n", ca, hosts)
+	}
 	fmt.Fprintf(os.Stderr, "testweb: %s; DNS %s (address in %s), seeds %s; Ctrl-C stops\n", w, w.DNSAddr(), dnsPath, seeds)
-	fmt.Fprintf(os.Stderr, "testweb: crawl it from another shell with\n  petrel crawl --system-dns --dns-server %s --seeds %s --allow-private --host-delay 100ms --dir ./testweb-crawl\n", w.DNSAddr(), seeds)
+	fmt.Fprintf(os.Stderr, "testweb: crawl it from another shell with\n  petrel crawl %s --seeds %s --allow-private --host-delay 100ms --dir ./testweb-crawl\n", names, seeds)
 	<-cmd.Context().Done()
 	ct := w.Counts()
 	fmt.Fprintf(os.Stderr, "testweb: served %d requests: %d pages, %d robots.txt, %d not found, %d misdirected, %d body bytes; %d DNS answers\n",
 		ct.Requests, ct.Pages, ct.Robots, ct.NotFound, ct.Misdirected, ct.Bytes, ct.DNSQueries)
+	if lz.shape != "" {
+		fmt.Fprintf(os.Stderr, "testweb: %d over TLS, %d over HTTP/2, %d redirects, %d failures (503), %d dropped, %d gzip, %d brotli\n",
+			ct.TLS, ct.HTTP2, ct.Redirects, ct.Failures, ct.Dropped, ct.Gzip, ct.Brotli)
+	}
 	return nil
 }
 

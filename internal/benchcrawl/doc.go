@@ -35,6 +35,11 @@
 // delays allow, the sum over the web's addresses of min(1/ip-delay,
 // hosts on the address/host-delay).
 //
+// With Options.Shape "real" the web is "petrel testweb --shape real" (the
+// generated web shaped like the real one: HTTPS with its own certificate
+// authority, which every crawler is given, real page sizes, latency,
+// failures, redirects) and the limit is not measured.
+//
 // With Options.Agents it adds a crawl of several agents to every round
 // (agents.go); with Options.Ops a crawl with the console on and polled
 // next to Petrel's with the operations off (ops.go).

@@ -48,6 +48,14 @@ type Options struct {
 	// politeness efficiency (achieved rate ÷ the rate the delays allow).
 	PolitenessBound bool
 
+	// Shape is "" (the synthetic web of "petrel testweb") or "real": the
+	// generated web shaped like the real one ("petrel testweb --shape
+	// real": HTTPS with its own certificate authority, given to every
+	// crawler, real page sizes, latency, failures, redirects; Hosts and
+	// PagesPerHost apply, HostsPerIP, LinksPerPage and PageBytes do not,
+	// and the limit is not measured).
+	Shape string
+
 	// The synthetic web's shape (defaults: the headline shape, 2,000 hosts
 	// over 500 addresses, 50 pages of ~20 KiB with 40 links per host).
 	Hosts, HostsPerIP, PagesPerHost, LinksPerPage, PageBytes int
@@ -127,6 +135,12 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("benchcrawl: petrel binary: %w", err)
 		}
 		o.Petrel = p
+	}
+	if o.Shape != "" && o.Shape != "real" {
+		return o, fmt.Errorf("benchcrawl: --shape %q: want \"real\"", o.Shape)
+	}
+	if o.Shape != "" && o.PolitenessBound {
+		return o, errors.New("benchcrawl: --shape real and --politeness do not go together")
 	}
 	pb := o.PolitenessBound
 	def := func(v *int, headline, polite int) {

@@ -55,12 +55,13 @@ type Machine struct {
 
 // Web is the synthetic web's shape.
 type Web struct {
-	Hosts        int `json:"hosts"`
-	Addresses    int `json:"addresses"`
-	HostsPerIP   int `json:"hosts_per_ip"`
-	PagesPerHost int `json:"pages_per_host"`
-	LinksPerPage int `json:"links_per_page"`
-	PageBytes    int `json:"page_bytes"`
+	Shape        string `json:"shape,omitempty"` // "" or "real" (see Options.Shape)
+	Hosts        int    `json:"hosts"`
+	Addresses    int    `json:"addresses"`
+	HostsPerIP   int    `json:"hosts_per_ip"`
+	PagesPerHost int    `json:"pages_per_host"`
+	LinksPerPage int    `json:"links_per_page"`
+	PageBytes    int    `json:"page_bytes"`
 	// CrossHostLinkShare is the share of the pages' links whose target is
 	// on another host (as "petrel testweb" counts them; 0 if it did not say).
 	CrossHostLinkShare float64 `json:"cross_host_link_share"`
@@ -205,8 +206,12 @@ func (rep *Report) ratios() {
 func (rep *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "crawl benchmark (%s), %s; %d CPUs, %.1f GiB, %s\n", rep.Mode, rep.Date,
 		rep.Machine.NumCPU, float64(rep.Machine.MemBytes)/(1<<30), rep.Machine.GoVersion)
-	fmt.Fprintf(w, "web: %d hosts on %d addresses, %d pages/host, %d links/page, %d-byte pages; host delay %s, IP delay %s; time bound %s; max URLs %d\n",
-		rep.Web.Hosts, rep.Web.Addresses, rep.Web.PagesPerHost, rep.Web.LinksPerPage, rep.Web.PageBytes,
+	pages := fmt.Sprintf("%d links/page, %d-byte pages", rep.Web.LinksPerPage, rep.Web.PageBytes)
+	if rep.Web.Shape != "" {
+		pages = "links and page sizes of the " + rep.Web.Shape + " shape"
+	}
+	fmt.Fprintf(w, "web: %d hosts on %d addresses, %d pages/host, %s; host delay %s, IP delay %s; time bound %s; max URLs %d\n",
+		rep.Web.Hosts, rep.Web.Addresses, rep.Web.PagesPerHost, pages,
 		rep.HostDelay, rep.IPDelay, rep.TimeBound, rep.MaxURLs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "crawler\tpages\tchecked\ts\tpages/s\tCPU s/1k pages\tpeak RSS MiB\tallocs/page\twritten MiB\tweb CPU s\t×P pages/s\t×P CPU/1k\t×P RSS\teff.\t")

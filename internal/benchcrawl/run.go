@@ -82,8 +82,10 @@ func run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	defer web.stop()
-	rep.Web = Web{Hosts: len(web.hosts.ipOf), Addresses: len(web.hosts.addrs), HostsPerIP: o.HostsPerIP,
-		PagesPerHost: o.PagesPerHost, LinksPerPage: o.LinksPerPage, PageBytes: o.PageBytes, CrossHostLinkShare: web.linkShare}
+	rep.Web = webOf(o, web)
+	if o.Shape != "" {
+		rep.Mode = "shape " + o.Shape
+	}
 
 	runners := []struct {
 		peer string
@@ -150,22 +152,32 @@ func run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	if o.has(PeerLimit) {
-		o.Log.Info("benchcrawl: measuring the web's limit with wrk")
-		before, _ := procCPU(web.pid)
-		lim, err := measureLimit(ctx, o, web, filepath.Join(work, "wrk"))
-		if err != nil {
-			rep.Notes = append(rep.Notes, "limit not measured: "+err.Error())
-		} else {
-			after, _ := procCPU(web.pid)
-			lim.WebCPUSecond = (after - before).Seconds()
-			rep.Limit = lim
-		}
+		rep.limit(ctx, o, web, work)
 	}
 	if o.PolitenessBound {
 		rep.efficiency(o, web)
 	}
 	rep.ratios()
 	return rep, nil
+}
+
+// limit measures the web's limit with wrk into rep (not on the real
+// shape, whose HTTPS hosts wrk cannot reach).
+func (rep *Report) limit(ctx context.Context, o Options, web *webProc, work string) {
+	if o.Shape != "" {
+		rep.Notes = append(rep.Notes, "limit not measured: wrk's Host header cannot reach the real shape's HTTPS hosts (SNI)")
+		return
+	}
+	o.Log.Info("benchcrawl: measuring the web's limit with wrk")
+	before, _ := procCPU(web.pid)
+	lim, err := measureLimit(ctx, o, web, filepath.Join(work, "wrk"))
+	if err != nil {
+		rep.Notes = append(rep.Notes, "limit not measured: "+err.Error())
+		return
+	}
+	after, _ := procCPU(web.pid)
+	lim.WebCPUSecond = (after - before).Seconds()
+	rep.Limit = lim
 }
 
 // efficiency sets, for the politeness-bound shape, the rate the delays
@@ -221,6 +233,7 @@ type webProc struct {
 	pid                  int
 	dir                  string
 	hostsPath, seedsPath string
+	caPath               string // the web's certificate authority (real shape), or ""
 	hosts                *hostsFile
 	seeds                []string
 	linkShare            float64 // cross-host share of the links, from the web's first line
@@ -232,11 +245,7 @@ func startWeb(ctx context.Context, o Options, dir string) (*webProc, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("benchcrawl: web: %w", err)
 	}
-	args := []string{"testweb", "--out", dir,
-		"--web-hosts", strconv.Itoa(o.Hosts), "--web-hosts-per-ip", strconv.Itoa(o.HostsPerIP),
-		"--web-pages", strconv.Itoa(o.PagesPerHost), "--web-links", strconv.Itoa(o.LinksPerPage),
-		"--web-page-bytes", strconv.Itoa(o.PageBytes), "--web-first-ip", o.FirstIP.String(),
-		"--web-port", strconv.Itoa(o.Port)}
+	args := webArgs(o, dir)
 	cmd := exec.Command(o.Petrel, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	ready := make(chan struct{})
@@ -272,6 +281,9 @@ func startWeb(ctx context.Context, o Options, dir string) (*webProc, error) {
 	}
 	w.linkShare = math.Float64frombits(share.Load())
 	w.hostsPath, w.seedsPath = filepath.Join(dir, "hosts"), filepath.Join(dir, "seeds.txt")
+	if o.Shape != "" {
+		w.caPath = filepath.Join(dir, "ca.pem")
+	}
 	f, err := os.Open(w.hostsPath)
 	if err != nil {
 		w.stop()
@@ -287,6 +299,32 @@ func startWeb(ctx context.Context, o Options, dir string) (*webProc, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// webOf describes the web o asked for and web serves.
+func webOf(o Options, web *webProc) Web {
+	if o.Shape != "" {
+		return Web{Shape: o.Shape, Hosts: o.Hosts, Addresses: len(web.hosts.addrs),
+			HostsPerIP: o.Hosts / max(1, len(web.hosts.addrs)), PagesPerHost: o.PagesPerHost}
+	}
+	return Web{Hosts: len(web.hosts.ipOf), Addresses: len(web.hosts.addrs), HostsPerIP: o.HostsPerIP,
+		PagesPerHost: o.PagesPerHost, LinksPerPage: o.LinksPerPage, PageBytes: o.PageBytes, CrossHostLinkShare: web.linkShare}
+}
+
+// webArgs are the arguments of the "petrel testweb" serving o's web.
+func webArgs(o Options, dir string) []string {
+	if o.Shape != "" {
+		port := max(o.Port, 0) // -1: an ephemeral port, as for the plain web
+		return []string{"testweb", "--out", dir, "--shape", o.Shape,
+			"--web-hosts", strconv.Itoa(o.Hosts), "--web-pages", strconv.Itoa(o.PagesPerHost),
+			"--web-first-ip", o.FirstIP.String(), "--web-port", strconv.Itoa(port), "--web-dns", "off",
+			"--web-seeds", strconv.Itoa(max(1, o.Hosts/20))}
+	}
+	return []string{"testweb", "--out", dir,
+		"--web-hosts", strconv.Itoa(o.Hosts), "--web-hosts-per-ip", strconv.Itoa(o.HostsPerIP),
+		"--web-pages", strconv.Itoa(o.PagesPerHost), "--web-links", strconv.Itoa(o.LinksPerPage),
+		"--web-page-bytes", strconv.Itoa(o.PageBytes), "--web-first-ip", o.FirstIP.String(),
+		"--web-port", strconv.Itoa(o.Port)}
 }
 
 // stop ends the web: SIGTERM to its process group, SIGKILL after 10s.
@@ -347,6 +385,9 @@ func petrelArgs(o Options, web *webProc, dir string, maxURLs int64, name string)
 		"--progress", o.Progress.String()}
 	if maxURLs > 0 {
 		args = append(args, "--max-urls", strconv.FormatInt(maxURLs, 10))
+	}
+	if web.caPath != "" {
+		args = append(args, "--ca-file", web.caPath)
 	}
 	if o.CPUProfileDir != "" {
 		args = append(args, "--cpuprofile", filepath.Join(o.CPUProfileDir, name+".pprof"))
@@ -443,6 +484,9 @@ func runColly(ctx context.Context, o Options, web *webProc, dir string) RunResul
 		"--progress", o.Progress.String()}
 	if o.MaxURLs > 0 {
 		args = append(args, "--max-urls", strconv.FormatInt(o.MaxURLs, 10))
+	}
+	if web.caPath != "" {
+		args = append(args, "--ca-file", web.caPath)
 	}
 	res.Command = bin + " " + strings.Join(args, " ")
 	pr := runMeasured(ctx, procSpec{
@@ -564,6 +608,9 @@ func runWget(ctx context.Context, o Options, web *webProc, dir string) RunResult
 	wargs := []string{wget, "--no-config", "-r", "-l", "inf", "-H", "--domains=test",
 		"--wait=" + strconv.FormatFloat(o.HostDelay.Seconds(), 'f', -1, 64),
 		"-e", "robots=on", "--tries=1", "--timeout=10", "-P", out, "--no-verbose", "-i", seeds}
+	if web.caPath != "" {
+		wargs = append(wargs, "--ca-certificate="+web.caPath)
+	}
 	args := ns.wrap(wargs)
 	res.Command = unshare + " " + strings.Join(args, " ")
 	var robots atomic.Int64

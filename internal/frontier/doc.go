@@ -63,6 +63,12 @@
 // The frontier knows nothing of HTTP: a Task names a URL and an address, an
 // Outcome says when the exchange ended and how it went.
 //
+// The sieve is flushed when its buffer fills, and earlier (flushWanted in
+// scheduler.go) when the workbench runs short of URLs, when the fetchers
+// wait while the sieve holds keys that have no work in the workbench (an
+// approximate set of the keys enqueued since the last flush,
+// backlogkeys.go), or when its backlog reaches half of what was flushed.
+//
 // Termination: the crawl is over when the sieve has nothing unflushed, the
 // ready queue is empty, no visit state holds a URL, no fetch is in flight and
 // no work that may still enqueue URLs is outstanding (see Acquire).

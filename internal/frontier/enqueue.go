@@ -135,6 +135,7 @@ func (f *Frontier) admitOwned(key []byte) error {
 		return err
 	}
 	f.stats.SieveEnqueued.Add(1)
+	f.backlog.add(sa)
 	f.sieveIn.Add(1)
 	return nil
 }

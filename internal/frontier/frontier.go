@@ -289,6 +289,7 @@ type Frontier struct {
 	sieveIn      atomic.Int64
 	sieveFlushed atomic.Int64
 	sieveErr     atomic.Pointer[error]
+	backlog      backlogKeys // keys enqueued since the last flush began (backlogkeys.go)
 
 	readyMu   sync.Mutex // serialises Push from the sieve's flush and the scheduler's saves
 	capturing bool       // a checkpoint is copying new ready URLs (under readyMu)
@@ -336,6 +337,7 @@ func New(cfg Config) (*Frontier, error) {
 	}
 	f.live.Store(&liveSettings{cfg.Settings, cfg.Cuts})
 	f.counts.init(cfg.Assign.GroupHash)
+	f.backlog.init()
 	f.sched = newScheduler(f)
 	if len(cfg.Handovers) > 0 {
 		f.sched.restoreHandovers(cfg.Handovers)

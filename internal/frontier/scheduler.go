@@ -55,6 +55,7 @@ type scheduler struct {
 	flushing  bool
 	flushDone chan flushResult
 	lastFlush int64
+	flushWait int64 // the fetchers' wait (Stats.FetcherWaitNano) when the last flush began
 }
 
 type flushResult struct {
@@ -82,6 +83,7 @@ func newScheduler(f *Frontier) *scheduler {
 		flying:     make(map[*Task]struct{}),
 		pagesByKey: make(map[string]int64),
 		dispatched: c.Stats.PagesDispatched.Load(),
+		flushWait:  c.Stats.FetcherWaitNano.Load(),
 	}
 	// The front never grows beyond what the workbench can hold: a visit
 	// state in RAM costs about 300 bytes plus its first URLs.
@@ -247,7 +249,7 @@ func (s *scheduler) finished(now int64, l *runLoop) (bool, error) {
 			}
 		}
 	case !s.flushing && s.dist.held == nil && f.cfg.Ready.Len() == 0 &&
-		now-s.lastFlush >= int64(f.cfg.MinFlushGap) && s.flushWanted():
+		now-s.lastFlush >= int64(f.cfg.MinFlushGap) && s.flushWanted(now):
 		s.startFlush(now)
 	}
 	return false, nil
@@ -391,18 +393,34 @@ func (s *scheduler) nextWake() (int64, bool) {
 // flushWanted reports whether the sieve should be flushed before its
 // buffer fills, the ready queue being empty: when keys wait in it and
 // either the visit states are running short of URLs (fewer than
-// lowWaterPerState per active visit state) or the keys waiting are at
-// least half of those flushed before. A flush merges the whole store, so
-// without the second bound a workbench with plenty of work (most of it
-// virtualized) would flush as often as MinFlushGap allows, each time at a
-// cost that grows with the URLs known; with it, the forced merges cost a
-// bounded number of store rewrites per key.
-func (s *scheduler) flushWanted() bool {
+// lowWaterPerState per active visit state), or the fetchers wait on the
+// backlog (fetchersWaitOnBacklog), or the keys waiting are at least half
+// of those flushed before. A flush merges the whole store, so without the
+// last bound a workbench with plenty of work (most of it virtualized)
+// would flush as often as MinFlushGap allows, each time at a cost that
+// grows with the URLs known; with it, the forced merges cost a bounded
+// number of store rewrites per key.
+func (s *scheduler) flushWanted(now int64) bool {
 	in, flushed := s.f.sieveIn.Load(), s.f.sieveFlushed.Load()
 	if in <= flushed {
 		return false
 	}
-	return s.queuedURLs < lowWaterPerState*int64(max(s.dist.active, 1)) || 2*(in-flushed) >= flushed
+	return s.queuedURLs < lowWaterPerState*int64(max(s.dist.active, 1)) || s.fetchersWaitOnBacklog(now) ||
+		2*(in-flushed) >= flushed
+}
+
+// fetchersWaitOnBacklog reports whether the fetchers wait for what the
+// sieve holds: since the last flush began they waited, summed, at least
+// the time elapsed (on average a fetcher idle all along), and the backlog
+// holds URLs of more keys than the front has active, so that some of its
+// keys have no work in the workbench. The low-water mark misses this
+// case: a few keys held back by a Crawl-delay can each keep many URLs
+// queued while the fetchers have nothing to take. A backlog of keys that
+// are all active already does not count (a flush would not give the
+// fetchers anything they can take sooner).
+func (s *scheduler) fetchersWaitOnBacklog(now int64) bool {
+	waited := s.f.stats.FetcherWaitNano.Load() - s.flushWait
+	return waited >= now-s.lastFlush && s.f.backlog.count() > s.dist.active
 }
 
 // lowWaterPerState is the URLs per active visit state below which the
@@ -414,6 +432,8 @@ func (s *scheduler) startFlush(now int64) {
 	f := s.f
 	s.flushing = true
 	s.lastFlush = now
+	s.flushWait = f.stats.FetcherWaitNano.Load()
+	f.backlog.clear() // before upTo: a key added after it goes with a later flush
 	upTo := f.sieveIn.Load()
 	go func() {
 		err := f.sieve.Flush()

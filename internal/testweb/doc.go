@@ -54,9 +54,23 @@
 // server on loopback ([DNSServer]) instead of a hosts file; the request
 // log is optional and counts are always kept. [Gen] documents the shape.
 //
+// # Real shape
+//
+// With [GenConfig.Shape] set to [ShapeReal] the generated web is shaped
+// like the web a crawler meets: HTTPS on most hosts with certificates of
+// a certificate authority the web makes ([GenWeb.CAPEM],
+// [GenWeb.WriteRealFiles]), TLS 1.2 and 1.3, HTTP/2 offered by ALPN, page
+// sizes from a lognormal law, compressed when asked, latency per host,
+// slow, failing and down hosts, redirects and robots.txt everywhere;
+// [Gen.Reach] lists the pages a correct crawler fetches. realshape.go
+// holds the laws, realpage.go the markup, gentls.go the certificate
+// authority and TLS settings, genrealserve.go the serving.
+//
 // Invariants: serving does no heavy per-request work (page bodies are
 // pre-generated or assembled from pre-generated paragraphs; bombs are built
-// once, lazily); every response of the normal web carries Content-Length;
+// once, lazily; the real shape compresses pages on request, as a server
+// does, and keeps at most 16,384 certificates); every response of the
+// normal web and of the generated web carries Content-Length;
 // the hit log is capped ([Config.MaxHits]) and counts what it drops, and
 // its times never shorten a gap (a Hit's Start is never before the client
 // sent the request, its End never after the client could have read the

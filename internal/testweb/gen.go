@@ -26,6 +26,13 @@ type GenConfig struct {
 	// chosen on the first address and bound on every other). URLs carry it
 	// unless it is 80.
 	Port int
+	// Shape is "" (the plain shape described at [Gen]) or [ShapeReal].
+	// In the real shape Addrs defaults to a quarter of Hosts, and
+	// LinksPerPage and PageBytes are replaced by laws (see ShapeReal).
+	Shape string
+	// TLSPort is the HTTPS port of every address in the real shape (0: an
+	// ephemeral port, as Port). URLs carry it unless it is 443.
+	TLSPort int
 }
 
 // Gen is the model of a generated web: every host name, address, URL,
@@ -54,10 +61,13 @@ type GenConfig struct {
 //   - robots.txt: one host in ten has none (404); the others disallow
 //     /private/ for every agent, and one in twenty of them also /search.
 type Gen struct {
-	cfg   GenConfig
-	words []string
-	first uint32 // FirstIP as a number
-	port  int
+	cfg     GenConfig
+	words   []string
+	first   uint32 // FirstIP as a number
+	port    int
+	tlsPort int
+	real    bool     // Shape is ShapeReal
+	blocks  [][]byte // real shape: filler markup (see realpage.go)
 }
 
 // Errors of the generated web.
@@ -84,6 +94,9 @@ func (c *GenConfig) setDefaults() {
 	if c.PageBytes <= 0 {
 		c.PageBytes = 3072
 	}
+	if c.Addrs <= 0 && c.Shape == ShapeReal {
+		c.Addrs = max(1, c.Hosts/4)
+	}
 	if c.Addrs <= 0 {
 		c.Addrs = 4096
 	}
@@ -107,23 +120,29 @@ func NewGen(cfg GenConfig) (*Gen, error) {
 	if last := uint64(first) + uint64(cfg.Addrs) - 1; last > 0x7fffffff-1 {
 		return nil, fmt.Errorf("testweb: generated web: %d addresses from %v leave 127.0.0.0/8", cfg.Addrs, cfg.FirstIP)
 	}
-	if cfg.Port < 0 || cfg.Port > 65535 {
-		return nil, fmt.Errorf("testweb: generated web: invalid port %d", cfg.Port)
+	if cfg.Port < 0 || cfg.Port > 65535 || cfg.TLSPort < 0 || cfg.TLSPort > 65535 {
+		return nil, fmt.Errorf("testweb: generated web: invalid port %d or %d", cfg.Port, cfg.TLSPort)
 	}
-	g := &Gen{cfg: cfg, first: first, port: cfg.Port}
+	if cfg.Shape != "" && cfg.Shape != ShapeReal {
+		return nil, fmt.Errorf("testweb: generated web: unknown shape %q (want %q or none)", cfg.Shape, ShapeReal)
+	}
+	g := &Gen{cfg: cfg, first: first, port: cfg.Port, tlsPort: cfg.TLSPort, real: cfg.Shape == ShapeReal}
 	g.words = makeWords(uint64(cfg.Seed), 2048)
+	if g.real {
+		g.blocks = g.makeBlocks()
+	}
 	return g, nil
 }
 
 // Config returns the configuration, defaults filled in.
 func (g *Gen) Config() GenConfig { return g.cfg }
 
-// withPort returns a copy of g serving on port (fixed once the listeners
-// are bound).
-func (g *Gen) withPort(port int) *Gen {
+// withPorts returns a copy of g serving on port and tlsPort (fixed once
+// the listeners are bound).
+func (g *Gen) withPorts(port, tlsPort int) *Gen {
 	c := *g
-	c.port = port
-	c.cfg.Port = port
+	c.port, c.tlsPort = port, tlsPort
+	c.cfg.Port, c.cfg.TLSPort = port, tlsPort
 	return &c
 }
 
@@ -143,6 +162,8 @@ const (
 	tagPath
 	tagPage
 	tagWords
+	tagTraits
+	tagLatency
 )
 
 // mix returns a well-spread 64-bit value of (a, b, c, d).
@@ -257,6 +278,9 @@ func (g *Gen) Pages(h int) int {
 
 // AddrIndex returns the index of the address of host h.
 func (g *Gen) AddrIndex(h int) int {
+	if g.real {
+		return h % g.cfg.Addrs
+	}
 	r := g.stream(tagAddr, h, 0)
 	u := r.unit()
 	return min(int(float64(g.cfg.Addrs)*u*u*u), g.cfg.Addrs-1)
@@ -285,21 +309,22 @@ func (g *Gen) addrIndexOf(a netip.Addr) int {
 }
 
 // Lookup returns the address of a host name of the web (case and a trailing
-// dot ignored), or ErrNotGenerated.
+// dot ignored; in the real shape a www host's bare name too), or
+// ErrNotGenerated.
 func (g *Gen) Lookup(name string) (netip.Addr, error) {
-	h, err := g.Host(strings.TrimSuffix(strings.ToLower(name), "."))
+	h, _, err := g.resolve(strings.TrimSuffix(strings.ToLower(name), "."))
 	if err != nil {
 		return netip.Addr{}, err
 	}
 	return g.Addr(g.AddrIndex(h)), nil
 }
 
-// Origin returns "http://name[:port]" of host h.
+// Origin returns "scheme://name[:port]" of host h: http, or in the real
+// shape https for an HTTPS host.
 func (g *Gen) Origin(h int) string {
-	if g.port == 80 {
-		return "http://" + g.Name(h)
-	}
-	return "http://" + g.Name(h) + ":" + strconv.Itoa(g.port)
+	var b strings.Builder
+	g.origin(&b, h, false, false)
+	return b.String()
 }
 
 // Path returns the path (and query) of page p of host h; page 0 is "/".
@@ -364,8 +389,12 @@ func (g *Gen) Page(h int, uri string) (int, error) {
 // URL returns the absolute URL of page p of host h.
 func (g *Gen) URL(h, p int) string { return g.Origin(h) + g.Path(h, p) }
 
-// Robots returns the robots.txt of host h, or nil when it has none (404).
+// Robots returns the robots.txt of host h, or nil when it has none (404;
+// every host has one in the real shape).
 func (g *Gen) Robots(h int) []byte {
+	if g.real {
+		return g.realRobots(h)
+	}
 	r := g.stream(tagRobots, h, 0)
 	switch x := r.intn(20); {
 	case x < 2:
@@ -376,13 +405,22 @@ func (g *Gen) Robots(h int) []byte {
 	return []byte("User-agent: *\nDisallow: /private/\n")
 }
 
-// Seeds returns the home pages of n hosts spread over the web.
+// Seeds returns the home pages of n hosts spread over the web (in the real
+// shape as a user writes them: http://, a www host by its bare name every
+// other time).
 func (g *Gen) Seeds(n int) []string {
 	n = max(1, min(n, g.cfg.Hosts))
 	out := make([]string, n)
 	step := g.cfg.Hosts / n
 	for i := range out {
-		out[i] = g.URL(i*step, 0)
+		if !g.real {
+			out[i] = g.URL(i*step, 0)
+			continue
+		}
+		var b strings.Builder
+		g.origin(&b, i*step, i%2 == 0, true)
+		b.WriteByte('/')
+		out[i] = b.String()
 	}
 	return out
 }

@@ -11,6 +11,8 @@ type genLink struct {
 	host, page int
 	private    bool // a /private/ page that robots.txt disallows
 	missing    bool // a page that does not exist (404)
+	bare       bool // real shape: written with the bare name of a www host
+	plain      bool // real shape: written http:// although the host is on HTTPS
 }
 
 // links appends the links of page p of host h to dst.
@@ -21,9 +23,13 @@ func (g *Gen) links(dst []genLink, h, p int) []genLink {
 	for i := 1; i <= 3; i++ {
 		dst = append(dst, genLink{host: h, page: min(i, size-1)})
 	}
-	for range g.cfg.LinksPerPage - 4 {
+	own := 6 // in ten links
+	if g.real {
+		own = 8
+	}
+	for range g.linkCount(g.pageBytes(h, p)) - 4 {
 		t := h
-		if r.intn(10) >= 6 {
+		if r.intn(10) >= own {
 			if r.intn(2) == 0 {
 				t = r.intn(g.cfg.Hosts)
 			} else {
@@ -33,7 +39,12 @@ func (g *Gen) links(dst []genLink, h, p int) []genLink {
 		}
 		u := r.unit()
 		n := g.Pages(t)
-		dst = append(dst, genLink{host: t, page: min(int(float64(n)*u*u), n-1)})
+		l := genLink{host: t, page: min(int(float64(n)*u*u), n-1)}
+		if g.real && t != h {
+			l.bare = r.intn(64) == 0 && bareName(g.Name(t)) != ""
+			l.plain = !l.bare && r.intn(200) == 0 && g.traits(t).https
+		}
+		dst = append(dst, l)
 	}
 	if r.intn(8) == 0 {
 		dst = append(dst, genLink{host: h, page: r.intn(1 << 20), private: true})
@@ -69,15 +80,28 @@ func (g *Gen) Links(h, p int) []string {
 	var b bytes.Buffer
 	for _, l := range g.links(nil, h, p) {
 		b.Reset()
-		b.WriteString(g.Origin(l.host))
+		g.origin(&b, l.host, l.bare, l.plain)
 		g.linkPath(&b, l)
 		out = append(out, b.String())
 	}
 	return out
 }
 
+// writeHref writes the href of link l on a page of host h: root-relative
+// on the page's own origin, absolute otherwise.
+func (g *Gen) writeHref(b textWriter, h int, l genLink) {
+	if l.host != h || l.bare || l.plain {
+		g.origin(b, l.host, l.bare, l.plain)
+	}
+	g.linkPath(b, l)
+}
+
 // Render appends the HTML of page p of host h to b.
 func (g *Gen) Render(b *bytes.Buffer, h, p int) {
+	if g.real {
+		g.renderReal(b, h, p)
+		return
+	}
 	r := g.stream(tagPage, h, -1-p)
 	start := b.Len()
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>")
@@ -90,16 +114,13 @@ func (g *Gen) Render(b *bytes.Buffer, h, p int) {
 	var buf [64]genLink
 	for _, l := range g.links(buf[:0], h, p) {
 		b.WriteString("<li><a href=\"")
-		if l.host != h {
-			b.WriteString(g.Origin(l.host))
-		}
-		g.linkPath(b, l)
+		g.writeHref(b, h, l)
 		b.WriteString("\">")
 		g.writeWords(b, &r, 1+r.intn(2))
 		b.WriteString("</a></li>\n")
 	}
 	b.WriteString("</ul>\n")
-	for b.Len()-start < g.cfg.PageBytes-60 {
+	for b.Len()-start < g.pageBytes(h, p)-60 {
 		b.WriteString("<p>")
 		g.writeWords(b, &r, 20+r.intn(30))
 		b.WriteString(".</p>\n")

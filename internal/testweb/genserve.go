@@ -3,6 +3,7 @@ package testweb
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -37,8 +38,16 @@ type GenCounts struct {
 	Robots      int64 // robots.txt requests
 	NotFound    int64 // 404s other than robots.txt
 	Misdirected int64 // 421: a name not of this web or not on this address
-	Bytes       int64 // body bytes sent
+	Bytes       int64 // body bytes sent (before compression)
 	DNSQueries  int64 // DNS questions answered
+	// Real shape only:
+	Redirects int64 // 301s (http → https, bare name → www)
+	Failures  int64 // 503s of failing hosts
+	Dropped   int64 // requests to down hosts, closed without an answer
+	Gzip      int64 // pages sent gzip-compressed
+	Brotli    int64 // pages sent brotli-compressed
+	TLS       int64 // requests over TLS
+	HTTP2     int64 // requests over HTTP/2
 }
 
 // GenWeb serves a [Gen] on its loopback addresses: one listener per
@@ -48,12 +57,16 @@ type GenWeb struct {
 	gen  *Gen
 	opts GenServeOptions
 	lns  []net.Listener
+	tls  []net.Listener // real shape: the HTTPS listeners
+	ca   *webCA         // real shape
 	srv  *http.Server
 	dns  *DNSServer
 	wg   sync.WaitGroup
 	pool sync.Pool
 
-	requests, pages, robots, notFound, misdirected, bytes atomic.Int64
+	requests, pages, robots, notFound, misdirected, bytes         atomic.Int64
+	redirects, failures, dropped, gzips, brotlis, tlsReqs, h2Reqs atomic.Int64
+	enc                                                           encoders
 
 	log hitLog
 
@@ -75,11 +88,23 @@ func StartGen(ctx context.Context, cfg GenConfig, opts GenServeOptions) (*GenWeb
 	w := &GenWeb{opts: opts, done: make(chan struct{})}
 	w.log.max = opts.MaxHits
 	w.pool.New = func() any { return new(bytes.Buffer) }
-	port, err := w.bind(g)
-	if err != nil {
+	var port, tlsPort int
+	if w.lns, port, err = bindAll(g, g.cfg.Port); err != nil {
 		return nil, err
 	}
-	w.gen = g.withPort(port)
+	if g.real {
+		if w.tls, tlsPort, err = bindAll(g, g.cfg.TLSPort); err != nil {
+			w.Close()
+			return nil, err
+		}
+	}
+	w.gen = g.withPorts(port, tlsPort)
+	if g.real {
+		if w.ca, err = newWebCA(w.gen); err != nil {
+			w.Close()
+			return nil, err
+		}
+	}
 	if opts.DNS != "" {
 		if w.dns, err = ListenDNS(opts.DNS, w.gen); err != nil {
 			w.Close()
@@ -93,14 +118,23 @@ func StartGen(ctx context.Context, cfg GenConfig, opts GenServeOptions) (*GenWeb
 		MaxHeaderBytes:    64 << 10,
 		ConnContext:       stampContext,
 	}
-	for _, ln := range w.lns {
+	serve := func(ln net.Listener) {
 		w.wg.Add(1)
 		go func() {
 			defer w.wg.Done()
-			if err := w.srv.Serve(stampListener{ln}); err != nil && !errors.Is(err, http.ErrServerClosed) && w.opts.Logf != nil {
+			if err := w.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && w.opts.Logf != nil {
 				w.opts.Logf("testweb: serve %v: %v", ln.Addr(), err)
 			}
 		}()
+	}
+	for _, ln := range w.lns {
+		serve(stampListener{ln})
+	}
+	if w.ca != nil {
+		cfg := w.ca.serverConfig()
+		for _, ln := range w.tls {
+			serve(tls.NewListener(stampListener{ln}, cfg))
+		}
 	}
 	go func() {
 		select {
@@ -112,14 +146,14 @@ func StartGen(ctx context.Context, cfg GenConfig, opts GenServeOptions) (*GenWeb
 	return w, nil
 }
 
-// bind opens one listener per address, all on one port: cfg.Port, or an
+// bindAll opens one listener per address, all on one port: want, or an
 // ephemeral port of the first address tried on the others (a few times
 // over if one of them has it taken).
-func (w *GenWeb) bind(g *Gen) (int, error) {
+func bindAll(g *Gen, want int) ([]net.Listener, int, error) {
 	const attempts = 8
 	var last error
 	for range attempts {
-		port := g.cfg.Port
+		port := want
 		lns := make([]net.Listener, 0, g.cfg.Addrs)
 		var err error
 		for i := range g.cfg.Addrs {
@@ -135,18 +169,17 @@ func (w *GenWeb) bind(g *Gen) (int, error) {
 			lns = append(lns, ln)
 		}
 		if err == nil {
-			w.lns = lns
-			return port, nil
+			return lns, port, nil
 		}
 		for _, ln := range lns {
 			ln.Close()
 		}
 		last = err
-		if g.cfg.Port != 0 || !errors.Is(err, syscall.EADDRINUSE) {
+		if want != 0 || !errors.Is(err, syscall.EADDRINUSE) {
 			break
 		}
 	}
-	return 0, last
+	return nil, 0, last
 }
 
 // Gen returns the model of the served web (with its port).
@@ -164,11 +197,18 @@ func (w *GenWeb) DNSAddr() string {
 func (w *GenWeb) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	name := hostOnly(r.Host)
-	status := w.serve(rw, r, name)
+	var status int
+	if w.gen.real {
+		status = w.serveReal(rw, r, name)
+	} else {
+		status = w.serve(rw, r, name)
+	}
 	w.requests.Add(1)
 	if w.opts.LogHits {
 		h := Hit{Host: name, IP: localAddr(r), Path: r.RequestURI, Status: status, UserAgent: r.UserAgent(), Start: start}
-		endHTTP(&h, rw, r)
+		if status != 0 { // 0: dropped, nothing to flush
+			endHTTP(&h, rw, r)
+		}
 		w.log.record(h)
 	}
 }
@@ -229,6 +269,8 @@ func (w *GenWeb) Counts() GenCounts {
 	c := GenCounts{
 		Requests: w.requests.Load(), Pages: w.pages.Load(), Robots: w.robots.Load(),
 		NotFound: w.notFound.Load(), Misdirected: w.misdirected.Load(), Bytes: w.bytes.Load(),
+		Redirects: w.redirects.Load(), Failures: w.failures.Load(), Dropped: w.dropped.Load(),
+		Gzip: w.gzips.Load(), Brotli: w.brotlis.Load(), TLS: w.tlsReqs.Load(), HTTP2: w.h2Reqs.Load(),
 	}
 	if w.dns != nil {
 		c.DNSQueries = w.dns.Queries()
@@ -265,8 +307,12 @@ func (w *GenWeb) WriteFiles(dir string, seeds int) (seedsPath, dnsPath string, e
 // String describes the web in one line.
 func (w *GenWeb) String() string {
 	c := w.gen.cfg
+	tls := ""
+	if w.gen.real {
+		tls = " (HTTPS port " + strconv.Itoa(w.gen.tlsPort) + "), shape " + c.Shape
+	}
 	return "generated web of " + strconv.Itoa(c.Hosts) + " hosts (about " + strconv.Itoa(c.PagesPerHost) +
-		" pages each) on " + strconv.Itoa(c.Addrs) + " addresses from " + c.FirstIP.String() + " port " + strconv.Itoa(w.gen.port)
+		" pages each) on " + strconv.Itoa(c.Addrs) + " addresses from " + c.FirstIP.String() + " port " + strconv.Itoa(w.gen.port) + tls
 }
 
 // Close stops serving and waits for the serving goroutines; safe to call
@@ -281,10 +327,56 @@ func (w *GenWeb) Close() error {
 		for _, ln := range w.lns {
 			ln.Close()
 		}
+		for _, ln := range w.tls {
+			ln.Close()
+		}
 		if w.dns != nil {
 			w.dns.Close()
 		}
 		w.wg.Wait()
 	})
 	return err
+}
+
+// CAPEM returns the PEM certificate of the web's certificate authority
+// (real shape; nil otherwise).
+func (w *GenWeb) CAPEM() []byte {
+	if w.ca == nil {
+		return nil
+	}
+	return w.ca.pem
+}
+
+// maxHostsFile bounds the hosts a hosts file of the generated web lists.
+const maxHostsFile = 100_000
+
+// WriteRealFiles writes into dir, for a real-shaped web, "ca.pem" (the
+// certificate authority, for a crawler's --ca-file) and "hosts" (an
+// "IP name" line per name: every host and the bare name of each www host,
+// for crawlers that take a hosts file; at most maxHostsFile hosts), and
+// returns their paths.
+func (w *GenWeb) WriteRealFiles(dir string) (caPath, hostsPath string, err error) {
+	g := w.gen
+	if w.ca == nil {
+		return "", "", errors.New("testweb: not a real-shaped web")
+	}
+	if g.cfg.Hosts > maxHostsFile {
+		return "", "", fmt.Errorf("testweb: a hosts file lists at most %d hosts, not %d", maxHostsFile, g.cfg.Hosts)
+	}
+	caPath, hostsPath = filepath.Join(dir, "ca.pem"), filepath.Join(dir, "hosts")
+	if err := os.WriteFile(caPath, w.ca.pem, 0o644); err != nil {
+		return "", "", fmt.Errorf("testweb: write files: %w", err)
+	}
+	var b strings.Builder
+	for h := range g.cfg.Hosts {
+		a, name := g.Addr(g.AddrIndex(h)).String(), g.Name(h)
+		b.WriteString(a + " " + name + "\n")
+		if bare := bareName(name); bare != "" {
+			b.WriteString(a + " " + bare + "\n")
+		}
+	}
+	if err := os.WriteFile(hostsPath, []byte(b.String()), 0o644); err != nil {
+		return "", "", fmt.Errorf("testweb: write files: %w", err)
+	}
+	return caPath, hostsPath, nil
 }

@@ -2,6 +2,7 @@ package testweb
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
@@ -116,8 +117,12 @@ func (l stampListener) Accept() (net.Conn, error) {
 type stampKey struct{}
 
 // stampContext, as an http.Server's ConnContext, gives its handlers their
-// stampConn (see endHTTP) when the server serves a stampListener.
+// stampConn (see endHTTP) when the server serves a stampListener (or a TLS
+// listener over one: the stamps are then those of the TLS records).
 func stampContext(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
 	if sc, ok := c.(*stampConn); ok {
 		return context.WithValue(ctx, stampKey{}, sc)
 	}
