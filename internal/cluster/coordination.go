@@ -212,16 +212,13 @@ func (n *Node) followLease(ctx context.Context, crawl *coord.Crawl) error {
 	n.co.mu.Lock()
 	n.co.lease, n.co.regRev = lease, regRev
 	n.co.mu.Unlock()
-	fenced, stop := lease.Context(lctx)
-	defer stop()
-	context.AfterFunc(fenced, func() {
-		if ctx.Err() == nil && errors.Is(context.Cause(fenced), coord.ErrFenced) {
-			n.guard.Close(fenceClosed)
-		}
-	})
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
-	wg.Add(2)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		n.fenceLoop(lctx, lease)
+	}()
 	go func() {
 		defer wg.Done()
 		crawl.Lead(lctx, lease, n.cfg.Name, n.policy(), func(msg string, args ...any) { n.log.Warn("cluster: "+msg, args...) })
@@ -358,12 +355,43 @@ func (n *Node) onState(ctx context.Context, crawl *coord.Crawl, lease *coord.Lea
 	if in || n.IsLeaving() {
 		n.markReady(v)
 	}
-	// A view that declares this agent dead closed the guard as it was
-	// installed (viewinstall.go); it stays closed until a view has it.
-	if in && lease.Live(time.Now()) && n.guard.isClosed() {
-		n.guard.open()
-		n.log.Info("cluster: zombie guard open: lease live, view read back with this agent", "view", v.String())
+	n.openGuardIfHeld(lease)
+}
+
+// fenceLoop closes the guard each time the lease's fence passes without
+// renewal, and opens it again once a keep-alive makes the lease certainly
+// live (a renewed lease never expired in etcd, so no view gave this
+// agent's keys away for its death), until ctx ends or the lease is lost.
+func (n *Node) fenceLoop(ctx context.Context, lease *coord.Lease) {
+	for {
+		fenced, stop := lease.Context(ctx)
+		<-fenced.Done()
+		stop()
+		if ctx.Err() != nil || !errors.Is(context.Cause(fenced), coord.ErrFenced) {
+			return
+		}
+		n.guard.Close(fenceClosed)
+		if lease.WaitLive(ctx) != nil {
+			return
+		}
+		n.openGuardIfHeld(lease)
 	}
+}
+
+// openGuardIfHeld opens the guard if the lease is certainly live and the
+// view in force, read at or after this agent's registration, has it. A
+// view that declares this agent dead closed the guard as it was
+// installed (viewinstall.go); it stays closed until a view has it.
+func (n *Node) openGuardIfHeld(lease *coord.Lease) {
+	n.co.mu.Lock()
+	st, regRev := n.co.state, n.co.regRev
+	n.co.mu.Unlock()
+	v := n.View()
+	if v == nil || st.Rev < regRev || !v.Has(n.cfg.Name) || !lease.Live(time.Now()) || !n.guard.isClosed() {
+		return
+	}
+	n.guard.open()
+	n.log.Info("cluster: zombie guard open: lease live, view read back with this agent", "view", v.String())
 }
 
 // markReady closes ready once.
