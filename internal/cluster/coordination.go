@@ -35,7 +35,17 @@ type coordState struct {
 	regRev   int64       // the revision of this process's registration
 	answered int64       // the end's wave last answered
 	member   *coord.Member
+	obeyed   int64 // the revision of the whole-crawl stop this directory last obeyed (stopFile)
 }
+
+// stopFile holds the revision of the last whole-crawl stop this agent
+// obeyed. A stop applies to an agent that registered before it, and to
+// one that registered after it while no view has been written since (the
+// crawl was stopped while forming, or stopped and not resumed) unless
+// this directory obeyed that very stop already: started again, it
+// resumes the crawl, and the first view it and the others form ends
+// that stop for every agent.
+const stopFile = "stopped"
 
 // leaseFile holds this agent's lease id, so that a restart on the same
 // directory (the directory lock excludes its predecessor) revokes it at
@@ -47,6 +57,14 @@ const leaseFile = "lease"
 // fatal; a lost lease (cut off past its TTL) makes the agent register
 // again, as a return.
 func (n *Node) coordinate(ctx context.Context) {
+	obeyed, err := readStopRev(filepath.Join(n.cfg.Dir, stopFile))
+	if err != nil {
+		n.fail(err)
+		return
+	}
+	n.co.mu.Lock()
+	n.co.obeyed = obeyed
+	n.co.mu.Unlock()
 	crawl, err := n.connect(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -243,6 +261,43 @@ func (n *Node) followLease(ctx context.Context, crawl *coord.Crawl) error {
 	}
 }
 
+// stopApplies reports whether the whole-crawl stop in st, if any, stops
+// an agent registered at regRev whose directory last obeyed the stop of
+// revision obeyed (stopFile).
+func stopApplies(st coord.State, regRev, obeyed int64) bool {
+	return st.Stopped && st.StopRev != obeyed && (st.StopRev > regRev || st.View.Rev < st.StopRev)
+}
+
+// obeyStop stops this agent for the whole-crawl stop in st, and records
+// that this directory obeyed it (stopFile).
+func (n *Node) obeyStop(st coord.State) {
+	n.co.mu.Lock()
+	n.co.obeyed = st.StopRev
+	n.co.mu.Unlock()
+	if err := writeDurable(filepath.Join(n.cfg.Dir, stopFile), []byte(strconv.FormatInt(st.StopRev, 10)+"\n")); err != nil {
+		n.log.Error("cluster: record the whole-crawl stop", "err", err)
+	}
+	n.requestStop("whole-crawl stop: " + st.Stop)
+}
+
+// readStopRev reads stopFile: 0 when there is none. It fails closed: a
+// file that does not hold a revision stops the agent, for a stop obeyed
+// and forgotten would stop it again at every start.
+func readStopRev(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("cluster: %w", err)
+	}
+	rev, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil || rev < 0 {
+		return 0, fmt.Errorf("cluster: %s does not hold a stop's revision (%q): remove it if no whole-crawl stop is in force", path, b)
+	}
+	return rev, nil
+}
+
 func readLeaseID(path string) clientv3.LeaseID {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -320,14 +375,12 @@ func (n *Node) nudgePublish() {
 func (n *Node) onState(ctx context.Context, crawl *coord.Crawl, lease *coord.Lease, st coord.State) {
 	n.co.mu.Lock()
 	n.co.state = st
-	regRev := n.co.regRev
+	regRev, obeyed := n.co.regRev, n.co.obeyed
 	newWave := st.Probe != n.co.answered
 	n.co.answered = st.Probe
 	n.co.mu.Unlock()
-	// A stop written before this process registered was for the run it
-	// ended (the agents started again resume the crawl).
-	if st.Stopped && st.StopRev > regRev {
-		n.requestStop("whole-crawl stop: " + st.Stop)
+	if stopApplies(st, regRev, obeyed) {
+		n.obeyStop(st)
 	}
 	if err := n.applySettings(ctx, st.Settings); err != nil {
 		n.log.Error("cluster: cluster-wide settings", "err", err)
