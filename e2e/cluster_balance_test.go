@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"net/netip"
+	"regexp"
+	"strconv"
 	"testing"
 	"time"
 
@@ -21,7 +23,7 @@ import (
 func TestClusterBalance(t *testing.T) {
 	t.Parallel() // waits more than it computes, on a web in its own process: see the package doc
 	const hostDelay, ipDelay = 300 * time.Millisecond, 100 * time.Millisecond
-	web := startWebProcess(t, testweb.Config{Hosts: 600, HostsPerIP: 1, PagesPerHost: 16, Seed: 41,
+	web := startWebProcess(t, testweb.Config{Hosts: 600, HostsPerIP: 1, PagesPerHost: 10, Seed: 41,
 		FirstIP: netip.MustParseAddr("127.90.0.1")})
 	c := newClusterRun(t, web, "127.213.40.1", 4)
 	c.moved = true
@@ -31,7 +33,7 @@ func TestClusterBalance(t *testing.T) {
 		c.start(t, a, append(flags, deathUA(a)...)...)
 	}
 	first[0].waitFor(t, "view epoch ", 20*time.Second)
-	time.Sleep(1500 * time.Millisecond)
+	waitPages(t, first, 1200, 60*time.Second) // a share of the crawl before the join, however loaded the machine
 	joining := time.Now()
 	c.start(t, late, append(flags, deathUA(late)...)...)
 	late.waitFor(t, "petrel: agent agent4: view epoch ", 30*time.Second)
@@ -78,4 +80,30 @@ func TestClusterBalance(t *testing.T) {
 	}
 	share("before the join", before, nBefore, 1.0/3)
 	share("after the join", after, nAfter, 1.0/4)
+}
+
+// progressPages matches the page count of an agent's progress line.
+var progressPages = regexp.MustCompile(`(?m)^\s*pages (\d+) `)
+
+// waitPages waits until the agents' progress lines add up to at least n
+// pages, failing after timeout.
+func waitPages(t *testing.T, agents []*agentProc, n int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		sum := 0
+		for _, a := range agents {
+			if m := progressPages.FindAllStringSubmatch(a.stderr.String(), -1); len(m) > 0 {
+				p, _ := strconv.Atoi(m[len(m)-1][1])
+				sum += p
+			}
+		}
+		if sum >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agents fetched %d pages in %s, want %d", sum, timeout, n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
