@@ -58,7 +58,7 @@ events { worker_connections 512; }
 http {
   include /etc/nginx/mime.types;
   default_type application/octet-stream;
-  log_format timed '$msec $status $request_method "$request_uri" $body_bytes_sent';
+  log_format timed '$msec $status $request_method "$request_uri" $body_bytes_sent "$http_user_agent"';
   access_log %[1]s/logs/access.log timed;
   client_body_temp_path %[1]s/tmp/body;
   proxy_temp_path %[1]s/tmp/proxy;
@@ -80,6 +80,10 @@ func (s *docSite) conf() string { return filepath.Join(s.prefix, "nginx.conf") }
 
 func (s *docSite) url(path string) string { return "http://" + s.addr + path }
 
+// docSiteProbe is the User-Agent of the request that tells nginx is up;
+// accessTimes leaves it out.
+const docSiteProbe = "docsites-probe"
+
 // start starts nginx with the site's configuration and waits until it
 // answers.
 func (s *docSite) start(t *testing.T) {
@@ -97,7 +101,7 @@ func (s *docSite) start(t *testing.T) {
 			t.Fatalf("nginx of %s exited: %v", s.name, err)
 		default:
 		}
-		if out, err := exec.Command("curl", "-sf", "-o", "/dev/null", s.url("/index.html")).CombinedOutput(); err == nil {
+		if out, err := exec.Command("curl", "-sf", "-A", docSiteProbe, "-o", "/dev/null", s.url("/index.html")).CombinedOutput(); err == nil {
 			return
 		} else if time.Now().After(deadline) {
 			t.Fatalf("nginx of %s does not answer: %v %s", s.name, err, out)
@@ -120,7 +124,8 @@ func (s *docSite) stop(t *testing.T) {
 	s.cmd = nil
 }
 
-// accessTimes returns the times of the requests in nginx's access log.
+// accessTimes returns the times of the requests in nginx's access log,
+// but for start's probes.
 func (s *docSite) accessTimes(t *testing.T) []time.Time {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(s.prefix, "logs", "access.log"))
@@ -130,7 +135,7 @@ func (s *docSite) accessTimes(t *testing.T) []time.Time {
 	var times []time.Time
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		f := strings.Fields(line)
-		if len(f) == 0 {
+		if len(f) == 0 || strings.HasSuffix(line, `"`+docSiteProbe+`"`) {
 			continue
 		}
 		sec, err := strconv.ParseFloat(f[0], 64)
@@ -352,7 +357,7 @@ func refusedTries(t *testing.T, s *docSite, dir string) (n int, first, last time
 type outageResult struct {
 	crawl                     docCrawl
 	stopped, restarted        time.Time
-	before, during, after     int // requests nginx logged before the stop, in the outage, after the restart
+	before, during, after     int // requests nginx logged before it exited, in the outage, after the restart (its probes left out)
 	refused                   int // crawl.log lines of network failures on the site
 	firstRefused, lastRefused time.Time
 	firstAfter                time.Time
@@ -368,8 +373,8 @@ func crawlWithOutage(t *testing.T, p docPair, down string, extra []string) outag
 	var r outageResult
 	r.crawl = crawlDocs(t, p, filepath.Join(t.TempDir(), "crawl"), extra, func() {
 		time.Sleep(4 * time.Second)
-		r.stopped = time.Now()
 		s.stop(t)
+		r.stopped = time.Now() // nginx has exited: what it logged is before
 		time.Sleep(20 * time.Second)
 		r.restarted = time.Now()
 		s.start(t)
@@ -480,7 +485,7 @@ func TestDocSites(t *testing.T) {
 		r := o.r
 		r.missing = missingKeys(got, fetchedKeys(t, o.p, r.crawl.dir))
 		r.lost = lostOnSites(t, o.p, r.crawl.dir)
-		t.Logf("outage (%s): exit %d in %s; nginx stopped %s after the start for %s; requests logged before %d, during %d, after %d (first %s after the restart); %d network failures in crawl.log from %s to %s; of the %d URLs of the run without outage %d missing; %d lines in state/failed or skipped.jsonl",
+		t.Logf("outage (%s): exit %d in %s; nginx stopped %s after the start, down for %s; requests logged before %d, during %d, after %d (petrel's first %s after the restart); %d network failures in crawl.log from %s to %s; of the %d URLs of the run without outage %d missing; %d lines in state/failed or skipped.jsonl",
 			o.what, r.crawl.code, r.crawl.took.Round(time.Second), "4s", r.restarted.Sub(r.stopped).Round(time.Millisecond),
 			r.before, r.during, r.after, r.firstAfter.Sub(r.restarted).Round(time.Millisecond), r.refused,
 			r.firstRefused.Sub(r.stopped).Round(time.Millisecond), r.lastRefused.Sub(r.stopped).Round(time.Millisecond),
