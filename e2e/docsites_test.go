@@ -448,7 +448,18 @@ func TestDocSites(t *testing.T) {
 	})
 	wg.Wait()
 
-	// 1. Petrel fetches what wget fetches.
+	got := checkWgetParity(t, plain, wget, base)                   // 1. petrel fetches what wget fetches
+	checkOutage(t, "defaults, pg down", outDefaults, &outage, got) // 2. nothing lost across an outage
+	checkOutage(t, "--host-delay 30ms --ip-delay 30ms, py down", outFast, &outage30, got)
+	// 3. The WACZ replays every page.
+	replayDocSites(t, chromium, replayDir, plain, base.dir)
+}
+
+// checkWgetParity judges the crawl with the defaults against wget's URLs:
+// every one fetched, nothing of the sites given up; it returns the keys
+// the crawl fetched.
+func checkWgetParity(t *testing.T, plain docPair, wget map[string]bool, base docCrawl) map[string]bool {
+	t.Helper()
 	if base.code != 0 {
 		t.Errorf("crawl with the defaults: exit %d\n%s", base.code, base.stderr)
 	}
@@ -478,38 +489,34 @@ func TestDocSites(t *testing.T) {
 		t.Errorf("crawl with the defaults gave up or skipped %d URLs of the sites: %v", len(lost), lost)
 	}
 	t.Logf("crawl with the defaults, stderr:\n%s", base.stderr)
+	return got
+}
 
-	// 2. Nothing lost across a 20-second outage.
-	for _, o := range []struct {
-		what string
-		p    docPair
-		r    *outageResult
-	}{{"defaults, pg down", outDefaults, &outage}, {"--host-delay 30ms --ip-delay 30ms, py down", outFast, &outage30}} {
-		r := o.r
-		r.missing = missingKeys(got, fetchedKeys(t, o.p, r.crawl.dir))
-		r.lost = lostOnSites(t, o.p, r.crawl.dir)
-		t.Logf("outage (%s): exit %d in %s; nginx stopped %s after the start, down for %s; requests logged before %d, during %d, after %d (petrel's first %s after the restart); %d network failures in crawl.log from %s to %s; of the %d URLs of the run without outage %d missing; %d lines in state/failed or skipped.jsonl",
-			o.what, r.crawl.code, r.crawl.took.Round(time.Second), "4s", r.restarted.Sub(r.stopped).Round(time.Millisecond),
-			r.before, r.during, r.after, r.firstAfter.Sub(r.restarted).Round(time.Millisecond), r.refused,
-			r.firstRefused.Sub(r.stopped).Round(time.Millisecond), r.lastRefused.Sub(r.stopped).Round(time.Millisecond),
-			len(got), len(r.missing), len(r.lost))
-		t.Logf("outage (%s), stderr:\n%s", o.what, r.crawl.stderr)
-		if r.crawl.code != 0 {
-			t.Errorf("outage (%s): exit %d", o.what, r.crawl.code)
-		}
-		if r.during != 0 || r.refused == 0 || r.after == 0 {
-			t.Errorf("outage (%s): the outage did not refuse requests as planned (nginx logged %d in it, %d after; crawl.log %d failures)", o.what, r.during, r.after, r.refused)
-		}
-		for _, k := range r.missing {
-			t.Errorf("outage (%s): %s not fetched", o.what, k)
-		}
-		for _, l := range r.lost {
-			t.Errorf("outage (%s): %s", o.what, l)
-		}
+// checkOutage judges an outage run r of pair p: exit 0, every URL of the
+// run without outage (got) fetched, nothing of the sites given up, and the
+// outage seen in nginx's log and petrel's crawl.log.
+func checkOutage(t *testing.T, what string, p docPair, r *outageResult, got map[string]bool) {
+	t.Helper()
+	r.missing = missingKeys(got, fetchedKeys(t, p, r.crawl.dir))
+	r.lost = lostOnSites(t, p, r.crawl.dir)
+	t.Logf("outage (%s): exit %d in %s; nginx stopped %s after the start, down for %s; requests logged before %d, during %d, after %d (petrel's first %s after the restart); %d network failures in crawl.log from %s to %s; of the %d URLs of the run without outage %d missing; %d lines in state/failed or skipped.jsonl",
+		what, r.crawl.code, r.crawl.took.Round(time.Second), "4s", r.restarted.Sub(r.stopped).Round(time.Millisecond),
+		r.before, r.during, r.after, r.firstAfter.Sub(r.restarted).Round(time.Millisecond), r.refused,
+		r.firstRefused.Sub(r.stopped).Round(time.Millisecond), r.lastRefused.Sub(r.stopped).Round(time.Millisecond),
+		len(got), len(r.missing), len(r.lost))
+	t.Logf("outage (%s), stderr:\n%s", what, r.crawl.stderr)
+	if r.crawl.code != 0 {
+		t.Errorf("outage (%s): exit %d", what, r.crawl.code)
 	}
-
-	// 3. The WACZ replays every page.
-	replayDocSites(t, chromium, replayDir, plain, base.dir)
+	if r.during != 0 || r.refused == 0 || r.after == 0 {
+		t.Errorf("outage (%s): the outage did not refuse requests as planned (nginx logged %d in it, %d after; crawl.log %d failures)", what, r.during, r.after, r.refused)
+	}
+	for _, k := range r.missing {
+		t.Errorf("outage (%s): %s not fetched", what, k)
+	}
+	for _, l := range r.lost {
+		t.Errorf("outage (%s): %s", what, l)
+	}
 }
 
 // docPage is one HTML page of the crawl as pages.jsonl lists it.
@@ -541,8 +548,35 @@ func replayDocSites(t *testing.T, chromium, replayDir string, p docPair, dir str
 	}
 	fi, _ := os.Stat(wacz)
 	t.Logf("warc wacz: %d bytes in %s", fi.Size(), time.Since(start).Round(time.Millisecond))
-	// What the archive answered: a requisite the site itself answered
-	// with an error replays as that error, which is no loss.
+	pages, archived := docArchive(t, p, dir)
+	if n, err := strconv.Atoi(os.Getenv("PETREL_DOCSITES_REPLAY_LIMIT")); err == nil && n > 0 && n < len(pages) {
+		t.Logf("replaying %d of the %d pages (PETREL_DOCSITES_REPLAY_LIMIT)", n, len(pages))
+		pages = pages[:n]
+	}
+	base := serveReplay(t, replayDir, map[string]string{"docs.wacz": wacz})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Minute)
+	defer cancel()
+	bctx := replayBrowser(t, ctx, chromium)
+	if err := chromedp.Do(bctx); err != nil { // the browser starts
+		t.Fatal(err)
+	}
+	tabs := 4
+	if n, err := strconv.Atoi(os.Getenv("PETREL_DOCSITES_TABS")); err == nil && n > 0 {
+		tabs = n
+	}
+	start = time.Now()
+	results := replayInTabs(t, bctx, tabs, pages, func(tab context.Context, pg docPage) pageReplay {
+		return replayDocPage(tab, base, pg, archived)
+	})
+	judgeReplays(t, p, results, fmt.Sprintf("%d tabs, %s", tabs, time.Since(start).Round(time.Second)))
+}
+
+// docArchive returns the crawl's HTML pages of the pair's sites with status
+// 200 (pages.jsonl), and the status of each response the archive holds: a
+// requisite the site itself answered with an error replays as that error,
+// which is no loss.
+func docArchive(t *testing.T, p docPair, dir string) ([]docPage, map[string]int) {
+	t.Helper()
 	archived := map[string]int{}
 	out, _, _ := petrelOut(t, "warc", "ls", "--json", dir)
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -565,33 +599,24 @@ func replayDocSites(t *testing.T, chromium, replayDir string, p docPair, dir str
 			pages = append(pages, pg)
 		}
 	}
-	base := serveReplay(t, replayDir, map[string]string{"docs.wacz": wacz})
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Minute)
-	defer cancel()
-	bctx := replayBrowser(t, ctx, chromium)
-	if err := chromedp.Do(bctx); err != nil { // the browser starts
-		t.Fatal(err)
-	}
-	tabs := 4
-	if n, err := strconv.Atoi(os.Getenv("PETREL_DOCSITES_TABS")); err == nil && n > 0 {
-		tabs = n
-	}
-	if n, err := strconv.Atoi(os.Getenv("PETREL_DOCSITES_REPLAY_LIMIT")); err == nil && n > 0 && n < len(pages) {
-		t.Logf("replaying %d of the %d pages (PETREL_DOCSITES_REPLAY_LIMIT)", n, len(pages))
-		pages = pages[:n]
-	}
+	return pages, archived
+}
+
+// replayInTabs replays the first page alone in bctx (the service worker
+// starts and loads the WACZ), then the others in tabs new tabs taking
+// pages from one queue; it returns what each page showed, in order.
+func replayInTabs(t *testing.T, bctx context.Context, tabs int, pages []docPage, replay func(context.Context, docPage) pageReplay) []pageReplay {
 	results := make([]pageReplay, len(pages))
-	// The first page alone: the service worker starts and loads the WACZ.
-	results[0] = replayDocPage(bctx, base, pages[0], archived)
+	results[0] = replay(bctx, pages[0])
 	next := make(chan int)
 	var wg sync.WaitGroup
-	start = time.Now()
+	start := time.Now()
 	for range tabs {
 		tab, cancelTab := chromedp.NewContext(bctx)
 		defer cancelTab()
 		wg.Go(func() {
 			for i := range next {
-				results[i] = replayDocPage(tab, base, pages[i], archived)
+				results[i] = replay(tab, pages[i])
 				if i%250 == 0 {
 					t.Logf("replay: page %d of %d after %s", i, len(pages), time.Since(start).Round(time.Second))
 				}
@@ -603,6 +628,14 @@ func replayDocSites(t *testing.T, chromium, replayDir string, p docPair, dir str
 	}
 	close(next)
 	wg.Wait()
+	return results
+}
+
+// judgeReplays fails the test for a page that did not replay, or replayed
+// with no requisite or with a missing requisite that its HTML or a style
+// sheet names; a missing requisite only a script names is logged.
+func judgeReplays(t *testing.T, p docPair, results []pageReplay, how string) {
+	t.Helper()
 	named := namedInSource(t, p)
 	replayed, withMissing, withScripted, requisites := 0, 0, 0, 0
 	var slowest time.Duration
@@ -611,9 +644,7 @@ func replayDocSites(t *testing.T, chromium, replayDir string, p docPair, dir str
 			t.Errorf("replay of %s: %v", r.page.URL, r.err)
 			continue
 		}
-		replayed++
-		requisites += r.loaded
-		slowest = max(slowest, r.took)
+		replayed, requisites, slowest = replayed+1, requisites+r.loaded, max(slowest, r.took)
 		if r.loaded == 0 {
 			t.Errorf("replay of %s: no requisite loaded from the archive", r.page.URL)
 		}
@@ -634,8 +665,8 @@ func replayDocSites(t *testing.T, chromium, replayDir string, p docPair, dir str
 			t.Logf("replay of %s: requisites a script names at run time (in neither the page nor a style sheet) missing: %v", r.page.URL, scripted)
 		}
 	}
-	t.Logf("replay: %d HTML pages of %d replayed (%d tabs, %s; slowest page %s), %d requisite loads answered from the archive; %d pages with a missing requisite named by the page or a style sheet, %d with one only a script names",
-		replayed, len(pages), tabs, time.Since(start).Round(time.Second), slowest.Round(time.Millisecond), requisites, withMissing, withScripted)
+	t.Logf("replay: %d HTML pages of %d replayed (%s; slowest page %s), %d requisite loads answered from the archive; %d pages with a missing requisite named by the page or a style sheet, %d with one only a script names",
+		replayed, len(results), how, slowest.Round(time.Millisecond), requisites, withMissing, withScripted)
 }
 
 // replayDocPage loads page's replay in tab and waits for the frame
@@ -695,21 +726,29 @@ func replayDocPage(tab context.Context, base string, page docPage, archived map[
 		return r
 	}
 	r.frame, r.took = f, time.Since(start)
+	r.loaded, r.missing = frameRequisites(f, archived)
+	return r
+}
+
+// frameRequisites counts the resources the frame loaded (2xx, 3xx) and
+// lists those it did not, with their status, but for those the archive
+// holds with that status (the site answered so too).
+func frameRequisites(f *frameReport, archived map[string]int) (loaded int, missing []string) {
 	for _, res := range f.Resources {
 		if res.Status >= 200 && res.Status < 400 {
-			r.loaded++
+			loaded++
 			continue
 		}
-		orig := res.Name
+		orig := res.Name // the replay's URL ends with the original one
 		if i := strings.Index(orig, "_/http"); i >= 0 {
 			orig = orig[i+2:]
 		}
 		if st, ok := archived[orig]; ok && st == res.Status {
-			continue // the site answered so too
+			continue
 		}
-		r.missing = append(r.missing, fmt.Sprintf("%s (%d)", orig, res.Status))
+		missing = append(missing, fmt.Sprintf("%s (%d)", orig, res.Status))
 	}
-	return r
+	return loaded, missing
 }
 
 // namedInSource returns a function telling whether the name (last path
