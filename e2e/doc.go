@@ -35,4 +35,12 @@
 // crawl: a tmpfs mounted in a mount namespace of its own (unshare and
 // nsenter, which need root; the test skips, saying so, where they fail),
 // resized for the resume (diskfull_test.go).
+//
+// TestDocSites (docsites_test.go) is the documentation-sites scenario:
+// the PostgreSQL and Python manuals Debian installs, each served by an
+// unprivileged nginx of its own on 127.0.77.1–.6, crawled with the
+// defaults and compared with wget -r -p, two crawls through a 20-second
+// outage of one site, and every HTML page of the WACZ replayed in
+// ReplayWeb.page in a few tabs at once. It takes about an hour and runs
+// only with PETREL_DOCSITES=1 (BENCHMARKS.md).
 package e2e

@@ -98,6 +98,24 @@ func serveReplay(t *testing.T, replayDir string, waczs map[string]string) string
 	return base
 }
 
+// replayBrowser starts headless Chromium for the replay tests (without
+// its sandbox when run as root) and returns its first tab's context,
+// closed at the test's end.
+func replayBrowser(t *testing.T, ctx context.Context, chromium string) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.UserDataDir(t.TempDir()))
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox)
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		cancelBrowser()
+		cancelAlloc()
+	})
+	return bctx
+}
+
 // frameReport is what findFrames reports about one frame of the page.
 type frameReport struct {
 	URL       string `json:"url"`
@@ -154,15 +172,7 @@ func TestReplayWACZ(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium),
-		chromedp.UserDataDir(t.TempDir()))
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox)
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
+	bctx := replayBrowser(t, ctx, chromium)
 
 	requisites := []string{"/style.css", "/app.js", "/img/logo.png", "/img/bg.png"}
 	for _, name := range []string{"crawl50000.wacz", "crawl-1.wacz"} {
@@ -269,14 +279,7 @@ func TestReplayRequisitesSite(t *testing.T) {
 		t.Fatalf("warc wacz: exit %d: %s%s", code, out, errOut)
 	}
 	base := serveReplay(t, replayDir, map[string]string{"req.wacz": wacz})
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.UserDataDir(t.TempDir()))
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox)
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
+	bctx := replayBrowser(t, ctx, chromium)
 	for _, p := range web.Pages() {
 		if strings.Contains(p.URL, "other.req.test") {
 			continue // off scope: linked, not crawled

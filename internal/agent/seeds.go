@@ -180,7 +180,9 @@ func (sg *seedGuard) check(host string, addrs []netip.Addr) {
 }
 
 // unreachable reports, once per seed host, that host could not be reached
-// (err): its URLs wait, and it is given up after giveUp.
+// (err): its URLs wait, and are given up only if it stays unreachable for
+// giveUp. It is said whenever the host first fails, even after the seed
+// itself was fetched.
 func (sg *seedGuard) unreachable(host string, err error, giveUp time.Duration) {
 	if sg == nil || sg.out == nil {
 		return
@@ -191,7 +193,7 @@ func (sg *seedGuard) unreachable(host string, err error, giveUp time.Duration) {
 	sg.down[host] = true
 	sg.mu.Unlock()
 	if isSeed && !done {
-		fmt.Fprintf(sg.out, "petrel: seed %s: its host cannot be reached (%s); tried again with a growing wait, given up after --host-down-give-up %s\n",
+		fmt.Fprintf(sg.out, "petrel: seed %s: its host cannot be reached (%s); its URLs stay queued, tried again with a growing wait, and are given up only if it stays unreachable for --host-down-give-up %s\n",
 			seed, fetch.Classify(err), giveUp)
 	}
 }
