@@ -27,8 +27,10 @@
 //
 // Every buffer is bounded: bodies by Options.MaxBody, headers by
 // Options.MaxHeaderBytes, the raw capture by a bound derived from both, the
-// DNS cache by ResolverOptions.MaxEntries (robots.txt files are read by
-// package robots).
+// DNS cache by ResolverOptions.MaxEntries, the idle keep-alive connections
+// by Options.MaxIdleConns, the TLS sessions kept for resumption (one per
+// host name) by Options.TLSSessions (robots.txt files are read by package
+// robots).
 //
 // The package starts no goroutines of its own beyond those of net/http's
 // Transport, which end when their connections close ([Fetcher.CloseIdle]).
