@@ -144,6 +144,7 @@ type Fetcher struct {
 	log      *slog.Logger
 	captures capturePool
 	bodies   sync.Pool // of *[]byte
+	decoders decoders  // for DecodeBody of its responses
 	respMax  int       // raw capture bound of a response within Options.MaxBody
 	sessions tls.ClientSessionCache
 }
