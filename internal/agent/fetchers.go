@@ -113,6 +113,7 @@ func (a *Agent) fetchLoop(stop, ctx context.Context, id int, quit <-chan struct{
 // failures.
 func (a *Agent) outcome(t *frontier.Task, resp *fetch.Response, err error) frontier.Outcome {
 	o := frontier.Outcome{Task: t, Result: frontier.Fetched, End: time.Now()}
+	a.countConn(resp)
 	if resp != nil && !resp.End.IsZero() {
 		o.End = resp.End
 		o.Duration = resp.End.Sub(resp.Start)
@@ -160,6 +161,26 @@ func (a *Agent) outcome(t *frontier.Task, resp *fetch.Response, err error) front
 		}
 	}
 	return o
+}
+
+// countConn counts the connection resp went on: kept alive, or opened
+// for it with a full or a resumed TLS handshake.
+func (a *Agent) countConn(resp *fetch.Response) {
+	switch {
+	case resp == nil:
+	case resp.Reused:
+		a.stats.ConnsReused.Add(1)
+	default:
+		a.stats.ConnsOpened.Add(1)
+		if resp.TLS == nil {
+			break
+		}
+		if resp.TLS.Resumed {
+			a.stats.TLSResumed.Add(1)
+		} else {
+			a.stats.TLSFull.Add(1)
+		}
+	}
 }
 
 // robotsRedirect returns the path+query a robots.txt redirect points to

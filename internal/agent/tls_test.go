@@ -71,6 +71,10 @@ func TestTLSVerify(t *testing.T) {
 	if n := a.stats.Fetched.Load(); n != 2 || a.stats.TLSUnverified.Load() != 3 {
 		t.Errorf("record: fetched %d, unverified %d; want 2, 3", n, a.stats.TLSUnverified.Load())
 	}
+	// One connection, kept alive: one full handshake, two reuses.
+	if o, r, full, res := a.stats.ConnsOpened.Load(), a.stats.ConnsReused.Load(), a.stats.TLSFull.Load(), a.stats.TLSResumed.Load(); o != 1 || r != 2 || full != 1 || res != 0 {
+		t.Errorf("record: connections opened %d, reused %d, handshakes full %d, resumed %d; want 1, 2, 1, 0", o, r, full, res)
+	}
 	for _, h := range []string{"WARC-Protocol: tls/1.3\r\n", "WARC-Cipher-Suite: TLS_", "Petrel-TLS-Verify: failed: x509: "} {
 		if strings.Count(warc, h) != 3 {
 			t.Errorf("record: %q in %d records, want 3", h, strings.Count(warc, h))

@@ -23,12 +23,16 @@
 // as read from the connection (status line, headers, body bytes as
 // transferred, chunk framing kept) into bounded buffers. Bodies keep their
 // Content-Encoding: the transport never decompresses; [DecodeBody] undoes the
-// encoding, with the decoded size capped, on the way to a parser.
+// encoding, with the decoded size capped, on the way to a parser (gzip and
+// deflate with klauspost/compress's inflater, brotli with andybalholm's; the
+// decompressors of a Fetcher's responses are pooled by the Fetcher).
 //
 // Every buffer is bounded: bodies by Options.MaxBody, headers by
 // Options.MaxHeaderBytes, the raw capture by a bound derived from both, the
-// DNS cache by ResolverOptions.MaxEntries (robots.txt files are read by
-// package robots).
+// DNS cache by ResolverOptions.MaxEntries, the idle keep-alive connections
+// by Options.MaxIdleConns, the TLS sessions kept for resumption (one per
+// host name) by Options.TLSSessions (robots.txt files are read by package
+// robots).
 //
 // The package starts no goroutines of its own beyond those of net/http's
 // Transport, which end when their connections close ([Fetcher.CloseIdle]).

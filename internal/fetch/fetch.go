@@ -35,7 +35,13 @@ const (
 	// as many connections as requests made within one host delay for a
 	// connection to be reused: the agent's --max-idle-conns defaults to
 	// 2048 (BENCHMARKS.md has what a new connection per request costs).
-	DefaultMaxIdleConns   = 32
+	DefaultMaxIdleConns = 32
+
+	// DefaultTLSSessions bounds the TLS client sessions a Fetcher keeps
+	// for resumption, one per host name, least recently used dropped
+	// first, when Options.TLSSessions is not set. A session holds the
+	// server's certificate chain, a few KiB.
+	DefaultTLSSessions    = 4096
 	DefaultAcceptEncoding = "gzip, deflate, br"
 	DefaultAccept         = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 )
@@ -67,9 +73,13 @@ type Options struct {
 
 	Accept          string        // sent as Accept (default DefaultAccept)
 	IdleConnTimeout time.Duration // how long an idle keep-alive connection is kept (default 60s)
-	TLSConfig       *tls.Config   // base TLS configuration (cloned; ServerName is set per connection); nil means the system roots
-	TLSVerify       TLSVerify     // what becomes of a certificate that does not verify (default TLSRecord: connect, record it)
-	Logger          *slog.Logger  // debug logging of failures; nil means none
+	// TLSSessions bounds the client sessions (tickets) kept to resume TLS
+	// with a host on its next connection (default DefaultTLSSessions). A
+	// TLSConfig with its own ClientSessionCache keeps that one instead.
+	TLSSessions int
+	TLSConfig   *tls.Config  // base TLS configuration (cloned; ServerName is set per connection); nil means the system roots
+	TLSVerify   TLSVerify    // what becomes of a certificate that does not verify (default TLSRecord: connect, record it)
+	Logger      *slog.Logger // debug logging of failures; nil means none
 }
 
 // A Request asks for one GET of one URL.
@@ -96,7 +106,11 @@ type Response struct {
 	RawRequest  []byte    // the request exactly as written on the wire (request line + headers)
 	RawResponse []byte    // the response exactly as read from the wire: status line, headers, body bytes as transferred (chunk framing kept), up to the cap
 	Start, End  time.Time // request start; end of the response (last byte read or failure)
-	TLS         *TLSState // for https: version, cipher suite, certificate outcome; nil for http
+	TLS         *TLSState // for https: version, cipher suite, certificate outcome, resumption; nil for http
+	// Reused reports that the request went on a keep-alive connection
+	// that had carried an earlier response (false: a connection dialled
+	// for it, whose TLS handshake, if any, TLS describes).
+	Reused bool
 
 	f    *Fetcher
 	cp   *capture
@@ -130,7 +144,9 @@ type Fetcher struct {
 	log      *slog.Logger
 	captures capturePool
 	bodies   sync.Pool // of *[]byte
+	decoders decoders  // for DecodeBody of its responses
 	respMax  int       // raw capture bound of a response within Options.MaxBody
+	sessions tls.ClientSessionCache
 }
 
 type addrKey struct{}
@@ -167,7 +183,10 @@ func New(opts Options) *Fetcher {
 	if opts.IdleConnTimeout <= 0 {
 		opts.IdleConnTimeout = 60 * time.Second
 	}
-	f := &Fetcher{opts: opts, log: opts.Logger}
+	if opts.TLSSessions <= 0 {
+		opts.TLSSessions = DefaultTLSSessions
+	}
+	f := &Fetcher{opts: opts, log: opts.Logger, sessions: tls.NewLRUClientSessionCache(opts.TLSSessions)}
 	if f.log == nil {
 		f.log = slog.New(slog.DiscardHandler)
 	}
@@ -258,6 +277,9 @@ func (f *Fetcher) dialTLS(ctx context.Context, _, hostport string) (net.Conn, er
 		cfg = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
 	cfg.ServerName = host
+	if cfg.ClientSessionCache == nil {
+		cfg.ClientSessionCache = f.sessions // keyed by ServerName: one session per host name
+	}
 	cfg.NextProtos = []string{"http/1.1"}
 	mode := f.opts.TLSVerify
 	cfg.InsecureSkipVerify = mode != TLSStrict // record verifies after the handshake
@@ -361,6 +383,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	cp := f.captures.get()
 	cp.reset(maxRawRequest, respMax)
 	var conn *captureConn
+	var reused bool
 	trace := &httptrace.ClientTrace{
 		GotConn: func(info httptrace.GotConnInfo) {
 			cc, ok := info.Conn.(*captureConn)
@@ -374,6 +397,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 			cp.reset(maxRawRequest, respMax)
 			cc.arm(cp)
 			conn = cc
+			reused = info.Reused
 		},
 	}
 	ctx = httptrace.WithClientTrace(context.WithValue(ctx, addrKey{}, addr), trace)
@@ -412,6 +436,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	resp.Proto = hresp.Proto
 	resp.Header = hresp.Header
 	resp.Addr = remoteAddr(conn, addr)
+	resp.Reused = reused
 	if conn != nil {
 		resp.TLS = conn.tls
 	}

@@ -58,6 +58,9 @@ type TLSState struct {
 	// VerifyError is why it did not ("" when Verified, or with TLSOff,
 	// which does not check).
 	VerifyError string
+	// Resumed reports that the handshake resumed an earlier session with
+	// the host (a ticket from the session cache) instead of a full one.
+	Resumed bool
 }
 
 // Outcome is the verification outcome in one line: "verified", "off" or
@@ -81,7 +84,7 @@ var tlsVersions = map[uint16]string{
 // tlsState describes the connection state cs; verr is the verification
 // outcome (nil: verified), checked tells whether it was checked at all.
 func tlsState(cs tls.ConnectionState, checked bool, verr error) *TLSState {
-	st := &TLSState{Version: tlsVersions[cs.Version], Cipher: tls.CipherSuiteName(cs.CipherSuite)}
+	st := &TLSState{Version: tlsVersions[cs.Version], Cipher: tls.CipherSuiteName(cs.CipherSuite), Resumed: cs.DidResume}
 	if st.Version == "" {
 		st.Version = fmt.Sprintf("tls/0x%04x", cs.Version)
 	}

@@ -68,6 +68,14 @@ var families = []family{
 	one("petrel_received_bytes_total", "Bytes of responses as transferred (headers included).", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.BytesReceived }),
 	one("petrel_fetch_errors_total", "Fetches that failed at the network level (no response).", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.FetchErrors }),
 	one("petrel_fetch_timeouts_total", "Fetches that failed because a timeout expired.", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.Timeouts }),
+	by("petrel_connections_total", "Requests by the connection they went on: opened (dialled for it) or reused (kept alive).", counter, "connection", map[string]cf{
+		"opened": func(s *stats.Crawl) *atomic.Int64 { return &s.ConnsOpened },
+		"reused": func(s *stats.Crawl) *atomic.Int64 { return &s.ConnsReused },
+	}),
+	by("petrel_tls_handshakes_total", "TLS handshakes of the connections opened: full, or resumed from a session of the host.", counter, "handshake", map[string]cf{
+		"full":    func(s *stats.Crawl) *atomic.Int64 { return &s.TLSFull },
+		"resumed": func(s *stats.Crawl) *atomic.Int64 { return &s.TLSResumed },
+	}),
 	one("petrel_truncated_responses_total", "Responses whose body was cut (by --max-body, a timeout or the peer).", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.Truncated }),
 	one("petrel_retries_total", "Fetch attempts repeated after a failure, a 5xx or a 429.", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.Retries }),
 	one("petrel_urls_offered_total", "URLs offered to the frontier (seeds, links, redirects), before any rule.", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.Enqueued }),

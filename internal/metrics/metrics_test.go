@@ -21,18 +21,20 @@ import (
 // labelValues are the only label names a petrel_ metric may carry, with
 // the values each may take: none holds a URL, a host or an address.
 var labelValues = map[string][]string{
-	"class":     {"1xx", "2xx", "3xx", "4xx", "5xx", "other"},
-	"family":    {"text", "image", "application", "other"},
-	"reason":    nil, // fixed by the families table; checked for shape below
-	"kind":      {"payload", "text", "near"},
-	"state":     {"ready", "queued_memory", "queued_disk", "in_flight", "active", "idle", "busy", "total"},
-	"pool":      {"fetcher", "parser"},
-	"log":       {"crawl", "skipped"},
-	"where":     {"skipped_cap", "drop_log", "stream"},
-	"stage":     {"schedule", "fetch", "parse", "follow", "store"},
-	"flow":      {"key_sent", "key_received", "key_forwarded", "ready_sent", "ready_received"},
-	"version":   nil,
-	"goversion": nil,
+	"class":      {"1xx", "2xx", "3xx", "4xx", "5xx", "other"},
+	"family":     {"text", "image", "application", "other"},
+	"reason":     nil, // fixed by the families table; checked for shape below
+	"kind":       {"payload", "text", "near"},
+	"state":      {"ready", "queued_memory", "queued_disk", "in_flight", "active", "idle", "busy", "total"},
+	"pool":       {"fetcher", "parser"},
+	"log":        {"crawl", "skipped"},
+	"where":      {"skipped_cap", "drop_log", "stream"},
+	"stage":      {"schedule", "fetch", "parse", "follow", "store"},
+	"flow":       {"key_sent", "key_received", "key_forwarded", "ready_sent", "ready_received"},
+	"connection": {"opened", "reused"},
+	"handshake":  {"full", "resumed"},
+	"version":    nil,
+	"goversion":  nil,
 }
 
 func scrape(t *testing.T, m *Metrics) []byte {

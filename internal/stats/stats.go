@@ -105,6 +105,10 @@ type Crawl struct {
 	TLSVerified   atomic.Int64 // https responses whose certificate verified
 	TLSUnverified atomic.Int64 // https responses received although their certificate did not verify (--tls-verify record)
 	TLSRefused    atomic.Int64 // fetches refused because the certificate did not verify (--tls-verify strict)
+	ConnsOpened   atomic.Int64 // connections dialled for a request that got a response
+	ConnsReused   atomic.Int64 // requests that went on a kept-alive connection
+	TLSFull       atomic.Int64 // TLS handshakes in full, of the connections opened
+	TLSResumed    atomic.Int64 // TLS handshakes that resumed a session of the host (a ticket), of the connections opened
 	FetchErrors   atomic.Int64 // fetches that failed at the network level
 	Timeouts      atomic.Int64
 	Truncated     atomic.Int64 // bodies cut at --max-body or by a timeout
@@ -355,6 +359,7 @@ func Summary(r Run) string {
   duplicates         payload %d (revisit records), text %d, near %d
   failures           network %d, timeouts %d, truncated %d, retries %d, DNS %d, broken hosts %d (URLs purged %d)
   https              certificate verified %d, not verified %d (fetched anyway), refused %d
+  connections        opened %d (TLS: %d full handshakes, %d from a session ticket), reused %d
   WARC               %d response records, %s compressed
   URL cache          %d hits of %d lookups
   checkpoints        %d (last pause %s)
@@ -372,6 +377,7 @@ func Summary(r Run) string {
 		s["Duplicates"], s["TextDuplicates"], s["NearDuplicates"],
 		s["FetchErrors"], s["Timeouts"], s["Truncated"], s["Retries"], s["DNSFailures"], s["BrokenKeys"], s["PurgedURLs"],
 		s["TLSVerified"], s["TLSUnverified"], s["TLSRefused"],
+		s["ConnsOpened"], s["TLSFull"], s["TLSResumed"], s["ConnsReused"],
 		s["Stored"], human(float64(s["WARCBytes"])),
 		s["CacheHits"], s["CacheLookups"],
 		s["Checkpoints"], time.Duration(s["CheckpointPauseNano"]).Round(time.Microsecond),
