@@ -3,7 +3,9 @@
 // as golang.org/x/net/html's Tokenizer does (no tree is built): the links to
 // follow, the page requisites, the title, the robots directives, and
 // BUbiNG's duplicate-content digest; and the requisites of a style sheet
-// (CSS, with the small CSS tokenizer of css.go).
+// (CSS, with the small CSS tokenizer of css.go; cssfile.go); and,
+// speculatively, the requisites a script names in its string literals
+// (js.go: JS, IsJS).
 //
 // Character encoding. The page is decoded to UTF-8 for extraction only (the
 // stored body stays as received). The encoding is determined as the HTML
