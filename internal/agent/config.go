@@ -134,7 +134,7 @@ func (c *Config) table() settings.Table {
 			"fetch the requisites of in-scope pages even off the scope (a CDN's assets)").
 			In(settings.Limits).SetFixed("the parsers read it without synchronisation").ClusterWide(),
 		settings.Bool(&c.JSLiterals, "js-literals", true,
-			"take as requisites the string literals of fetched scripts that look like the path of an image, style sheet, script or font (at most 100 a script; no code is run)").
+			"take as requisites the string literals of scripts (fetched, and a page's inline <script> blocks) that look like the path of an image, style sheet, script or font (at most 100 a script; no code is run)").
 			In(settings.Limits).SetFixed("the parsers read it without synchronisation").ClusterWide(),
 		settings.Bool(&c.Sitemaps, "sitemaps", false,
 			"read the sitemaps that robots.txt files name and the /sitemap.xml of the seeds' hosts, and follow their URLs").

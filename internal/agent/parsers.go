@@ -248,7 +248,7 @@ func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via 
 	if !parse.IsHTML(resp.Header, body) {
 		return
 	}
-	res := parse.HTML(base, resp.Header, body, parse.Options{MaxLinks: l.maxLinks, Embeds: requisites})
+	res := parse.HTML(base, resp.Header, body, parse.Options{MaxLinks: l.maxLinks, Embeds: requisites, JSLiterals: a.cfg.JSLiterals})
 	st.Parsed.Add(1)
 	if a.pages != nil && stored && resp.Truncated == "" && m.Embeds == 0 {
 		mime, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")

@@ -43,16 +43,46 @@ func JS(base urlx.URL, body []byte, opts Options) Result {
 	if x.maxLinks <= 0 {
 		x.maxLinks = MaxJSLiterals
 	}
-	for lit, rest, ok := nextJSString(body); ok; lit, rest, ok = nextJSString(rest) {
+	x.scriptLiterals(body)
+	x.res.Embeds, x.res.EmbedsDropped = x.reqs.urls, x.reqs.dropped
+	return x.res
+}
+
+// scriptLiterals records the requisites the string literals of the
+// script js name (see JS), at most MaxJSLiterals of them, the excess
+// counted as dropped.
+func (x *extractor) scriptLiterals(js []byte) {
+	n := 0
+	for lit, rest, ok := nextJSString(js); ok; lit, rest, ok = nextJSString(rest) {
 		if tail, ok := templateTail(lit); ok {
 			lit = tail
 		}
-		if looksLikeRequisite(lit) {
-			x.embed(lit)
+		if !looksLikeRequisite(lit) {
+			continue
 		}
+		if n >= MaxJSLiterals {
+			x.reqs.dropped++
+			continue
+		}
+		n++
+		x.embed(lit)
 	}
-	x.res.Embeds, x.res.EmbedsDropped = x.reqs.urls, x.reqs.dropped
-	return x.res
+}
+
+// isScriptType reports whether the type attribute t of a <script> makes
+// it a script a browser runs: none or empty, a JavaScript MIME type, or
+// module.
+func isScriptType(t []byte) bool {
+	s := strings.ToLower(strings.TrimSpace(string(t)))
+	if i := strings.IndexByte(s, ';'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	switch s {
+	case "", "module", "text/javascript", "application/javascript", "application/x-javascript",
+		"text/ecmascript", "application/ecmascript", "text/jscript", "text/livescript":
+		return true
+	}
+	return false
 }
 
 // nextJSString returns the contents of the next string literal of b

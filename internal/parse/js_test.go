@@ -93,3 +93,21 @@ func TestIsJS(t *testing.T) {
 		}
 	}
 }
+
+func TestInlineScriptLiterals(t *testing.T) {
+	base, _ := urlx.Parse("http://a.test/dir/page.html")
+	page := "<base href=/b/><script>a = '/j1.png'; b = `${d}j2.svg`</script><script type=module>x(\"j3.css\")</script>" +
+		"<script src=/s.js>\"no1.png\"</script><script type=application/ld+json>{\"logo\": \"/no2.png\"}</script>" +
+		"<script type=text/template>\"no3.png\"</script><p>\"no4.png\"</p>"
+	var got []string
+	for _, u := range HTML(base, http.Header{}, []byte(page), Options{Embeds: true, JSLiterals: true}).Embeds {
+		got = append(got, u.String())
+	}
+	want := "http://a.test/j1.png http://a.test/b/j2.svg http://a.test/b/j3.css http://a.test/s.js"
+	if strings.Join(got, " ") != want {
+		t.Errorf("embeds %q, want %s", got, want)
+	}
+	if r := HTML(base, http.Header{}, []byte(page), Options{Embeds: true}); len(r.Embeds) != 1 {
+		t.Errorf("without JSLiterals: embeds %v, want only the script", r.Embeds)
+	}
+}

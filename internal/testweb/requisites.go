@@ -35,6 +35,8 @@ import (
 //	                        @import url(c.css), @import url('d.css')
 //	                        screen, @import "e.css" beside url(d.png)),
 //	                        the last an image (EEEEEE) at six embed hops
+//	/img/inline-js.png      E: named only in a string literal of an
+//	                        inline <script>
 //	/js/toggle.js           E: names /img/minus.png and /img/plus.png (EE)
 //	                        only in string literals (and junk that is not
 //	                        a requisite: "a b.png", a template, data.json)
@@ -152,6 +154,7 @@ func (w *RequisitesWeb) build() {
 <link rel=preload href=/fonts/pre.woff2 as=font crossorigin><link rel=modulepreload href=/js/mod.js>
 <link rel=manifest href=/app.webmanifest><link rel=canonical href=/><link rel=stylesheet href=`+cdn+`/cdn.css>
 <script src=/js/app.js></script><script src=`+cdn+`/lib.js></script><script src=/js/toggle.js></script>
+<script>var spinner = "img/inline-js.png";</script>
 <style>@import "/css/imported.css"; .hero { background: url(img/hero.png) }</style></head>
 <body background=/img/body-bg.gif><h1 class=hero>Every requisite</h1>
 <img src=/img/a.png srcset="/img/a-2x.png 2x, /img/a-3x.png 3x" alt=a>
@@ -188,7 +191,7 @@ body { background: url(../img/css-bg.png) }
 		"/chain/d.png": "/chain/d.css", "/chain/e.css": "/chain/d.css", "/img/chain-e.png": "/chain/e.css"})
 	img(www+"/img/hero.png", "E")
 	add(www+"/favicon.ico", "E", "image/x-icon", tinyPNG)
-	for _, p := range []string{"/touch-icon.png", "/img/a.png", "/img/a-2x.png", "/img/a-3x.png", "/img/p.png",
+	for _, p := range []string{"/touch-icon.png", "/img/inline-js.png", "/img/a.png", "/img/a-2x.png", "/img/a-3x.png", "/img/p.png",
 		"/img/poster.png", "/img/button.png", "/img/div-bg.png", "/img/lazy.png", "/img/lazy-2x.png"} {
 		img(www+p, "E")
 	}
