@@ -632,8 +632,9 @@ func replayInTabs(t *testing.T, bctx context.Context, tabs int, pages []docPage,
 }
 
 // judgeReplays fails the test for a page that did not replay, or replayed
-// with no requisite or with a missing requisite that its HTML or a style
-// sheet names; a missing requisite only a script names is logged.
+// with no requisite or with a missing requisite that its HTML, a style
+// sheet or a script names; a missing requisite a script makes up at run
+// time (named in none of them) is logged.
 func judgeReplays(t *testing.T, p docPair, results []pageReplay, how string) {
 	t.Helper()
 	named := namedInSource(t, p)
@@ -662,10 +663,10 @@ func judgeReplays(t *testing.T, p docPair, results []pageReplay, how string) {
 		}
 		if len(scripted) > 0 {
 			withScripted++
-			t.Logf("replay of %s: requisites a script names at run time (in neither the page nor a style sheet) missing: %v", r.page.URL, scripted)
+			t.Logf("replay of %s: requisites a script makes up at run time (named in no page, style sheet or script) missing: %v", r.page.URL, scripted)
 		}
 	}
-	t.Logf("replay: %d HTML pages of %d replayed (%s; slowest page %s), %d requisite loads answered from the archive; %d pages with a missing requisite named by the page or a style sheet, %d with one only a script names",
+	t.Logf("replay: %d HTML pages of %d replayed (%s; slowest page %s), %d requisite loads answered from the archive; %d pages with a missing requisite named by the page, a style sheet or a script, %d with one a script makes up at run time",
 		replayed, len(results), how, slowest.Round(time.Millisecond), requisites, withMissing, withScripted)
 }
 
@@ -753,11 +754,11 @@ func frameRequisites(f *frameReport, archived map[string]int) (loaded int, missi
 
 // namedInSource returns a function telling whether the name (last path
 // segment) of a requisite of page appears in the page's HTML file or in a
-// style sheet of its site: whether a crawler that runs no script can find
-// it.
+// style sheet or script of its site: whether a crawler that runs no
+// script (but reads scripts' string literals) can find it.
 func namedInSource(t *testing.T, p docPair) func(page, requisite string) bool {
 	t.Helper()
-	css := map[string]string{} // site → its style sheets, concatenated
+	css := map[string]string{} // site → its style sheets and scripts, concatenated
 	for _, s := range p {
 		root, err := filepath.EvalSymlinks(s.root)
 		if err != nil {
@@ -765,7 +766,7 @@ func namedInSource(t *testing.T, p docPair) func(page, requisite string) bool {
 		}
 		var all strings.Builder
 		filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-			if err == nil && strings.HasSuffix(path, ".css") {
+			if err == nil && (strings.HasSuffix(path, ".css") || strings.HasSuffix(path, ".js")) {
 				b, _ := os.ReadFile(path)
 				all.Write(b)
 			}

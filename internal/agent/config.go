@@ -42,6 +42,7 @@ type Config struct {
 	MaxEmbedHops    int  // requisite hops after the last link hop (0: no requisites)
 	MaxCSSHops      int  // the same for what style sheets name (at least MaxEmbedHops)
 	EmbedsOffScope  bool // requisites pass the scope
+	JSLiterals      bool // scripts' string literals that look like requisites are requisites
 	Sitemaps        bool // read robots.txt's Sitemap lines and the seeds' hosts' /sitemap.xml
 	NearDupBits     int  // SimHash Hamming distance of a near-duplicate (-1 = no check)
 	Progress        time.Duration
@@ -131,6 +132,9 @@ func (c *Config) table() settings.Table {
 			In(settings.Limits).Range(0, 64).SetFixed("the parsers read it without synchronisation").ClusterWide(),
 		settings.Bool(&c.EmbedsOffScope, "embeds-off-scope", true,
 			"fetch the requisites of in-scope pages even off the scope (a CDN's assets)").
+			In(settings.Limits).SetFixed("the parsers read it without synchronisation").ClusterWide(),
+		settings.Bool(&c.JSLiterals, "js-literals", true,
+			"take as requisites the string literals of scripts (fetched, and a page's inline <script> blocks) that look like the path of an image, style sheet, script or font (at most 100 a script; no code is run)").
 			In(settings.Limits).SetFixed("the parsers read it without synchronisation").ClusterWide(),
 		settings.Bool(&c.Sitemaps, "sitemaps", false,
 			"read the sitemaps that robots.txt files name and the /sitemap.xml of the seeds' hosts, and follow their URLs").

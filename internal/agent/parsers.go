@@ -208,7 +208,8 @@ func (a *Agent) location(resp *fetch.Response) string {
 }
 
 // parse extracts what a 2xx response leads to: the links and requisites
-// of an HTML page, the requisites of a style sheet. The requisites of a
+// of an HTML page, the requisites of a style sheet, the string literals
+// of a script that look like requisites (--js-literals). The requisites of a
 // document m.Embeds hops after the last link hop are followed while
 // m.Embeds is below its limit (embedHops); past it they are still
 // extracted, and each is counted and logged as cut. A document reached
@@ -237,10 +238,17 @@ func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via 
 		}
 		return
 	}
+	if requisites && a.cfg.JSLiterals && parse.IsJS(resp.Header, base.Path()) {
+		res := parse.JS(base, body, parse.Options{MaxLinks: l.maxLinks})
+		if a.passResponse(filter.StageFollow, m, resp, duplicate) {
+			a.offerEmbeds(res, embeds)
+		}
+		return
+	}
 	if !parse.IsHTML(resp.Header, body) {
 		return
 	}
-	res := parse.HTML(base, resp.Header, body, parse.Options{MaxLinks: l.maxLinks, Embeds: requisites})
+	res := parse.HTML(base, resp.Header, body, parse.Options{MaxLinks: l.maxLinks, Embeds: requisites, JSLiterals: a.cfg.JSLiterals})
 	st.Parsed.Add(1)
 	if a.pages != nil && stored && resp.Truncated == "" && m.Embeds == 0 {
 		mime, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")

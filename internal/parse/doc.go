@@ -3,7 +3,9 @@
 // as golang.org/x/net/html's Tokenizer does (no tree is built): the links to
 // follow, the page requisites, the title, the robots directives, and
 // BUbiNG's duplicate-content digest; and the requisites of a style sheet
-// (CSS, with the small CSS tokenizer of css.go).
+// (CSS, with the small CSS tokenizer of css.go; cssfile.go); and,
+// speculatively, the requisites a script names in its string literals
+// (js.go: JS, IsJS).
 //
 // Character encoding. The page is decoded to UTF-8 for extraction only (the
 // stored body stays as received). The encoding is determined as the HTML
@@ -41,8 +43,10 @@
 // apple-touch-icon-precomposed, apple-touch-startup-image, mask-icon,
 // preload, modulepreload or manifest (a requisite relation wins over a
 // link relation of the same <link>),
-// data-src and data-srcset (lazy loading) of any element, and the url()
-// values and @import rules of style attributes and <style> blocks.
+// data-src and data-srcset (lazy loading) of any element, the url()
+// values and @import rules of style attributes and <style> blocks, and
+// (Options.JSLiterals) the string literals of inline <script> blocks (no
+// src, a JavaScript type or none) that look like requisites (see JS).
 // srcset follows the HTML standard's candidate rules (invalid candidates
 // are dropped, as a browser drops them). Requisites are resolved like
 // links, kept in Result.Embeds in document order without duplicates (a URL

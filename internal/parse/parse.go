@@ -24,6 +24,10 @@ const MaxTitle = 1024
 type Options struct {
 	MaxLinks int  // outdegree cap (default 5000 when 0); links beyond it are counted, not returned; requisites have a cap of their own of the same size
 	Embeds   bool // also extract the page's requisites into Result.Embeds
+	// JSLiterals (with Embeds) also takes as requisites the string
+	// literals of the page's inline scripts that look like one (see JS),
+	// resolved against the page's base URL.
+	JSLiterals bool
 }
 
 // Result is what one pass over an HTML page yields.
@@ -57,6 +61,8 @@ type extractor struct {
 	baseSet  bool     // a <base href> has been seen
 	maxLinks int
 	embeds   bool               // Options.Embeds
+	jsLits   bool               // Options.JSLiterals (and Embeds)
+	inScript bool               // the last <script> start tag is an inline script to search (jsLits)
 	qenc     *urlx.QueryEncoder // the document's encoding for link queries (nil: UTF-8)
 	titled   bool               // the first <title> has been read
 	links    urlList
@@ -95,6 +101,7 @@ func HTML(base urlx.URL, header http.Header, body []byte, opts Options) Result {
 // converted to UTF-8.
 func (x *extractor) begin(base urlx.URL, header http.Header, body []byte, opts Options) []byte {
 	x.base, x.maxLinks, x.embeds = base, opts.MaxLinks, opts.Embeds
+	x.jsLits = opts.Embeds && opts.JSLiterals
 	if x.maxLinks <= 0 {
 		x.maxLinks = DefaultMaxLinks
 	}
@@ -189,6 +196,9 @@ func (x *extractor) run(text []byte) {
 		case tokText:
 			if prev == afterStyle && x.embeds {
 				x.styleSheet(s.textRaw())
+			}
+			if prev == afterScript && x.inScript {
+				x.scriptLiterals(s.textRaw())
 			}
 			switch {
 			case prev == afterTitle && !x.titled:

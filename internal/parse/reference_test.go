@@ -39,6 +39,9 @@ func (x *extractor) runTokenizer(text []byte) {
 			if prev == afterStyle && x.embeds {
 				x.styleSheet(t)
 			}
+			if prev == afterScript && x.inScript {
+				x.scriptLiterals(t)
+			}
 			if prev == afterTitle && !x.titled {
 				x.titled = true
 				x.titleText(t)

@@ -17,11 +17,12 @@ import (
 
 // Which of a token's text follows which start tag (the extractor's run
 // loop): the text of a <style> is a style sheet, that of the first <title>
-// the page's title.
+// the page's title, that of a <script> a script.
 const (
 	afterOther = iota
 	afterStyle
 	afterTitle
+	afterScript
 )
 
 // afterTag says what the text after a start tag named name is.
@@ -31,6 +32,8 @@ func afterTag(name []byte) int {
 		return afterStyle
 	case "title":
 		return afterTitle
+	case "script":
+		return afterScript
 	}
 	return afterOther
 }
@@ -153,7 +156,12 @@ func (x *extractor) requisites(name []byte, e *embedAttrs) {
 	case "video":
 		x.embedAttr(e, attrSrc)
 		x.embedAttr(e, attrPoster)
-	case "audio", "track", "script", "embed":
+	case "script":
+		x.embedAttr(e, attrSrc)
+		_, src := e.get(attrSrc)
+		t, _ := e.get(attrType)
+		x.inScript = x.jsLits && !src && isScriptType(t)
+	case "audio", "track", "embed":
 		x.embedAttr(e, attrSrc)
 	case "object":
 		x.embedAttr(e, attrData)

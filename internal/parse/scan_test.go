@@ -267,7 +267,9 @@ var scanCases = []string{
 	`<TITLE>T</TITLE ><img src=/i1 srcset="/i2 1x, /i3 2x" SRC=/no data-src=/i4>`,
 	`<picture><source srcset="/p1.webp 100w,/p2.webp 200w" type=image/webp><source src=/p3><img src=/p4></picture>`,
 	`<video src=/v1 poster="/v2.jpg"><track src=/v3.vtt><source src=/v4.mp4></video><audio src=/a1>`,
-	`<script src=/s1.js></script><script src="/s2.js" type=module>x("<img src=/no>")</script>`,
+	`<script src=/s1.js></script><script src="/s2.js" type=module>x("<img src=/no>", "/no.png")</script>`,
+	"<script>a = '/j1.png'; b = `${d}j2.svg`</script><script type=module>x(\"j3.css\")</script><script type=application/ld+json>{\"logo\": \"/no.png\"}</script><script type=text/template>\"no.png\"</script>",
+	`<script/>"/j4.png"<script></script><script>"j5.png`,
 	`<link rel=stylesheet href=/c1.css><link rel="shortcut icon" href=/c2.ico><link rel=apple-touch-icon href=/c3>`,
 	`<link rel=preload href=/c4 as=font><link rel=modulepreload href=/c5><link rel=manifest href=/c6><link REL=StyleSheet href=/c7>`,
 	`<link rel=canonical href=/l1><link rel="alternate" hreflang=de href=/l2><link rel=next href=/l3><link rel=dns-prefetch href=//cdn.x/><link href=/l4>`,
@@ -290,7 +292,7 @@ func checkAgrees(t *testing.T, base urlx.URL, body []byte) {
 	t.Helper()
 	h := http.Header{"Content-Type": {"text/html; charset=utf-8"}}
 	for _, embeds := range []bool{false, true} {
-		opts := Options{MaxLinks: 50, Embeds: embeds}
+		opts := Options{MaxLinks: 50, Embeds: embeds, JSLiterals: embeds}
 		got := HTML(base, h, body, opts)
 		want := htmlReference(base, h, body, opts)
 		if !reflect.DeepEqual(got, want) {

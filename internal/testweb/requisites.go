@@ -35,6 +35,11 @@ import (
 //	                        @import url(c.css), @import url('d.css')
 //	                        screen, @import "e.css" beside url(d.png)),
 //	                        the last an image (EEEEEE) at six embed hops
+//	/img/inline-js.png      E: named only in a string literal of an
+//	                        inline <script>
+//	/js/toggle.js           E: names /img/minus.png and /img/plus.png (EE)
+//	                        only in string literals (and junk that is not
+//	                        a requisite: "a b.png", a template, data.json)
 //	/img/moved.png          E: 301 to /img/real.png (ER)
 //	/private/secret.png     E, but disallowed by robots.txt
 //	/page2.html             L: an image, the site's style sheet again, an
@@ -138,7 +143,9 @@ func (w *RequisitesWeb) build() {
 	}
 	img := func(url, hops string) { add(url, hops, "image/png", tinyPNG) }
 	css := func(url, hops, body string) { add(url, hops, "text/css; charset=utf-8", []byte(body)) }
-	js := func(url, hops string) { add(url, hops, "text/javascript", []byte("console.log('"+url+"');\n")) }
+	js := func(url, hops string) {
+		add(url, hops, "text/javascript", []byte("console.log(\"script loaded: \" + document.currentScript.src);\n"))
+	}
 
 	w.res[www+"/robots.txt"] = reqResource{status: 200, ctype: "text/plain", body: []byte("User-agent: *\nDisallow: /private/\n"), never: true}
 	w.res[cdn+"/robots.txt"] = reqResource{status: 200, ctype: "text/plain", body: []byte("User-agent: *\nAllow: /\n"), never: true}
@@ -146,7 +153,8 @@ func (w *RequisitesWeb) build() {
 <link rel=stylesheet href=/css/site.css><link rel=icon href=/favicon.ico><link rel=apple-touch-icon href=/touch-icon.png>
 <link rel=preload href=/fonts/pre.woff2 as=font crossorigin><link rel=modulepreload href=/js/mod.js>
 <link rel=manifest href=/app.webmanifest><link rel=canonical href=/><link rel=stylesheet href=`+cdn+`/cdn.css>
-<script src=/js/app.js></script><script src=`+cdn+`/lib.js></script>
+<script src=/js/app.js></script><script src=`+cdn+`/lib.js></script><script src=/js/toggle.js></script>
+<script>var spinner = "img/inline-js.png";</script>
 <style>@import "/css/imported.css"; .hero { background: url(img/hero.png) }</style></head>
 <body background=/img/body-bg.gif><h1 class=hero>Every requisite</h1>
 <img src=/img/a.png srcset="/img/a-2x.png 2x, /img/a-3x.png 3x" alt=a>
@@ -183,13 +191,19 @@ body { background: url(../img/css-bg.png) }
 		"/chain/d.png": "/chain/d.css", "/chain/e.css": "/chain/d.css", "/img/chain-e.png": "/chain/e.css"})
 	img(www+"/img/hero.png", "E")
 	add(www+"/favicon.ico", "E", "image/x-icon", tinyPNG)
-	for _, p := range []string{"/touch-icon.png", "/img/a.png", "/img/a-2x.png", "/img/a-3x.png", "/img/p.png",
+	for _, p := range []string{"/touch-icon.png", "/img/inline-js.png", "/img/a.png", "/img/a-2x.png", "/img/a-3x.png", "/img/p.png",
 		"/img/poster.png", "/img/button.png", "/img/div-bg.png", "/img/lazy.png", "/img/lazy-2x.png"} {
 		img(www+p, "E")
 	}
 	add(www+"/fonts/pre.woff2", "E", "font/woff2", []byte("wOF2 font"))
 	js(www+"/js/mod.js", "E")
 	js(www+"/js/app.js", "E")
+	add(www+"/js/toggle.js", "E", "text/javascript; charset=utf-8", []byte(`// swaps a toggler's image, named only in string literals
+function toggle(el, open) {
+  el.src = open ? "../img/minus.png" : '../img/plus.png';
+  el.alt = "a b.png"; el.dataset.big = `+"`${base}/big.png`"+`; fetch("data.json");
+}
+`))
 	add(www+"/app.webmanifest", "E", "application/manifest+json", []byte(`{"name":"requisites"}`))
 	add(www+"/img/body-bg.gif", "E", "image/gif", tinyGIF)
 	add(www+"/img/p.webp", "E", "image/webp", []byte("RIFF\x00\x00\x00\x00WEBP"))
@@ -220,8 +234,10 @@ body { background: url(../img/css-bg.png) }
 	w.res[www+"/not-followed.html"] = reqResource{status: 200, ctype: "text/html", body: []byte("<title>no</title>"), never: true}
 	page(www+"/frame.html", "LL", "Requisites: frame", `</head><body><img src=/img/frame.png alt=frame></body>`)
 	img(www+"/img/frame.png", "LLE")
+	img(www+"/img/minus.png", "EE")
+	img(www+"/img/plus.png", "EE")
 	w.setVia(www, map[string]string{"/img/page2.png": "/page2.html", "/css/inner.css": "/embed/inner.html",
-		"/img/inner-css.png": "/css/inner.css", "/img/inner.png": "/embed/inner.html", "/img/frame.png": "/frame.html"})
+		"/img/inner-css.png": "/css/inner.css", "/img/minus.png": "/js/toggle.js", "/img/plus.png": "/js/toggle.js", "/img/inner.png": "/embed/inner.html", "/img/frame.png": "/frame.html"})
 }
 
 // setVia sets the document naming each resource of origin o: via by

@@ -66,11 +66,13 @@ func TestRequisitesSite(t *testing.T) {
 		{16, 16, ""},
 		{0, 10, ""},
 		{2, 3, site + "/chain/d.css<" + site + "/chain/c.css"},
-		{1, 10, site + "/css/inner.css<" + site + "/embed/inner.html " + site + "/img/inner.png<" + site + "/embed/inner.html"},
+		{1, 10, site + "/css/inner.css<" + site + "/embed/inner.html " + site + "/img/inner.png<" + site + "/embed/inner.html " +
+			site + "/img/minus.png<" + site + "/js/toggle.js " + site + "/img/plus.png<" + site + "/js/toggle.js"},
 		{1, 1, cdn + "/cdn-font.woff2<" + cdn + "/cdn.css " + site + "/chain/b.css<" + site + "/chain/a.css " +
 			site + "/css/fonts/f.woff2<" + site + "/css/site.css " + site + "/css/inner.css<" + site + "/embed/inner.html " +
 			site + "/css/print.css<" + site + "/css/site.css " + site + "/img/css-bg.png<" + site + "/css/site.css " +
-			site + "/img/imported-bg.png<" + site + "/css/imported.css " + site + "/img/inner.png<" + site + "/embed/inner.html"},
+			site + "/img/imported-bg.png<" + site + "/css/imported.css " + site + "/img/inner.png<" + site + "/embed/inner.html " +
+			site + "/img/minus.png<" + site + "/js/toggle.js " + site + "/img/plus.png<" + site + "/js/toggle.js"},
 	} {
 		var got []string
 		for u, via := range w.Cut(c.embed, c.css, true) {
