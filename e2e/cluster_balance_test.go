@@ -36,7 +36,7 @@ func TestClusterBalance(t *testing.T) {
 	for _, a := range first {
 		a.waitFor(t, "view epoch ", 20*time.Second)
 	}
-	formed := time.Now() // every agent holds the first view
+	formed := time.Now()                      // every agent holds the first view
 	waitPages(t, first, 1200, 60*time.Second) // a share of the crawl before the join, however loaded the machine
 	joining := time.Now()
 	c.start(t, late, append(flags, deathUA(late)...)...)
