@@ -415,22 +415,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	resp := &Response{URL: req.URL, Addr: addr, Start: start, f: f, cp: cp}
 	hresp, err := f.tr.RoundTrip(hreq)
 	if err != nil {
-		if conn != nil {
-			conn.disarm(cp)
-		}
-		resp.End = time.Now()
-		kind := classify(err, conn != nil)
-		if kind == ErrTooLargeHeader {
-			err = fmt.Errorf("%w: %w", ErrHeaderTooLarge, err)
-		}
-		f.log.Debug("fetch failed", "url", req.URL, "addr", addr, "robots", req.Robots, "kind", kind, "err", err)
-		if conn == nil || len(cp.resp) == 0 {
-			f.captures.put(cp)
-			return nil, &fetchError{kind: kind, url: req.URL, err: err, noConn: conn == nil}
-		}
-		resp.Addr = remoteAddr(conn, addr)
-		resp.RawRequest, resp.RawResponse = cp.req, cp.resp
-		return resp, fail(kind, err)
+		return f.roundTripFailed(req, resp, conn, cp, err)
 	}
 	resp.Status = hresp.StatusCode
 	resp.Proto = hresp.Proto
@@ -471,6 +456,28 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 		f.log.Debug("fetch cut short", "url", req.URL, "addr", resp.Addr, "robots", req.Robots, "truncated", resp.Truncated, "err", ferr)
 	}
 	return resp, ferr
+}
+
+// roundTripFailed is Fetch's answer to a round trip that failed with err:
+// the error, with a partial resp holding what was exchanged if anything
+// was received.
+func (f *Fetcher) roundTripFailed(req Request, resp *Response, conn *captureConn, cp *capture, err error) (*Response, error) {
+	if conn != nil {
+		conn.disarm(cp)
+	}
+	resp.End = time.Now()
+	kind := classify(err, conn != nil)
+	if kind == ErrTooLargeHeader {
+		err = fmt.Errorf("%w: %w", ErrHeaderTooLarge, err)
+	}
+	f.log.Debug("fetch failed", "url", req.URL, "addr", resp.Addr, "robots", req.Robots, "kind", kind, "err", err)
+	if conn == nil || len(cp.resp) == 0 {
+		f.captures.put(cp)
+		return nil, &fetchError{kind: kind, url: req.URL, err: err, noConn: conn == nil}
+	}
+	resp.Addr = remoteAddr(conn, resp.Addr)
+	resp.RawRequest, resp.RawResponse = cp.req, cp.resp
+	return resp, &fetchError{kind: kind, url: req.URL, err: err}
 }
 
 func overflowed(c *captureConn, cp *capture) bool {
