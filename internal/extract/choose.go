@@ -1,0 +1,249 @@
+package extract
+
+import (
+	"bytes"
+	"strings"
+)
+
+// The words of class and id values that weigh a container, as Readability
+// weighs them: a positive word adds 25, a negative one takes 25 away.
+// An unlikely word marks the container as boilerplate unless a maybe word
+// is there too.
+var (
+	positiveWords = strings.Fields("article body content entry hentry h-entry main page pagination post text blog story")
+	negativeWords = strings.Fields("hidden banner combx comment com- contact foot footer footnote gdpr masthead media meta outbrain promo related scroll share shoutbox sidebar skyscraper sponsor shopping tags tool widget")
+	unlikelyWords = strings.Fields("-ad- ai2html banner breadcrumbs combx comment community cover-wrap disqus extra footer gdpr header legends menu related remark replies rss shoutbox sidebar skyscraper social sponsor supplemental ad-break agegate pagination pager popup yom-remote")
+	maybeWords    = strings.Fields("and article body column content main shadow")
+	// boilerRoles are the ARIA roles of boilerplate.
+	boilerRoles = strings.Fields("navigation complementary banner contentinfo menu menubar dialog alert")
+)
+
+// classWeight returns the weight of the current start tag's class and id,
+// whether its role marks it as boilerplate and whether its class or id do.
+func (p *pass) classWeight() (w int16, role, unlikely bool) {
+	if r, _ := p.toks.Attr("role"); len(r) > 0 && containsAny(bytes.ToLower(r), boilerRoles) {
+		role = true
+	}
+	for _, key := range [...]string{"class", "id"} {
+		v, _ := p.toks.Attr(key)
+		if len(v) == 0 {
+			continue
+		}
+		v = bytes.ToLower(v)
+		if containsAny(v, negativeWords) {
+			w -= 25
+		}
+		if containsAny(v, positiveWords) {
+			w += 25
+		}
+		if containsAny(v, unlikelyWords) && !containsAny(v, maybeWords) {
+			unlikely = true
+		}
+	}
+	return w, role, unlikely
+}
+
+// containsAny reports whether v contains one of words.
+func containsAny(v []byte, words []string) bool {
+	for _, w := range words {
+		if bytes.Contains(v, []byte(w)) {
+			return true
+		}
+	}
+	return false
+}
+
+// tagWeight is a container's weight for its tag, as Readability's.
+func tagWeight(t tag) int16 {
+	switch {
+	case t.flags&(fCell|fQuote) != 0:
+		return 3
+	case t.flags&fList != 0:
+		return -3
+	case t.flags&fBoiler != 0:
+		return -5
+	}
+	return 5
+}
+
+// minScored is the length in characters below which a block does not vote.
+const minScored = 25
+
+// minText is the length in characters of a main text that choose takes
+// at once; below it, as Readability does, choose tries again taking fewer
+// blocks as boilerplate (first none by class or id, then none at all), and
+// keeps the longest text found.
+const minText = 500
+
+// choose returns the blocks of the main text.
+func (p *pass) choose() []Block {
+	var best []Block
+	bestN := -1
+	for _, mask := range [...]uint8{byTag | byClass, byTag, 0} {
+		out := p.chooseWith(mask)
+		n := 0
+		for _, b := range out {
+			n += len(b.Text)
+		}
+		if n >= minText {
+			return out
+		}
+		if n > bestN {
+			best, bestN = out, n
+		}
+	}
+	return best
+}
+
+// chooseWith scores the containers and returns the blocks of the main
+// text, taking as boilerplate the blocks marked for a reason in mask.
+func (p *pass) chooseWith(mask uint8) []Block {
+	if len(p.blocks) == 0 {
+		return nil
+	}
+	totals := p.totals(mask)
+	score := p.votes(mask)
+	best := int32(-1)
+	for i := range p.nodes {
+		if score[i] == 0 {
+			continue
+		}
+		t := totals[i]
+		score[i] *= 1 - t.linkDensity()
+		if best < 0 || score[i] > score[best] {
+			best = int32(i)
+		}
+	}
+	if best < 0 {
+		return p.keep(mask, func(int) bool { return true })
+	}
+	return p.keep(mask, p.selection(best, score, totals))
+}
+
+// total sums a container's blocks that are not boilerplate.
+type total struct {
+	chars, links, commas int
+}
+
+func (t total) linkDensity() float64 {
+	if t.chars == 0 {
+		return 0
+	}
+	return float64(t.links) / float64(t.chars)
+}
+
+// totals returns the totals of every container.
+func (p *pass) totals(mask uint8) []total {
+	// prefix sums over blocks
+	pre := make([]total, len(p.blocks)+1)
+	for i, b := range p.blocks {
+		pre[i+1] = pre[i]
+		if b.boiler&mask != 0 {
+			continue
+		}
+		pre[i+1].chars += int(b.chars)
+		pre[i+1].links += int(b.links)
+		pre[i+1].commas += commas(b.Text)
+	}
+	out := make([]total, len(p.nodes))
+	for i, n := range p.nodes {
+		a, z := pre[n.first], pre[n.end]
+		out[i] = total{z.chars - a.chars, z.links - a.links, z.commas - a.commas}
+	}
+	return out
+}
+
+// votes returns each container's score from the blocks' votes (0 for a
+// container no block voted for).
+func (p *pass) votes(mask uint8) []float64 {
+	score := make([]float64, len(p.nodes))
+	for _, b := range p.blocks {
+		if b.boiler&mask != 0 || b.chars < minScored || b.Kind == Heading {
+			continue
+		}
+		v := 1 + float64(commas(b.Text)) + min(float64(b.chars)/100, 3)
+		n := b.node
+		for level := 0; n >= 0 && level < 5; level++ {
+			if score[n] == 0 {
+				score[n] = float64(p.nodes[n].weight)
+				if score[n] == 0 {
+					score[n] = 1e-9
+				}
+			}
+			switch level {
+			case 0:
+				score[n] += v
+			case 1:
+				score[n] += v / 2
+			default:
+				score[n] += v / float64(level*3)
+			}
+			n = p.nodes[n].parent
+		}
+	}
+	return score
+}
+
+// commas counts the commas of s (Latin and CJK).
+func commas(s string) int {
+	return strings.Count(s, ",") + strings.Count(s, "，") + strings.Count(s, "、")
+}
+
+// selection returns which blocks make the main text: those of the best
+// container and of its siblings that scored near it, and the paragraphs
+// beside them that read as text, less those in containers within that
+// clean drops.
+func (p *pass) selection(best int32, score []float64, totals []total) func(int) bool {
+	parent := p.nodes[best].parent
+	threshold := max(10, score[best]*0.2)
+	in := make([]bool, len(p.nodes))  // within the selection
+	out := make([]bool, len(p.nodes)) // cleaned out of it
+	for i, n := range p.nodes {
+		top := int32(i) == best || parent >= 0 && n.parent == parent && score[i] >= threshold
+		up := n.parent >= 0 && in[n.parent]
+		in[i] = top || up
+		out[i] = up && (out[n.parent] || p.clean(int32(i), totals[i]))
+	}
+	lo, hi := p.nodes[best].first, p.nodes[best].end
+	if parent >= 0 {
+		lo, hi = p.nodes[parent].first, p.nodes[parent].end
+	}
+	return func(i int) bool {
+		if int32(i) < lo || int32(i) >= hi {
+			return false
+		}
+		b := p.blocks[i]
+		if b.node >= 0 && in[b.node] {
+			return !out[b.node]
+		}
+		if b.node != parent || b.Kind != Paragraph {
+			return false
+		}
+		ld := float64(b.links) / float64(b.chars)
+		return b.chars > 80 && ld < 0.25 || ld == 0 && strings.Contains(b.Text, ". ")
+	}
+}
+
+// clean reports whether container n, inside the main text, is dropped
+// from it: negatively named, or mostly links without the commas of prose.
+func (p *pass) clean(n int32, t total) bool {
+	w := p.nodes[n].weight
+	if w < 0 {
+		return true
+	}
+	ld := t.linkDensity()
+	return t.commas < 10 && (ld > 0.2 && w < 25 || ld > 0.5)
+}
+
+// keep returns the blocks that in accepts and that are neither
+// boilerplate nor mostly link text.
+func (p *pass) keep(mask uint8, in func(int) bool) []Block {
+	var out []Block
+	for i, b := range p.blocks {
+		if !in(i) || b.boiler&mask != 0 || b.Kind != Code && 2*b.links > b.chars {
+			continue
+		}
+		out = append(out, b.Block)
+	}
+	return out
+}
