@@ -18,21 +18,21 @@ type tag struct {
 
 // The flags of a tag.
 const (
-	fBlock   uint16 = 1 << iota // ends the block of text before and after it
-	fNode                       // a container: the blocks it holds are scored together
-	fSkip                       // its text is never seen
-	fBoiler                     // boilerplate by name
-	fVoid                       // never has content
-	fP                          // p: closed by the start of any block
-	fItem                       // li, dt, dd
-	fList                       // ul, ol, dl
-	fCell                       // td, th
-	fRow                        // tr
-	fTable                      // table
-	fPre                        // pre
-	fQuote                      // blockquote
-	fA                          // a: its text is link text
-	fBr                         // br
+	fBlock  uint16 = 1 << iota // ends the block of text before and after it
+	fNode                      // a container: the blocks it holds are scored together
+	fSkip                      // its text is never seen
+	fBoiler                    // boilerplate by name
+	fVoid                      // never has content
+	fP                         // p: closed by the start of any block
+	fItem                      // li, dt, dd
+	fList                      // ul, ol, dl
+	fCell                      // td, th
+	fRow                       // tr
+	fTable                     // table
+	fPre                       // pre
+	fQuote                     // blockquote
+	fA                         // a: its text is link text
+	fBr                        // br
 )
 
 // lookup returns what the pass knows of the element name (lower case).

@@ -225,14 +225,15 @@ func (p *pass) selection(best int32, score []float64, totals []total) func(int) 
 }
 
 // clean reports whether container n, inside the main text, is dropped
-// from it: negatively named, or mostly links without the commas of prose.
+// from it: negatively named, or much of it links without the commas of
+// prose (a list may be half links).
 func (p *pass) clean(n int32, t total) bool {
-	w := p.nodes[n].weight
-	if w < 0 {
+	nd := p.nodes[n]
+	if nd.weight < 0 && !nd.list {
 		return true
 	}
 	ld := t.linkDensity()
-	return t.commas < 10 && (ld > 0.2 && w < 25 || ld > 0.5)
+	return t.commas < 10 && (ld > 0.2 && nd.weight < 25 && !nd.list || ld > 0.5)
 }
 
 // keep returns the blocks that in accepts and that are neither
@@ -240,7 +241,7 @@ func (p *pass) clean(n int32, t total) bool {
 func (p *pass) keep(mask uint8, in func(int) bool) []Block {
 	var out []Block
 	for i, b := range p.blocks {
-		if !in(i) || b.boiler&mask != 0 || b.Kind != Code && 2*b.links > b.chars {
+		if !in(i) || b.boiler&mask != 0 || b.Kind != Code && 3*b.links > 2*b.chars {
 			continue
 		}
 		out = append(out, b.Block)

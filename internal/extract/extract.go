@@ -40,7 +40,9 @@ type Block struct {
 
 // Doc is the main text of a page. The zero value is a page without one.
 type Doc struct {
-	// Title is the page's <title>, white space collapsed ("" if none).
+	// Title is the headline: the first h1 of the main text (which is then
+	// not among Blocks), else the page's <title>, white space collapsed
+	// ("" if neither).
 	Title string
 	// Blocks are the main text's blocks in document order.
 	Blocks []Block
@@ -60,6 +62,13 @@ func MainText(page []byte, contentType string) (Doc, error) {
 	var p pass
 	p.run(text)
 	d := Doc{Title: p.title, Blocks: p.choose()}
+	for i, b := range d.Blocks {
+		if b.Kind == Heading && b.Level == 1 {
+			d.Title = oneLine(b.Text)
+			d.Blocks = append(d.Blocks[:i:i], d.Blocks[i+1:]...)
+			break
+		}
+	}
 	if len(d.Blocks) == 0 {
 		return d, ErrNoMainText
 	}

@@ -5,7 +5,8 @@
 // BUbiNG's duplicate-content digest; and the requisites of a style sheet
 // (CSS, with the small CSS tokenizer of css.go; cssfile.go); and,
 // speculatively, the requisites a script names in its string literals
-// (js.go: JS, IsJS).
+// (js.go: JS, IsJS). Tokens (tokens.go) lends the scanner to packages that
+// read a page's structure themselves (package extract).
 //
 // Character encoding. The page is decoded to UTF-8 for extraction only (the
 // stored body stays as received). The encoding is determined as the HTML

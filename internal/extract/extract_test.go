@@ -1,0 +1,119 @@
+package extract
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestMainTextGolden: a page with a header, navigation, a sidebar, share
+// buttons, comments and a footer around an article gives the article alone,
+// its headline as Title and each kind of block kept apart in Markdown.
+func TestMainTextGolden(t *testing.T) {
+	page, err := os.ReadFile("testdata/article.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("testdata/article.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := MainText(page, "text/html; charset=utf-8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Markdown(); got != string(want) {
+		t.Errorf("Markdown:\n%s\nwant:\n%s", got, want)
+	}
+	if d.Title != "Storm petrels at sea" {
+		t.Errorf("Title %q", d.Title)
+	}
+	kinds := map[Kind]int{}
+	for _, b := range d.Blocks {
+		kinds[b.Kind]++
+	}
+	wantKinds := map[Kind]int{Paragraph: 3, Heading: 1, ListItem: 2, Cell: 6, Quote: 1, Code: 1}
+	for k, n := range wantKinds {
+		if kinds[k] != n {
+			t.Errorf("%d blocks of kind %d, want %d", kinds[k], k, n)
+		}
+	}
+	text := d.Text()
+	for _, bad := range []string{"News", "Most read", "Share on", "Great article", "Copyright", "tracking"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("main text holds boilerplate %q", bad)
+		}
+	}
+}
+
+// TestMainTextNone: a page without text is ErrNoMainText, its title kept.
+func TestMainTextNone(t *testing.T) {
+	d, err := MainText([]byte("<html><head><title> Empty \n page</title></head><body><nav><a href=/>Home</a></nav></body></html>"), "")
+	if !errors.Is(err, ErrNoMainText) {
+		t.Fatalf("err %v, want ErrNoMainText", err)
+	}
+	if d.Title != "Empty page" {
+		t.Errorf("Title %q", d.Title)
+	}
+}
+
+// TestMainTextPrefixes: every prefix of a page, and tag soup, extract
+// without panicking.
+func TestMainTextPrefixes(t *testing.T) {
+	page, err := os.ReadFile("testdata/article.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range page {
+		_, _ = MainText(page[:i], "")
+	}
+	_, _ = MainText([]byte("<p><li><td></table></div><pre><h1></ul></p></br>text"), "")
+}
+
+// TestMainTextCharset: a windows-1252 page is decoded.
+func TestMainTextCharset(t *testing.T) {
+	page := []byte("<p>Caf\xe9 au lait, cr\xe8me br\xfbl\xe9e, and a long enough sentence to count as text of a page, with commas.</p>")
+	d, err := MainText(page, "text/html; charset=windows-1252")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.Text(), "Café au lait, crème brûlée") {
+		t.Errorf("Text %q", d.Text())
+	}
+}
+
+// TestCompare checks the benchmark's measure on small cases worked by hand.
+func TestCompare(t *testing.T) {
+	m := Compare("a b c d e", "a b c d e")
+	if m.Precision() != 1 || m.Recall() != 1 {
+		t.Errorf("identical: %+v", m)
+	}
+	// truth shingles: abcd, bcde; pred: abcd, bcdx → TP 1, FP 1, FN 1.
+	m = Compare("a b c d e", "a, b. c d x")
+	if m.Precision() != 0.5 || m.Recall() != 0.5 {
+		t.Errorf("half: %+v P %v R %v", m, m.Precision(), m.Recall())
+	}
+	m = Compare("a b c d", "")
+	if m.Precision() != 0 || m.Recall() != 0 || m.TP+m.FP != 0 {
+		t.Errorf("empty: %+v", m)
+	}
+	s := Summarize([]Match{{TP: 1}, {FN: 1}}, 1)
+	if s.Precision != 1 || s.Recall != 0.5 || s.Accuracy != 0.5 {
+		t.Errorf("Summarize: %+v", s)
+	}
+}
+
+// BenchmarkMainText extracts the golden page (the benchmark's own pages
+// are measured by `petrel bench extract`).
+func BenchmarkMainText(b *testing.B) {
+	page, err := os.ReadFile("testdata/article.html")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = MainText(page, "")
+	}
+}
