@@ -2,6 +2,7 @@ package extract
 
 import (
 	"bytes"
+	"sort"
 	"strings"
 )
 
@@ -117,6 +118,7 @@ func (p *pass) chooseWith(mask uint8) []Block {
 	if best < 0 {
 		return p.keep(mask, func(int) bool { return true })
 	}
+	best = p.climb(best, score)
 	return p.keep(mask, p.selection(best, score, totals))
 }
 
@@ -187,6 +189,69 @@ func (p *pass) votes(mask uint8) []float64 {
 // commas counts the commas of s (Latin and CJK).
 func commas(s string) int {
 	return strings.Count(s, ",") + strings.Count(s, "，") + strings.Count(s, "、")
+}
+
+// climb returns the container to take instead of best, as Readability
+// moves up from its top candidate: to the nearest ancestor that holds at
+// least three of the other five best containers scoring within 3/4 of it
+// (the text is split between them), else to an ancestor that scores more
+// than the container below it, while the scores stay above a third.
+func (p *pass) climb(best int32, score []float64) int32 {
+	top := make([]int32, 0, len(p.nodes))
+	for i := range p.nodes {
+		if score[i] != 0 && int32(i) != best {
+			top = append(top, int32(i))
+		}
+	}
+	sort.Slice(top, func(i, j int) bool { return score[top[i]] > score[top[j]] })
+	var alts []int32
+	for _, n := range top[:min(5, len(top))] {
+		if score[n] >= 0.75*score[best] {
+			alts = append(alts, n)
+		}
+	}
+	if len(alts) >= 3 {
+		for a := p.nodes[best].parent; a >= 0; a = p.nodes[a].parent {
+			held := 0
+			for _, n := range alts {
+				held += b2i(p.ancestor(a, n))
+			}
+			if held >= 3 {
+				return a
+			}
+		}
+	}
+	last := score[best]
+	for a := p.nodes[best].parent; a >= 0; a = p.nodes[a].parent {
+		if score[a] == 0 {
+			continue
+		}
+		if score[a] < score[best]/3 {
+			break
+		}
+		if score[a] > last {
+			return a
+		}
+		last = score[a]
+	}
+	return best
+}
+
+// ancestor reports whether container a holds container n (a != n).
+func (p *pass) ancestor(a, n int32) bool {
+	for n = p.nodes[n].parent; n >= 0; n = p.nodes[n].parent {
+		if n == a {
+			return true
+		}
+	}
+	return false
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // selection returns which blocks make the main text: those of the best
