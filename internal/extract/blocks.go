@@ -120,14 +120,16 @@ type pass struct {
 	blocks []rawBlock
 	title  string
 
-	tmp       []byte // scratch for a text token
-	buf       []byte // text of the block under way
-	links     int    // bytes of buf inside links
-	skip      int    // open elements whose text is dropped
-	boiler    [2]int // open boilerplate elements, byTag and byClass
-	inA       int    // open a elements
-	pre       int    // open pre elements
-	row       int    // number of the current table row
+	tmp       []byte               // scratch for a text token
+	key       []byte               // scratch for a class and id
+	classes   map[string]classInfo // by class and id, NUL between
+	buf       []byte               // text of the block under way
+	links     int                  // bytes of buf inside links
+	skip      int                  // open elements whose text is dropped
+	boiler    [2]int               // open boilerplate elements, byTag and byClass
+	inA       int                  // open a elements
+	pre       int                  // open pre elements
+	row       int                  // number of the current table row
 	gotTitle  bool
 	wantTitle bool // the next text token is the title's
 }

@@ -11,43 +11,68 @@ import (
 // An unlikely word marks the container as boilerplate unless a maybe word
 // is there too.
 var (
-	positiveWords = strings.Fields("article body content entry hentry h-entry main page pagination post text blog story")
-	negativeWords = strings.Fields("hidden banner combx comment com- contact foot footer footnote gdpr masthead media meta outbrain promo related scroll share shoutbox sidebar skyscraper sponsor shopping tags tool widget")
-	unlikelyWords = strings.Fields("-ad- ai2html banner breadcrumbs combx comment community cover-wrap disqus extra footer gdpr header legends menu related remark replies rss shoutbox sidebar skyscraper social sponsor supplemental ad-break agegate pagination pager popup yom-remote")
-	maybeWords    = strings.Fields("and article body column content main shadow")
+	positiveWords = words("article body content entry hentry h-entry main page pagination post text blog story")
+	negativeWords = words("hidden banner combx comment com- contact foot footer footnote gdpr masthead media meta outbrain promo related scroll share shoutbox sidebar skyscraper sponsor shopping tags tool widget")
+	unlikelyWords = words("-ad- ai2html banner breadcrumbs combx comment community cover-wrap disqus extra footer gdpr header legends menu related remark replies rss shoutbox sidebar skyscraper social sponsor supplemental ad-break agegate pagination pager popup yom-remote")
+	maybeWords    = words("and article body column content main shadow")
 	// boilerRoles are the ARIA roles of boilerplate.
-	boilerRoles = strings.Fields("navigation complementary banner contentinfo menu menubar dialog alert")
+	boilerRoles = words("navigation complementary banner contentinfo menu menubar dialog alert")
 )
+
+// words splits s at spaces, as byte slices (read only).
+func words(s string) [][]byte { return bytes.Fields([]byte(s)) }
 
 // classWeight returns the weight of the current start tag's class and id,
 // whether its role marks it as boilerplate and whether its class or id do.
+// Pages repeat their classes: the weights are kept by class and id.
 func (p *pass) classWeight() (w int16, role, unlikely bool) {
 	if r, _ := p.toks.Attr("role"); len(r) > 0 && containsAny(bytes.ToLower(r), boilerRoles) {
 		role = true
 	}
-	for _, key := range [...]string{"class", "id"} {
-		v, _ := p.toks.Attr(key)
+	class, _ := p.toks.Attr("class")
+	key := append(p.key[:0], class...)
+	id, _ := p.toks.Attr("id")
+	key = append(append(key, 0), id...)
+	p.key = key
+	if len(key) == 1 {
+		return 0, role, false
+	}
+	if c, ok := p.classes[string(key)]; ok {
+		return c.w, role, c.unlikely
+	}
+	var c classInfo
+	for _, v := range [...][]byte{key[:len(class)], key[len(class)+1:]} {
 		if len(v) == 0 {
 			continue
 		}
 		v = bytes.ToLower(v)
 		if containsAny(v, negativeWords) {
-			w -= 25
+			c.w -= 25
 		}
 		if containsAny(v, positiveWords) {
-			w += 25
+			c.w += 25
 		}
 		if containsAny(v, unlikelyWords) && !containsAny(v, maybeWords) {
-			unlikely = true
+			c.unlikely = true
 		}
 	}
-	return w, role, unlikely
+	if p.classes == nil {
+		p.classes = map[string]classInfo{}
+	}
+	p.classes[string(key)] = c
+	return c.w, role, c.unlikely
+}
+
+// classInfo is what a class and id say of a container.
+type classInfo struct {
+	w        int16
+	unlikely bool
 }
 
 // containsAny reports whether v contains one of words.
-func containsAny(v []byte, words []string) bool {
+func containsAny(v []byte, words [][]byte) bool {
 	for _, w := range words {
-		if bytes.Contains(v, []byte(w)) {
+		if bytes.Contains(v, w) {
 			return true
 		}
 	}
