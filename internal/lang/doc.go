@@ -5,7 +5,8 @@
 //
 // Method. Detect cuts the text into chunks of whole lines of at least
 // chunkMin bytes, keeps at most maxCalls of them evenly spaced (the first
-// and the last among them), identifies the language of each with
+// and the last among them), identifies the language of each (of its first
+// maxAsk bytes) with
 // whatlanggo (a trigram model of 84 languages, with the script deciding
 // alone where one language has it), and gives each language the share of
 // the kept chunks' letters in its chunks. Chunks too short or too unsure to call are left

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/abadojack/whatlanggo"
 )
@@ -76,7 +77,7 @@ func shares(text string, detect func(string) string) []Share {
 		if n < minLetters {
 			continue
 		}
-		if code := detect(chunk); code != "" {
+		if code := detect(head(chunk, maxAsk)); code != "" {
 			by[code] += n
 		}
 	}
@@ -99,6 +100,26 @@ func shares(text string, detect func(string) string) []Share {
 		return nil
 	}
 	return out[:min(len(out), 3)]
+}
+
+// maxAsk bounds the bytes of a chunk whose language is asked: a longer
+// chunk (a long paragraph) is asked by its first maxAsk bytes and counted
+// whole.
+const maxAsk = 600
+
+// head returns the first n bytes of s or fewer, cut at a space if there
+// is one, else at a character boundary.
+func head(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if i := strings.LastIndexByte(s[:n], ' '); i > n/2 {
+		return s[:i]
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // nextChunk returns the first chunk of text (whole lines, at least chunkMin

@@ -123,3 +123,16 @@ func BenchmarkDetect(b *testing.B) {
 		Detect(text)
 	}
 }
+
+// TestHead cuts at a space or a character boundary, never inside one.
+func TestHead(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		n    int
+		want string
+	}{{"short", 10, "short"}, {"one two three", 9, "one two"}, {"ééééé", 5, "éé"}, {"abcdefgh", 4, "abcd"}} {
+		if got := head(c.s, c.n); got != c.want {
+			t.Errorf("head(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
+		}
+	}
+}
