@@ -117,3 +117,24 @@ func BenchmarkMainText(b *testing.B) {
 		_, _ = MainText(page, "")
 	}
 }
+
+// FuzzMainText: arbitrary bytes extract and render without panicking, and
+// every block has text.
+func FuzzMainText(f *testing.F) {
+	page, err := os.ReadFile("testdata/article.html")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(page)
+	f.Add([]byte("<table><tr><td>a<tr><td>b</table><ul><li>x<ol><li>y</ul><pre>\n z</pre><br></br>"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, _ := MainText(b, "")
+		_ = d.Markdown()
+		_ = d.Text()
+		for _, bl := range d.Blocks {
+			if strings.TrimSpace(bl.Text) == "" {
+				t.Fatalf("empty block %+v", bl)
+			}
+		}
+	})
+}
