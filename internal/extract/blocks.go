@@ -103,6 +103,7 @@ type rawBlock struct {
 	node   int32 // innermost container, or -1
 	chars  int32 // bytes of text
 	links  int32 // bytes of it inside links
+	commas int32 // commas of it (Latin and CJK)
 	boiler uint8 // byTag, byClass: under boilerplate
 }
 
@@ -370,6 +371,7 @@ func (p *pass) flush() {
 	b := rawBlock{node: p.innerNode(), chars: int32(utf8.RuneCount(text)),
 		links: int32(min(p.links, len(text))), boiler: p.boilerMask()}
 	b.Text = string(text)
+	b.commas = int32(commas(b.Text))
 	p.kind(&b.Block)
 	if b.links > 0 {
 		b.links = int32(utf8.RuneCount(text[:b.links]))

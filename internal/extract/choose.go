@@ -170,7 +170,7 @@ func (p *pass) totals(mask uint8) []total {
 		}
 		pre[i+1].chars += int(b.chars)
 		pre[i+1].links += int(b.links)
-		pre[i+1].commas += commas(b.Text)
+		pre[i+1].commas += int(b.commas)
 	}
 	out := make([]total, len(p.nodes))
 	for i, n := range p.nodes {
@@ -188,7 +188,7 @@ func (p *pass) votes(mask uint8) []float64 {
 		if b.boiler&mask != 0 || b.chars < minScored || b.Kind == Heading {
 			continue
 		}
-		v := 1 + float64(commas(b.Text)) + min(float64(b.chars)/100, 3)
+		v := 1 + float64(b.commas) + min(float64(b.chars)/100, 3)
 		n := b.node
 		for level := 0; n >= 0 && level < 5; level++ {
 			if score[n] == 0 {

@@ -138,3 +138,20 @@ func FuzzMainText(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkMainTextSynthetic extracts a page of the synthetic web of the
+// crawl benchmarks (the parse package's testdata), to set beside
+// parse.BenchmarkHTMLSynthetic: the cost on the headline shape's pages.
+func BenchmarkMainTextSynthetic(b *testing.B) {
+	page, err := os.ReadFile("../parse/testdata/synthetic-page.html")
+	if err != nil {
+		b.Skip(err)
+	}
+	d, _ := MainText(page, "")
+	b.Logf("page %d bytes, main text %d bytes in %d blocks", len(page), len(d.Text()), len(d.Blocks))
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = MainText(page, "")
+	}
+}
