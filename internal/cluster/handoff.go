@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -43,12 +44,16 @@ import (
 type Handoff struct {
 	From    string
 	Epoch   uint64 // the view that moved the slots
+	View    uint64 // the view the part was cut under (zero: Epoch); older than the receiver's fence, it is refused (fence.go)
 	Seq     uint64 // per (From, Epoch, receiver), from 1
 	Seen    []uint64
 	Counts  map[uint64]int64         // per-key URL counts (budget used), by count key (frontier.Frontier.TakeCounts)
 	Release bool                     // the last part: the old owner schedules nothing moved any more
 	Waits   map[string]time.Duration // with Release: remaining delay per moved address
 }
+
+// cutView is the view the part was cut under.
+func (h *Handoff) cutView() uint64 { return max(h.View, h.Epoch) }
 
 // ID is the part's idempotent id, "from/epoch/seq": a receiver applies
 // each id once.
@@ -220,6 +225,9 @@ func (n *Node) SendHandoff(ctx context.Context, to string, h *Handoff) error {
 			n.activity.Add(1)
 			return nil
 		}
+		if se, ok := isStatus(err, http.StatusConflict); ok {
+			return n.recutHandoff(ctx, to, h, se.View)
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("cluster: hand-off to %s: %w", to, err)
@@ -232,13 +240,14 @@ func (n *Node) SendHandoff(ctx context.Context, to string, h *Handoff) error {
 // but Seen), the header, then the seen hashes, 8 bytes each,
 // little-endian.
 type handoffHeader struct {
+	View    uint64                   `json:"view,omitempty"`
 	Counts  map[uint64]int64         `json:"counts,omitempty"`
 	Release bool                     `json:"release,omitempty"`
 	Waits   map[string]time.Duration `json:"waits,omitempty"`
 }
 
 func encodeHandoff(h *Handoff) []byte {
-	hdr, _ := json.Marshal(handoffHeader{Counts: h.Counts, Release: h.Release, Waits: h.Waits})
+	hdr, _ := json.Marshal(handoffHeader{View: h.View, Counts: h.Counts, Release: h.Release, Waits: h.Waits})
 	b := binary.AppendUvarint(nil, uint64(len(hdr)))
 	b = append(b, hdr...)
 	for _, x := range h.Seen {
@@ -256,7 +265,7 @@ func decodeHandoff(b []byte) (*Handoff, error) {
 	if err := json.Unmarshal(b[k:k+int(l)], &hdr); err != nil {
 		return nil, err
 	}
-	h := &Handoff{Counts: hdr.Counts, Release: hdr.Release, Waits: hdr.Waits}
+	h := &Handoff{View: hdr.View, Counts: hdr.Counts, Release: hdr.Release, Waits: hdr.Waits}
 	for p := b[k+int(l):]; len(p) > 0; p = p[8:] {
 		h.Seen = append(h.Seen, binary.LittleEndian.Uint64(p))
 	}
@@ -270,7 +279,7 @@ const MaxHandoffBytes = 8 << 20
 // (Receiver): nil once the host applied it (or had already).
 func (n *Node) ReceiveHandoff(h *Handoff) error {
 	from, epoch := h.From, h.Epoch
-	if epoch > n.viewEpoch() {
+	if h.cutView() > n.viewEpoch() {
 		// This agent is not at that view yet: what the part releases is
 		// not held yet. The sender tries again.
 		return busy("not at that view yet")
@@ -286,6 +295,9 @@ func (n *Node) ReceiveHandoff(h *Handoff) error {
 		// Applied already (its acknowledgement was lost, or its sender
 		// resumed the hand-off after a crash): counts are not added twice.
 		return nil
+	}
+	if err := n.fenceHandoff(h); err != nil {
+		return err
 	}
 	if err := n.host.ApplyHandoff(h); err != nil {
 		n.log.Error("cluster: hand-off", "from", from, "epoch", epoch, "err", err)

@@ -186,6 +186,9 @@ type counters struct {
 	reroutedURLs                atomic.Uint64
 	viewLagHeld, viewLagApplied atomic.Uint64 // batches of ready URLs held for their view, applied without it (viewlag.go)
 	staleRefused, staleRerouted atomic.Uint64 // batches refused for an older view; this sender's routed again (fence.go)
+	staleRefusedParts           atomic.Uint64 // hand-off parts refused for an older view (fence.go)
+	staleRefusedReleases        atomic.Uint64 // hand-off releases refused so
+	staleRecut                  atomic.Uint64 // this sender's parts and releases refused so, cut again under its newer view
 }
 
 // ErrFinished is returned by Start when the crawl is already over.
