@@ -756,7 +756,11 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.progress != nil {
 		fmt.Fprintln(a.progress, a.summary(startSnap))
 		if a.cfg.Cluster.Enabled() {
-			fmt.Fprintln(a.progress, clusterSummary(a.stats.Snapshot()))
+			var f cluster.Fenced
+			if n := a.clusterNode.Load(); n != nil {
+				f = n.Fenced()
+			}
+			fmt.Fprintln(a.progress, clusterSummary(a.stats.Snapshot(), f))
 		}
 	}
 	return err
