@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/coord"
+	"github.com/petrel-crawler/petrel/internal/notify"
 )
 
 // Host is the agent a Node serves: its frontier, as the node sees it.
@@ -159,7 +160,7 @@ type Node struct {
 	applied   *idSet      // ids applied
 	appliedAt atomic.Int64
 	// appliedMoved wakes StopReceiving when appliedAt moves (applier.go).
-	appliedMoved signal
+	appliedMoved notify.Signal
 	activity     atomic.Uint64 // batches created or applied by this process
 
 	counts  counters
@@ -366,6 +367,9 @@ func (n *Node) View() *View { return n.view.Load() }
 // every destination (sent, not yet acknowledged).
 func (n *Node) OutboxLen() (batches int, bytes int64) { return n.outbox.Len() }
 
+// OutboxChanged returns a channel closed when the outbox next changes.
+func (n *Node) OutboxChanged() <-chan struct{} { return n.outbox.Changed() }
+
 func (n *Node) viewEpoch() uint64 {
 	if v := n.view.Load(); v != nil {
 		return v.Epoch
@@ -496,7 +500,7 @@ func (n *Node) finish(reason string) {
 func (n *Node) StopReceiving(ctx context.Context) error {
 	n.receiving.Store(false)
 	for {
-		moved := n.appliedMoved.wait()
+		moved := n.appliedMoved.Wait()
 		if n.appliedAt.Load() >= n.inbox.Durable() {
 			return nil
 		}
