@@ -155,7 +155,7 @@ func (h *clusterHost) ViewChanged(c cluster.ViewChange) {
 		h.holdLocked(ctx, p.From, p.Epoch, p.Slots)
 	}
 	h.ho.mu.Unlock()
-	h.noteDeclaredDead(old, nw)
+	h.noteDeclaredDead(c)
 	a.log.Info("cluster: view change", "from", old.String(), "to", nw.String(), "giving", len(c.Give))
 	if len(c.Give) > 0 {
 		h.goHandOver(nw, c.Give)

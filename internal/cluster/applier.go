@@ -155,7 +155,7 @@ func (n *Node) applyOne(wire []byte, next int64) error {
 func (n *Node) waitOpenOrLeft() {
 	for !n.leftView() {
 		ctx, cancel := context.WithCancel(n.ctx)
-		installed := n.viewInstalled()
+		installed := n.vc.installed.Wait()
 		go func() {
 			select {
 			case <-installed:

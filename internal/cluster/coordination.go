@@ -284,18 +284,8 @@ func (n *Node) obeyStop(st coord.State) {
 // file that does not hold a revision stops the agent, for a stop obeyed
 // and forgotten would stop it again at every start.
 func readStopRev(path string) (int64, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("cluster: %w", err)
-	}
-	rev, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	if err != nil || rev < 0 {
-		return 0, fmt.Errorf("cluster: %s does not hold a stop's revision (%q): remove it if no whole-crawl stop is in force", path, b)
-	}
-	return rev, nil
+	rev, err := readNumber(path, "a stop's revision", 0, "remove it if no whole-crawl stop is in force")
+	return int64(rev), err
 }
 
 func readLeaseID(path string) clientv3.LeaseID {

@@ -201,7 +201,7 @@ func (n *Node) isRefused(dest string, id BatchID) bool {
 // refused or a view is installed, until ctx ends.
 func (n *Node) rerouteRefusedLoop(ctx context.Context) {
 	for {
-		installed := n.viewInstalled()
+		installed := n.vc.installed.Wait()
 		var retry <-chan time.Time
 		if err := n.rerouteRefused(ctx); err != nil && ctx.Err() == nil {
 			n.log.Error("cluster: route refused batches again", "err", err)
@@ -249,17 +249,9 @@ func (n *Node) rerouteOne(ctx context.Context, r refusedBatch) error {
 		n.forgetRefused(r.e) // removed meanwhile (death.go, forget)
 		return nil
 	}
-	b, err := DecodeBatch(wire)
+	b, byDest, err := n.ownersNow(r.e, wire)
 	if err != nil {
-		return fmt.Errorf("batch %s for %s: %w", r.e.ID, r.e.Dest, err)
-	}
-	byDest := map[string][][]byte{}
-	for _, rec := range b.Records {
-		to := n.host.Owner(b.Kind, rec)
-		if to == "" {
-			to = n.cfg.Name
-		}
-		byDest[to] = append(byDest[to], rec)
+		return err
 	}
 	n.rerouting.Lock() // not the outbox re-routed meanwhile (death.go)
 	defer n.rerouting.Unlock()
@@ -275,14 +267,8 @@ func (n *Node) rerouteOne(ctx context.Context, r refusedBatch) error {
 	if err := n.batch.putNow(ctx, b.Kind, v.Epoch, byDest); err != nil {
 		return err
 	}
-	n.tried.drop(r.e.Dest, r.e.ID)
-	if err := n.outbox.Ack(r.e); err != nil {
-		return err
-	}
-	n.counts.reroutedBatches.Add(1)
-	n.counts.reroutedURLs.Add(uint64(len(b.Records)))
 	n.counts.staleRerouted.Add(1)
-	return nil
+	return n.dropRerouted([]OutEntry{r.e}, len(b.Records))
 }
 
 func (n *Node) forgetRefused(e OutEntry) {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/petrel-crawler/petrel/internal/notify"
 )
 
 // The hand-off of keys and addresses at a view change. For every slot
@@ -96,7 +98,7 @@ func Moves(old, new *View) map[string]map[string]SlotSet {
 type handoffs struct {
 	mu      sync.Mutex
 	st      awaitingState // saved in awaiting.json (handoffstate.go)
-	changed chan struct{} // closed and replaced when Awaiting shrinks
+	changed notify.Signal // when Awaiting shrinks
 	sending atomic.Int64  // parts being sent
 	n       atomic.Int32  // len(st.Awaiting), read without the lock
 	applyMu sync.Mutex    // one part applied at a time: a part sent twice at once is applied once
@@ -116,6 +118,9 @@ type ViewChange struct {
 	// Give is what this agent hands over, by new owner: nothing when New
 	// declares it dead (it keeps what it holds for its return).
 	Give map[string]SlotSet
+	// Return is true when New brings this agent back after a death
+	// (Returning); Dead when New declares it dead (DeclaredDead).
+	Return, Dead bool
 }
 
 // expectReleases records what the change from old to v makes this agent
@@ -124,11 +129,10 @@ type ViewChange struct {
 // the change for the host.
 func (n *Node) expectReleases(old, v *View) (ViewChange, error) {
 	self := n.cfg.Name
-	c := ViewChange{Old: old, New: v, Moves: Moves(old, v)}
-	ret := Returning(self, old, v)
+	c := ViewChange{Old: old, New: v, Moves: Moves(old, v), Return: Returning(self, old, v), Dead: DeclaredDead(self, old, v)}
 	for from, to := range c.Moves {
 		if set, ok := to[self]; ok && from != self && !slices.Contains(v.Absent, from) {
-			c.Holds = append(c.Holds, PendingHold{From: from, Epoch: v.Epoch, Slots: set, Return: ret})
+			c.Holds = append(c.Holds, PendingHold{From: from, Epoch: v.Epoch, Slots: set, Return: c.Return})
 		}
 	}
 	if !slices.Contains(v.Absent, self) {
@@ -153,8 +157,7 @@ func (n *Node) expectReleases(old, v *View) (ViewChange, error) {
 	h.st.Views[old.Epoch], h.st.Views[v.Epoch] = old, v
 	h.keepViews()
 	h.n.Store(int32(len(h.st.Awaiting)))
-	close(h.changed) // wake the waiters: some releases may no longer be awaited
-	h.changed = make(chan struct{})
+	h.changed.Notify() // some releases may no longer be awaited
 	// The parts of a released epoch are known by the pair (Released);
 	// others are kept a while for a sender that resumes a hand-off.
 	for id, e := range h.st.Applied {
@@ -185,8 +188,9 @@ func (n *Node) WaitReleases(ctx context.Context) {
 		return
 	}
 	for {
+		ch := n.ho.changed.Wait()
 		n.ho.mu.Lock()
-		waiting, ch := len(n.ho.st.Awaiting) > 0, n.ho.changed
+		waiting := len(n.ho.st.Awaiting) > 0
 		n.ho.mu.Unlock()
 		if !waiting {
 			return
@@ -310,8 +314,7 @@ func (n *Node) ReceiveHandoff(h *Handoff) error {
 		if e, ok := n.ho.st.Awaiting[from]; ok && e <= epoch {
 			delete(n.ho.st.Awaiting, from)
 			n.ho.n.Store(int32(len(n.ho.st.Awaiting)))
-			close(n.ho.changed)
-			n.ho.changed = make(chan struct{})
+			n.ho.changed.Notify()
 		}
 	}
 	err := n.ho.saveLocked(n.cfg.Dir)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -339,22 +340,35 @@ func (n *Node) ConnsRefused() int64 {
 // number stops the agent, for a counter started again at 1 would make
 // the receivers drop this agent's new batches as already seen.
 func bumpIncarnation(path string) (uint64, error) {
-	var inc uint64
-	b, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		inc, err = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
-		if err != nil || inc == 0 {
-			return 0, fmt.Errorf("cluster: %s is unreadable (%q): it counts this agent's starts and the other agents drop batches of a count they saw; restore it from a backup, or write a number above any this agent used", path, strings.TrimSpace(string(b)))
-		}
-	case !errors.Is(err, os.ErrNotExist):
-		return 0, fmt.Errorf("cluster: incarnation: %w", err)
+	inc, err := readNumber(path, "a count of starts", 1, "it counts this agent's starts and the other agents drop batches of a count they saw; restore it from a backup, or write a number above any this agent used")
+	if err != nil {
+		return 0, err
 	}
 	inc++
 	if err := writeDurable(path, []byte(strconv.FormatUint(inc, 10)+"\n")); err != nil {
 		return 0, fmt.Errorf("cluster: incarnation: %w", err)
 	}
 	return inc, nil
+}
+
+// readNumber reads a state file that holds one decimal number, what, no
+// smaller than least: 0 when there is none. It fails closed: a file that
+// cannot be read or holds no such number is an error naming it and saying
+// what to do (fix).
+func readNumber(path, what string, least uint64, fix string) (uint64, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("cluster: %w", err)
+	}
+	s := strings.TrimSpace(string(b))
+	x, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || x < least || x > math.MaxInt64 {
+		return 0, fmt.Errorf("cluster: %s is unreadable, it does not hold %s (%q): %s", path, what, s, fix)
+	}
+	return x, nil
 }
 
 // Name returns the agent's name.
