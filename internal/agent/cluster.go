@@ -305,7 +305,7 @@ func (a *Agent) startCluster(seeds []urlx.URL, resumed bool) error {
 		select {
 		case <-n.Finished():
 			close(a.until)
-		case <-n.Closed():
+		case <-n.Context().Done():
 		}
 	}()
 	return nil

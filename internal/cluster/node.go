@@ -429,9 +429,6 @@ func (n *Node) Follow() { n.goLoop(n.coordinate) }
 // the node's work end with it.
 func (n *Node) Context() context.Context { return n.ctx }
 
-// Closed is closed when Close begins.
-func (n *Node) Closed() <-chan struct{} { return n.ctx.Done() }
-
 // Route sends a record to dest (an agent of the view, not this one) in a
 // batch of kind. It may wait while dest's outbox is full, until the node
 // closes (then it returns the node's error: the record stays unrouted and
