@@ -220,6 +220,17 @@ func TestFenceRefusesOlderViewHandoff(t *testing.T) {
 	if s := a.Status(); s.Recut != 2 {
 		t.Errorf("a cut %d refused parts again, want 2", s.Recut)
 	}
+
+	// Over HTTP: a part of v1 cut under v1 is answered 409; cut under v2
+	// (the view travels in the part's header), it is taken.
+	stale := &Handoff{From: "d", Epoch: v1.Epoch, Seq: 1, Counts: map[uint64]int64{1: 1}}
+	if code := postPart(t, b, stale); code != http.StatusConflict {
+		t.Errorf("a part cut under v1 posted to b: %d, want 409", code)
+	}
+	stale.View = v2.Epoch
+	if code := postPart(t, b, stale); code != http.StatusOK {
+		t.Errorf("a part of v1 cut under v2 posted to b: %d, want 200", code)
+	}
 }
 
 // appliedCounts returns a copy of the counts the hand-off parts applied.
