@@ -1,0 +1,203 @@
+package dataset
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	gowarc "github.com/nlnwa/gowarc/v3"
+
+	"github.com/petrel-crawler/petrel/internal/store"
+)
+
+const testPage = `<!doctype html><html><head><title>A  page</title>
+<meta name="description" content="about it"><link rel="stylesheet" href="/s.css">
+<script src="/app.js"></script><script>var x = "no text";</script></head>
+<body><h1>Heading</h1><p>First   paragraph with <a href="/next" title="go">the next
+page</a>.</p><div>Second block</div><img src="/i.png" alt="pic"></body></html>`
+
+// writeWARC writes a WARC file of an HTML page, a redirect and a
+// duplicate (a revisit record) with Petrel's store, and returns its path.
+func writeWARC(t *testing.T, dir string) string {
+	t.Helper()
+	w, err := store.Open(store.Options{Dir: dir, Software: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := func(status, extra, body string) []byte {
+		return []byte(fmt.Sprintf("HTTP/1.1 %s\r\nContent-Type: text/html; charset=utf-8\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\n%sContent-Length: %d\r\n\r\n%s", status, extra, len(body), body))
+	}
+	date := time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)
+	for _, ex := range []store.Exchange{
+		{TargetURI: "http://www.example.co.uk/a?q=1", Response: resp("200 OK", "", testPage)},
+		{TargetURI: "http://www.example.co.uk/old", Response: resp("301 Moved", "Location: /a?q=1\r\n", "")},
+		{TargetURI: "http://blog.example.co.uk:8080/copy", Response: resp("200 OK", "", testPage)},
+	} {
+		ex.IP, ex.Date = "127.0.0.1", date
+		ex.Request = []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		if _, err := w.Write(&ex); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files, err := store.WARCFiles([]string{dir})
+	if err != nil || len(files) != 1 {
+		t.Fatalf("WARC files %v, %v", files, err)
+	}
+	return files[0]
+}
+
+// readWARC returns the records of a WARC file as gowarc reads them: their
+// header fields and blocks.
+func readWARC(t *testing.T, path string) (headers []*gowarc.WarcFields, blocks [][]byte) {
+	t.Helper()
+	r, err := gowarc.NewWarcFileReader(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if len(rec.Validation) > 0 {
+			t.Errorf("%s: offset %d: %v", path, rec.Offset, rec.Validation)
+		}
+		rd, _ := rec.WarcRecord.Block().RawBytes()
+		b, _ := io.ReadAll(rd)
+		headers, blocks = append(headers, rec.WarcRecord.WarcHeader()), append(blocks, b)
+		rec.Close()
+	}
+}
+
+func TestConvertWATWETRows(t *testing.T) {
+	dir := t.TempDir()
+	warc := writeWARC(t, dir)
+	res, err := Convert(warc, Options{WAT: true, WET: true, Rows: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// warcinfo + 3 requests + 3 responses (the third a revisit).
+	if res.Records != 7 || res.Pages != 1 || res.Texts != 1 || len(res.Rows) != 3 {
+		t.Fatalf("result %+v", res)
+	}
+
+	wh, wb := readWARC(t, WATName(warc))
+	if len(wh) != 8 || wh[0].Get("WARC-Type") != "warcinfo" {
+		t.Fatalf("WAT: %d records", len(wh))
+	}
+	var page map[string]any
+	for i, h := range wh[1:] {
+		if h.Get("WARC-Type") != "metadata" || h.Get("Content-Type") != "application/json" || h.Get("WARC-Refers-To") == "" {
+			t.Errorf("WAT record %d: %v", i+1, h)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(wb[i+1], &m); err != nil {
+			t.Fatalf("WAT record %d: %v", i+1, err)
+		}
+		if h.Get("WARC-Target-URI") == "http://www.example.co.uk/a?q=1" && strings.Contains(string(wb[i+1]), "HTTP-Response-Metadata") {
+			page = m
+		}
+	}
+	if page == nil {
+		t.Fatal("no WAT record of the page's response")
+	}
+	hrm := dig(t, page, "Envelope", "Payload-Metadata", "HTTP-Response-Metadata").(map[string]any)
+	if s := dig(t, hrm, "Response-Message", "Status"); s != "200" {
+		t.Errorf("status %v", s)
+	}
+	if c := dig(t, hrm, "Headers", "Set-Cookie"); fmt.Sprint(c) != "[a=1 b=2]" {
+		t.Errorf("repeated header %v, want a list", c)
+	}
+	html := hrm["HTML-Metadata"].(map[string]any)
+	if s := dig(t, html, "Head", "Title"); s != "A page" {
+		t.Errorf("title %q", s)
+	}
+	links := fmt.Sprint(html["Links"])
+	for _, want := range []string{"path:A@/href", "url:/next", "text:the next page", "title:go", "path:IMG@/src", "alt:pic"} {
+		if !strings.Contains(links, want) {
+			t.Errorf("Links %s lack %s", links, want)
+		}
+	}
+	if m := fmt.Sprint(dig(t, html, "Head", "Metas")); !strings.Contains(m, "content:about it") {
+		t.Errorf("Metas %s", m)
+	}
+	if s := fmt.Sprint(dig(t, html, "Head", "Scripts")); !strings.Contains(s, "url:/app.js") {
+		t.Errorf("Scripts %s", s)
+	}
+	if s, _ := html["SimHash"].(string); len(s) != 16 || s != fmt.Sprintf("%016x", uint64(*res.Rows[0].ContentSimHash)) && s != fmt.Sprintf("%016x", uint64(*res.Rows[1].ContentSimHash)) {
+		t.Errorf("SimHash %q does not match the index's", s)
+	}
+
+	th, tb := readWARC(t, WETName(warc))
+	if len(th) != 2 || th[1].Get("WARC-Type") != "conversion" || th[1].Get("Content-Type") != "text/plain" || th[1].Get("WARC-Refers-To") == "" {
+		t.Fatalf("WET records %v", th)
+	}
+	wantText := "A page\nHeading\nFirst paragraph with the next page.\nSecond block\n"
+	if string(tb[1]) != wantText {
+		t.Errorf("WET text %q, want %q", tb[1], wantText)
+	}
+
+	out := filepath.Join(dir, "index.parquet")
+	rep, err := WriteIndex([]string{warc}, filepath.Base, out)
+	if err != nil || rep.Rows != 3 {
+		t.Fatalf("WriteIndex %+v, %v", rep, err)
+	}
+	rows, err := ReadRows(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byURL := map[string]Row{}
+	for _, r := range rows {
+		byURL[r.URL] = r
+	}
+	a := byURL["http://www.example.co.uk/a?q=1"]
+	if a.URLSurtKey != "uk,co,example)/a?q=1" || a.URLHostRegisteredDomain != "example.co.uk" || a.URLHostRegistrySuffix != "co.uk" ||
+		a.URLHostTLD != "uk" || a.URLPath != "/a" || a.URLQuery != "q=1" || a.FetchStatus != 200 || a.ContentMimeType != "text/html" ||
+		a.ContentMimeDetected != "text/html" || a.ContentCharset != "UTF-8" || a.ContentSimHash == nil || a.Subset != "warc" || a.URLPort != nil {
+		t.Errorf("page row %+v", a)
+	}
+	if old := byURL["http://www.example.co.uk/old"]; old.FetchStatus != 301 || old.FetchRedirect != "http://www.example.co.uk/a?q=1" || old.Subset != "crawldiagnostics" {
+		t.Errorf("redirect row %+v", old)
+	}
+	if cp := byURL["http://blog.example.co.uk:8080/copy"]; cp.URLPort == nil || *cp.URLPort != 8080 || cp.ContentDigest != a.ContentDigest {
+		t.Errorf("revisit row %+v", cp)
+	}
+	// A row locates its record: the record at its offset and length is
+	// that URL's response.
+	f, _ := os.Open(warc)
+	defer f.Close()
+	member := make([]byte, a.WARCRecordLength)
+	if _, err := f.ReadAt(member, int64(a.WARCRecordOffset)); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := store.ReadRecordAt(bytes.NewReader(member), 0)
+	if err != nil || !bytes.Contains(rec, []byte("WARC-Target-URI: "+a.URL+"\r\n")) || !bytes.Contains(rec, []byte("WARC-Type: response")) {
+		t.Errorf("record at %d+%d: %.200q, %v", a.WARCRecordOffset, a.WARCRecordLength, rec, err)
+	}
+}
+
+// dig follows keys through nested JSON objects.
+func dig(t *testing.T, v any, keys ...string) any {
+	t.Helper()
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			t.Fatalf("no object at %s", k)
+		}
+		v = m[k]
+	}
+	return v
+}
