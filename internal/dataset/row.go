@@ -47,7 +47,7 @@ type Row struct {
 	ContentLanguages        string    `parquet:"content_languages,optional"`
 	ContentTruncated        string    `parquet:"content_truncated,optional"`
 	// ContentSimHash is the page text's 64-bit SimHash (its bits as a
-	// signed BIGINT: bit_count(a # b) is the Hamming distance); null for
+	// signed BIGINT: bit_count(xor(a, b)) is the Hamming distance); null for
 	// what was not parsed as an HTML page.
 	ContentSimHash   *int64 `parquet:"content_simhash,optional"`
 	WARCFilename     string `parquet:"warc_filename"`

@@ -1,9 +1,6 @@
 package parse
 
-import (
-	"bytes"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // MaxMetaElements bounds each list of a PageMeta (Metas, LinkTags,
 // Scripts, Links); elements beyond it are counted in PageMeta.Dropped.
@@ -56,38 +53,70 @@ func (m *PageMeta) reset() {
 	*m = PageMeta{Text: m.Text[:0], anchorTxt: m.anchorTxt[:0], anchor: -1}
 }
 
-// linkAttrs says, per element that WAT lists among Links, the attribute
-// holding its URL and the attributes kept beside it.
-var linkAttrs = map[string]struct {
-	url  string
-	path string
-	keep []string
-}{
-	"a":      {"href", "A@/href", []string{"target", "alt", "title", "rel", "hreflang", "type"}},
-	"area":   {"href", "AREA@/href", []string{"rel"}},
-	"img":    {"src", "IMG@/src", []string{"alt", "title"}},
-	"iframe": {"src", "IFRAME@/src", nil},
-	"frame":  {"src", "FRAME@/src", nil},
-	"form":   {"action", "FORM@/action", []string{"target", "method"}},
-	"embed":  {"src", "EMBED@/src", nil},
-	"audio":  {"src", "AUDIO@/src", nil},
-	"video":  {"src", "VIDEO@/src", nil},
-	"source": {"src", "SOURCE@/src", nil},
-	"track":  {"src", "TRACK@/src", nil},
+// linkElement is how WAT lists an element among Links: the attribute
+// holding its URL, its path, and the attributes kept beside it.
+type linkElement struct {
+	url, path string
+	keep      []string
 }
 
-// blockTags are the elements that start and end a line of Text.
-var blockTags = map[string]bool{
-	"p": true, "div": true, "br": true, "li": true, "ul": true, "ol": true, "dl": true, "dt": true, "dd": true,
-	"h1": true, "h2": true, "h3": true, "h4": true, "h5": true, "h6": true, "tr": true, "table": true,
-	"section": true, "article": true, "header": true, "footer": true, "nav": true, "aside": true, "main": true,
-	"pre": true, "blockquote": true, "hr": true, "form": true, "figure": true, "figcaption": true, "address": true,
-	"title": true, "body": true, "option": true, "td": true, "th": true,
+var (
+	linkA      = linkElement{"href", "A@/href", []string{"target", "alt", "title", "rel", "hreflang", "type"}}
+	linkArea   = linkElement{"href", "AREA@/href", []string{"rel"}}
+	linkImg    = linkElement{"src", "IMG@/src", []string{"alt", "title"}}
+	linkForm   = linkElement{"action", "FORM@/action", []string{"target", "method"}}
+	linkIframe = linkElement{"src", "IFRAME@/src", nil}
+	linkFrame  = linkElement{"src", "FRAME@/src", nil}
+	linkEmbed  = linkElement{"src", "EMBED@/src", nil}
+	linkAudio  = linkElement{"src", "AUDIO@/src", nil}
+	linkVideo  = linkElement{"src", "VIDEO@/src", nil}
+	linkSource = linkElement{"src", "SOURCE@/src", nil}
+	linkTrack  = linkElement{"src", "TRACK@/src", nil}
+)
+
+// linkOf returns how WAT lists the element name among Links, or nil.
+func linkOf(name []byte) *linkElement {
+	switch string(name) {
+	case "a":
+		return &linkA
+	case "area":
+		return &linkArea
+	case "img":
+		return &linkImg
+	case "form":
+		return &linkForm
+	case "iframe":
+		return &linkIframe
+	case "frame":
+		return &linkFrame
+	case "embed":
+		return &linkEmbed
+	case "audio":
+		return &linkAudio
+	case "video":
+		return &linkVideo
+	case "source":
+		return &linkSource
+	case "track":
+		return &linkTrack
+	}
+	return nil
+}
+
+// isBlock reports whether the element name starts and ends a line of Text.
+func isBlock(name []byte) bool {
+	switch string(name) {
+	case "p", "div", "br", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "td", "th",
+		"table", "section", "article", "header", "footer", "nav", "aside", "main", "pre", "blockquote", "hr",
+		"form", "figure", "figcaption", "address", "title", "body", "option":
+		return true
+	}
+	return false
 }
 
 // startTag records the element of the start tag name that s holds.
 func (m *PageMeta) startTag(s *scanner, name []byte) {
-	if blockTags[string(name)] {
+	if isBlock(name) {
 		m.lineBreak()
 	}
 	switch string(name) {
@@ -112,8 +141,8 @@ func (m *PageMeta) startTag(s *scanner, name []byte) {
 	case "a":
 		m.endAnchor()
 	}
-	la, ok := linkAttrs[string(name)]
-	if !ok {
+	la := linkOf(name)
+	if la == nil {
 		return
 	}
 	v, ok := s.attr(la.url)
@@ -130,7 +159,7 @@ func (m *PageMeta) endTag(name []byte) {
 	if string(name) == "a" {
 		m.endAnchor()
 	}
-	if blockTags[string(name)] {
+	if isBlock(name) {
 		m.lineBreak()
 	}
 }
@@ -162,23 +191,16 @@ func (m *PageMeta) text(t []byte) {
 	if m.anchor >= 0 && len(m.anchorTxt) < MaxAnchorText {
 		m.anchorTxt = append(m.anchorTxt, t[:min(len(t), MaxAnchorText-len(m.anchorTxt))]...)
 	}
-	for len(t) > 0 {
-		i := bytes.IndexAny(t, " \t\n\f\r")
-		if i < 0 {
-			i = len(t)
-		}
-		if i > 0 {
-			if m.space && len(m.Text) > 0 && m.Text[len(m.Text)-1] != '\n' {
-				m.Text = append(m.Text, ' ')
-			}
-			m.Text = append(m.Text, t[:i]...)
-			m.space = false
-		}
-		if i < len(t) {
+	for _, c := range t {
+		if isSpace(c) {
 			m.space = true
-			i++
+			continue
 		}
-		t = t[i:]
+		if m.space && len(m.Text) > 0 && m.Text[len(m.Text)-1] != '\n' {
+			m.Text = append(m.Text, ' ')
+		}
+		m.space = false
+		m.Text = append(m.Text, c)
 	}
 }
 
@@ -213,12 +235,16 @@ func (m *PageMeta) finish() {
 func collapseSpace(b []byte) string {
 	out := make([]byte, 0, len(b))
 	space := false
-	for _, f := range bytes.Fields(b) {
+	for _, c := range b {
+		if isSpace(c) {
+			space = len(out) > 0
+			continue
+		}
 		if space {
 			out = append(out, ' ')
+			space = false
 		}
-		out = append(out, f...)
-		space = true
+		out = append(out, c)
 	}
 	for len(out) > 0 && !utf8.Valid(out) {
 		out = out[:len(out)-1]
