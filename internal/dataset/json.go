@@ -5,8 +5,11 @@ import (
 )
 
 // obj is a JSON object whose members keep their order, as the WAT's do.
-// A value is a string, an obj, a []obj or a []string.
+// A value is a string, a bool, an obj, a []obj, a []string or rawJSON.
 type obj []member
+
+// rawJSON is a value already in JSON.
+type rawJSON []byte
 
 type member struct {
 	key   string
@@ -37,9 +40,11 @@ func (o obj) appendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
-// appendValue appends v (a string, obj, []obj or []string) as JSON.
+// appendValue appends v (see obj) as JSON.
 func appendValue(b []byte, v any) []byte {
 	switch v := v.(type) {
+	case rawJSON:
+		return append(b, v...)
 	case string:
 		return store.AppendJSONString(b, v)
 	case bool:

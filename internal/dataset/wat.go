@@ -8,6 +8,7 @@ import (
 	gowarc "github.com/nlnwa/gowarc/v3"
 
 	"github.com/petrel-crawler/petrel/internal/parse"
+	"github.com/petrel-crawler/petrel/internal/store"
 )
 
 // watJSON returns the WAT metadata of rec, as Common Crawl's WAT files
@@ -23,11 +24,17 @@ func watJSON(rec *record, filename string) []byte {
 	env.add("WARC-Header-Length", strconv.Itoa(rec.headerLen))
 	env.add("Block-Digest", rec.blockDigest())
 	env.add("Actual-Content-Length", strconv.FormatInt(rec.blockLen, 10))
-	var wh obj
-	for _, nv := range *rec.header {
-		wh.add(nv.Name, nv.Value)
+	wh := make(rawJSON, 0, 1024)
+	wh = append(wh, '{')
+	for i, nv := range *rec.header {
+		if i > 0 {
+			wh = append(wh, ',')
+		}
+		wh = store.AppendJSONString(wh, nv.Name)
+		wh = append(wh, ':')
+		wh = store.AppendJSONString(wh, nv.Value)
 	}
-	env.add("WARC-Header-Metadata", wh)
+	env.add("WARC-Header-Metadata", append(wh, '}'))
 	env.add("Payload-Metadata", payloadMetadata(rec))
 	var top obj
 	top.add("Container", container)
@@ -166,20 +173,30 @@ func htmlMetadata(rec *record) obj {
 	return hm
 }
 
-// addFields adds key: the list of elements, unless it is empty.
+// addFields adds key: the list of elements, unless it is empty, rendered
+// at once (a page has hundreds of them).
 func addFields(o *obj, key string, list []parse.Fields) {
 	if len(list) == 0 {
 		return
 	}
-	out := make([]obj, len(list))
+	b := make(rawJSON, 0, 64*len(list))
+	b = append(b, '[')
 	for i, f := range list {
-		e := make(obj, 0, len(f)/2)
-		for j := 0; j+1 < len(f); j += 2 {
-			e.add(f[j], f[j+1])
+		if i > 0 {
+			b = append(b, ',')
 		}
-		out[i] = e
+		b = append(b, '{')
+		for j := 0; j+1 < len(f); j += 2 {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = store.AppendJSONString(b, f[j])
+			b = append(b, ':')
+			b = store.AppendJSONString(b, f[j+1])
+		}
+		b = append(b, '}')
 	}
-	o.add(key, out)
+	o.add(key, append(b, ']'))
 }
 
 // simhashHex formats a SimHash as 16 lower-case hexadecimal digits.
