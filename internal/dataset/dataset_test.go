@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -200,4 +201,40 @@ func dig(t *testing.T, v any, keys ...string) any {
 		v = m[k]
 	}
 	return v
+}
+
+// TestConvertForeignWARC converts a WARC file no Petrel wrote: WARC/1.0,
+// uncompressed, a chunked gzip response without a payload digest.
+func TestConvertForeignWARC(t *testing.T) {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte("<html><title>Foreign</title><p>Some text &amp; more</p><a href=x>link</a></html>"))
+	zw.Close()
+	body := fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", gz.Len(), gz.Bytes())
+	http := "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n" + body
+	rec := func(fields, block string) string {
+		return fmt.Sprintf("WARC/1.0\r\n%sContent-Length: %d\r\n\r\n%s\r\n\r\n", fields, len(block), block)
+	}
+	warc := rec("WARC-Type: warcinfo\r\nWARC-Date: 2020-01-02T03:04:05Z\r\nWARC-Record-ID: <urn:uuid:00000000-0000-4000-8000-000000000001>\r\nContent-Type: application/warc-fields\r\n",
+		"software: other/1.0\r\nisPartOf: theirs\r\n") +
+		rec("WARC-Type: response\r\nWARC-Target-URI: https://other.example.org/p\r\nWARC-Date: 2020-01-02T03:04:06Z\r\nWARC-Record-ID: <urn:uuid:00000000-0000-4000-8000-000000000002>\r\nContent-Type: application/http; msgtype=response\r\n", http)
+	p := filepath.Join(t.TempDir(), "other.warc")
+	if err := os.WriteFile(p, []byte(warc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Convert(p, Options{WAT: true, WET: true, Rows: true})
+	if err != nil || res.Records != 2 || res.Pages != 1 || len(res.Rows) != 1 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	if r := res.Rows[0]; r.Crawl != "theirs" || r.FetchStatus != 200 || r.URLHostRegisteredDomain != "example.org" || r.WARCRecordOffset == 0 {
+		t.Errorf("row %+v", r)
+	}
+	_, blocks := readWARC(t, WETName(p))
+	if len(blocks) != 2 || string(blocks[1]) != "Foreign\nSome text & more\nlink\n" {
+		t.Errorf("WET %q", blocks)
+	}
+	wh, _ := readWARC(t, WATName(p))
+	if len(wh) != 3 || wh[2].Get("WARC-Refers-To") != "<urn:uuid:00000000-0000-4000-8000-000000000002>" {
+		t.Errorf("WAT %v", wh)
+	}
 }
