@@ -43,6 +43,14 @@ func newDatasets(s store.Settings, log *slog.Logger) *datasets {
 	return d
 }
 
+// stale reports whether an output asked for of the WARC file p is
+// missing or older than it.
+func (d *datasets) stale(p string) bool {
+	return d.opts.WAT && !dataset.Current(p, dataset.WATName(p)) ||
+		d.opts.WET && !dataset.Current(p, dataset.WETName(p)) ||
+		d.opts.Rows && !dataset.Current(p, dataset.RowsName(p))
+}
+
 // closed queues a WARC file the store has closed (store.Options.Closed).
 func (d *datasets) closed(path string) { d.files <- path }
 
@@ -72,19 +80,33 @@ func (d *datasets) convert(p string) error {
 	return nil
 }
 
-// close waits for the files queued and, when index is set and the crawl
-// asks for it, writes the columnar index of every WARC file of the crawl
-// directory dir; it returns what failed.
+// close waits for the files queued and, when index is set (the crawl
+// opened and its WARC files are whole), converts the WARC files of the
+// crawl directory dir whose outputs are missing or older than them (files
+// repaired after a crash, closed by a run that stopped before converting
+// them, or written before the outputs were asked for), then writes the
+// columnar index of them all if the crawl asks for it. It returns what
+// failed.
 func (d *datasets) close(dir string, index bool) []error {
 	close(d.files)
 	<-d.done
 	errs := d.errs
-	if !index || !d.ccIndex {
+	if !index {
 		return errs
 	}
 	files, err := store.WARCFiles([]string{dir})
 	if err != nil {
-		return append(errs, fmt.Errorf("agent: columnar index: %w", err))
+		return append(errs, fmt.Errorf("agent: datasets: %w", err))
+	}
+	for _, p := range files {
+		if d.stale(p) {
+			if err := d.convert(p); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if !d.ccIndex {
+		return errs
 	}
 	rel := func(p string) string {
 		if r, err := filepath.Rel(dir, p); err == nil {

@@ -115,7 +115,7 @@ func WriteIndex(files []string, name func(string) string, out string) (IndexRepo
 // fileRows returns the rows of the WARC file p, and whether they came
 // from its RowsName file.
 func fileRows(p string) ([]Row, bool, error) {
-	if current(p, RowsName(p)) {
+	if Current(p, RowsName(p)) {
 		if rows, err := ReadRows(RowsName(p)); err == nil {
 			return rows, true, nil
 		}
@@ -124,8 +124,9 @@ func fileRows(p string) ([]Row, bool, error) {
 	return res.Rows, false, err
 }
 
-// current reports whether derived exists and is not older than warcPath.
-func current(warcPath, derived string) bool {
+// Current reports whether derived (an output of the WARC file warcPath)
+// exists and is not older than it.
+func Current(warcPath, derived string) bool {
 	wi, err := os.Stat(warcPath)
 	if err != nil {
 		return false
