@@ -168,6 +168,7 @@ func (c *converter) finish() (Result, error) {
 			return c.res, err
 		}
 	}
+	// Both are closed: nothing is left to abort.
 	if c.wat != nil {
 		c.res.WATBytes = c.wat.bytes
 	}

@@ -95,6 +95,11 @@ func TestConvertWATWETRows(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 
+	for p, n := range map[string]int64{WATName(warc): res.WATBytes, WETName(warc): res.WETBytes} {
+		if fi, err := os.Stat(p); err != nil || fi.Size() != n {
+			t.Errorf("%s: %d bytes said, file %v %v", p, n, fi, err)
+		}
+	}
 	wh, wb := readWARC(t, WATName(warc))
 	if len(wh) != 8 || wh[0].Get("WARC-Type") != "warcinfo" {
 		t.Fatalf("WAT: %d records", len(wh))

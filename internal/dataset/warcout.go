@@ -23,7 +23,7 @@ type warcOut struct {
 	bw    *bufio.Writer
 	zw    *gzip.Writer
 	buf   []byte // the record being serialised
-	bytes int64  // compressed bytes written
+	bytes int64  // the file's size, once closed
 }
 
 // field is one WARC named field.
@@ -62,19 +62,12 @@ func (w *warcOut) record(fields []field, block []byte) error {
 	b = append(b, block...)
 	b = append(b, "\r\n\r\n"...)
 	w.buf = b
-	before := w.bw.Buffered()
 	w.zw.Reset(w.bw)
 	if _, err := w.zw.Write(b); err != nil {
 		return fmt.Errorf("dataset: write %s: %w", w.path, err)
 	}
 	if err := w.zw.Close(); err != nil {
 		return fmt.Errorf("dataset: write %s: %w", w.path, err)
-	}
-	w.bytes += int64(w.bw.Buffered() - before)
-	if w.bw.Buffered() > 192<<10 {
-		if err := w.bw.Flush(); err != nil {
-			return fmt.Errorf("dataset: write %s: %w", w.path, err)
-		}
 	}
 	return nil
 }
@@ -102,6 +95,9 @@ func (w *warcOut) close() error {
 	err := w.bw.Flush()
 	if err == nil {
 		err = w.f.Sync()
+	}
+	if fi, serr := w.f.Stat(); err == nil && serr == nil {
+		w.bytes = fi.Size()
 	}
 	if cerr := w.f.Close(); err == nil {
 		err = cerr
