@@ -15,7 +15,7 @@ const MaxAnchorText = 1024
 // the page's visible text. The zero value is ready to use; HTML resets it.
 type PageMeta struct {
 	Base     string   // href of the first <base>
-	Metas    []Fields // <meta>: name, property, http-equiv, content (those present)
+	Metas    []Fields // <meta>: name, property, http-equiv, charset, content (those present; none: left out)
 	LinkTags []Fields // <link>: path "LINK@/href", url, rel, type
 	Scripts  []Fields // <script src>: path "SCRIPT@/src", url, type
 	// Links are the page's outlinks and embeds in document order: path
@@ -126,7 +126,9 @@ func (m *PageMeta) startTag(s *scanner, name []byte) {
 		}
 		return
 	case "meta":
-		m.add(&m.Metas, attrFields(s, nil, "name", "property", "http-equiv", "content"))
+		if f := attrFields(s, nil, "name", "property", "http-equiv", "charset", "content"); len(f) > 0 {
+			m.add(&m.Metas, f)
+		}
 		return
 	case "link":
 		if v, ok := s.attr("href"); ok {
