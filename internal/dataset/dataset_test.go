@@ -222,7 +222,8 @@ func TestConvertForeignWARC(t *testing.T) {
 	}
 	warc := rec("WARC-Type: warcinfo\r\nWARC-Date: 2020-01-02T03:04:05Z\r\nWARC-Record-ID: <urn:uuid:00000000-0000-4000-8000-000000000001>\r\nContent-Type: application/warc-fields\r\n",
 		"software: other/1.0\r\nisPartOf: theirs\r\n") +
-		rec("WARC-Type: response\r\nWARC-Target-URI: https://other.example.org/p\r\nWARC-Date: 2020-01-02T03:04:06Z\r\nWARC-Record-ID: <urn:uuid:00000000-0000-4000-8000-000000000002>\r\nContent-Type: application/http; msgtype=response\r\n", http)
+		rec("WARC-Type: response\r\nWARC-Target-URI: https://other.example.org/p\r\nWARC-Date: 2020-01-02T03:04:06Z\r\nWARC-Record-ID: <urn:uuid:00000000-0000-4000-8000-000000000002>\r\n"+
+			"WARC-Concurrent-To: <urn:uuid:3>\r\nWARC-Concurrent-To: <urn:uuid:4>\r\nContent-Type: application/http; msgtype=response\r\n", http)
 	p := filepath.Join(t.TempDir(), "other.warc")
 	if err := os.WriteFile(p, []byte(warc), 0o644); err != nil {
 		t.Fatal(err)
@@ -238,8 +239,12 @@ func TestConvertForeignWARC(t *testing.T) {
 	if len(blocks) != 2 || string(blocks[1]) != "Foreign\nSome text & more\nlink\n" {
 		t.Errorf("WET %q", blocks)
 	}
-	wh, _ := readWARC(t, WATName(p))
+	wh, wb := readWARC(t, WATName(p))
 	if len(wh) != 3 || wh[2].Get("WARC-Refers-To") != "<urn:uuid:00000000-0000-4000-8000-000000000002>" {
-		t.Errorf("WAT %v", wh)
+		t.Fatalf("WAT %v", wh)
+	}
+	// A repeated WARC field is a list, as ia-web-commons accumulates it.
+	if !bytes.Contains(wb[2], []byte(`"WARC-Concurrent-To":["<urn:uuid:3>","<urn:uuid:4>"]`)) {
+		t.Errorf("WAT %s", wb[2])
 	}
 }

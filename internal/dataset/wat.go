@@ -24,17 +24,11 @@ func watJSON(rec *record, filename string) []byte {
 	env.add("WARC-Header-Length", strconv.Itoa(rec.headerLen))
 	env.add("Block-Digest", rec.blockDigest())
 	env.add("Actual-Content-Length", strconv.FormatInt(rec.blockLen, 10))
-	wh := make(rawJSON, 0, 1024)
-	wh = append(wh, '{')
-	for i, nv := range *rec.header {
-		if i > 0 {
-			wh = append(wh, ',')
-		}
-		wh = store.AppendJSONString(wh, nv.Name)
-		wh = append(wh, ':')
-		wh = store.AppendJSONString(wh, nv.Value)
+	var wh obj
+	for _, nv := range *rec.header {
+		wh.accumulate(nv.Name, nv.Value, false)
 	}
-	env.add("WARC-Header-Metadata", append(wh, '}'))
+	env.add("WARC-Header-Metadata", wh)
 	env.add("Payload-Metadata", payloadMetadata(rec))
 	var top obj
 	top.add("Container", container)
@@ -107,27 +101,32 @@ func requestMessage(line string) obj {
 // writes repeated headers since its December 2024 crawl.
 func headerObj(block string) obj {
 	var o obj
-	at := map[string]int{}
 	for _, l := range lines([]byte(block)) {
-		k, v, ok := strings.Cut(l, ":")
-		if !ok {
-			continue
-		}
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		i, seen := at[strings.ToLower(k)]
-		if !seen {
-			at[strings.ToLower(k)] = len(o)
-			o.add(k, v)
-			continue
-		}
-		switch prev := o[i].value.(type) {
-		case string:
-			o[i].value = []string{prev, v}
-		case []string:
-			o[i].value = append(prev, v)
+		if k, v, ok := strings.Cut(l, ":"); ok {
+			o.accumulate(strings.TrimSpace(k), strings.TrimSpace(v), true)
 		}
 	}
 	return o
+}
+
+// accumulate adds key: value to o, as ia-web-commons' MetaData does: a
+// key already there gets a list of its values. fold compares keys in any
+// ASCII case (HTTP field names).
+func (o *obj) accumulate(key, value string, fold bool) {
+	for i := range *o {
+		m := &(*o)[i]
+		if m.key != key && !(fold && strings.EqualFold(m.key, key)) {
+			continue
+		}
+		switch prev := m.value.(type) {
+		case string:
+			m.value = []string{prev, value}
+		case []string:
+			m.value = append(prev, value)
+		}
+		return
+	}
+	o.add(key, value)
 }
 
 // fieldsObj returns application/warc-fields as an object (a repeated
