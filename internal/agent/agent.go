@@ -79,6 +79,7 @@ type Agent struct {
 	frontier   *frontier.Frontier
 	fetcher    *fetch.Fetcher
 	store      *store.Writer
+	datasets   *datasets // WAT, WET and columnar index (nil: none asked for)
 	digests    *textDigests
 	metrics    *metrics.Metrics
 
@@ -546,6 +547,9 @@ func (a *Agent) openFetcherAndStore(cfg *Config) (err error) {
 		sopts.Prefix = p
 	}
 	sopts.Operator, sopts.IsPartOf, sopts.Robots, sopts.UserAgent = cfg.Operator, crawlName(cfg.Dir), "obey", cfg.UserAgent
+	if a.datasets = newDatasets(cfg.Store, a.log); a.datasets != nil {
+		sopts.Closed = a.datasets.closed
+	}
 	a.store, err = store.Open(sopts)
 	if err != nil {
 		return fmt.Errorf("agent: open WARC store: %w", err)
@@ -929,6 +933,10 @@ func (a *Agent) closeAll() error {
 	saved := len(errs) == 0 && (a.ended == nil || a.ended.err == nil)
 	if a.opened && a.cfg.Store.Index && a.store != nil && a.store.Err() == nil {
 		errs = append(errs, a.indexCrawl()...)
+	}
+	if a.datasets != nil {
+		errs = append(errs, a.datasets.close(a.cfg.Dir, a.opened && a.store != nil && a.store.Err() == nil)...)
+		a.datasets = nil
 	}
 	if a.fetcher != nil {
 		a.fetcher.CloseIdle()

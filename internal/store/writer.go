@@ -129,6 +129,11 @@ type Options struct {
 	QueueLength int
 	// Logger receives rotation and error events (default slog.Default()).
 	Logger *slog.Logger
+	// Closed, when not nil, is called with the path of each WARC file
+	// once it is closed and renamed, from the goroutine that appends
+	// records: while it runs, no record is written (so it should only
+	// hand the path on).
+	Closed func(path string)
 }
 
 // Exchange is one HTTP request and its response, as sent and received.
@@ -869,6 +874,9 @@ func (w *Writer) finishFile() error {
 		return fmt.Errorf("store: close %s: %w", c.name, err)
 	}
 	w.log.Debug("store: closed WARC file", "file", c.name, "bytes", c.size)
+	if w.opts.Closed != nil {
+		w.opts.Closed(final)
+	}
 	return nil
 }
 
