@@ -24,6 +24,7 @@ type Settings struct {
 	DNSRefresh   time.Duration // a host's name resolved again this long after (0: never)
 	TLSVerify    string        // strict, record or off (ParseTLSVerify)
 	CAFile       string        // PEM roots trusted besides the system's
+	HTTP2        bool          // offer h2 by ALPN on https connections
 }
 
 // Table declares the fetcher's settings, bound to s.
@@ -77,6 +78,9 @@ func (s *Settings) Table() settings.Table {
 				_, err := ParseTLSVerify(s.TLSVerify)
 				return err
 			}),
+		settings.Bool(&s.HTTP2, "http2", true,
+			"offer HTTP/2 by ALPN on https connections and speak it to the hosts that choose it (one request at a time per host, as over HTTP/1.1; recorded in HTTP/1.1 form with WARC-Protocol: h2)").
+			In(settings.Fetching).SetFixed(transport),
 		settings.String(&s.CAFile, "ca-file", "", "PEM file of roots trusted besides the system's").
 			WithUnit("FILE").In(settings.Fetching).SetFixed(transport).
 			Check(func() error {

@@ -100,6 +100,10 @@ func (g *Gen) traits(h int) hostTraits {
 	return t
 }
 
+// OffersHTTP2 reports whether host h offers HTTP/2 by ALPN (real shape
+// only).
+func (g *Gen) OffersHTTP2(h int) bool { return g.traits(h).h2 }
+
 // normal returns a standard normal draw (Box–Muller).
 func normal(r *stream) float64 {
 	u1 := 1 - r.unit() // (0, 1]
