@@ -197,6 +197,7 @@ func (w *GenWeb) DNSAddr() string {
 func (w *GenWeb) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	name := hostOnly(r.Host)
+	rw = stampStream(rw, r)
 	var status int
 	if w.gen.real {
 		status = w.serveReal(rw, r, name)
