@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha1"
 	"encoding/base32"
 	"errors"
+	"html"
 	"io"
 	"net/netip"
 	"os/exec"
@@ -198,5 +200,52 @@ func checkWarcioProtocols(t *testing.T, dir string, want int) {
 	t.Logf("warcio indexes %d HTTP/2 response records of %d", got, want)
 	if got == 0 || got > want {
 		t.Errorf("warcio indexes %d HTTP/2 response records, want up to %d and some:\n%.2000s", got, want, out)
+	}
+}
+
+// TestReplayHTTP2 crawls a small web of the real shape with --http2,
+// packages the crawl as a WACZ and replays two pages its h2 hosts served
+// over HTTP/2 in ReplayWeb.page in headless Chromium: their titles appear
+// in the replay frame (the records in HTTP/1.1 form replay as any other).
+func TestReplayHTTP2(t *testing.T) {
+	chromium, replayDir := replayTools(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r := crawlRealWeb(t, ctx, testweb.GenConfig{Hosts: 16, PagesPerHost: 4, Seed: 10, FirstIP: netip.MustParseAddr("127.98.2.1")},
+		"--host-delay", "20ms", "--ip-delay", "5ms")
+	if r.err != nil {
+		return
+	}
+	g := r.web.Gen()
+	type page struct{ url, title string }
+	var pages []page
+	for _, hit := range r.web.Hits() {
+		if hit.Proto != "HTTP/2.0" || hit.Status != 200 || hit.Path == "/robots.txt" || len(pages) == 2 {
+			continue
+		}
+		h, err := g.Host(hit.Host)
+		if err != nil {
+			continue
+		}
+		p, err := g.Page(h, hit.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		g.Render(&b, h, p)
+		title, _, _ := strings.Cut(string(b.Bytes()[bytes.Index(b.Bytes(), []byte("<title>"))+len("<title>"):]), "</title>")
+		pages = append(pages, page{g.URL(h, p), html.UnescapeString(title)})
+	}
+	if len(pages) < 2 {
+		t.Fatalf("%d pages served over HTTP/2: not a useful test", len(pages))
+	}
+	wacz := filepath.Join(t.TempDir(), "h2.wacz")
+	if out, errOut, code := petrelOut(t, "warc", "wacz", r.dir, "-o", wacz); code != 0 {
+		t.Fatalf("warc wacz: exit %d: %s%s", code, out, errOut)
+	}
+	base := serveReplay(t, replayDir, map[string]string{"h2.wacz": wacz})
+	bctx := replayBrowser(t, ctx, chromium)
+	for _, p := range pages {
+		replayPage(t, bctx, p.url, base+"/?wacz=h2.wacz&url="+p.url, p.url, p.title, nil)
 	}
 }

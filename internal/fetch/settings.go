@@ -43,7 +43,7 @@ func (s *Settings) Table() settings.Table {
 				return err
 			}),
 		settings.Bool(&s.SystemDNS, "system-dns", true,
-			"resolve names absent from the hosts file with the system resolver (special-use names never are)").
+			"resolve names absent from the hosts file with the system resolver (Go's: resolv.conf, /etc/hosts), each answer cached for its DNS TTL, 10s to 1h (special-use names never are)").
 			In(settings.Fetching).SetFixed("the resolver is built with it at the start"),
 		settings.String(&s.DNSServer, "dns-server", "", "DNS server asked instead of the machine's resolv.conf servers").
 			WithUnit("IP:PORT").In(settings.Fetching).SetFixed("the resolver is built with it at the start").
