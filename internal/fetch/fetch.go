@@ -104,12 +104,12 @@ type Response struct {
 	URL         string
 	Addr        netip.Addr // the address of the connection actually used
 	Status      int        // 0 if no status line was parsed
-	Proto       string     // e.g. "HTTP/1.1"
+	Proto       string     // "HTTP/1.1", or Proto2 over HTTP/2
 	Header      http.Header
 	Body        []byte    // entity body as received: transfer-coding removed, content-encoding KEPT; at most MaxBody bytes
 	Truncated   string    // "" | "length" | "time" | "disconnect" (cut short: body incomplete)
-	RawRequest  []byte    // the request exactly as written on the wire (request line + headers)
-	RawResponse []byte    // the response exactly as read from the wire: status line, headers, body bytes as transferred (chunk framing kept), up to the cap
+	RawRequest  []byte    // the request exactly as written on the wire (request line + headers); over HTTP/2 in HTTP/1.1 form (see package doc)
+	RawResponse []byte    // the response exactly as read from the wire: status line, headers, body bytes as transferred (chunk framing kept), up to the cap; over HTTP/2 in HTTP/1.1 form
 	Start, End  time.Time // request start; end of the response (last byte read or failure)
 	TLS         *TLSState // for https: version, cipher suite, certificate outcome, resumption; nil for http
 	// Reused reports that the request went on a keep-alive connection
@@ -139,7 +139,8 @@ func (r *Response) Release() {
 	*r = Response{}
 }
 
-// A Fetcher performs single HTTP/1.1 GET requests with limits and raw
+// A Fetcher performs single GET requests, over HTTP/1.1 or (with
+// Options.HTTP2, to a server that chooses it) HTTP/2, with limits and raw
 // capture. It never follows redirects and never retries a request that
 // reached the server. A Fetcher is safe for concurrent use.
 type Fetcher struct {
