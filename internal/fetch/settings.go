@@ -68,8 +68,8 @@ func (s *Settings) Table() settings.Table {
 			WithDoc("longer bodies are truncated and marked `WARC-Truncated: length`").
 			In(settings.Limits).Range(int64(1024), int64(1<<40)).SetLive(),
 		settings.Count(&s.MaxIdleConns, "max-idle-conns", 2048,
-			"idle keep-alive connections kept, least recently used dropped first (lowered to fit the descriptor limit)").
-			WithDoc("idle keep-alive connections kept, least recently used dropped first; open descriptors stay under `--fetchers` + this + a few dozen (lowered, with a warning, so that `--fetchers` + this + 64, and the caps of the listeners it has (the console's 64 connections, the cluster exchange's 1,024, a coordinator's etcd member's 3,264 descriptors), fits the process's descriptor limit)").
+			"idle keep-alive connections kept, least recently used dropped first, HTTP/1.1 and (with --http2) as many HTTP/2 ones (lowered to fit the descriptor limit)").
+			WithDoc("idle keep-alive connections kept, least recently used dropped first, HTTP/1.1 and (with `--http2`) as many HTTP/2 ones; open descriptors stay under `--fetchers` + this (twice this with `--http2`) + a few dozen (lowered, with a warning, so that `--fetchers` + this (twice) + 64, and the caps of the listeners it has (the console's 64 connections, the cluster exchange's 1,024, a coordinator's etcd member's 3,264 descriptors), fits the process's descriptor limit)").
 			In(settings.Fetching).Range(1, 100000).SetFixed(transport),
 		settings.String(&s.TLSVerify, "tls-verify", "record",
 			"server certificates: record (connect anyway, record verified or the error), strict (refuse what does not verify) or off").
