@@ -523,7 +523,7 @@ func (a *Agent) openSieve(cfg *Config, r *frontier.Receiver) (frontier.Sieve, er
 func (a *Agent) openFetcherAndStore(cfg *Config) (err error) {
 	state := filepath.Join(cfg.Dir, "state")
 	guard := fetch.Guard{AllowPrivate: cfg.Fetch.AllowPrivate}
-	idle := fitIdleConns(cfg.Fetch.MaxIdleConns, heldConns(cfg), descriptorLimit(), a.log)
+	idle := fitIdleConns(cfg.Fetch.MaxIdleConns, idlePools(cfg), heldConns(cfg), descriptorLimit(), a.log)
 	tlsVerify, err := fetch.ParseTLSVerify(cfg.Fetch.TLSVerify)
 	if err != nil {
 		return usageErr("--tls-verify: %v", err)
@@ -540,6 +540,7 @@ func (a *Agent) openFetcherAndStore(cfg *Config) (err error) {
 		MaxIdleConns: idle,
 		TLSConfig:    &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots},
 		TLSVerify:    tlsVerify,
+		HTTP2:        cfg.Fetch.HTTP2,
 	})
 	sopts := cfg.Store.Options()
 	sopts.Dir, sopts.Software = filepath.Join(cfg.Dir, "warc"), "Petrel/"+Version

@@ -76,6 +76,8 @@ var families = []family{
 		"full":    func(s *stats.Crawl) *atomic.Int64 { return &s.TLSFull },
 		"resumed": func(s *stats.Crawl) *atomic.Int64 { return &s.TLSResumed },
 	}),
+	one("petrel_http2_connections_total", "HTTP/2 connections opened (the server chose h2 by ALPN), of the connections opened.", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.H2Conns }),
+	one("petrel_http2_streams_total", "Requests that went over HTTP/2, one stream each.", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.H2Streams }),
 	one("petrel_truncated_responses_total", "Responses whose body was cut (by --max-body, a timeout or the peer).", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.Truncated }),
 	one("petrel_retries_total", "Fetch attempts repeated after a failure, a 5xx or a 429.", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.Retries }),
 	one("petrel_urls_offered_total", "URLs offered to the frontier (seeds, links, redirects), before any rule.", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.Enqueued }),
