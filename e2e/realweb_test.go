@@ -24,36 +24,15 @@ func TestCrawlRealShape(t *testing.T) {
 	t.Parallel() // judges coverage only, with the build without -race: see the package doc
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w, err := testweb.StartGen(ctx, testweb.GenConfig{Shape: testweb.ShapeReal, Hosts: 40, PagesPerHost: 6, Seed: 11,
-		FirstIP: netip.MustParseAddr("127.97.0.1")}, testweb.GenServeOptions{LogHits: true})
-	if err != nil {
-		t.Fatal(err)
+	r := crawlRealWeb(t, ctx, testweb.GenConfig{Hosts: 40, PagesPerHost: 6, Seed: 11, FirstIP: netip.MustParseAddr("127.97.0.1")},
+		"--host-delay", "20ms", "--ip-delay", "5ms", "--retries", "1", "--retry-delay", "100ms")
+	if r.err != nil {
+		return
 	}
-	defer w.Close()
-	dir := t.TempDir()
-	seeds, _, err := w.WriteFiles(dir, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, hosts, err := w.WriteRealFiles(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, dir := r.web, r.dir
 	want, ok := w.Gen().Reach(8, 5000)
 	if !ok || len(want) < 100 {
 		t.Fatalf("the web reaches %d pages (complete %v): not a useful test", len(want), ok)
-	}
-	cctx, ccancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer ccancel()
-	var stderr bytes.Buffer
-	// The build without -race: pages of real size parse slowly under the
-	// race detector, and this test judges what was fetched, not races.
-	cmd := exec.CommandContext(cctx, clusterPetrel, "crawl", "--dir", filepath.Join(dir, "crawl"), "--hosts", hosts, "--seeds", seeds,
-		"--ca-file", ca, "--allow-private", "--system-dns=false", "--host-delay", "20ms", "--ip-delay", "5ms",
-		"--retries", "1", "--retry-delay", "100ms", "--progress", "1s")
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("crawl: %v\n%s", err, stderr.String())
 	}
 	got := map[string]int{}
 	for _, h := range w.Hits() {
@@ -81,8 +60,52 @@ func TestCrawlRealShape(t *testing.T) {
 	if c.TLS == 0 || c.Redirects == 0 || c.Gzip+c.Brotli == 0 || c.Failures == 0 {
 		t.Errorf("the crawl did not meet the shape: counts %+v", c)
 	}
-	st := readStats(t, filepath.Join(dir, "crawl"))
+	st := readStats(t, dir)
 	if st["TLSVerified"] == 0 {
 		t.Errorf("no certificate verified (stats %v)", st)
 	}
+}
+
+// realCrawl is a crawl of a small web of the real shape.
+type realCrawl struct {
+	web *testweb.GenWeb
+	dir string // the crawl's directory
+	err error  // of petrel crawl, with its stderr
+}
+
+// crawlRealWeb serves a web of the real shape (hosts × pages, seed, from
+// firstIP) and crawls it with the build without -race (pages of real size
+// parse slowly under the race detector), the web's certificate authority
+// given by --ca-file and its names by --hosts; extra are more flags.
+func crawlRealWeb(t *testing.T, ctx context.Context, cfg testweb.GenConfig, extra ...string) *realCrawl {
+	t.Helper()
+	cfg.Shape = testweb.ShapeReal
+	w, err := testweb.StartGen(ctx, cfg, testweb.GenServeOptions{LogHits: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	dir := t.TempDir()
+	seeds, _, err := w.WriteFiles(dir, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, hosts, err := w.WriteRealFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &realCrawl{web: w, dir: filepath.Join(dir, "crawl")}
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(cctx, clusterPetrel, append([]string{"crawl", "--dir", r.dir, "--hosts", hosts, "--seeds", seeds,
+		"--ca-file", ca, "--allow-private", "--system-dns=false", "--progress", "1s"}, extra...)...)
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		r.err = err
+		t.Errorf("crawl: %v\n%s", err, stderr.String())
+	}
+	t.Logf("crawl %v took %v; web counts %+v", extra, time.Since(start), w.Counts())
+	return r
 }

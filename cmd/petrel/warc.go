@@ -105,6 +105,7 @@ the record it points at (URL, payload digest, date, length).`,
 			return nil
 		},
 	}, catCmd(), waczCmd())
+	cmd.AddCommand(datasetCmds()...)
 	return cmd
 }
 

@@ -79,6 +79,7 @@ type Agent struct {
 	frontier   *frontier.Frontier
 	fetcher    *fetch.Fetcher
 	store      *store.Writer
+	datasets   *datasets // WAT, WET and columnar index (nil: none asked for)
 	digests    *textDigests
 	metrics    *metrics.Metrics
 
@@ -522,7 +523,7 @@ func (a *Agent) openSieve(cfg *Config, r *frontier.Receiver) (frontier.Sieve, er
 func (a *Agent) openFetcherAndStore(cfg *Config) (err error) {
 	state := filepath.Join(cfg.Dir, "state")
 	guard := fetch.Guard{AllowPrivate: cfg.Fetch.AllowPrivate}
-	idle := fitIdleConns(cfg.Fetch.MaxIdleConns, heldConns(cfg), descriptorLimit(), a.log)
+	idle := fitIdleConns(cfg.Fetch.MaxIdleConns, idlePools(cfg), heldConns(cfg), descriptorLimit(), a.log)
 	tlsVerify, err := fetch.ParseTLSVerify(cfg.Fetch.TLSVerify)
 	if err != nil {
 		return usageErr("--tls-verify: %v", err)
@@ -539,6 +540,7 @@ func (a *Agent) openFetcherAndStore(cfg *Config) (err error) {
 		MaxIdleConns: idle,
 		TLSConfig:    &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots},
 		TLSVerify:    tlsVerify,
+		HTTP2:        cfg.Fetch.HTTP2,
 	})
 	sopts := cfg.Store.Options()
 	sopts.Dir, sopts.Software = filepath.Join(cfg.Dir, "warc"), "Petrel/"+Version
@@ -546,6 +548,9 @@ func (a *Agent) openFetcherAndStore(cfg *Config) (err error) {
 		sopts.Prefix = p
 	}
 	sopts.Operator, sopts.IsPartOf, sopts.Robots, sopts.UserAgent = cfg.Operator, crawlName(cfg.Dir), "obey", cfg.UserAgent
+	if a.datasets = newDatasets(cfg.Store, a.log); a.datasets != nil {
+		sopts.Closed = a.datasets.closed
+	}
 	a.store, err = store.Open(sopts)
 	if err != nil {
 		return fmt.Errorf("agent: open WARC store: %w", err)
@@ -756,7 +761,11 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.progress != nil {
 		fmt.Fprintln(a.progress, a.summary(startSnap))
 		if a.cfg.Cluster.Enabled() {
-			fmt.Fprintln(a.progress, clusterSummary(a.stats.Snapshot()))
+			var f cluster.Fenced
+			if n := a.clusterNode.Load(); n != nil {
+				f = n.Fenced()
+			}
+			fmt.Fprintln(a.progress, clusterSummary(a.stats.Snapshot(), f))
 		}
 	}
 	return err
@@ -925,6 +934,10 @@ func (a *Agent) closeAll() error {
 	saved := len(errs) == 0 && (a.ended == nil || a.ended.err == nil)
 	if a.opened && a.cfg.Store.Index && a.store != nil && a.store.Err() == nil {
 		errs = append(errs, a.indexCrawl()...)
+	}
+	if a.datasets != nil {
+		errs = append(errs, a.datasets.close(a.cfg.Dir, a.opened && a.store != nil && a.store.Err() == nil)...)
+		a.datasets = nil
 	}
 	if a.fetcher != nil {
 		a.fetcher.CloseIdle()

@@ -305,7 +305,7 @@ func (a *Agent) startCluster(seeds []urlx.URL, resumed bool) error {
 		select {
 		case <-n.Finished():
 			close(a.until)
-		case <-n.Closed():
+		case <-n.Context().Done():
 		}
 	}()
 	return nil
@@ -373,11 +373,13 @@ func openPlacements(state string, log *slog.Logger) (*cluster.Placements, error)
 	return p, nil
 }
 
-// clusterSummary is the summary's line for the exchange.
-func clusterSummary(s stats.Snapshot) string {
-	return fmt.Sprintf("  cluster            URLs sent %d, received %d, forwarded %d (received for a key no longer owned); new URLs handed to address owners %d, received %d; handed over at view changes: %d keys, %d queued URLs, %d seen-set entries (received %d)",
+// clusterSummary is the summary's line for the exchange, with the counts
+// of fencing by view.
+func clusterSummary(s stats.Snapshot, f cluster.Fenced) string {
+	return fmt.Sprintf("  cluster            URLs sent %d, received %d, forwarded %d (received for a key no longer owned); new URLs handed to address owners %d, received %d; handed over at view changes: %d keys, %d queued URLs, %d seen-set entries (received %d); of an older view: %d batches refused, %d re-routed, %d hand-off parts and %d releases refused, %d cut again",
 		s["ClusterSent"], s["ClusterReceived"], s["ClusterForwarded"], s["ClusterReadySent"], s["ClusterReadyReceived"],
-		s["HandedOverKeys"], s["HandedOverURLs"], s["HandedOverSeen"], s["ReceivedSeen"])
+		s["HandedOverKeys"], s["HandedOverURLs"], s["HandedOverSeen"], s["ReceivedSeen"],
+		f.RefusedBatches, f.ReroutedBatches, f.RefusedParts, f.RefusedReleases, f.Recut)
 }
 
 // warcPrefix names an agent's WARC files after it, so that the union of
@@ -448,5 +450,8 @@ func (a *Agent) clusterFigures() (metrics.ClusterFigures, bool) {
 		f.Members = len(v.Agents)
 	}
 	f.OutboxBatches, f.OutboxBytes = n.OutboxLen()
+	c := n.Fenced()
+	f.StaleBatchesRefused, f.StaleBatchesRerouted = int64(c.RefusedBatches), int64(c.ReroutedBatches)
+	f.StalePartsRefused, f.StaleReleasesRefused, f.StaleRecut = int64(c.RefusedParts), int64(c.RefusedReleases), int64(c.Recut)
 	return f, true
 }

@@ -17,8 +17,8 @@ func (h *clusterHost) Owner(kind cluster.Kind, rec []byte) string {
 	return string(r.OwnerOf(rec[frontier.MetaLen:]))
 }
 
-// noteDeclaredDead logs a change from old to nw that is the crawl
-// declaring this agent dead: it was in old, and nw lists it absent. Such
+// noteDeclaredDead logs a change that is the crawl declaring this agent
+// dead (c.Dead: it was in the old view, and the new lists it absent). Such
 // an agent hands nothing over (cluster.ViewChange.Give is empty). The others took its keys and addresses over
 // without a release and with an empty seen set; a hand-off now would reach
 // them late, as a second source of the same keys' URLs (its queued URLs as
@@ -29,10 +29,10 @@ func (h *clusterHost) Owner(kind cluster.Kind, rec []byte) string {
 // (its zombie guard is closed: it fetches nothing) until a later view gives
 // its keys back, and the interim owners then hand it what they found
 // meanwhile.
-func (h *clusterHost) noteDeclaredDead(old, nw *cluster.View) {
-	if !cluster.DeclaredDead(h.a.cfg.Cluster.Agent, old, nw) {
+func (h *clusterHost) noteDeclaredDead(c cluster.ViewChange) {
+	if !c.Dead {
 		return
 	}
 	h.a.log.Warn("cluster: this agent was declared dead (the new view lists it absent): it hands nothing over, keeps what it holds, and fetches nothing until a view gives it keys again",
-		"view", nw.String())
+		"view", c.New.String())
 }

@@ -86,12 +86,12 @@ func newClusterHost(a *Agent) *clusterHost {
 // had let through since; but not on the agent that returns, whose own
 // copies the tokens of its return account for (clusterreturn.go).
 func (h *clusterHost) noteTakeover(c cluster.ViewChange) {
-	old, nw := c.Old, c.New
-	if cluster.Returning(h.a.cfg.Cluster.Agent, old, nw) {
+	if c.Return {
 		h.interim.taken.Store(nil)
 		return
 	}
-	if !slices.ContainsFunc(nw.Absent, old.Has) {
+	nw := c.New
+	if !slices.ContainsFunc(nw.Absent, c.Old.Has) {
 		return // no agent newly absent
 	}
 	set := cluster.NewSlotSet()

@@ -129,7 +129,7 @@ func (h *clusterHost) spendKnown(url []byte) bool {
 // for this agent's own queued copies may come up for dispatch long after.
 func (h *clusterHost) noteReturn(c cluster.ViewChange) {
 	h.noteTakeover(c) // clusterinterim.go
-	if cluster.Returning(h.a.cfg.Cluster.Agent, c.Old, c.New) {
+	if c.Return {
 		h.ho.known.reset()
 		h.ho.known.returnEpoch.Store(c.New.Epoch)
 		h.holdReturned(c.Old, c.New)

@@ -98,7 +98,7 @@ func TestReturnTokens(t *testing.T) {
 	v1 := testView(t, 1, "a", "b", "c")
 	v2 := testView(t, 2, "a", "b", "c", "d")
 	h.ho.known.add([]uint64{hashOf(h, "http://x.example.test/")})
-	h.noteReturn(viewChange(v1, v2))
+	h.noteReturn(viewChange(h, v1, v2))
 	if own(url(1)) || h.handedBackKnown(readyRec(url(2))) {
 		t.Error("a spent token dropped a URL again")
 	}
@@ -110,8 +110,11 @@ func TestReturnTokens(t *testing.T) {
 // testView is a view of epoch e with the agents named.
 // viewChange is the change from old to nw as the node gives it to its
 // host (the moves; no holds or hand-off: these tests act on neither).
-func viewChange(old, nw *cluster.View) cluster.ViewChange {
-	return cluster.ViewChange{Old: old, New: nw, Moves: cluster.Moves(old, nw)}
+// viewChange is the change from old to nw as h's node hands it over.
+func viewChange(h *clusterHost, old, nw *cluster.View) cluster.ViewChange {
+	self := h.a.cfg.Cluster.Agent
+	return cluster.ViewChange{Old: old, New: nw, Moves: cluster.Moves(old, nw),
+		Return: cluster.Returning(self, old, nw), Dead: cluster.DeclaredDead(self, old, nw)}
 }
 
 func testView(t *testing.T, e uint64, names ...string) *cluster.View {
@@ -155,7 +158,7 @@ func TestInterimAgain(t *testing.T) {
 			t.Fatalf("%s dropped at its first receipt", u)
 		}
 	}
-	h.noteTakeover(viewChange(v1, v2))
+	h.noteTakeover(viewChange(h, v1, v2))
 	for _, u := range ofC[:10] {
 		if !h.readyAgain(readyRec(u), false) {
 			t.Errorf("%s of a key taken over from the dead agent, sent again: not dropped", u)
@@ -181,14 +184,14 @@ func TestInterimAgain(t *testing.T) {
 	// The dead agent's return: its keys stay checked here (its sieve may
 	// let through again what it did since its checkpoint), but not on it.
 	v3 := testView(t, 3, "a", "b", "c")
-	h.noteTakeover(viewChange(v2, v3))
+	h.noteTakeover(viewChange(h, v2, v3))
 	if !h.readyAgain(readyRec(ofC[12]), false) {
 		t.Errorf("%s not dropped after the dead agent's return", ofC[12])
 	}
 	back := returnHost(t)
-	back.noteTakeover(viewChange(v1, v2))
+	back.noteTakeover(viewChange(back, v1, v2))
 	back.readyAgain(readyRec(ofC[0]), false)
-	back.noteTakeover(viewChange(v2, v3))
+	back.noteTakeover(viewChange(back, v2, v3))
 	if back.readyAgain(readyRec(ofC[0]), false) {
 		t.Errorf("%s dropped on the agent that returned", ofC[0])
 	}

@@ -26,15 +26,17 @@ func descriptorLimit() uint64 {
 	return lim.Cur
 }
 
-// fitIdleConns returns the size of the idle keep-alive pool: want, lowered
-// so that held + pool + fdReserve stays within limit (0: unknown, want is
-// kept), held being the connections the fetchers and the listeners may
-// hold at once (heldConns). A lowered pool is logged; it is never below 1.
-func fitIdleConns(want, held int, limit uint64, log *slog.Logger) int {
+// fitIdleConns returns the size of each of the pools of idle keep-alive
+// connections (pools of them: HTTP/1.1, and HTTP/2 when offered): want,
+// lowered so that held + pools × size + fdReserve stays within limit (0:
+// unknown, want is kept), held being the connections the fetchers and the
+// listeners may hold at once (heldConns). A lowered pool is logged; it is
+// never below 1.
+func fitIdleConns(want, pools, held int, limit uint64, log *slog.Logger) int {
 	if limit == 0 || limit > 1<<30 {
 		return want
 	}
-	room := int64(limit) - int64(held) - fdReserve
+	room := (int64(limit) - int64(held) - fdReserve) / int64(max(pools, 1))
 	if int64(want) <= room {
 		return want
 	}
@@ -42,6 +44,16 @@ func fitIdleConns(want, held int, limit uint64, log *slog.Logger) int {
 	log.Warn("idle keep-alive pool lowered to fit the descriptor limit",
 		"max-idle-conns", want, "now", got, "fetchers and listeners", held, "descriptor limit", limit)
 	return got
+}
+
+// idlePools is the number of idle connection pools of cfg's fetcher: the
+// HTTP/1.1 one, and the HTTP/2 one with --http2 (each bounded by
+// --max-idle-conns).
+func idlePools(cfg *Config) int {
+	if cfg.Fetch.HTTP2 {
+		return 2
+	}
+	return 1
 }
 
 // heldConns is the connections cfg's fetchers and listeners may hold at

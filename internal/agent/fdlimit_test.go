@@ -17,16 +17,19 @@ func TestFitIdleConns(t *testing.T) {
 		want, fetchers int
 		limit          uint64
 		got            int
+		pools          int
 	}{
-		{"fits", 2048, 256, 1 << 20, 2048},
-		{"unknown limit", 2048, 256, 0, 2048},
-		{"lowered", 2048, 256, 1024, 1024 - 256 - fdReserve},
-		{"exactly fits", 100, 100, 100 + 100 + fdReserve, 100},
-		{"no room left", 2048, 5000, 1024, 1},
-		{"with the console", 2048, 256 + console.MaxConns, 1024, 1024 - 256 - console.MaxConns - fdReserve},
+		{"fits", 2048, 256, 1 << 20, 2048, 1},
+		{"unknown limit", 2048, 256, 0, 2048, 1},
+		{"lowered", 2048, 256, 1024, 1024 - 256 - fdReserve, 1},
+		{"exactly fits", 100, 100, 100 + 100 + fdReserve, 100, 1},
+		{"no room left", 2048, 5000, 1024, 1, 1},
+		{"with the console", 2048, 256 + console.MaxConns, 1024, 1024 - 256 - console.MaxConns - fdReserve, 1},
+		{"two pools (HTTP/2)", 2048, 256, 1024, (1024 - 256 - fdReserve) / 2, 2},
+		{"two pools fit", 2048, 256, 1 << 20, 2048, 2},
 	}
 	for _, c := range cases {
-		if got := fitIdleConns(c.want, c.fetchers, c.limit, log); got != c.got {
+		if got := fitIdleConns(c.want, max(c.pools, 1), c.fetchers, c.limit, log); got != c.got {
 			t.Errorf("%s: fitIdleConns(%d, %d, %d) = %d, want %d", c.name, c.want, c.fetchers, c.limit, got, c.got)
 		}
 	}

@@ -164,14 +164,21 @@ func (a *Agent) outcome(t *frontier.Task, resp *fetch.Response, err error) front
 }
 
 // countConn counts the connection resp went on: kept alive, or opened
-// for it with a full or a resumed TLS handshake.
+// for it with a full or a resumed TLS handshake; and its HTTP/2 stream.
 func (a *Agent) countConn(resp *fetch.Response) {
+	h2 := resp != nil && resp.Proto == fetch.Proto2
+	if h2 {
+		a.stats.H2Streams.Add(1)
+	}
 	switch {
 	case resp == nil:
 	case resp.Reused:
 		a.stats.ConnsReused.Add(1)
 	default:
 		a.stats.ConnsOpened.Add(1)
+		if h2 {
+			a.stats.H2Conns.Add(1)
+		}
 		if resp.TLS == nil {
 			break
 		}

@@ -155,7 +155,7 @@ func (h *clusterHost) ViewChanged(c cluster.ViewChange) {
 		h.holdLocked(ctx, p.From, p.Epoch, p.Slots)
 	}
 	h.ho.mu.Unlock()
-	h.noteDeclaredDead(old, nw)
+	h.noteDeclaredDead(c)
 	a.log.Info("cluster: view change", "from", old.String(), "to", nw.String(), "giving", len(c.Give))
 	if len(c.Give) > 0 {
 		h.goHandOver(nw, c.Give)
@@ -294,10 +294,12 @@ func (h *clusterHost) sendSeenAndCounts(ctx context.Context, epoch uint64, owner
 }
 
 // drainMovedOut moves out the queued URLs of the addresses given up until
-// no request to them is in flight, keeping each address's wait. Every
-// round counts: a round sees only what it moves and what is in flight.
+// no request to them is in flight, keeping each address's wait: a round
+// again each time the frontier takes a task back. Every round counts: a
+// round sees only what it moves and what is in flight.
 func (h *clusterHost) drainMovedOut(ctx context.Context, until giveUpTimes) error {
 	for {
+		released := h.a.frontier.Released()
 		inFlight, w, err := h.a.frontier.MoveOut(ctx)
 		if err != nil {
 			return fmt.Errorf("move out: %w", err)
@@ -306,7 +308,11 @@ func (h *clusterHost) drainMovedOut(ctx context.Context, until giveUpTimes) erro
 		if inFlight == 0 {
 			return nil
 		}
-		time.Sleep(5 * time.Millisecond)
+		select {
+		case <-released:
+		case <-ctx.Done():
+			return fmt.Errorf("move out: %w", ctx.Err())
+		}
 	}
 }
 
@@ -457,8 +463,11 @@ func (a *Agent) leave() error {
 		return errLeaveTimeout
 	}
 	// The outbox is delivered; after a restart, the queues the frontier
-	// restored go to their owners first, as their hosts resolve.
+	// restored go to their owners first, as their hosts resolve. Each
+	// round waits for the outbox to change (an acknowledgement) or the
+	// frontier to settle.
 	for {
+		changed, settled := n.OutboxChanged(), a.frontier.Settled()
 		if !resumed || a.frontier.Idle() {
 			if err := a.clusterHost.sealMoved(ctx); err != nil { // leavemoved.go
 				return err
@@ -473,7 +482,8 @@ func (a *Agent) leave() error {
 		select {
 		case <-ctx.Done():
 			return errLeaveTimeout
-		case <-time.After(10 * time.Millisecond):
+		case <-changed:
+		case <-settled:
 		}
 	}
 	if err := n.LeaveDone(); err != nil {

@@ -7,10 +7,13 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
+	"github.com/petrel-crawler/petrel/internal/cluster"
+	"github.com/petrel-crawler/petrel/internal/stats"
 	"github.com/petrel-crawler/petrel/internal/testweb"
 )
 
@@ -58,5 +61,15 @@ func TestMetricsOfACrawl(t *testing.T) {
 	}
 	if got := sum(`petrel_dns_lookup_duration_seconds_count`); got < 4 {
 		t.Errorf("%d DNS lookups observed for 4 hosts", got)
+	}
+}
+
+// TestClusterSummaryFencing: the summary's cluster line gives the counts
+// of fencing by view, each in its place.
+func TestClusterSummaryFencing(t *testing.T) {
+	line := clusterSummary(stats.Snapshot{}, cluster.Fenced{RefusedBatches: 4, ReroutedBatches: 6, RefusedParts: 7, RefusedReleases: 8, Recut: 9})
+	want := "of an older view: 4 batches refused, 6 re-routed, 7 hand-off parts and 8 releases refused, 9 cut again"
+	if !strings.Contains(line, want) {
+		t.Errorf("summary line %q lacks %q", line, want)
 	}
 }

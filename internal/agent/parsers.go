@@ -76,6 +76,7 @@ func (a *Agent) handle(r *fetched) {
 		Response:  resp.RawResponse,
 		Truncated: resp.Truncated,
 		TLS:       a.tlsInfo(resp),
+		HTTP2:     resp.Proto == fetch.Proto2,
 	})
 	stored := err == nil
 	if err != nil {

@@ -29,17 +29,7 @@ import (
 // cover: httptest's certificate is for example.com, so the host is named
 // example.com here).
 func TestTLSVerify(t *testing.T) {
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		switch r.URL.Path {
-		case "/robots.txt":
-			http.NotFound(w, r)
-		case "/":
-			fmt.Fprint(w, `<title>secure</title><a href=/next.html>next</a>`)
-		default:
-			fmt.Fprint(w, `<title>next</title>`)
-		}
-	}))
+	srv := httptest.NewUnstartedServer(twoPages("secure"))
 	ln, err := net.Listen("tcp", "127.91.2.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -95,6 +85,22 @@ func TestTLSVerify(t *testing.T) {
 	}
 	if _, err := fetch.LoadRoots(ca); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// twoPages serves a site of two pages, "/" (titled title) linking to
+// "/next.html", and no robots.txt.
+func twoPages(title string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		switch r.URL.Path {
+		case "/robots.txt":
+			http.NotFound(w, r)
+		case "/":
+			fmt.Fprintf(w, `<title>%s</title><a href=/next.html>next</a>`, title)
+		default:
+			fmt.Fprint(w, `<title>next</title>`)
+		}
 	}
 }
 

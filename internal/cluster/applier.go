@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 )
 
@@ -156,7 +155,7 @@ func (n *Node) applyOne(wire []byte, next int64) error {
 func (n *Node) waitOpenOrLeft() {
 	for !n.leftView() {
 		ctx, cancel := context.WithCancel(n.ctx)
-		installed := n.viewInstalled()
+		installed := n.vc.installed.Wait()
 		go func() {
 			select {
 			case <-installed:
@@ -201,32 +200,6 @@ func (n *Node) applyBatch(b *Batch, err error, next int64) error {
 		n.activity.Add(1)
 	}
 	n.appliedAt.Store(next)
-	n.appliedMoved.notify()
+	n.appliedMoved.Notify()
 	return nil
-}
-
-// signal wakes the goroutines waiting on it at its next notify. The zero
-// value is ready to use.
-type signal struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
-
-// wait returns a channel closed at the next notify.
-func (s *signal) wait() <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ch == nil {
-		s.ch = make(chan struct{})
-	}
-	return s.ch
-}
-
-func (s *signal) notify() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ch != nil {
-		close(s.ch)
-		s.ch = nil
-	}
 }

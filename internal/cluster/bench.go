@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/petrel-crawler/petrel/internal/coord"
 	"io"
 	"log/slog"
 	"net/netip"
@@ -17,6 +16,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/petrel-crawler/petrel/internal/coord"
 )
 
 // The exchange benchmark (petrel bench exchange): one agent routes URLs to
@@ -199,6 +200,7 @@ func RunBenchSender(ctx context.Context, o BenchOptions) (BenchSide, time.Time, 
 	// Done when no batch is gathered or being written (the flush loop may
 	// hold some that Flush did not see), and then the outbox is empty.
 	for {
+		changed := n.outbox.Changed() // a batch written, or acknowledged
 		if n.batch.empty() {
 			if b, _ := n.outbox.Len(); b == 0 {
 				break
@@ -207,7 +209,7 @@ func RunBenchSender(ctx context.Context, o BenchOptions) (BenchSide, time.Time, 
 		select {
 		case <-ctx.Done():
 			return BenchSide{}, start, ctx.Err()
-		case <-time.After(time.Millisecond):
+		case <-changed:
 		}
 	}
 	return BenchSide{URLs: int64(o.URLs), Batches: n.counts.sentBatches.Load(), Bytes: n.outbox.Written(),

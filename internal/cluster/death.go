@@ -70,16 +70,12 @@ func (n *Node) rerouteOutbox(ctx context.Context, v *View) error {
 			if err != nil {
 				return err
 			}
-			b, err := DecodeBatch(wire)
+			b, byOwner, err := n.ownersNow(e, wire)
 			if err != nil {
-				return fmt.Errorf("batch %s for %s: %w", e.ID, dest, err)
+				return err
 			}
-			for _, rec := range b.Records {
-				to := n.host.Owner(b.Kind, rec)
-				if to == "" {
-					to = n.cfg.Name
-				}
-				if err := n.batch.add(ctx, to, b.Kind, rec); err != nil {
+			for to, recs := range byOwner {
+				if err := n.batch.addAll(ctx, to, b.Kind, recs); err != nil {
 					return err
 				}
 			}
@@ -88,17 +84,44 @@ func (n *Node) rerouteOutbox(ctx context.Context, v *View) error {
 		if err := n.Flush(); err != nil {
 			return err
 		}
-		for _, e := range entries {
-			n.tried.drop(dest, e.ID)
-			if err := n.outbox.Ack(e); err != nil {
-				return err
-			}
+		if err := n.dropRerouted(entries, urls); err != nil {
+			return err
 		}
-		n.counts.reroutedBatches.Add(uint64(len(entries)))
-		n.counts.reroutedURLs.Add(uint64(urls))
 		n.log.Info("cluster: batches for an agent not in the view re-routed to the owners of their URLs",
 			"agent", dest, "batches", len(entries), "urls", urls, "view", v.String())
 	}
+	return nil
+}
+
+// ownersNow decodes wire, the outbox batch e, and groups its records by
+// their owner now (Host.Owner; this agent when none).
+func (n *Node) ownersNow(e OutEntry, wire []byte) (*Batch, map[string][][]byte, error) {
+	b, err := DecodeBatch(wire)
+	if err != nil {
+		return nil, nil, fmt.Errorf("batch %s for %s: %w", e.ID, e.Dest, err)
+	}
+	byOwner := map[string][][]byte{}
+	for _, rec := range b.Records {
+		to := n.host.Owner(b.Kind, rec)
+		if to == "" {
+			to = n.cfg.Name
+		}
+		byOwner[to] = append(byOwner[to], rec)
+	}
+	return b, byOwner, nil
+}
+
+// dropRerouted removes the outbox batches es, whose urls records are
+// routed again durably, and counts them.
+func (n *Node) dropRerouted(es []OutEntry, urls int) error {
+	for _, e := range es {
+		n.tried.drop(e.Dest, e.ID)
+		if err := n.outbox.Ack(e); err != nil {
+			return err
+		}
+	}
+	n.counts.reroutedBatches.Add(uint64(len(es)))
+	n.counts.reroutedURLs.Add(uint64(urls))
 	return nil
 }
 

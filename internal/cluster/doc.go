@@ -37,7 +37,7 @@
 //	transport.go    Transport, Receiver: what carries the exchange, its answers
 //	exchange.go     the HTTP/2 mutual-TLS Transport: endpoints and client
 //	receive.go      a batch's arrival: duplicate, fence, inbox
-//	fence.go        fencing by view: refusing older batches, routing them again
+//	fence.go        fencing by view: refusing older batches and hand-off parts, sending them again
 //	inbox.go        the receiver's durable log (group commit, trim)
 //	idset.go        batch ids seen (watermark per stream)
 //	decoded.go      batches decoded at their arrival, for the applier
@@ -87,9 +87,14 @@
 //     are not older than the fence. A batch received before the fence
 //     rose is acknowledged again and applied, as any in the inbox: the
 //     host forwards the records it no longer owns (fence.go). Hand-off
-//     parts and releases carry the view that moved their slots: one of a
-//     view the receiver has not installed waits (503), and a release
-//     ends only the holds and waits of its view or older (handoff.go).
+//     parts and releases carry the view that moved their slots and the
+//     view they were cut under: one cut under a view older than the
+//     fence is refused alike (counted, logged) and cut again by its
+//     sender under a view at least as new, its seen hashes and counts to
+//     their slots' owners in it, its release to its receiver, last; one
+//     of a view the receiver has not installed waits (503), and a
+//     release ends only the holds and waits of its view or older
+//     (handoff.go).
 //   - Every store is bounded: a batch (MaxBatchBytes), a batch buffer
 //     (BatchURLs), the outbox per destination (OutboxBytes: Route waits),
 //     the outbox's log (twice what it holds plus four segments), the

@@ -31,7 +31,8 @@ import (
 //	GET  /v1/view    the agent's ownership view (404 before it has one)
 //	GET  /v1/config  the config epoch and the values changed under it
 //	POST /v1/handoff ?from&epoch&seq: a part of a hand-off (handoff.go);
-//	                 200 once the host applied it
+//	                 200 once the host applied it, 409 with Petrel-View
+//	                 for a part cut under a view older than the fence
 //	GET  /v1/status  the agent's Status
 //	GET  /v1/why     ?url=U: what the agent knows of U (why.go)
 //

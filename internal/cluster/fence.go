@@ -3,8 +3,15 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/petrel-crawler/petrel/internal/sieve"
 )
 
 // Fencing by view (the rule, and why it is safe: doc.go's invariants).
@@ -65,16 +72,35 @@ func (n *Node) noteLosses(old, v *View, moves map[string]map[string]SlotSet) {
 }
 
 // fenceBatch refuses b if it was routed under a view older than the
-// fence: counted, and logged at most once per fenceLogEvery.
+// fence.
 func (n *Node) fenceBatch(b *Batch) error {
+	return n.fenced("batch", b.ID.String(), b.Epoch, &n.counts.staleRefused)
+}
+
+// fenceHandoff refuses a hand-off part cut under a view older than the
+// fence: the receiver may have given its slots away since (their seen
+// hashes and counts would stay with it), and a release would end holds
+// of addresses it no longer owns. Its sender cuts it again
+// (recutHandoff).
+func (n *Node) fenceHandoff(h *Handoff) error {
+	if h.Release {
+		return n.fenced("hand-off release", h.ID(), h.cutView(), &n.counts.staleRefusedReleases)
+	}
+	return n.fenced("hand-off part", h.ID(), h.cutView(), &n.counts.staleRefusedParts)
+}
+
+// fenced refuses what (a batch, a hand-off part or release) of view
+// epoch if that is older than the fence: counted in c, and logged at most
+// once per fenceLogEvery.
+func (n *Node) fenced(what, id string, epoch uint64, c *atomic.Uint64) error {
 	f := &n.fence
 	f.mu.Lock()
 	fe := f.epoch
-	if b.Epoch >= fe {
+	if epoch >= fe {
 		f.mu.Unlock()
 		return nil
 	}
-	n.counts.staleRefused.Add(1)
+	c.Add(1)
 	log := time.Since(f.logged) >= fenceLogEvery
 	quiet := f.quiet
 	if log {
@@ -84,10 +110,67 @@ func (n *Node) fenceBatch(b *Batch) error {
 	}
 	f.mu.Unlock()
 	if log {
-		n.log.Warn("cluster: batch routed under an older view refused; its sender routes it again",
-			"batch", b.ID.String(), "epoch", b.Epoch, "fence", fe, "refused_unlogged", quiet)
+		n.log.Warn("cluster: "+what+" of an older view refused; its sender sends it again under a newer one",
+			"id", id, "epoch", epoch, "fence", fe, "refused_unlogged", quiet)
 	}
-	return staleView(b.Epoch, fe)
+	return staleView(epoch, fe)
+}
+
+// recutHandoff delivers h, refused by to for a view older than need: once
+// this agent holds a view v at least as new, h's seen hashes and counts
+// go to their slots' owners in v and its release (with its waits) to to,
+// last. The pieces keep h's epoch (the move they belong to: holds and
+// awaited releases are keyed by it), carry v as the view they were cut
+// under, and are numbered apart from the hand-off's own parts (recutSeq).
+// A piece refused again is cut again under a newer view.
+func (n *Node) recutHandoff(ctx context.Context, to string, h *Handoff, need uint64) error {
+	if err := n.WaitView(ctx, func(v *View) bool { return v.Epoch >= need }); err != nil {
+		return fmt.Errorf("cluster: hand-off to %s: %w", to, err)
+	}
+	n.counts.staleRecut.Add(1)
+	v := n.View()
+	pieces := map[string]*Handoff{}
+	piece := func(owner string) *Handoff {
+		if pieces[owner] == nil {
+			pieces[owner] = &Handoff{Epoch: h.Epoch, View: v.Epoch, Seq: recutSeq(h, to, owner, v.Epoch)}
+		}
+		return pieces[owner]
+	}
+	for _, x := range h.Seen {
+		p := piece(v.OwnerOfSlot(sieve.Slot(x)))
+		p.Seen = append(p.Seen, x)
+	}
+	for k, c := range h.Counts {
+		p := piece(v.OwnerOfSlot(sieve.Slot(k)))
+		if p.Counts == nil {
+			p.Counts = map[uint64]int64{}
+		}
+		p.Counts[k] = c
+	}
+	if h.Release {
+		r := piece(to)
+		r.Release, r.Waits = true, h.Waits
+	}
+	for _, owner := range slices.Sorted(maps.Keys(pieces)) {
+		if owner != to || !h.Release {
+			if err := n.SendHandoff(ctx, owner, pieces[owner]); err != nil {
+				return err
+			}
+		}
+	}
+	if h.Release {
+		return n.SendHandoff(ctx, to, pieces[to])
+	}
+	return nil
+}
+
+// recutSeq numbers a piece of a part cut again: the top bit set, apart
+// from the hand-off's own parts (numbered from 1), the rest a hash of
+// what makes the piece (the part, its receiver, the piece's receiver and
+// view), so that a hand-off resumed after a crash numbers the same pieces
+// the same way and their receivers apply each once.
+func recutSeq(h *Handoff, to, owner string, view uint64) uint64 {
+	return 1<<63 | xxhash.Sum64String(fmt.Sprintf("%s/%d/%d/%s/%d", to, h.Seq, h.cutView(), owner, view))>>1
 }
 
 // noteRefused keeps e, refused by its receiver for a view older than
@@ -118,7 +201,7 @@ func (n *Node) isRefused(dest string, id BatchID) bool {
 // refused or a view is installed, until ctx ends.
 func (n *Node) rerouteRefusedLoop(ctx context.Context) {
 	for {
-		installed := n.viewInstalled()
+		installed := n.vc.installed.Wait()
 		var retry <-chan time.Time
 		if err := n.rerouteRefused(ctx); err != nil && ctx.Err() == nil {
 			n.log.Error("cluster: route refused batches again", "err", err)
@@ -166,17 +249,9 @@ func (n *Node) rerouteOne(ctx context.Context, r refusedBatch) error {
 		n.forgetRefused(r.e) // removed meanwhile (death.go, forget)
 		return nil
 	}
-	b, err := DecodeBatch(wire)
+	b, byDest, err := n.ownersNow(r.e, wire)
 	if err != nil {
-		return fmt.Errorf("batch %s for %s: %w", r.e.ID, r.e.Dest, err)
-	}
-	byDest := map[string][][]byte{}
-	for _, rec := range b.Records {
-		to := n.host.Owner(b.Kind, rec)
-		if to == "" {
-			to = n.cfg.Name
-		}
-		byDest[to] = append(byDest[to], rec)
+		return err
 	}
 	n.rerouting.Lock() // not the outbox re-routed meanwhile (death.go)
 	defer n.rerouting.Unlock()
@@ -192,14 +267,8 @@ func (n *Node) rerouteOne(ctx context.Context, r refusedBatch) error {
 	if err := n.batch.putNow(ctx, b.Kind, v.Epoch, byDest); err != nil {
 		return err
 	}
-	n.tried.drop(r.e.Dest, r.e.ID)
-	if err := n.outbox.Ack(r.e); err != nil {
-		return err
-	}
-	n.counts.reroutedBatches.Add(1)
-	n.counts.reroutedURLs.Add(uint64(len(b.Records)))
 	n.counts.staleRerouted.Add(1)
-	return nil
+	return n.dropRerouted([]OutEntry{r.e}, len(b.Records))
 }
 
 func (n *Node) forgetRefused(e OutEntry) {

@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/petrel-crawler/petrel/internal/notify"
 )
 
 // The hand-off of keys and addresses at a view change. For every slot
@@ -43,12 +46,16 @@ import (
 type Handoff struct {
 	From    string
 	Epoch   uint64 // the view that moved the slots
+	View    uint64 // the view the part was cut under (zero: Epoch); older than the receiver's fence, it is refused (fence.go)
 	Seq     uint64 // per (From, Epoch, receiver), from 1
 	Seen    []uint64
 	Counts  map[uint64]int64         // per-key URL counts (budget used), by count key (frontier.Frontier.TakeCounts)
 	Release bool                     // the last part: the old owner schedules nothing moved any more
 	Waits   map[string]time.Duration // with Release: remaining delay per moved address
 }
+
+// cutView is the view the part was cut under.
+func (h *Handoff) cutView() uint64 { return max(h.View, h.Epoch) }
 
 // ID is the part's idempotent id, "from/epoch/seq": a receiver applies
 // each id once.
@@ -91,7 +98,7 @@ func Moves(old, new *View) map[string]map[string]SlotSet {
 type handoffs struct {
 	mu      sync.Mutex
 	st      awaitingState // saved in awaiting.json (handoffstate.go)
-	changed chan struct{} // closed and replaced when Awaiting shrinks
+	changed notify.Signal // when Awaiting shrinks
 	sending atomic.Int64  // parts being sent
 	n       atomic.Int32  // len(st.Awaiting), read without the lock
 	applyMu sync.Mutex    // one part applied at a time: a part sent twice at once is applied once
@@ -111,6 +118,9 @@ type ViewChange struct {
 	// Give is what this agent hands over, by new owner: nothing when New
 	// declares it dead (it keeps what it holds for its return).
 	Give map[string]SlotSet
+	// Return is true when New brings this agent back after a death
+	// (Returning); Dead when New declares it dead (DeclaredDead).
+	Return, Dead bool
 }
 
 // expectReleases records what the change from old to v makes this agent
@@ -119,11 +129,10 @@ type ViewChange struct {
 // the change for the host.
 func (n *Node) expectReleases(old, v *View) (ViewChange, error) {
 	self := n.cfg.Name
-	c := ViewChange{Old: old, New: v, Moves: Moves(old, v)}
-	ret := Returning(self, old, v)
+	c := ViewChange{Old: old, New: v, Moves: Moves(old, v), Return: Returning(self, old, v), Dead: DeclaredDead(self, old, v)}
 	for from, to := range c.Moves {
 		if set, ok := to[self]; ok && from != self && !slices.Contains(v.Absent, from) {
-			c.Holds = append(c.Holds, PendingHold{From: from, Epoch: v.Epoch, Slots: set, Return: ret})
+			c.Holds = append(c.Holds, PendingHold{From: from, Epoch: v.Epoch, Slots: set, Return: c.Return})
 		}
 	}
 	if !slices.Contains(v.Absent, self) {
@@ -148,8 +157,7 @@ func (n *Node) expectReleases(old, v *View) (ViewChange, error) {
 	h.st.Views[old.Epoch], h.st.Views[v.Epoch] = old, v
 	h.keepViews()
 	h.n.Store(int32(len(h.st.Awaiting)))
-	close(h.changed) // wake the waiters: some releases may no longer be awaited
-	h.changed = make(chan struct{})
+	h.changed.Notify() // some releases may no longer be awaited
 	// The parts of a released epoch are known by the pair (Released);
 	// others are kept a while for a sender that resumes a hand-off.
 	for id, e := range h.st.Applied {
@@ -180,8 +188,9 @@ func (n *Node) WaitReleases(ctx context.Context) {
 		return
 	}
 	for {
+		ch := n.ho.changed.Wait()
 		n.ho.mu.Lock()
-		waiting, ch := len(n.ho.st.Awaiting) > 0, n.ho.changed
+		waiting := len(n.ho.st.Awaiting) > 0
 		n.ho.mu.Unlock()
 		if !waiting {
 			return
@@ -220,6 +229,9 @@ func (n *Node) SendHandoff(ctx context.Context, to string, h *Handoff) error {
 			n.activity.Add(1)
 			return nil
 		}
+		if se, ok := isStatus(err, http.StatusConflict); ok {
+			return n.recutHandoff(ctx, to, h, se.View)
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("cluster: hand-off to %s: %w", to, err)
@@ -232,13 +244,14 @@ func (n *Node) SendHandoff(ctx context.Context, to string, h *Handoff) error {
 // but Seen), the header, then the seen hashes, 8 bytes each,
 // little-endian.
 type handoffHeader struct {
+	View    uint64                   `json:"view,omitempty"`
 	Counts  map[uint64]int64         `json:"counts,omitempty"`
 	Release bool                     `json:"release,omitempty"`
 	Waits   map[string]time.Duration `json:"waits,omitempty"`
 }
 
 func encodeHandoff(h *Handoff) []byte {
-	hdr, _ := json.Marshal(handoffHeader{Counts: h.Counts, Release: h.Release, Waits: h.Waits})
+	hdr, _ := json.Marshal(handoffHeader{View: h.View, Counts: h.Counts, Release: h.Release, Waits: h.Waits})
 	b := binary.AppendUvarint(nil, uint64(len(hdr)))
 	b = append(b, hdr...)
 	for _, x := range h.Seen {
@@ -256,7 +269,7 @@ func decodeHandoff(b []byte) (*Handoff, error) {
 	if err := json.Unmarshal(b[k:k+int(l)], &hdr); err != nil {
 		return nil, err
 	}
-	h := &Handoff{Counts: hdr.Counts, Release: hdr.Release, Waits: hdr.Waits}
+	h := &Handoff{View: hdr.View, Counts: hdr.Counts, Release: hdr.Release, Waits: hdr.Waits}
 	for p := b[k+int(l):]; len(p) > 0; p = p[8:] {
 		h.Seen = append(h.Seen, binary.LittleEndian.Uint64(p))
 	}
@@ -270,7 +283,7 @@ const MaxHandoffBytes = 8 << 20
 // (Receiver): nil once the host applied it (or had already).
 func (n *Node) ReceiveHandoff(h *Handoff) error {
 	from, epoch := h.From, h.Epoch
-	if epoch > n.viewEpoch() {
+	if h.cutView() > n.viewEpoch() {
 		// This agent is not at that view yet: what the part releases is
 		// not held yet. The sender tries again.
 		return busy("not at that view yet")
@@ -287,6 +300,9 @@ func (n *Node) ReceiveHandoff(h *Handoff) error {
 		// resumed the hand-off after a crash): counts are not added twice.
 		return nil
 	}
+	if err := n.fenceHandoff(h); err != nil {
+		return err
+	}
 	if err := n.host.ApplyHandoff(h); err != nil {
 		n.log.Error("cluster: hand-off", "from", from, "epoch", epoch, "err", err)
 		return busy(err.Error())
@@ -298,8 +314,7 @@ func (n *Node) ReceiveHandoff(h *Handoff) error {
 		if e, ok := n.ho.st.Awaiting[from]; ok && e <= epoch {
 			delete(n.ho.st.Awaiting, from)
 			n.ho.n.Store(int32(len(n.ho.st.Awaiting)))
-			close(n.ho.changed)
-			n.ho.changed = make(chan struct{})
+			n.ho.changed.Notify()
 		}
 	}
 	err := n.ho.saveLocked(n.cfg.Dir)

@@ -90,7 +90,6 @@ func (h *handoffs) path(dir string) string { return filepath.Join(dir, "awaiting
 func (h *handoffs) load(dir string) error {
 	h.st = awaitingState{Awaiting: map[string]uint64{}, Applied: map[string]uint64{}, Views: map[uint64]*View{},
 		NotBefore: map[string]time.Time{}, Released: map[string]uint64{}}
-	h.changed = make(chan struct{})
 	b, err := os.ReadFile(h.path(dir))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil

@@ -88,7 +88,7 @@ func (n *Node) ReportLeaving(ctx context.Context) {
 // views writes in answer to Leaving), or ctx ends.
 func (n *Node) WaitView(ctx context.Context, ok func(*View) bool) error {
 	for {
-		installed := n.viewInstalled()
+		installed := n.vc.installed.Wait()
 		if v := n.View(); v != nil && ok(v) {
 			return nil
 		}

@@ -33,7 +33,7 @@ type memNetwork struct {
 	called   chan struct{} // closed and replaced at every call
 }
 
-// memCall is a batch call as the sender saw it.
+// memCall is a call (a batch or a hand-off part) as the sender saw it.
 type memCall struct {
 	to  string
 	err error
@@ -195,6 +195,12 @@ func (t *memTransport) sendBatch(ctx context.Context, to Peer, wire []byte) erro
 }
 
 func (t *memTransport) SendHandoff(ctx context.Context, to Peer, h *Handoff) error {
+	err := t.sendHandoff(to, h)
+	t.net.note(to.Name, err)
+	return err
+}
+
+func (t *memTransport) sendHandoff(to Peer, h *Handoff) error {
 	r, err := t.net.receiver(to.Name)
 	if err != nil {
 		return err

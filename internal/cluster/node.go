@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/coord"
+	"github.com/petrel-crawler/petrel/internal/notify"
 )
 
 // Host is the agent a Node serves: its frontier, as the node sees it.
@@ -159,7 +161,7 @@ type Node struct {
 	applied   *idSet      // ids applied
 	appliedAt atomic.Int64
 	// appliedMoved wakes StopReceiving when appliedAt moves (applier.go).
-	appliedMoved signal
+	appliedMoved notify.Signal
 	activity     atomic.Uint64 // batches created or applied by this process
 
 	counts  counters
@@ -186,6 +188,9 @@ type counters struct {
 	reroutedURLs                atomic.Uint64
 	viewLagHeld, viewLagApplied atomic.Uint64 // batches of ready URLs held for their view, applied without it (viewlag.go)
 	staleRefused, staleRerouted atomic.Uint64 // batches refused for an older view; this sender's routed again (fence.go)
+	staleRefusedParts           atomic.Uint64 // hand-off parts refused for an older view (fence.go)
+	staleRefusedReleases        atomic.Uint64 // hand-off releases refused so
+	staleRecut                  atomic.Uint64 // this sender's parts and releases refused so, cut again under its newer view
 }
 
 // ErrFinished is returned by Start when the crawl is already over.
@@ -335,22 +340,35 @@ func (n *Node) ConnsRefused() int64 {
 // number stops the agent, for a counter started again at 1 would make
 // the receivers drop this agent's new batches as already seen.
 func bumpIncarnation(path string) (uint64, error) {
-	var inc uint64
-	b, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		inc, err = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
-		if err != nil || inc == 0 {
-			return 0, fmt.Errorf("cluster: %s is unreadable (%q): it counts this agent's starts and the other agents drop batches of a count they saw; restore it from a backup, or write a number above any this agent used", path, strings.TrimSpace(string(b)))
-		}
-	case !errors.Is(err, os.ErrNotExist):
-		return 0, fmt.Errorf("cluster: incarnation: %w", err)
+	inc, err := readNumber(path, "a count of starts", 1, "it counts this agent's starts and the other agents drop batches of a count they saw; restore it from a backup, or write a number above any this agent used")
+	if err != nil {
+		return 0, err
 	}
 	inc++
 	if err := writeDurable(path, []byte(strconv.FormatUint(inc, 10)+"\n")); err != nil {
 		return 0, fmt.Errorf("cluster: incarnation: %w", err)
 	}
 	return inc, nil
+}
+
+// readNumber reads a state file that holds one decimal number, what, no
+// smaller than least: 0 when there is none. It fails closed: a file that
+// cannot be read or holds no such number is an error naming it and saying
+// what to do (fix).
+func readNumber(path, what string, least uint64, fix string) (uint64, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("cluster: %w", err)
+	}
+	s := strings.TrimSpace(string(b))
+	x, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || x < least || x > math.MaxInt64 {
+		return 0, fmt.Errorf("cluster: %s is unreadable, it does not hold %s (%q): %s", path, what, s, fix)
+	}
+	return x, nil
 }
 
 // Name returns the agent's name.
@@ -362,6 +380,9 @@ func (n *Node) View() *View { return n.view.Load() }
 // OutboxLen returns the batches and bytes the durable outbox holds for
 // every destination (sent, not yet acknowledged).
 func (n *Node) OutboxLen() (batches int, bytes int64) { return n.outbox.Len() }
+
+// OutboxChanged returns a channel closed when the outbox next changes.
+func (n *Node) OutboxChanged() <-chan struct{} { return n.outbox.Changed() }
 
 func (n *Node) viewEpoch() uint64 {
 	if v := n.view.Load(); v != nil {
@@ -407,9 +428,6 @@ func (n *Node) Follow() { n.goLoop(n.coordinate) }
 // Context ends when Close begins: goroutines the node's host starts for
 // the node's work end with it.
 func (n *Node) Context() context.Context { return n.ctx }
-
-// Closed is closed when Close begins.
-func (n *Node) Closed() <-chan struct{} { return n.ctx.Done() }
 
 // Route sends a record to dest (an agent of the view, not this one) in a
 // batch of kind. It may wait while dest's outbox is full, until the node
@@ -493,7 +511,7 @@ func (n *Node) finish(reason string) {
 func (n *Node) StopReceiving(ctx context.Context) error {
 	n.receiving.Store(false)
 	for {
-		moved := n.appliedMoved.wait()
+		moved := n.appliedMoved.Wait()
 		if n.appliedAt.Load() >= n.inbox.Durable() {
 			return nil
 		}

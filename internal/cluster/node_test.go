@@ -505,8 +505,8 @@ func TestForgedAndReplayedBatches(t *testing.T) {
 	if se, ok := isStatus(c.SendBatch(context.Background(), addr, wire), http.StatusConflict); !ok || se.View != fence {
 		t.Fatalf("a batch older than the fence: %v, want 409 naming epoch %d", se, fence)
 	}
-	if s := b.Status(); s.StaleRefused != 1 {
-		t.Fatalf("refused %d batches for their view, want 1", s.StaleRefused)
+	if s := b.Status(); s.RefusedBatches != 1 {
+		t.Fatalf("refused %d batches for their view, want 1", s.RefusedBatches)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/petrel-crawler/petrel/internal/atomicfile"
+	"github.com/petrel-crawler/petrel/internal/notify"
 )
 
 // Outbox is the sender's durable store of batches not yet acknowledged:
@@ -36,7 +37,7 @@ type Outbox struct {
 
 	mu          sync.Mutex
 	gc          groupCommit
-	changed     chan struct{} // closed and replaced when anything changes
+	changed     notify.Signal // at every Put or Ack
 	dests       map[string]*outQueue
 	segs        []*outSeg // oldest first; the last is the head
 	head        *os.File
@@ -103,7 +104,7 @@ func openOutbox(dir string, limit, segSize int64, fsync func(*os.File) error) (*
 		return nil, fmt.Errorf("cluster: outbox: %w", err)
 	}
 	o := &Outbox{dir: dir, limit: limit, segSize: segSize, fsyncFile: fsync,
-		changed: make(chan struct{}), dests: map[string]*outQueue{}}
+		dests: map[string]*outQueue{}}
 	o.gc = newGroupCommit(&o.mu)
 	if err := o.openLog(); err != nil {
 		if o.head != nil {
@@ -134,17 +135,8 @@ func (o *Outbox) queue(dest string) *outQueue {
 	return q
 }
 
-func (o *Outbox) notifyLocked() {
-	close(o.changed)
-	o.changed = make(chan struct{})
-}
-
 // Changed returns a channel closed at the next Put or Ack.
-func (o *Outbox) Changed() <-chan struct{} {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.changed
-}
+func (o *Outbox) Changed() <-chan struct{} { return o.changed.Wait() }
 
 // Put stores a batch for dest and returns once it is durable. It waits
 // while dest's queue is full, until ctx ends; with wait false it stores
@@ -212,7 +204,7 @@ func (o *Outbox) awaitRoom(ctx context.Context, dest string, n int64) error {
 			o.mu.Unlock()
 			return nil
 		}
-		ch := o.changed
+		ch := o.changed.Wait()
 		o.mu.Unlock()
 		select {
 		case <-ch:
@@ -243,7 +235,7 @@ func (o *Outbox) write(p OutPut) (OutEntry, int64, error) {
 	}
 	if err != nil {
 		q.bytes -= n
-		o.notifyLocked()
+		o.changed.Notify()
 		return OutEntry{}, 0, err
 	}
 	s := o.segs[len(o.segs)-1]
@@ -280,7 +272,7 @@ func (o *Outbox) publish(es []OutEntry, upTo int64) error {
 		i, _ := slices.BinarySearchFunc(q.entries, e, compareEntries)
 		q.entries = slices.Insert(q.entries, i, e)
 	}
-	o.notifyLocked()
+	o.changed.Notify()
 	if err != nil {
 		return fmt.Errorf("cluster: outbox: sync: %w", err)
 	}
@@ -353,7 +345,7 @@ func (o *Outbox) Ack(e OutEntry) error {
 	}
 	o.forgetLocked(q, q.entries[i])
 	q.entries = slices.Delete(q.entries, i, i+1)
-	o.notifyLocked()
+	o.changed.Notify()
 	if o.closed {
 		return ErrClosed
 	}
@@ -430,7 +422,7 @@ func (o *Outbox) Close() error {
 		return nil
 	}
 	o.closed = true
-	o.notifyLocked() // wakes the puts waiting for room: they return ErrClosed
+	o.changed.Notify() // wakes the puts waiting for room: they return ErrClosed
 	_, err := o.writeLocked(nil)
 	if err == nil {
 		err = o.gc.syncNow(o.head, o.end, o.fsync)

@@ -44,8 +44,6 @@ const (
 	placementSize   = 32
 )
 
-var placementCRC = crc32.MakeTable(crc32.Castagnoli)
-
 // placementLog is the file of a durable Placements; its methods are
 // called with the Placements' mutex held.
 type placementLog struct {
@@ -123,11 +121,11 @@ func appendPlacement(dst []byte, h uint64, a netip.Addr) []byte {
 	dst = append(dst, byte(len(b)))
 	dst = append(dst, b...)
 	dst = append(dst, make([]byte, 28-9-len(b))...)
-	return binary.BigEndian.AppendUint32(dst, crc32.Checksum(dst[start:], placementCRC))
+	return binary.BigEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
 }
 
 func parsePlacement(rec []byte) (uint64, netip.Addr, bool) {
-	if crc32.Checksum(rec[:28], placementCRC) != binary.BigEndian.Uint32(rec[28:]) || (rec[8] != 4 && rec[8] != 16) {
+	if crc32.Checksum(rec[:28], castagnoli) != binary.BigEndian.Uint32(rec[28:]) || (rec[8] != 4 && rec[8] != 16) {
 		return 0, netip.Addr{}, false
 	}
 	a, _ := netip.AddrFromSlice(rec[9 : 9+int(rec[8])])

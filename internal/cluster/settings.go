@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/petrel-crawler/petrel/internal/coord"
 	"net/netip"
 	"time"
+
+	"github.com/petrel-crawler/petrel/internal/coord"
 
 	"github.com/petrel-crawler/petrel/internal/settings"
 )

@@ -35,15 +35,31 @@ type Status struct {
 	Duplicates     uint64 `json:"duplicate_batches"`
 	InboxFull      uint64 `json:"inbox_full"`
 	SendErrors     uint64 `json:"send_errors"`
-	Rerouted       uint64 `json:"rerouted_urls"`               // URLs of batches for agents out of the view, sent to their new owners (death.go)
-	ViewLagHeld    uint64 `json:"view_lag_held_batches"`       // batches of ready URLs held for the view they were routed under (viewlag.go)
-	ViewLagApplied uint64 `json:"view_lag_applied_batches"`    // of those, applied without it after viewLagHold
-	StaleRefused   uint64 `json:"stale_view_refused_batches"`  // batches refused: routed under a view older than this agent's fence (fence.go)
-	StaleRerouted  uint64 `json:"stale_view_rerouted_batches"` // this agent's batches refused so, routed again under its newer view
+	Rerouted       uint64 `json:"rerouted_urls"`            // URLs of batches for agents out of the view, sent to their new owners (death.go)
+	ViewLagHeld    uint64 `json:"view_lag_held_batches"`    // batches of ready URLs held for the view they were routed under (viewlag.go)
+	ViewLagApplied uint64 `json:"view_lag_applied_batches"` // of those, applied without it after viewLagHold
+	Fenced
 
 	AwaitingFrom []string `json:"awaiting_from,omitempty"` // the old owners whose release this agent awaits (handoff.go)
 
 	View *View `json:"view,omitempty"`
+}
+
+// Fenced are the counts of fencing by view since this process started
+// (fence.go).
+type Fenced struct {
+	RefusedBatches  uint64 `json:"stale_view_refused_batches"`       // batches refused: routed under a view older than this agent's fence
+	ReroutedBatches uint64 `json:"stale_view_rerouted_batches"`      // this agent's batches refused so, routed again under its newer view
+	RefusedParts    uint64 `json:"stale_view_refused_handoff_parts"` // hand-off parts refused: cut under a view older than the fence
+	RefusedReleases uint64 `json:"stale_view_refused_releases"`      // hand-off releases refused so
+	Recut           uint64 `json:"stale_view_recut_handoff_parts"`   // this agent's parts and releases refused so, cut again under its newer view
+}
+
+// Fenced returns the counts of fencing by view.
+func (n *Node) Fenced() Fenced {
+	c := &n.counts
+	return Fenced{RefusedBatches: c.staleRefused.Load(), ReroutedBatches: c.staleRerouted.Load(),
+		RefusedParts: c.staleRefusedParts.Load(), RefusedReleases: c.staleRefusedReleases.Load(), Recut: c.staleRecut.Load()}
 }
 
 // Status returns the agent's state. Idle is taken so that work moving
@@ -82,8 +98,7 @@ func (n *Node) Status() *Status {
 		Rerouted:       n.counts.reroutedURLs.Load(),
 		ViewLagHeld:    n.counts.viewLagHeld.Load(),
 		ViewLagApplied: n.counts.viewLagApplied.Load(),
-		StaleRefused:   n.counts.staleRefused.Load(),
-		StaleRerouted:  n.counts.staleRerouted.Load(),
+		Fenced:         n.Fenced(),
 		AwaitingFrom:   slices.Sorted(maps.Keys(n.Awaiting())),
 		View:           n.View(),
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/petrel-crawler/petrel/internal/notify"
 )
 
 // Views come from etcd (coordination.go), written by the crawl's one
@@ -18,29 +20,8 @@ import (
 
 // viewChange serialises installs and tells waiters of a new view.
 type viewChange struct {
-	mu      sync.Mutex
-	chMu    sync.Mutex
-	changed chan struct{} // closed and replaced at every install
-}
-
-// viewInstalled returns a channel closed at the next install.
-func (n *Node) viewInstalled() <-chan struct{} {
-	n.vc.chMu.Lock()
-	defer n.vc.chMu.Unlock()
-	if n.vc.changed == nil {
-		n.vc.changed = make(chan struct{})
-	}
-	return n.vc.changed
-}
-
-// announceView wakes the waiters of viewInstalled.
-func (n *Node) announceView() {
-	n.vc.chMu.Lock()
-	defer n.vc.chMu.Unlock()
-	if n.vc.changed != nil {
-		close(n.vc.changed)
-	}
-	n.vc.changed = make(chan struct{})
+	mu        sync.Mutex
+	installed notify.Signal // at every install
 }
 
 // installView makes v this agent's view if it is newer than the one held.
@@ -81,7 +62,7 @@ func (n *Node) putView(old, v *View) error {
 		n.host.ViewChanged(c)
 	}
 	n.view.Store(v)
-	n.announceView()
+	n.vc.installed.Notify()
 	return nil
 }
 

@@ -38,7 +38,7 @@ func (n *Node) awaitBatchView(ctx context.Context, b *Batch) {
 	limit := time.NewTimer(viewLagHold)
 	defer limit.Stop()
 	for n.viewEpoch() < b.Epoch {
-		installed := n.viewInstalled()
+		installed := n.vc.installed.Wait()
 		if n.viewEpoch() >= b.Epoch {
 			break
 		}

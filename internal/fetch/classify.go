@@ -104,7 +104,8 @@ func classify(err error, connected bool) ErrorKind {
 	switch {
 	case errors.Is(err, ErrForbiddenAddress):
 		return ErrForbidden
-	case errors.Is(err, ErrHeaderTooLarge), strings.Contains(msg, "server response headers exceeded"):
+	case errors.Is(err, ErrHeaderTooLarge), strings.Contains(msg, "server response headers exceeded"),
+		strings.Contains(msg, "header list larger than"):
 		return ErrTooLargeHeader
 	case errors.Is(err, ErrNoSuchHost), errors.Is(err, ErrSpecialUseName), errors.As(err, &dnsErr):
 		return ErrDNS

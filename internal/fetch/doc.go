@@ -3,8 +3,10 @@
 // It holds the network-facing parts of a Petrel agent:
 //
 //   - name resolution ([Resolver]): a hosts map consulted first, then
-//     optionally the system resolver, with positive and negative caching in a
-//     bounded cache. Special-use names (RFC 6761: "localhost", .localhost,
+//     optionally the system resolver (Go's own, one query in flight per
+//     name), with positive and negative caching in a bounded cache, each
+//     answer kept for its DNS TTL within bounds (dnsttl.go reads the TTLs
+//     of the answers as the resolver receives them). Special-use names (RFC 6761: "localhost", .localhost,
 //     .test, .invalid, .example, and RFC 7686's .onion) never reach DNS: they
 //     resolve through the hosts map or fail at once with [ErrSpecialUseName].
 //   - the address guard ([Guard]): unless private destinations are allowed,
@@ -16,12 +18,25 @@
 //     retries, over a net/http Transport tuned for crawling, dialling the
 //     address chosen by the DNS stage while keeping the host name for the
 //     Host header, SNI and certificate checks.
+//   - HTTP/2 (h2.go, with Options.HTTP2): the TLS handshake offers "h2"
+//     besides "http/1.1" by ALPN; a server that chooses it gets its
+//     requests over an HTTP/2 connection of golang.org/x/net/http2, one
+//     per host name and port, kept for the host's next requests (at most
+//     Options.MaxIdleConns of them idle, least recently used closed
+//     first). It carries one request at a time as HTTP/1.1 does: the
+//     frontier sends a host one request at a time.
 //
 // # Invariants
 //
 // The Fetcher records the request exactly as written and the response exactly
 // as read from the connection (status line, headers, body bytes as
-// transferred, chunk framing kept) into bounded buffers. Bodies keep their
+// transferred, chunk framing kept) into bounded buffers. Over HTTP/2, whose
+// frames and compressed headers are no HTTP/1.1 message, it records both
+// in HTTP/1.1 form instead, as the IIPC's WARC extension for HTTP/2 says:
+// the request line and fields sent, the status line without a reason
+// phrase, the fields received with a Content-Length stating the body's
+// length (a differing one of the server's kept as X-Orig-Content-Length),
+// and the body as its DATA frames carried it. Bodies keep their
 // Content-Encoding: the transport never decompresses; [DecodeBody] undoes the
 // encoding, with the decoded size capped, on the way to a parser (gzip and
 // deflate with klauspost/compress's inflater, brotli with andybalholm's; the

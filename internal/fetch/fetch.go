@@ -77,9 +77,14 @@ type Options struct {
 	// with a host on its next connection (default DefaultTLSSessions). A
 	// TLSConfig with its own ClientSessionCache keeps that one instead.
 	TLSSessions int
-	TLSConfig   *tls.Config  // base TLS configuration (cloned; ServerName is set per connection); nil means the system roots
-	TLSVerify   TLSVerify    // what becomes of a certificate that does not verify (default TLSRecord: connect, record it)
-	Logger      *slog.Logger // debug logging of failures; nil means none
+	TLSConfig   *tls.Config // base TLS configuration (cloned; ServerName is set per connection); nil means the system roots
+	TLSVerify   TLSVerify   // what becomes of a certificate that does not verify (default TLSRecord: connect, record it)
+	// HTTP2 offers "h2" besides "http/1.1" by ALPN on https connections;
+	// a server that chooses it is spoken to over HTTP/2, one connection
+	// per host name and port kept for the requests that follow, at most
+	// MaxIdleConns of them idle (zero: HTTP/1.1 only).
+	HTTP2  bool
+	Logger *slog.Logger // debug logging of failures; nil means none
 }
 
 // A Request asks for one GET of one URL.
@@ -99,12 +104,12 @@ type Response struct {
 	URL         string
 	Addr        netip.Addr // the address of the connection actually used
 	Status      int        // 0 if no status line was parsed
-	Proto       string     // e.g. "HTTP/1.1"
+	Proto       string     // "HTTP/1.1", or Proto2 over HTTP/2
 	Header      http.Header
 	Body        []byte    // entity body as received: transfer-coding removed, content-encoding KEPT; at most MaxBody bytes
 	Truncated   string    // "" | "length" | "time" | "disconnect" (cut short: body incomplete)
-	RawRequest  []byte    // the request exactly as written on the wire (request line + headers)
-	RawResponse []byte    // the response exactly as read from the wire: status line, headers, body bytes as transferred (chunk framing kept), up to the cap
+	RawRequest  []byte    // the request exactly as written on the wire (request line + headers); over HTTP/2 in HTTP/1.1 form (see package doc)
+	RawResponse []byte    // the response exactly as read from the wire: status line, headers, body bytes as transferred (chunk framing kept), up to the cap; over HTTP/2 in HTTP/1.1 form
 	Start, End  time.Time // request start; end of the response (last byte read or failure)
 	TLS         *TLSState // for https: version, cipher suite, certificate outcome, resumption; nil for http
 	// Reused reports that the request went on a keep-alive connection
@@ -134,7 +139,8 @@ func (r *Response) Release() {
 	*r = Response{}
 }
 
-// A Fetcher performs single HTTP/1.1 GET requests with limits and raw
+// A Fetcher performs single GET requests, over HTTP/1.1 or (with
+// Options.HTTP2, to a server that chooses it) HTTP/2, with limits and raw
 // capture. It never follows redirects and never retries a request that
 // reached the server. A Fetcher is safe for concurrent use.
 type Fetcher struct {
@@ -147,6 +153,7 @@ type Fetcher struct {
 	decoders decoders  // for DecodeBody of its responses
 	respMax  int       // raw capture bound of a response within Options.MaxBody
 	sessions tls.ClientSessionCache
+	h2       *h2Pool // nil unless Options.HTTP2
 }
 
 type addrKey struct{}
@@ -187,6 +194,9 @@ func New(opts Options) *Fetcher {
 		opts.TLSSessions = DefaultTLSSessions
 	}
 	f := &Fetcher{opts: opts, log: opts.Logger, sessions: tls.NewLRUClientSessionCache(opts.TLSSessions)}
+	if opts.HTTP2 {
+		f.h2 = newH2Pool(opts)
+	}
 	if f.log == nil {
 		f.log = slog.New(slog.DiscardHandler)
 	}
@@ -222,9 +232,15 @@ func New(opts Options) *Fetcher {
 	return f
 }
 
-// CloseIdle closes the idle keep-alive connections. Connections in use are
-// not affected.
-func (f *Fetcher) CloseIdle() { f.tr.CloseIdleConnections() }
+// CloseIdle closes the idle keep-alive connections, HTTP/2 ones included.
+// Connections in use are not affected (an HTTP/2 one in use is no longer
+// reused, and closes when its request ends).
+func (f *Fetcher) CloseIdle() {
+	f.tr.CloseIdleConnections()
+	if f.h2 != nil {
+		f.h2.closeIdle()
+	}
+}
 
 // dialAddr returns the address to dial for the transport's "host:port".
 func (f *Fetcher) dialAddr(ctx context.Context, hostport string) (string, string, error) {
@@ -281,6 +297,9 @@ func (f *Fetcher) dialTLS(ctx context.Context, _, hostport string) (net.Conn, er
 		cfg.ClientSessionCache = f.sessions // keyed by ServerName: one session per host name
 	}
 	cfg.NextProtos = []string{"http/1.1"}
+	if f.h2 != nil {
+		cfg.NextProtos = []string{"h2", "http/1.1"}
+	}
 	mode := f.opts.TLSVerify
 	cfg.InsecureSkipVerify = mode != TLSStrict // record verifies after the handshake
 	hctx, cancel := context.WithTimeout(ctx, f.opts.ConnectTimeout)
@@ -295,7 +314,19 @@ func (f *Fetcher) dialTLS(ctx context.Context, _, hostport string) (net.Conn, er
 	if mode == TLSRecord {
 		verr = verifyPeer(cs, cfg.RootCAs, host)
 	}
-	return &captureConn{Conn: tc, tls: tlsState(cs, mode != TLSOff, verr)}, nil
+	st := tlsState(cs, mode != TLSOff, verr)
+	if cs.NegotiatedProtocol == "h2" && f.h2 != nil {
+		addr, _ := ctx.Value(addrKey{}).(netip.Addr)
+		if ap, err := netip.ParseAddrPort(c.RemoteAddr().String()); err == nil {
+			addr = ap.Addr().Unmap()
+		}
+		hc, err := f.h2.add(hostport, addr, tc, st)
+		if err != nil {
+			return nil, fmt.Errorf("fetch: http/2 with %s: %w", hostport, err)
+		}
+		return nil, &h2Ready{c: hc}
+	}
+	return &captureConn{Conn: tc, tls: st}, nil
 }
 
 // requestAddr checks that req.URL is an absolute http(s) URL and returns the
@@ -413,8 +444,17 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	hreq.Header.Set("Accept-Encoding", f.opts.AcceptEncoding)
 
 	resp := &Response{URL: req.URL, Addr: addr, Start: start, f: f, cp: cp}
+	if f.h2 != nil && hreq.URL.Scheme == "https" {
+		if c, reused := f.h2.take(h2Key(hreq.URL), addr); c != nil {
+			return f.fetchH2(ctx, req, hreq, resp, c, reused, maxBody, respMax)
+		}
+	}
 	hresp, err := f.tr.RoundTrip(hreq)
 	if err != nil {
+		var ready *h2Ready
+		if errors.As(err, &ready) {
+			return f.fetchH2(ctx, req, hreq, resp, ready.c, f.h2.claim(ready.c), maxBody, respMax)
+		}
 		return f.roundTripFailed(req, resp, conn, cp, err)
 	}
 	resp.Status = hresp.StatusCode
@@ -425,24 +465,13 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	if conn != nil {
 		resp.TLS = conn.tls
 	}
-
-	bp := f.getBody()
-	body, rerr := readCapped(hresp.Body, *bp, maxBody)
-	var ferr error
-	body, resp.Truncated, kind, rerr = bodyEnd(ctx, body, rerr, maxBody, func() bool { return conn != nil && overflowed(conn, cp) })
-	if rerr != nil {
-		ferr = fail(kind, fmt.Errorf("reading body: %w", rerr))
-	}
 	// Closing before EOF (truncation) makes the transport drop the
 	// connection instead of draining it.
-	hresp.Body.Close()
+	body, ferr := f.readBody(ctx, req, resp, hresp, maxBody, func() bool { return conn != nil && overflowed(conn, cp) })
 	resp.End = time.Now()
 	if conn != nil {
 		conn.disarm(cp)
 	}
-	*bp = body
-	resp.body = bp
-	resp.Body = body
 	resp.RawRequest = cp.req
 	resp.RawResponse = trimRaw(cp.resp, len(body), hresp.TransferEncoding)
 	if conn != nil && len(resp.RawResponse) < len(cp.resp) && resp.Truncated == "" {
@@ -458,6 +487,25 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	return resp, ferr
 }
 
+// readBody reads hresp's body into a buffer of the Fetcher, at most
+// maxBody bytes, then closes it; it sets resp's Body and Truncated, and
+// returns the body and the error that cut it short (nil: a success, a
+// body cut at maxBody included). overflow is as for bodyEnd.
+func (f *Fetcher) readBody(ctx context.Context, req Request, resp *Response, hresp *http.Response, maxBody int64, overflow func() bool) ([]byte, error) {
+	bp := f.getBody()
+	body, rerr := readCapped(hresp.Body, *bp, maxBody)
+	var kind ErrorKind
+	var ferr error
+	body, resp.Truncated, kind, rerr = bodyEnd(ctx, body, rerr, maxBody, overflow)
+	if rerr != nil {
+		ferr = &fetchError{kind: kind, url: req.URL, err: fmt.Errorf("reading body: %w", rerr)}
+	}
+	hresp.Body.Close()
+	*bp = body
+	resp.body, resp.Body = bp, body
+	return body, ferr
+}
+
 // roundTripFailed is Fetch's answer to a round trip that failed with err:
 // the error, with a partial resp holding what was exchanged if anything
 // was received.
@@ -465,19 +513,27 @@ func (f *Fetcher) roundTripFailed(req Request, resp *Response, conn *captureConn
 	if conn != nil {
 		conn.disarm(cp)
 	}
+	ferr := f.failure(req, resp, err, conn != nil)
+	if conn == nil || len(cp.resp) == 0 {
+		f.captures.put(cp)
+		return nil, ferr
+	}
+	resp.Addr = remoteAddr(conn, resp.Addr)
+	resp.RawRequest, resp.RawResponse = cp.req, cp.resp
+	return resp, ferr
+}
+
+// failure is the error of a round trip that failed with err, logged
+// (connected: a connection carried the request); it wraps
+// ErrHeaderTooLarge when that is why.
+func (f *Fetcher) failure(req Request, resp *Response, err error, connected bool) *fetchError {
 	resp.End = time.Now()
-	kind := classify(err, conn != nil)
+	kind := classify(err, connected)
 	if kind == ErrTooLargeHeader {
 		err = fmt.Errorf("%w: %w", ErrHeaderTooLarge, err)
 	}
 	f.log.Debug("fetch failed", "url", req.URL, "addr", resp.Addr, "robots", req.Robots, "kind", kind, "err", err)
-	if conn == nil || len(cp.resp) == 0 {
-		f.captures.put(cp)
-		return nil, &fetchError{kind: kind, url: req.URL, err: err, noConn: conn == nil}
-	}
-	resp.Addr = remoteAddr(conn, resp.Addr)
-	resp.RawRequest, resp.RawResponse = cp.req, cp.resp
-	return resp, &fetchError{kind: kind, url: req.URL, err: err}
+	return &fetchError{kind: kind, url: req.URL, err: err, noConn: !connected}
 }
 
 func overflowed(c *captureConn, cp *capture) bool {

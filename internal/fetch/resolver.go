@@ -99,8 +99,9 @@ func IsSpecialUseName(host string) bool {
 type ResolverOptions struct {
 	Hosts       map[string][]netip.Addr // consulted first (names lower-cased)
 	System      bool                    // use the system resolver for names not in Hosts (never for special-use names)
-	TTL         time.Duration           // positive cache TTL (default 1h)
-	NegativeTTL time.Duration           // negative cache TTL (default 5m)
+	TTL         time.Duration           // the longest a positive answer is kept (default 1h); a shorter DNS TTL wins
+	NegativeTTL time.Duration           // the longest a "no such host" is kept (default 5m); a shorter SOA minimum wins
+	MinTTL      time.Duration           // the shortest an answer is kept, whatever its DNS TTL (default 10s)
 	Timeout     time.Duration           // per lookup (default 10s)
 	MaxEntries  int                     // bounded cache (default 100000)
 	// Server, when set ("IP:port"), is the DNS server the system path
@@ -122,12 +123,14 @@ type Resolver struct {
 	local   bool // Server is on loopback: special-use names may be asked of it
 	ttl     time.Duration
 	negTTL  time.Duration
+	minTTL  time.Duration
 	timeout time.Duration
 	max     int
 	lookup  func(ctx context.Context, host string) ([]netip.Addr, error)
 	now     func() time.Time
 
 	group singleflight.Group
+	notes ttlNotes // TTLs of the answers of the system lookups in flight
 
 	mu    sync.Mutex
 	cache map[string]cacheEntry
@@ -145,6 +148,7 @@ func NewResolver(opts ResolverOptions) *Resolver {
 		system:  opts.System,
 		ttl:     opts.TTL,
 		negTTL:  opts.NegativeTTL,
+		minTTL:  opts.MinTTL,
 		timeout: opts.Timeout,
 		max:     opts.MaxEntries,
 		now:     time.Now,
@@ -163,20 +167,26 @@ func NewResolver(opts ResolverOptions) *Resolver {
 	if r.timeout <= 0 {
 		r.timeout = 10 * time.Second
 	}
+	if r.minTTL <= 0 {
+		r.minTTL = 10 * time.Second
+	}
 	if r.max <= 0 {
 		r.max = 100000
 	}
-	sys := &net.Resolver{}
+	// Go's own resolver (resolv.conf, /etc/hosts, search domains), its
+	// UDP answers read through noteTTLs so that their TTLs are kept.
+	var d net.Dialer
+	dial := d.DialContext
 	if opts.Server != "" {
 		server := opts.Server
 		if ap, err := netip.ParseAddrPort(server); err == nil && ap.Addr().IsLoopback() {
 			r.local = true
 		}
-		sys = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			var d net.Dialer
+		dial = func(ctx context.Context, network, _ string) (net.Conn, error) {
 			return d.DialContext(ctx, network, server)
-		}}
+		}
 	}
+	sys := &net.Resolver{PreferGo: true, Dial: noteTTLs(dial, &r.notes)}
 	r.lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
 		return sys.LookupNetIP(ctx, "ip", host)
 	}
@@ -187,13 +197,16 @@ func NewResolver(opts ResolverOptions) *Resolver {
 // themselves. Special-use names resolve only through the hosts map or a
 // loopback Server, failing at once with [ErrSpecialUseName] otherwise. Other names not in the hosts map
 // go to the system resolver when enabled, else fail with [ErrNoSuchHost].
-// System answers, positive and "not found", are cached.
+// System answers, positive and "not found", are cached for their DNS TTL
+// (the least of the records read over UDP; an SOA's minimum for "not
+// found"), kept within [MinTTL, TTL] ([MinTTL, NegativeTTL]), or for
+// TTL (NegativeTTL) when none was read (an answer from /etc/hosts or over
+// TCP).
 //
 // The returned slice must not be modified.
 func (r *Resolver) Lookup(ctx context.Context, host string) ([]netip.Addr, error) {
 	h := canonicalName(host)
-	lit := strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-	if a, err := netip.ParseAddr(lit); err == nil {
+	if a, ok := addrLiteral(h); ok {
 		return []netip.Addr{a.Unmap()}, nil
 	}
 	if h == "" {
@@ -216,17 +229,19 @@ func (r *Resolver) Lookup(ctx context.Context, host string) ([]netip.Addr, error
 		// cancellation does not fail the others sharing it.
 		qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.timeout)
 		defer cancel()
+		r.notes.start(h)
 		addrs, err := r.lookup(qctx, h)
+		ttl, noted := r.notes.take(h)
 		now := r.now()
 		switch {
 		case err == nil && len(addrs) > 0:
 			for i := range addrs {
 				addrs[i] = addrs[i].Unmap()
 			}
-			r.store(h, cacheEntry{addrs: addrs, expires: now.Add(r.ttl)})
+			r.store(h, cacheEntry{addrs: addrs, expires: now.Add(r.keep(ttl, noted, r.ttl))})
 			return addrs, nil
 		case err == nil || isNotFound(err):
-			r.store(h, cacheEntry{expires: now.Add(r.negTTL)})
+			r.store(h, cacheEntry{expires: now.Add(r.keep(ttl, noted, r.negTTL))})
 			return nil, fmt.Errorf("fetch: lookup %s: %w", h, ErrNoSuchHost)
 		default:
 			return nil, fmt.Errorf("fetch: lookup %s: %w", h, err)
@@ -241,6 +256,28 @@ func (r *Resolver) Lookup(ctx context.Context, host string) ([]netip.Addr, error
 	case <-ctx.Done():
 		return nil, fmt.Errorf("fetch: lookup %s: %w", h, ctx.Err())
 	}
+}
+
+// keep is how long an answer is cached: its DNS TTL (noted: one was read)
+// within [minTTL, most], else most.
+func (r *Resolver) keep(ttl time.Duration, noted bool, most time.Duration) time.Duration {
+	if !noted {
+		return most
+	}
+	return min(max(ttl, r.minTTL), most)
+}
+
+// addrLiteral parses h as an IP literal (bracketed or not). Only a name
+// that could be one is parsed (an IPv4 address ends in a digit, an IPv6
+// one holds a colon; no top-level domain is numeric), sparing a host
+// name's lookup the parse error's allocation.
+func addrLiteral(h string) (netip.Addr, bool) {
+	lit := strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	if lit == "" || (lit[len(lit)-1] > '9' || lit[len(lit)-1] < '0') && strings.IndexByte(lit, ':') < 0 {
+		return netip.Addr{}, false
+	}
+	a, err := netip.ParseAddr(lit)
+	return a, err == nil
 }
 
 func isNotFound(err error) bool {

@@ -24,6 +24,7 @@ type Settings struct {
 	DNSRefresh   time.Duration // a host's name resolved again this long after (0: never)
 	TLSVerify    string        // strict, record or off (ParseTLSVerify)
 	CAFile       string        // PEM roots trusted besides the system's
+	HTTP2        bool          // offer h2 by ALPN on https connections
 }
 
 // Table declares the fetcher's settings, bound to s.
@@ -42,7 +43,7 @@ func (s *Settings) Table() settings.Table {
 				return err
 			}),
 		settings.Bool(&s.SystemDNS, "system-dns", true,
-			"resolve names absent from the hosts file with the system resolver (special-use names never are)").
+			"resolve names absent from the hosts file with the system resolver (Go's: resolv.conf, /etc/hosts), each answer cached for its DNS TTL, 10s to 1h (special-use names never are)").
 			In(settings.Fetching).SetFixed("the resolver is built with it at the start"),
 		settings.String(&s.DNSServer, "dns-server", "", "DNS server asked instead of the machine's resolv.conf servers").
 			WithUnit("IP:PORT").In(settings.Fetching).SetFixed("the resolver is built with it at the start").
@@ -67,8 +68,8 @@ func (s *Settings) Table() settings.Table {
 			WithDoc("longer bodies are truncated and marked `WARC-Truncated: length`").
 			In(settings.Limits).Range(int64(1024), int64(1<<40)).SetLive(),
 		settings.Count(&s.MaxIdleConns, "max-idle-conns", 2048,
-			"idle keep-alive connections kept, least recently used dropped first (lowered to fit the descriptor limit)").
-			WithDoc("idle keep-alive connections kept, least recently used dropped first; open descriptors stay under `--fetchers` + this + a few dozen (lowered, with a warning, so that `--fetchers` + this + 64, and the caps of the listeners it has (the console's 64 connections, the cluster exchange's 1,024, a coordinator's etcd member's 3,264 descriptors), fits the process's descriptor limit)").
+			"idle keep-alive connections kept, least recently used dropped first, HTTP/1.1 and (with --http2) as many HTTP/2 ones (lowered to fit the descriptor limit)").
+			WithDoc("idle keep-alive connections kept, least recently used dropped first, HTTP/1.1 and (with `--http2`) as many HTTP/2 ones; open descriptors stay under `--fetchers` + this (twice this with `--http2`) + a few dozen (lowered, with a warning, so that `--fetchers` + this (twice) + 64, and the caps of the listeners it has (the console's 64 connections, the cluster exchange's 1,024, a coordinator's etcd member's 3,264 descriptors), fits the process's descriptor limit)").
 			In(settings.Fetching).Range(1, 100000).SetFixed(transport),
 		settings.String(&s.TLSVerify, "tls-verify", "record",
 			"server certificates: record (connect anyway, record verified or the error), strict (refuse what does not verify) or off").
@@ -77,6 +78,9 @@ func (s *Settings) Table() settings.Table {
 				_, err := ParseTLSVerify(s.TLSVerify)
 				return err
 			}),
+		settings.Bool(&s.HTTP2, "http2", true,
+			"offer HTTP/2 by ALPN on https connections and speak it to the hosts that choose it (one request at a time per host, as over HTTP/1.1; recorded in HTTP/1.1 form with WARC-Protocol: h2)").
+			In(settings.Fetching).SetFixed(transport),
 		settings.String(&s.CAFile, "ca-file", "", "PEM file of roots trusted besides the system's").
 			WithUnit("FILE").In(settings.Fetching).SetFixed(transport).
 			Check(func() error {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/clock"
+	"github.com/petrel-crawler/petrel/internal/notify"
 	"github.com/petrel-crawler/petrel/internal/stats"
 )
 
@@ -304,6 +305,8 @@ type Frontier struct {
 	checkpoints chan checkpointReq
 	control     chan controlReq
 	runDone     chan struct{} // closed when Run returns
+	released    notify.Signal // a task taken back from a fetcher (Released)
+	settled     notify.Signal // the scheduler found nothing to do (Settled)
 	live        atomic.Pointer[liveSettings]
 	paused      atomic.Bool
 	gen         atomic.Uint64 // settings generation: one more at each Reconfigure (see Recalled)

@@ -302,6 +302,16 @@ func (f *Frontier) HoldGivenUp(ctx context.Context) (inFlight int, err error) {
 	return inFlight, err
 }
 
+// Released returns a channel closed when the scheduler next takes a task
+// back from a fetcher (its request ended, or it was never begun): what
+// MoveOut and HoldGivenUp count in flight may have fallen. Take it before
+// the call whose count it waits on, so that no release is missed.
+func (f *Frontier) Released() <-chan struct{} { return f.released.Wait() }
+
+// Settled returns a channel closed when the scheduler next finds nothing
+// to do: Idle may then hold. Take it before calling Idle.
+func (f *Frontier) Settled() <-chan struct{} { return f.settled.Wait() }
+
 // HoldAddrs is the new owner's step of a view change: the addresses held
 // selects get no request until ReleaseAddrs(id); their URLs are taken
 // and scheduled meanwhile.

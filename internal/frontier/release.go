@@ -39,6 +39,7 @@ func (s *scheduler) release(o Outcome) {
 	}
 	s.settle(v)
 	s.wb.fix(e)
+	s.f.released.Notify()
 }
 
 // releasePage takes back a page task of v: a retry is queued, failures

@@ -242,6 +242,7 @@ func (s *scheduler) finished(now int64, l *runLoop) (bool, error) {
 				f.busy.Store(false)
 				f.idle.Store(true)
 			}
+			f.settled.Notify()
 			select {
 			case <-f.cfg.Until:
 				return true, nil

@@ -76,6 +76,8 @@ var families = []family{
 		"full":    func(s *stats.Crawl) *atomic.Int64 { return &s.TLSFull },
 		"resumed": func(s *stats.Crawl) *atomic.Int64 { return &s.TLSResumed },
 	}),
+	one("petrel_http2_connections_total", "HTTP/2 connections opened (the server chose h2 by ALPN), of the connections opened.", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.H2Conns }),
+	one("petrel_http2_streams_total", "Requests that went over HTTP/2, one stream each.", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.H2Streams }),
 	one("petrel_truncated_responses_total", "Responses whose body was cut (by --max-body, a timeout or the peer).", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.Truncated }),
 	one("petrel_retries_total", "Fetch attempts repeated after a failure, a 5xx or a 429.", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.Retries }),
 	one("petrel_urls_offered_total", "URLs offered to the frontier (seeds, links, redirects), before any rule.", counter, func(s *stats.Crawl) *atomic.Int64 { return &s.Enqueued }),
@@ -225,6 +227,13 @@ var clusterFamilies = []family{
 		points: func(src *Sources) []point { f, _ := src.Cluster(); return []point{{v: float64(f.Members)}} }},
 	{name: "petrel_cluster_outbox_batches", help: "Batches held in the durable outbox: sent to another agent and not yet acknowledged.", kind: gauge,
 		points: func(src *Sources) []point { f, _ := src.Cluster(); return []point{{v: float64(f.OutboxBatches)}} }},
+	{name: "petrel_cluster_stale_view_total", help: "Fencing by view: batches, hand-off parts and releases of a view older than the receiver's fence, refused by this agent (batches_refused, handoff_parts_refused, releases_refused), and this agent's refused so and sent again under its newer view (batches_rerouted, handoff_parts_recut).", kind: counter,
+		labels: []string{"what"}, points: func(src *Sources) []point {
+			f, _ := src.Cluster()
+			return []point{{v: float64(f.StaleBatchesRefused), lv: []string{"batches_refused"}}, {v: float64(f.StaleBatchesRerouted), lv: []string{"batches_rerouted"}},
+				{v: float64(f.StalePartsRefused), lv: []string{"handoff_parts_refused"}}, {v: float64(f.StaleReleasesRefused), lv: []string{"releases_refused"}},
+				{v: float64(f.StaleRecut), lv: []string{"handoff_parts_recut"}}}
+		}},
 	{name: "petrel_cluster_outbox_bytes", help: "Bytes of the batches held in the durable outbox.", kind: gauge,
 		points: func(src *Sources) []point { f, _ := src.Cluster(); return []point{{v: float64(f.OutboxBytes)}} }},
 }

@@ -38,6 +38,11 @@ type ClusterFigures struct {
 	Members       int   // agents in the ownership view in force
 	OutboxBatches int   // batches held in the outbox, sent and not yet acknowledged
 	OutboxBytes   int64 // their bytes
+	// Fencing by view: batches refused for an older view and this
+	// agent's routed again; hand-off parts and releases refused so, and
+	// this agent's cut again.
+	StaleBatchesRefused, StaleBatchesRerouted           int64
+	StalePartsRefused, StaleReleasesRefused, StaleRecut int64
 }
 
 // LogFigures are the counts of the crawl's line logs.

@@ -208,13 +208,15 @@ func TestValues(t *testing.T) {
 	}
 }
 
-// TestCluster: an agent of several serves the exchange's figures, lint
-// clean; an agent alone serves none.
+// TestCluster: an agent of several serves the exchange's figures (the
+// fencing by view's counts among them), lint clean; an agent alone serves
+// none.
 func TestCluster(t *testing.T) {
 	var st stats.Crawl
 	st.ClusterSent.Store(5)
 	m := New(Sources{Stats: &st, Version: "x", Cluster: func() (ClusterFigures, bool) {
-		return ClusterFigures{Members: 3, OutboxBatches: 2, OutboxBytes: 900}, true
+		return ClusterFigures{Members: 3, OutboxBatches: 2, OutboxBytes: 900, StaleBatchesRefused: 4, StaleBatchesRerouted: 6,
+			StalePartsRefused: 7, StaleReleasesRefused: 8, StaleRecut: 9}, true
 	}})
 	body := scrape(t, m)
 	problems, err := promlint.New(bytes.NewReader(body)).Lint()
@@ -225,7 +227,10 @@ func TestCluster(t *testing.T) {
 		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
 	}
 	for _, want := range []string{"petrel_cluster_members 3", "petrel_cluster_outbox_batches 2", "petrel_cluster_outbox_bytes 900",
-		`petrel_cluster_urls_total{flow="key_sent"} 5`} {
+		`petrel_cluster_urls_total{flow="key_sent"} 5`,
+		`petrel_cluster_stale_view_total{what="batches_refused"} 4`, `petrel_cluster_stale_view_total{what="batches_rerouted"} 6`,
+		`petrel_cluster_stale_view_total{what="handoff_parts_refused"} 7`, `petrel_cluster_stale_view_total{what="releases_refused"} 8`,
+		`petrel_cluster_stale_view_total{what="handoff_parts_recut"} 9`} {
 		if !bytes.Contains(body, []byte(want)) {
 			t.Errorf("no %q in /metrics", want)
 		}

@@ -75,6 +75,13 @@
 // 32 bits. Result.Shingles says how much text the fingerprint stands for:
 // short pages make unreliable fingerprints and callers should skip them.
 //
+// Page metadata and text (pagemeta.go). With Options.Meta, the same pass
+// fills a PageMeta with what a WAT file lists of the page (the first
+// <base href>, the <meta>, <link> and <script src> elements, the links and
+// embeds with their attributes as written and the anchors' text) and its
+// visible text, one line per block element, for package dataset. Without
+// it the pass costs what it did.
+//
 // Invariants: HTML never fails and never panics on arbitrary input; every
 // returned link is an absolute, normalised http or https URL.
 package parse

@@ -28,6 +28,9 @@ type Options struct {
 	// literals of the page's inline scripts that look like one (see JS),
 	// resolved against the page's base URL.
 	JSLiterals bool
+	// Meta, when not nil, is reset and filled in the same pass with the
+	// page's metadata elements and visible text (see PageMeta).
+	Meta *PageMeta
 }
 
 // Result is what one pass over an HTML page yields.
@@ -72,6 +75,7 @@ type extractor struct {
 	res      Result
 	dig      digester
 	sim      simhasher
+	page     *PageMeta // Options.Meta
 }
 
 // urlList is the links (or requisites) of a page: in order, without
@@ -113,6 +117,9 @@ func (x *extractor) begin(base urlx.URL, header http.Header, body []byte, opts O
 	x.qenc = queryEncoder(name)
 	x.dig.init(base)
 	x.sim.init()
+	if x.page = opts.Meta; x.page != nil {
+		x.page.reset()
+	}
 	return text
 }
 
@@ -120,6 +127,9 @@ func (x *extractor) begin(base urlx.URL, header http.Header, body []byte, opts O
 func (x *extractor) finish() Result {
 	x.res.TextDigest = x.dig.sum()
 	x.res.SimHash, x.res.Shingles = x.sim.sum()
+	if x.page != nil {
+		x.page.finish()
+	}
 	x.res.Links, x.res.LinksDropped = x.links.urls, x.links.dropped
 	x.res.Embeds, x.res.EmbedsDropped = x.reqs.urls, x.reqs.dropped
 	if x.res.NoFollow {
@@ -212,6 +222,9 @@ func (x *extractor) run(text []byte) {
 			case !skipText:
 				for t, ok := s.textPiece(); ok; t, ok = s.textPiece() {
 					feedText(&x.dig, &x.sim, t)
+					if x.page != nil {
+						x.page.text(t)
+					}
 				}
 			}
 		case tokStartTag:
@@ -221,6 +234,9 @@ func (x *extractor) run(text []byte) {
 				ea := s.embedAttrs()
 				x.requisites(name, &ea)
 			}
+			if x.page != nil {
+				x.page.startTag(&s, name)
+			}
 			x.dig.tag(false, name, src)
 			x.sim.endWord()
 			switch string(name) {
@@ -229,6 +245,9 @@ func (x *extractor) run(text []byte) {
 			}
 			after = afterTag(name)
 		case tokEndTag:
+			if x.page != nil {
+				x.page.endTag(s.tagName())
+			}
 			x.dig.tag(true, s.tagName(), nil)
 			x.sim.endWord()
 			skipText = false

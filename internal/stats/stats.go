@@ -109,6 +109,8 @@ type Crawl struct {
 	ConnsReused   atomic.Int64 // requests that went on a kept-alive connection
 	TLSFull       atomic.Int64 // TLS handshakes in full, of the connections opened
 	TLSResumed    atomic.Int64 // TLS handshakes that resumed a session of the host (a ticket), of the connections opened
+	H2Conns       atomic.Int64 // HTTP/2 connections opened (the server chose h2 by ALPN), of the connections opened
+	H2Streams     atomic.Int64 // requests that went over HTTP/2, one stream each
 	FetchErrors   atomic.Int64 // fetches that failed at the network level
 	Timeouts      atomic.Int64
 	Truncated     atomic.Int64 // bodies cut at --max-body or by a timeout
@@ -359,7 +361,7 @@ func Summary(r Run) string {
   duplicates         payload %d (revisit records), text %d, near %d
   failures           network %d, timeouts %d, truncated %d, retries %d, DNS %d, broken hosts %d (URLs purged %d)
   https              certificate verified %d, not verified %d (fetched anyway), refused %d
-  connections        opened %d (TLS: %d full handshakes, %d from a session ticket), reused %d
+  connections        opened %d (TLS: %d full handshakes, %d from a session ticket), reused %d; HTTP/2: %d connections, %d streams
   WARC               %d response records, %s compressed
   URL cache          %d hits of %d lookups
   checkpoints        %d (last pause %s)
@@ -377,7 +379,7 @@ func Summary(r Run) string {
 		s["Duplicates"], s["TextDuplicates"], s["NearDuplicates"],
 		s["FetchErrors"], s["Timeouts"], s["Truncated"], s["Retries"], s["DNSFailures"], s["BrokenKeys"], s["PurgedURLs"],
 		s["TLSVerified"], s["TLSUnverified"], s["TLSRefused"],
-		s["ConnsOpened"], s["TLSFull"], s["TLSResumed"], s["ConnsReused"],
+		s["ConnsOpened"], s["TLSFull"], s["TLSResumed"], s["ConnsReused"], s["H2Conns"], s["H2Streams"],
 		s["Stored"], human(float64(s["WARCBytes"])),
 		s["CacheHits"], s["CacheLookups"],
 		s["Checkpoints"], time.Duration(s["CheckpointPauseNano"]).Round(time.Microsecond),

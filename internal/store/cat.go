@@ -292,10 +292,29 @@ func parseFields(b []byte) http.Header {
 	return h
 }
 
+// DecodeResponse decodes the block of a response record (an HTTP
+// response as transferred) whose WARC-Truncated is truncated: its header,
+// and its body de-chunked and with its Content-Encoding undone, at most
+// max bytes of it.
+func DecodeResponse(block []byte, truncated string, max int64) Payload {
+	resp := parseResponse(block)
+	body := resp.body
+	if resp.chunked {
+		var b bytes.Buffer
+		if dechunk(&b, body) {
+			body = b.Bytes()
+		}
+	}
+	p := Payload{Status: resp.status, Header: parseFields(resp.header), RawHeader: resp.header, Truncated: truncated}
+	p.Body, p.Err = fetch.DecodeBody(&fetch.Response{Header: p.Header, Body: body}, max)
+	return p
+}
+
 // Payload is the content of a response record, decoded.
 type Payload struct {
 	Status    int
 	Header    http.Header // the HTTP response header
+	RawHeader []byte      // the HTTP response header as transferred: status line, fields, blank line
 	Body      []byte      // chunking and Content-Encoding undone
 	Truncated string      // the record's WARC-Truncated, if any
 	Err       error       // a decoding problem (the body holds what decoded)
@@ -322,17 +341,7 @@ func (a Archive) ReadPayload(path string, offset int64) (Payload, error) {
 	default:
 		return Payload{}, fmt.Errorf("store: %s: offset %d: a %s record has no HTTP payload", path, offset, wh.Get("WARC-Type"))
 	}
-	resp := parseResponse(block)
-	body := resp.body
-	if resp.chunked {
-		var b bytes.Buffer
-		if dechunk(&b, body) {
-			body = b.Bytes()
-		}
-	}
-	p := Payload{Status: resp.status, Header: parseFields(resp.header), Truncated: wh.Get("WARC-Truncated")}
-	p.Body, p.Err = fetch.DecodeBody(&fetch.Response{Header: p.Header, Body: body}, MaxCatBody)
-	return p, nil
+	return DecodeResponse(block, wh.Get("WARC-Truncated"), MaxCatBody), nil
 }
 
 // original finds the response record a revisit record refers to.

@@ -95,6 +95,9 @@
 // sorted by the bytes of its lines and written as warcio's cdx-index
 // writes it (see index.go).
 //
+// Options.Closed is told of each file once it is closed and renamed (the
+// crawler derives its WAT and WET files from it, package dataset).
+//
 // # Compression level
 //
 // Compression uses github.com/klauspost/compress/gzip (a drop-in for

@@ -526,3 +526,7 @@ func WarcioPath() string {
 	}
 	return ""
 }
+
+// AppendJSONString appends s to b as a JSON string, quoted as
+// JSON.stringify quotes it (invalid UTF-8 becomes U+FFFD).
+func AppendJSONString(b []byte, s string) []byte { return appendJSString(b, s) }

@@ -138,3 +138,13 @@ func localIP() string {
 	}
 	return ""
 }
+
+// NewRecordID returns a fresh "<urn:uuid:...>" WARC-Record-ID built from a
+// random (version 4) UUID, for writers of other WARC files (WAT, WET).
+func NewRecordID() string { return newRecordID() }
+
+// SHA1Digest returns the WARC digest ("sha1:BASE32") of b.
+func SHA1Digest(b []byte) string {
+	sum := sha1.Sum(b)
+	return sha1Digest(sum[:])
+}

@@ -12,6 +12,10 @@ type Settings struct {
 	// Index writes a CDXJ index beside each WARC file and, at the end, the
 	// merged indexes/index.cdxj.
 	Index bool
+	// WAT and WET write NAME.warc.wat.gz and NAME.warc.wet.gz beside each
+	// WARC file once it is closed; CCIndex writes the columnar index,
+	// indexes/cc-index.parquet, at the end (package dataset).
+	WAT, WET, CCIndex bool
 }
 
 // Table declares the store's settings, bound to s.
@@ -29,6 +33,15 @@ func (s *Settings) Table() settings.Table {
 			In(settings.Storage).Range(int64(0), int64(1<<20)).SetFixed(open),
 		settings.Bool(&s.Index, "cdxj", true, "write a CDXJ index beside each WARC file, and indexes/index.cdxj at the end").
 			WithDoc("write a CDXJ index beside each WARC file and the merged `indexes/index.cdxj` at the end (`--cdxj=false`: none)").
+			In(settings.Storage).SetFixed(open),
+		settings.Bool(&s.WAT, "wat", false, "write a WAT file (Common Crawl's JSON metadata of every record) beside each WARC file once it is closed").
+			WithDoc("write `NAME.warc.wat.gz`, Common Crawl's WAT (JSON metadata of every record: headers, title, metas, links, SimHash), beside each WARC file once it is closed (docs/datasets.md)").
+			In(settings.Storage).SetFixed(open),
+		settings.Bool(&s.WET, "wet", false, "write a WET file (the text of every HTML page) beside each WARC file once it is closed").
+			WithDoc("write `NAME.warc.wet.gz`, Common Crawl's WET (the visible text of every HTML page), beside each WARC file once it is closed (docs/datasets.md)").
+			In(settings.Storage).SetFixed(open),
+		settings.Bool(&s.CCIndex, "cc-index", false, "write the columnar index indexes/cc-index.parquet (Common Crawl's cc-index-table columns) at the end").
+			WithDoc("write `indexes/cc-index.parquet` at the end: Common Crawl's cc-index-table columns and `content_simhash`, one row per capture (docs/datasets.md)").
 			In(settings.Storage).SetFixed(open),
 	}
 }

@@ -129,6 +129,11 @@ type Options struct {
 	QueueLength int
 	// Logger receives rotation and error events (default slog.Default()).
 	Logger *slog.Logger
+	// Closed, when not nil, is called with the path of each WARC file
+	// once it is closed and renamed, from the goroutine that appends
+	// records: while it runs, no record is written (so it should only
+	// hand the path on).
+	Closed func(path string)
 }
 
 // Exchange is one HTTP request and its response, as sent and received.
@@ -151,6 +156,11 @@ type Exchange struct {
 	// as in "tls/1.3"), WARC-Cipher-Suite and Petrel-TLS-Verify (the
 	// certificate's outcome: "verified", "off" or "failed: " and why).
 	TLS *TLSInfo
+	// HTTP2 says the exchange went over HTTP/2: Request and Response
+	// hold it in HTTP/1.1 form, and its request and response (or revisit)
+	// records carry "WARC-Protocol: h2" before the TLS version's field
+	// (the IIPC's WARC extension for HTTP/2).
+	HTTP2 bool
 }
 
 // TLSInfo describes the TLS connection of an exchange.
@@ -419,7 +429,7 @@ func revisitRecord(rsp *recordSpec, h hash.Hash, head []field, ex *Exchange, res
 		field{"WARC-Refers-To-Date", ref.date},
 		field{"WARC-Block-Digest", blockDigest},
 		field{"WARC-Payload-Digest", payloadDigest})
-	rsp.fields = appendTLS(rsp.fields, ex.TLS)
+	rsp.fields = appendTLS(appendH2(rsp.fields, ex.HTTP2, nil), ex.TLS)
 	rsp.fields = append(rsp.fields, field{"Content-Type", ctResponse})
 	rsp.block1, rsp.block2 = resp.header, nil
 	return blockDigest
@@ -435,7 +445,7 @@ func responseRecord(rsp *recordSpec, h hash.Hash, head []field, ex *Exchange, pa
 	if ex.Truncated != "" {
 		rsp.fields = append(rsp.fields, field{"WARC-Truncated", ex.Truncated})
 	}
-	rsp.fields = appendTLS(rsp.fields, ex.TLS)
+	rsp.fields = appendTLS(appendH2(rsp.fields, ex.HTTP2, nil), ex.TLS)
 	rsp.fields = append(rsp.fields, field{"Content-Type", ctResponse})
 	rsp.block1, rsp.block2 = ex.Response, nil
 	return blockDigest
@@ -483,7 +493,7 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 	j := w.jobPool.Get().(*job)
 	j.res, j.err, j.revisit = Result{PayloadDigest: payloadDigest}, nil, false
 	req := &j.recs[0]
-	req.fields = append(common("request", reqID, respID),
+	req.fields = append(appendH2(common("request", reqID, respID), ex.HTTP2, ex.TLS),
 		field{"WARC-Block-Digest", reqDigest},
 		field{"Content-Type", ctRequest})
 	req.block1, req.block2 = ex.Request, nil
@@ -869,6 +879,9 @@ func (w *Writer) finishFile() error {
 		return fmt.Errorf("store: close %s: %w", c.name, err)
 	}
 	w.log.Debug("store: closed WARC file", "file", c.name, "bytes", c.size)
+	if w.opts.Closed != nil {
+		w.opts.Closed(final)
+	}
 	return nil
 }
 
@@ -1007,6 +1020,20 @@ func (w *Writer) LoadDigests(in io.Reader) error {
 	w.bloom, w.refs = f, refs
 	w.mu.Unlock()
 	return nil
+}
+
+// appendH2 appends, for an exchange over HTTP/2 (h2), the field
+// "WARC-Protocol: h2" and then, if t is not nil, the TLS version's (a
+// response record has it from appendTLS).
+func appendH2(f []field, h2 bool, t *TLSInfo) []field {
+	if !h2 {
+		return f
+	}
+	f = append(f, field{"WARC-Protocol", "h2"})
+	if t != nil {
+		f = append(f, field{"WARC-Protocol", t.Protocol})
+	}
+	return f
 }
 
 // appendTLS appends the record fields describing an https exchange's

@@ -75,7 +75,8 @@
 // its times never shorten a gap (a Hit's Start is never before the client
 // sent the request, its End never after the client could have read the
 // response: End is when the response's last write began, noted by the
-// connection, see stamp.go);
+// connection, or over HTTP/2 by the handler's writes to its stream, see
+// stamp.go; a Hit's Proto names the protocol of its request);
 // connections held open by hostile cases are bounded and released by
 // [Web.Close] or the cancellation of the context given to [Start].
 package testweb

@@ -197,6 +197,7 @@ func (w *GenWeb) DNSAddr() string {
 func (w *GenWeb) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	name := hostOnly(r.Host)
+	rw = stampStream(rw, r)
 	var status int
 	if w.gen.real {
 		status = w.serveReal(rw, r, name)
@@ -205,7 +206,7 @@ func (w *GenWeb) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	w.requests.Add(1)
 	if w.opts.LogHits {
-		h := Hit{Host: name, IP: localAddr(r), Path: r.RequestURI, Status: status, UserAgent: r.UserAgent(), Start: start}
+		h := Hit{Host: name, IP: localAddr(r), Path: r.RequestURI, Status: status, UserAgent: r.UserAgent(), Proto: r.Proto, Start: start}
 		if status != 0 { // 0: dropped, nothing to flush
 			endHTTP(&h, rw, r)
 		}

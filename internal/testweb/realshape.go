@@ -100,6 +100,14 @@ func (g *Gen) traits(h int) hostTraits {
 	return t
 }
 
+// OffersHTTP2 reports whether the host named name (or, for a name
+// without "www." that redirects to its www host, that host) offers
+// HTTP/2 by ALPN (real shape only).
+func (g *Gen) OffersHTTP2(name string) bool {
+	h, _, err := g.resolve(name)
+	return err == nil && g.traits(h).h2
+}
+
 // normal returns a standard normal draw (Box–Muller).
 func normal(r *stream) float64 {
 	u1 := 1 - r.unit() // (0, 1]

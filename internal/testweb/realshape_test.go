@@ -277,6 +277,20 @@ func TestRealServe(t *testing.T) {
 			t.Errorf("down host's hit %+v: want status 0 (nothing sent)", hit)
 		}
 	}
+	h2hits := 0
+	for _, hit := range w.Hits() {
+		if hit.Proto == "HTTP/2.0" {
+			h2hits++
+			if hit.Host != g.Name(hh2) {
+				t.Errorf("hit %+v logged as HTTP/2, want only the h2 host's", hit)
+			}
+		} else if hit.Proto != "HTTP/1.1" {
+			t.Errorf("hit %+v: protocol %q not logged", hit, hit.Proto)
+		}
+	}
+	if h2hits != 1 {
+		t.Errorf("%d hits logged as HTTP/2, want 1", h2hits)
+	}
 	if c := w.Counts(); c.Redirects != 2 || c.Gzip != 2 || c.Brotli != 1 || c.HTTP2 != 1 || c.Dropped != 1 {
 		t.Errorf("counts %+v", c)
 	}

@@ -275,7 +275,7 @@ func (w *RequisitesWeb) serve(ln net.Listener, ip netip.Addr) {
 			status = res.status
 			writeBody(rw, status, res.ctype, res.body)
 		}
-		h := Hit{Host: name, IP: ip, Path: r.URL.RequestURI(), Status: status, UserAgent: r.UserAgent(), Start: start}
+		h := Hit{Host: name, IP: ip, Path: r.URL.RequestURI(), Status: status, UserAgent: r.UserAgent(), Proto: r.Proto, Start: start}
 		endHTTP(&h, rw, r)
 		w.log.record(h)
 	})}

@@ -129,13 +129,70 @@ func stampContext(ctx context.Context, c net.Conn) context.Context {
 	return ctx
 }
 
+// An HTTP/2 connection carries other frames than a response's (flow
+// control, pings, settings) and outlives a stream the client reset when it
+// gave up: its writes do not date a response. A streamStamp, the
+// ResponseWriter of an HTTP/2 request, notes instead when each write,
+// WriteHeader and Flush of the handler began while the client still
+// wanted the response (its request's context not done). The last bytes of
+// a response wait in the server's buffer until the handler's last Flush
+// or its return, so End, the note of the last of those, is never later
+// than when the client had them; Cut is the client's reset of the stream.
+type streamStamp struct {
+	http.ResponseWriter
+	ctx  context.Context
+	last time.Time // guarded by being the handler's: one goroutine
+}
+
+// stampStream returns the ResponseWriter a handler of r writes to: a
+// streamStamp over rw for HTTP/2, rw itself otherwise.
+func stampStream(rw http.ResponseWriter, r *http.Request) http.ResponseWriter {
+	if r.ProtoMajor != 2 {
+		return rw
+	}
+	return &streamStamp{ResponseWriter: rw, ctx: r.Context()}
+}
+
+func (s *streamStamp) note() {
+	if s.ctx.Err() == nil {
+		s.last = time.Now()
+	}
+}
+
+func (s *streamStamp) WriteHeader(code int) {
+	s.note()
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *streamStamp) Write(p []byte) (int, error) {
+	s.note()
+	return s.ResponseWriter.Write(p)
+}
+
+func (s *streamStamp) Flush() {
+	s.note()
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the server's writer.
+func (s *streamStamp) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
 // endHTTP flushes the response of r, then fills h.End and h.Cut from its
-// connection (h.End is now when the connection is not a stampConn). The
-// response must have a Content-Length (net/http writes nothing more after
-// the handler returns).
+// stream (HTTP/2: rw is a streamStamp) or its connection (h.End is now
+// when the connection is not a stampConn). The response must have a
+// Content-Length (net/http writes nothing more after the handler returns).
 func endHTTP(h *Hit, rw http.ResponseWriter, r *http.Request) {
 	if f, ok := rw.(http.Flusher); ok {
 		f.Flush()
+	}
+	if s, ok := rw.(*streamStamp); ok {
+		h.End, h.Cut = s.last, s.ctx.Err() != nil
+		if h.End.IsZero() { // nothing was written while the client waited
+			h.End = h.Start
+		}
+		return
 	}
 	if c, ok := r.Context().Value(stampKey{}).(*stampConn); ok {
 		c.end(h)

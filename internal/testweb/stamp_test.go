@@ -1,9 +1,11 @@
 package testweb
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 )
@@ -77,5 +79,66 @@ func TestHitLogEndOrder(t *testing.T) {
 		if want := t0.Add(time.Duration(i) * time.Millisecond); !hits[i].End.Equal(want) {
 			t.Fatalf("hit %d ends at +%v, want +%v", i, hits[i].End.Sub(t0), want.Sub(t0))
 		}
+	}
+}
+
+// TestHitEndHTTP2Stream: over HTTP/2, where the connection outlives a
+// stream the client resets, a response read in full has an End no later
+// than the client's reading it and is not Cut, and a response the client
+// gave up is Cut with an End no later than its giving up, however long
+// the handler goes on writing (its connection carries on).
+func TestHitEndHTTP2Stream(t *testing.T) {
+	log := &hitLog{max: 10}
+	gaveUp := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw = stampStream(rw, r)
+		h := Hit{Path: r.URL.Path, Start: time.Now()}
+		rw.Header().Set("Content-Length", "200000")
+		io.WriteString(rw, "first part\n")
+		rw.(http.Flusher).Flush()
+		if r.URL.Path == "/cut" {
+			<-r.Context().Done()
+			<-gaveUp
+			time.Sleep(30 * time.Millisecond)
+		}
+		rw.Write(make([]byte, 200000-len("first part\n")))
+		time.Sleep(50 * time.Millisecond) // a late note
+		endHTTP(&h, rw, r)
+		log.record(h)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	c := srv.Client()
+
+	resp, err := c.Get(srv.URL + "/full")
+	if err != nil || resp.ProtoMajor != 2 {
+		t.Fatalf("GET /full: %v (want HTTP/2)", err)
+	}
+	io.ReadAll(resp.Body)
+	read := time.Now()
+	resp.Body.Close()
+
+	ctx, cancel := context.WithCancel(t.Context())
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/cut", nil)
+	resp, err = c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Read(make([]byte, 5))
+	cancel()
+	gave := time.Now()
+	close(gaveUp)
+	resp.Body.Close()
+	time.Sleep(200 * time.Millisecond) // the handler ends
+	hits := log.all()
+	if len(hits) != 2 {
+		t.Fatalf("%d hits, want 2", len(hits))
+	}
+	if h := hits[0]; h.Path != "/full" || h.Cut || h.End.After(read) || h.End.Before(h.Start) {
+		t.Errorf("read in full: %+v; want not cut, End %v no later than the client's reading", h, h.End.Sub(read))
+	}
+	if h := hits[1]; h.Path != "/cut" || !h.Cut || h.End.After(gave) {
+		t.Errorf("given up: %+v; want cut, End %v no later than the giving up", h, h.End.Sub(gave))
 	}
 }

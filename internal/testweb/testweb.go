@@ -54,6 +54,7 @@ type Hit struct {
 	Path      string     // path+query as requested
 	Status    int        // status sent (0 if none was sent)
 	UserAgent string
+	Proto     string // the request's protocol, "HTTP/1.1" or "HTTP/2.0" ("" for the raw hostile servers)
 	// Start is when the handler began, the request headers read: never
 	// before the client sent them. End is when the last write of the
 	// response to the kernel began (or the response was abandoned): never
@@ -273,7 +274,7 @@ func (w *Web) serveHTTP(ln net.Listener, ip netip.Addr, group []*site) {
 			status = s.serve(w, rw, r)
 		}
 		h := Hit{Host: name, IP: ip, Path: r.URL.RequestURI(), Status: status,
-			UserAgent: r.UserAgent(), Start: start}
+			UserAgent: r.UserAgent(), Proto: r.Proto, Start: start}
 		endHTTP(&h, rw, r)
 		w.record(h)
 	})

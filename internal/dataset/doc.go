@@ -1,0 +1,61 @@
+// Package dataset derives from WARC files the outputs dataset builders
+// take from Common Crawl: WAT files (JSON metadata of every record), WET
+// files (the text of every HTML page) and the columnar index (Parquet,
+// the cc-index-table's columns), with Petrel's SimHash of each page in
+// the WAT and the index.
+//
+// # One pass
+//
+// Convert reads one WARC file (Petrel's or another crawler's, through
+// github.com/nlnwa/gowarc/v3) once. Each HTML response payload (2xx,
+// de-chunked, Content-Encoding undone) goes through Petrel's one-pass
+// parser (internal/parse) with parse.Options.Meta, which collects in the
+// same tokenizer pass the elements WAT lists and the visible text; no
+// other HTML parser is involved. From that pass come the WAT record of
+// every record, the WET conversion record of every HTML page, and the
+// index row of every response and revisit record.
+//
+// # WAT
+//
+// NAME.warc.wat.gz beside NAME.warc.gz: a warcinfo record, then one
+// metadata record (Content-Type application/json, WARC-Refers-To the
+// record it describes) per record of the WARC file, WARC/1.0 records in
+// gzip members of their own, as Common Crawl writes them. The JSON has
+// ia-web-commons' names and nesting: Container (Filename, Compressed,
+// Offset), Envelope (Format, WARC-Header-Length, Block-Digest,
+// Actual-Content-Length, WARC-Header-Metadata, Payload-Metadata). The
+// Payload-Metadata of an HTTP response holds HTTP-Response-Metadata
+// (Response-Message, Headers, Headers-Length, Entity-Length,
+// Entity-Trailing-Slop-Length, Entity-Digest) and, for an HTML page,
+// HTML-Metadata: Head (Title, Base, Metas, Link, Scripts), Links (path
+// as "A@/href", url as written, the element's kept attributes and an
+// anchor's text) and Petrel's SimHash and SimHash-Shingles. A header
+// field the message repeats is a list of its values (as Common Crawl's
+// since December 2024). Requests have HTTP-Request-Metadata, warcinfo
+// records WARC-Info-Metadata.
+//
+// # WET
+//
+// NAME.warc.wet.gz: a warcinfo record, then per HTML page a conversion
+// record (text/plain, WARC-Refers-To the response, WARC-Block-Digest)
+// whose block is the title on the first line, then the visible text, one
+// line per block element (PageMeta.Text). No main-text extraction and no
+// language identification are done here.
+//
+// # Columnar index
+//
+// Row has the cc-index-table's columns that apply (and content_simhash).
+// WriteIndex writes one Parquet file (zstd) with one row group per WARC
+// file, sorted by url_surtkey; a crawl keeps each closed file's rows in
+// NAME.warc.cc-index.parquet (RowsName) until the end, when they are
+// merged into indexes/cc-index.parquet.
+//
+// # Files
+//
+//	convert.go  Convert: one pass over a WARC file, the records read
+//	wat.go      the WAT JSON of a record
+//	json.go     JSON objects that keep their members' order
+//	warcout.go  the WAT and WET files' writer
+//	row.go      Row, the index row of a capture
+//	parquet.go  the Parquet index: WriteRows, ReadRows, WriteIndex
+package dataset

@@ -1,0 +1,255 @@
+package parse
+
+import "unicode/utf8"
+
+// MaxMetaElements bounds each list of a PageMeta (Metas, LinkTags,
+// Scripts, Links); elements beyond it are counted in PageMeta.Dropped.
+const MaxMetaElements = 5000
+
+// MaxAnchorText is the longest anchor text kept for one link, in bytes.
+const MaxAnchorText = 1024
+
+// PageMeta is what a pass with Options.Meta collects for the metadata and
+// text outputs of a page (WAT's HTML-Metadata, WET's text): the elements
+// WAT lists, with their attribute values as written (URLs unresolved), and
+// the page's visible text. The zero value is ready to use; HTML resets it.
+type PageMeta struct {
+	Base     string   // href of the first <base>
+	Metas    []Fields // <meta>: name, property, http-equiv, charset, content (those present; none: left out)
+	LinkTags []Fields // <link>: path "LINK@/href", url, rel, type
+	Scripts  []Fields // <script src>: path "SCRIPT@/src", url, type
+	// Links are the page's outlinks and embeds in document order: path
+	// (as "A@/href", "IMG@/src", "FORM@/action"), url, then the element's
+	// attributes WAT keeps (title, rel, target, alt) and, for A, its text.
+	Links   []Fields
+	Dropped int // elements beyond MaxMetaElements
+	// Text is the visible text of the page: the text outside script,
+	// style and the title, one line per block element (p, div, li, br,
+	// headings, table rows...), white space collapsed within a line and
+	// blank lines dropped. The title is Result.Title.
+	Text []byte
+
+	anchor    int // index in Links of the open <a>, or -1
+	anchorTxt []byte
+	space     bool // white space is pending in Text
+}
+
+// Fields is an element's attributes as name, value pairs: Fields[2i] is a
+// name and Fields[2i+1] its value.
+type Fields []string
+
+// Get returns the value of the field named name, or "".
+func (f Fields) Get(name string) string {
+	for i := 0; i+1 < len(f); i += 2 {
+		if f[i] == name {
+			return f[i+1]
+		}
+	}
+	return ""
+}
+
+// reset empties m for a new page, keeping its buffers.
+func (m *PageMeta) reset() {
+	*m = PageMeta{Text: m.Text[:0], anchorTxt: m.anchorTxt[:0], anchor: -1}
+}
+
+// linkElement is how WAT lists an element among Links: the attribute
+// holding its URL, its path, and the attributes kept beside it.
+type linkElement struct {
+	url, path string
+	keep      []string
+}
+
+var (
+	linkA      = linkElement{"href", "A@/href", []string{"target", "alt", "title", "rel", "hreflang", "type"}}
+	linkArea   = linkElement{"href", "AREA@/href", []string{"rel"}}
+	linkImg    = linkElement{"src", "IMG@/src", []string{"alt", "title"}}
+	linkForm   = linkElement{"action", "FORM@/action", []string{"target", "method"}}
+	linkIframe = linkElement{"src", "IFRAME@/src", nil}
+	linkFrame  = linkElement{"src", "FRAME@/src", nil}
+	linkEmbed  = linkElement{"src", "EMBED@/src", nil}
+	linkAudio  = linkElement{"src", "AUDIO@/src", nil}
+	linkVideo  = linkElement{"src", "VIDEO@/src", nil}
+	linkSource = linkElement{"src", "SOURCE@/src", nil}
+	linkTrack  = linkElement{"src", "TRACK@/src", nil}
+)
+
+// linkOf returns how WAT lists the element name among Links, or nil.
+func linkOf(name []byte) *linkElement {
+	switch string(name) {
+	case "a":
+		return &linkA
+	case "area":
+		return &linkArea
+	case "img":
+		return &linkImg
+	case "form":
+		return &linkForm
+	case "iframe":
+		return &linkIframe
+	case "frame":
+		return &linkFrame
+	case "embed":
+		return &linkEmbed
+	case "audio":
+		return &linkAudio
+	case "video":
+		return &linkVideo
+	case "source":
+		return &linkSource
+	case "track":
+		return &linkTrack
+	}
+	return nil
+}
+
+// isBlock reports whether the element name starts and ends a line of Text.
+func isBlock(name []byte) bool {
+	switch string(name) {
+	case "p", "div", "br", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "td", "th",
+		"table", "section", "article", "header", "footer", "nav", "aside", "main", "pre", "blockquote", "hr",
+		"form", "figure", "figcaption", "address", "title", "body", "option":
+		return true
+	}
+	return false
+}
+
+// startTag records the element of the start tag name that s holds.
+func (m *PageMeta) startTag(s *scanner, name []byte) {
+	if isBlock(name) {
+		m.lineBreak()
+	}
+	switch string(name) {
+	case "base":
+		if v, ok := s.attr("href"); ok && m.Base == "" {
+			m.Base = string(v)
+		}
+		return
+	case "meta":
+		if f := attrFields(s, nil, "name", "property", "http-equiv", "charset", "content"); len(f) > 0 {
+			m.add(&m.Metas, f)
+		}
+		return
+	case "link":
+		if v, ok := s.attr("href"); ok {
+			m.add(&m.LinkTags, attrFields(s, Fields{"path", "LINK@/href", "url", string(v)}, "rel", "type"))
+		}
+		return
+	case "script":
+		if v, ok := s.attr("src"); ok {
+			m.add(&m.Scripts, attrFields(s, Fields{"path", "SCRIPT@/src", "url", string(v)}, "type"))
+		}
+		return
+	case "a":
+		m.endAnchor()
+	}
+	la := linkOf(name)
+	if la == nil {
+		return
+	}
+	v, ok := s.attr(la.url)
+	if !ok {
+		return
+	}
+	if m.add(&m.Links, attrFields(s, Fields{"path", la.path, "url", string(v)}, la.keep...)) && string(name) == "a" {
+		m.anchor = len(m.Links) - 1
+	}
+}
+
+// endTag ends the element name.
+func (m *PageMeta) endTag(name []byte) {
+	if string(name) == "a" {
+		m.endAnchor()
+	}
+	if isBlock(name) {
+		m.lineBreak()
+	}
+}
+
+// add appends f to the list *l unless it holds MaxMetaElements (then it
+// counts f as dropped); it reports whether f was added.
+func (m *PageMeta) add(l *[]Fields, f Fields) bool {
+	if len(*l) >= MaxMetaElements {
+		m.Dropped++
+		return false
+	}
+	*l = append(*l, f)
+	return true
+}
+
+// attrFields appends to f the attributes of s's start tag among keys that
+// are present, name then value.
+func attrFields(s *scanner, f Fields, keys ...string) Fields {
+	for _, k := range keys {
+		if v, ok := s.attr(k); ok {
+			f = append(f, k, string(v))
+		}
+	}
+	return f
+}
+
+// text adds a piece of visible text.
+func (m *PageMeta) text(t []byte) {
+	if m.anchor >= 0 && len(m.anchorTxt) < MaxAnchorText {
+		m.anchorTxt = append(m.anchorTxt, t[:min(len(t), MaxAnchorText-len(m.anchorTxt))]...)
+	}
+	for _, c := range t {
+		if isSpace(c) {
+			m.space = true
+			continue
+		}
+		if m.space && len(m.Text) > 0 && m.Text[len(m.Text)-1] != '\n' {
+			m.Text = append(m.Text, ' ')
+		}
+		m.space = false
+		m.Text = append(m.Text, c)
+	}
+}
+
+// lineBreak ends the current line of Text, if it has any text.
+func (m *PageMeta) lineBreak() {
+	if len(m.Text) > 0 && m.Text[len(m.Text)-1] != '\n' {
+		m.Text = append(m.Text, '\n')
+	}
+	m.space = false
+}
+
+// endAnchor gives the open <a> its text, white space collapsed.
+func (m *PageMeta) endAnchor() {
+	if m.anchor < 0 {
+		return
+	}
+	if t := collapseSpace(m.anchorTxt); t != "" {
+		m.Links[m.anchor] = append(m.Links[m.anchor], "text", t)
+	}
+	m.anchor, m.anchorTxt = -1, m.anchorTxt[:0]
+}
+
+// finish ends the pass: an <a> left open gets its text, and Text ends
+// with a line break unless it is empty.
+func (m *PageMeta) finish() {
+	m.endAnchor()
+	m.lineBreak()
+}
+
+// collapseSpace returns b with runs of white space turned into one space,
+// trimmed, cut to a character boundary.
+func collapseSpace(b []byte) string {
+	out := make([]byte, 0, len(b))
+	space := false
+	for _, c := range b {
+		if isSpace(c) {
+			space = len(out) > 0
+			continue
+		}
+		if space {
+			out = append(out, ' ')
+			space = false
+		}
+		out = append(out, c)
+	}
+	for len(out) > 0 && !utf8.Valid(out) {
+		out = out[:len(out)-1]
+	}
+	return string(out)
+}
