@@ -101,8 +101,8 @@ type node struct {
 type rawBlock struct {
 	Block
 	node   int32 // innermost container, or -1
-	chars  int32 // bytes of text
-	links  int32 // bytes of it inside links
+	chars  int32 // characters of text
+	links  int32 // characters of it inside links
 	commas int32 // commas of it (Latin and CJK)
 	boiler uint8 // byTag, byClass: under boilerplate
 }
@@ -132,7 +132,7 @@ type pass struct {
 	pre       int                  // open pre elements
 	row       int                  // number of the current table row
 	gotTitle  bool
-	wantTitle bool // the next text token is the title's
+	wantTitle bool // the token after <title>: its text, if it is one
 }
 
 // maxDepth bounds the stack: deeper elements are treated as inline.
@@ -150,8 +150,10 @@ func (p *pass) run(page []byte) {
 		case parse.Text:
 			p.text()
 		case parse.StartTag:
+			p.wantTitle = false
 			p.start()
 		case parse.EndTag:
+			p.wantTitle = false
 			p.end()
 		}
 	}

@@ -155,3 +155,16 @@ func BenchmarkMainTextSynthetic(b *testing.B) {
 		_, _ = MainText(page, "")
 	}
 }
+
+// TestMainTextEmptyTitle: an empty <title> does not take the next text as
+// the title (failed before: the first paragraph became the title).
+func TestMainTextEmptyTitle(t *testing.T) {
+	page := "<html><head><title></title></head><body><p>The first paragraph of the page, long enough to be text, with a comma.</p></body></html>"
+	d, err := MainText([]byte(page), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Title != "" || len(d.Blocks) != 1 {
+		t.Errorf("Title %q, %d blocks; want no title and the paragraph", d.Title, len(d.Blocks))
+	}
+}
