@@ -12,7 +12,7 @@ import (
 
 // datasetCmds are "petrel warc wat", "wet" and "parquet".
 func datasetCmds() []*cobra.Command {
-	convert := func(use, short string, o dataset.Options) *cobra.Command {
+	convert := func(use, short string, o *dataset.Options) *cobra.Command {
 		return &cobra.Command{
 			Use:   use + " FILE|DIR...",
 			Short: short,
@@ -23,7 +23,7 @@ func datasetCmds() []*cobra.Command {
 					return err
 				}
 				for _, p := range files {
-					res, err := dataset.Convert(p, o)
+					res, err := dataset.Convert(p, *o)
 					if err != nil {
 						return err
 					}
@@ -81,9 +81,13 @@ directory given. Without -o it is DIR/indexes/cc-index.parquet.`,
 		},
 	}
 	parquet.Flags().StringVarP(&out, "output", "o", "", "the Parquet file (default DIR/indexes/cc-index.parquet)")
+	wetOpts := dataset.Options{WET: true}
+	wet := convert("wet", "Write each WARC file's WET file (the text of its HTML pages, with their languages) beside it, NAME.warc.wet.gz", &wetOpts)
+	wet.Flags().StringVar((*string)(&wetOpts.Text), "text", string(dataset.TextMain),
+		"what a record holds: main (the page's main text) or all (the whole page's visible text)")
 	return []*cobra.Command{
-		convert("wat", "Write each WARC file's WAT file (Common Crawl's JSON metadata records) beside it, NAME.warc.wat.gz", dataset.Options{WAT: true}),
-		convert("wet", "Write each WARC file's WET file (the text of its HTML pages) beside it, NAME.warc.wet.gz", dataset.Options{WET: true}),
+		convert("wat", "Write each WARC file's WAT file (Common Crawl's JSON metadata records) beside it, NAME.warc.wat.gz", &dataset.Options{WAT: true}),
+		wet,
 		parquet,
 	}
 }

@@ -35,7 +35,7 @@ func newDatasets(s store.Settings, log *slog.Logger) *datasets {
 	d := &datasets{
 		files:   make(chan string, closedQueue),
 		done:    make(chan struct{}),
-		opts:    dataset.Options{WAT: s.WAT, WET: s.WET, Rows: s.CCIndex, GzipLevel: s.GzipLevel, Software: "Petrel/" + Version},
+		opts:    dataset.Options{WAT: s.WAT, WET: s.WET, Text: dataset.Text(s.WETText), Rows: s.CCIndex, GzipLevel: s.GzipLevel, Software: "Petrel/" + Version},
 		ccIndex: s.CCIndex,
 		log:     log,
 	}

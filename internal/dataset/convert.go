@@ -24,6 +24,8 @@ const MaxBlock = 32 << 20
 type Options struct {
 	WAT bool // write NAME.warc.wat.gz beside NAME.warc.gz
 	WET bool // write NAME.warc.wet.gz
+	// Text is what a WET record holds of its page (default TextMain).
+	Text Text
 	// Rows returns the file's index rows (Result.Rows).
 	Rows bool
 	// Filename is the warc_filename of the rows (default: the file's base
@@ -72,6 +74,13 @@ func Convert(path string, o Options) (res Result, err error) {
 	}
 	if o.Filename == "" {
 		o.Filename = baseName(path)
+	}
+	switch o.Text {
+	case "":
+		o.Text = TextMain
+	case TextMain, TextAll:
+	default:
+		return res, fmt.Errorf("dataset: text %q: want %s or %s", o.Text, TextMain, TextAll)
 	}
 	r, err := gowarc.NewWarcFileReader(path, 0,
 		gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore),
@@ -143,9 +152,15 @@ func (c *converter) record(gr gowarc.Record) error {
 			return err
 		}
 	}
-	if c.wet != nil && rec.meta != nil && rec.typ == gowarc.Response {
-		text := wetText(rec)
-		if err := c.wet.record(derivedFields(rec, "conversion", "text/plain"), text); err != nil {
+	if rec.meta != nil && (c.wet != nil || c.o.Rows) {
+		rec.text, rec.langs = pageText(rec, c.o.Text)
+	}
+	if c.wet != nil && rec.meta != nil {
+		f := derivedFields(rec, "conversion", "text/plain")
+		if rec.langs != "" { // before Content-Type, as in Common Crawl's
+			f = append(f[:len(f)-1], field{"WARC-Identified-Content-Language", rec.langs}, f[len(f)-1])
+		}
+		if err := c.wet.record(f, rec.text); err != nil {
 			return err
 		}
 		c.res.Texts++
@@ -204,16 +219,6 @@ func derivedFields(rec *record, typ, contentType string) []field {
 	return append(f, field{"Content-Type", contentType})
 }
 
-// wetText is the WET block of a page: its title, then its visible text.
-func wetText(rec *record) []byte {
-	var b []byte
-	if t := rec.page.Title; t != "" {
-		b = append(b, t...)
-		b = append(b, '\n')
-	}
-	return append(b, rec.meta.Text...)
-}
-
 // record is one WARC record read for conversion.
 type record struct {
 	typ        gowarc.RecordType
@@ -227,6 +232,11 @@ type record struct {
 	payload    *store.Payload
 	page       parse.Result
 	meta       *parse.PageMeta // nil unless the payload was parsed as HTML
+	// text is the page's text (pageText) and langs its languages, as the
+	// WET record and the index row have them; set for an HTML page when
+	// either is written.
+	text  []byte
+	langs string
 }
 
 // read reads gr's block and, for an HTML response, parses its payload.

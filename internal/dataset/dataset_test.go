@@ -27,19 +27,29 @@ page</a>.</p><div>Second block</div><img src="/i.png" alt="pic"></body></html>`
 // duplicate (a revisit record) with Petrel's store, and returns its path.
 func writeWARC(t *testing.T, dir string) string {
 	t.Helper()
+	return writeExchanges(t, dir, []store.Exchange{
+		{TargetURI: "http://www.example.co.uk/a?q=1", Response: htmlResponse("200 OK", "", testPage)},
+		{TargetURI: "http://www.example.co.uk/old", Response: htmlResponse("301 Moved", "Location: /a?q=1\r\n", "")},
+		{TargetURI: "http://blog.example.co.uk:8080/copy", Response: htmlResponse("200 OK", "", testPage)},
+	})
+}
+
+// htmlResponse is an HTTP response with an HTML body, extra header lines
+// and a repeated Set-Cookie.
+func htmlResponse(status, extra, body string) []byte {
+	return []byte(fmt.Sprintf("HTTP/1.1 %s\r\nContent-Type: text/html; charset=utf-8\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\n%sContent-Length: %d\r\n\r\n%s", status, extra, len(body), body))
+}
+
+// writeExchanges writes a WARC file of exs with Petrel's store and returns
+// its path.
+func writeExchanges(t *testing.T, dir string, exs []store.Exchange) string {
+	t.Helper()
 	w, err := store.Open(store.Options{Dir: dir, Software: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp := func(status, extra, body string) []byte {
-		return []byte(fmt.Sprintf("HTTP/1.1 %s\r\nContent-Type: text/html; charset=utf-8\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\n%sContent-Length: %d\r\n\r\n%s", status, extra, len(body), body))
-	}
 	date := time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)
-	for _, ex := range []store.Exchange{
-		{TargetURI: "http://www.example.co.uk/a?q=1", Response: resp("200 OK", "", testPage)},
-		{TargetURI: "http://www.example.co.uk/old", Response: resp("301 Moved", "Location: /a?q=1\r\n", "")},
-		{TargetURI: "http://blog.example.co.uk:8080/copy", Response: resp("200 OK", "", testPage)},
-	} {
+	for _, ex := range exs {
 		ex.IP, ex.Date = "127.0.0.1", date
 		ex.Request = []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 		if _, err := w.Write(&ex); err != nil {
@@ -151,7 +161,7 @@ func TestConvertWATWETRows(t *testing.T) {
 	if len(th) != 2 || th[1].Get("WARC-Type") != "conversion" || th[1].Get("Content-Type") != "text/plain" || th[1].Get("WARC-Refers-To") == "" {
 		t.Fatalf("WET records %v", th)
 	}
-	wantText := "A page\nHeading\nFirst paragraph with the next page.\nSecond block\n"
+	wantText := "A page\n\nHeading\n\nFirst paragraph with the next page.\n\nSecond block\n"
 	if string(tb[1]) != wantText {
 		t.Errorf("WET text %q, want %q", tb[1], wantText)
 	}
@@ -236,7 +246,7 @@ func TestConvertForeignWARC(t *testing.T) {
 		t.Errorf("row %+v", r)
 	}
 	_, blocks := readWARC(t, WETName(p))
-	if len(blocks) != 2 || string(blocks[1]) != "Foreign\nSome text & more\nlink\n" {
+	if len(blocks) != 2 || string(blocks[1]) != "Foreign\n\nSome text & more\n" {
 		t.Errorf("WET %q", blocks)
 	}
 	wh, wb := readWARC(t, WATName(p))

@@ -37,10 +37,19 @@
 // # WET
 //
 // NAME.warc.wet.gz: a warcinfo record, then per HTML page a conversion
-// record (text/plain, WARC-Refers-To the response, WARC-Block-Digest)
-// whose block is the title on the first line, then the visible text, one
-// line per block element (PageMeta.Text). No main-text extraction and no
-// language identification are done here.
+// record (text/plain, WARC-Refers-To the response, WARC-Block-Digest,
+// WARC-Identified-Content-Language) whose block is, by Options.Text, the
+// page's main text (package extract: the title on the first line, then
+// the blocks separated by blank lines; the visible text when none is
+// found) or its visible text (the title on the first line, then one line
+// per block element, PageMeta.Text, as Common Crawl's WET).
+//
+// # Language
+//
+// The languages of a page (package lang, ISO 639-3 codes, largest share
+// first, comma-separated as Common Crawl writes them) are identified once,
+// on the WET text, and go both in the WET record and in the index row's
+// content_languages; they are found whenever either is written.
 //
 // # Columnar index
 //
@@ -54,6 +63,7 @@
 //
 //	convert.go  Convert: one pass over a WARC file, the records read
 //	wat.go      the WAT JSON of a record
+//	text.go     a page's WET text and languages
 //	json.go     JSON objects that keep their members' order
 //	warcout.go  the WAT and WET files' writer
 //	row.go      Row, the index row of a capture

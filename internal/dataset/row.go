@@ -123,6 +123,7 @@ func rowOf(rec *record, filename, crawl string) (Row, bool) {
 		row.ContentCharset = strings.ToUpper(rec.page.Charset)
 		h := int64(rec.page.SimHash)
 		row.ContentSimHash = &h
+		row.ContentLanguages = rec.langs
 	}
 	row.Subset = subset(path, p.Status)
 	return row, true

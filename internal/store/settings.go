@@ -16,6 +16,10 @@ type Settings struct {
 	// WARC file once it is closed; CCIndex writes the columnar index,
 	// indexes/cc-index.parquet, at the end (package dataset).
 	WAT, WET, CCIndex bool
+	// WETText is what a WET record holds of its page: "main" (the main
+	// text, else the visible text) or "all" (the whole page's visible
+	// text); package dataset's Text.
+	WETText string
 }
 
 // Table declares the store's settings, bound to s.
@@ -38,7 +42,11 @@ func (s *Settings) Table() settings.Table {
 			WithDoc("write `NAME.warc.wat.gz`, Common Crawl's WAT (JSON metadata of every record: headers, title, metas, links, SimHash), beside each WARC file once it is closed (docs/datasets.md)").
 			In(settings.Storage).SetFixed(open),
 		settings.Bool(&s.WET, "wet", false, "write a WET file (the text of every HTML page) beside each WARC file once it is closed").
-			WithDoc("write `NAME.warc.wet.gz`, Common Crawl's WET (the visible text of every HTML page), beside each WARC file once it is closed (docs/datasets.md)").
+			WithDoc("write `NAME.warc.wet.gz`, Common Crawl's WET (the text of every HTML page, `--wet-text`, with its languages), beside each WARC file once it is closed (docs/datasets.md)").
+			In(settings.Storage).SetFixed(open),
+		settings.Enum(&s.WETText, "wet-text", "main", []string{"main", "all"},
+			"what a WET record holds: main (the page's main text, without menus and footers) or all (the whole page's visible text)").
+			WithDoc("what a WET record holds: `main`, the page's main text (title, then headings, paragraphs, lists, tables apart, without menus and footers; the visible text when none is found), or `all`, the whole page's visible text as in Common Crawl's WET (docs/datasets.md)").
 			In(settings.Storage).SetFixed(open),
 		settings.Bool(&s.CCIndex, "cc-index", false, "write the columnar index indexes/cc-index.parquet (Common Crawl's cc-index-table columns) at the end").
 			WithDoc("write `indexes/cc-index.parquet` at the end: Common Crawl's cc-index-table columns and `content_simhash`, one row per capture (docs/datasets.md)").
