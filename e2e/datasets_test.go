@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -96,6 +97,7 @@ func TestDatasets(t *testing.T) {
 	}
 	checkWarcio(t, wats, watRecords)
 	checkWarcio(t, wets, -1)
+	checkLanguages(t, wets, rows)
 	t.Logf("%d WARC files, %d bytes; WAT+WET %d bytes (%.0f %%); %d HTML pages", len(warcs), warcBytes, derivedBytes,
 		100*float64(derivedBytes)/float64(warcBytes), htmlPages)
 	if htmlPages < 50 {
@@ -178,6 +180,46 @@ func checkDerived(t *testing.T, path, typ string) int {
 		}
 	})
 	return n
+}
+
+// checkLanguages checks the languages of the pages: each WET record's
+// WARC-Identified-Content-Language is the content_languages of its page's
+// index row (one detection for both), and each is well formed: one to
+// three ISO 639-3 codes, comma-separated. (The test web's text is made of
+// invented words: which languages it is taken for is not judged here,
+// only that some are found.)
+func checkLanguages(t *testing.T, wets []string, rows []dataset.Row) {
+	t.Helper()
+	code := regexp.MustCompile(`^[a-z]{3}(,[a-z]{3}){0,2}$`)
+	byURL := map[string]string{}
+	for _, row := range rows {
+		if row.ContentSimHash != nil {
+			byURL[row.URL] = row.ContentLanguages
+		}
+		if l := row.ContentLanguages; l != "" && !code.MatchString(l) {
+			t.Errorf("%s: content_languages %q", row.URL, l)
+		}
+	}
+	texts, named := 0, 0
+	for _, p := range wets {
+		eachRecord(t, p, func(h *gowarc.WarcFields, _ []byte) {
+			if h.Get("WARC-Type") != "conversion" {
+				return
+			}
+			texts++
+			u, l := h.Get("WARC-Target-URI"), h.Get("WARC-Identified-Content-Language")
+			if want, ok := byURL[u]; !ok || l != want {
+				t.Errorf("%s: WET language %q, index row's %q (row found: %v)", u, l, want, ok)
+			}
+			if l != "" {
+				named++
+			}
+		})
+	}
+	t.Logf("%d of %d WET records name languages", named, texts)
+	if named == 0 {
+		t.Errorf("none of %d WET records names a language", texts)
+	}
 }
 
 // checkWarcio reads WAT or WET files with warcio index: want records in
@@ -290,7 +332,8 @@ func checkDuckDB(t *testing.T, dir, index string, domains, statuses map[string]i
 		types[e.K] = fmt.Sprint(e.N)
 	}
 	for col, want := range map[string]string{"url_surtkey": "VARCHAR", "fetch_time": "TIMESTAMP", "fetch_status": "SMALLINT",
-		"warc_record_offset": "INTEGER", "warc_record_length": "INTEGER", "content_simhash": "BIGINT", "url_port": "INTEGER"} {
+		"warc_record_offset": "INTEGER", "warc_record_length": "INTEGER", "content_simhash": "BIGINT", "url_port": "INTEGER",
+		"content_languages": "VARCHAR"} {
 		if !strings.HasPrefix(types[col], want) {
 			t.Errorf("column %s: %s, want %s", col, types[col], want)
 		}
