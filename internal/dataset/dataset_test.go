@@ -42,7 +42,7 @@ func htmlResponse(status, extra, body string) []byte {
 
 // writeExchanges writes a WARC file of exs with Petrel's store and returns
 // its path.
-func writeExchanges(t *testing.T, dir string, exs []store.Exchange) string {
+func writeExchanges(t testing.TB, dir string, exs []store.Exchange) string {
 	t.Helper()
 	w, err := store.Open(store.Options{Dir: dir, Software: "test"})
 	if err != nil {
