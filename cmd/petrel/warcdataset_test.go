@@ -23,6 +23,12 @@ func TestWarcDatasetCommands(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	if _, _, err := runWarc("wet", "--text", "all", dir); err != nil {
+		t.Errorf("warc wet --text all: %v", err)
+	}
+	if _, _, err := runWarc("wet", "--text", "most", dir); err == nil || !strings.Contains(err.Error(), `text "most"`) {
+		t.Errorf("warc wet --text most: %v, want an error naming it", err)
+	}
 	stdout, stderr, err := runWarc("parquet", dir)
 	if err != nil || !strings.Contains(stdout, "1 rows from 1 WARC files") {
 		t.Fatalf("warc parquet: %v %q %q", err, stdout, stderr)
