@@ -75,7 +75,9 @@
 // its times never shorten a gap (a Hit's Start is never before the client
 // sent the request, its End never after the client could have read the
 // response: End is when the response's last write began, noted by the
-// connection, see stamp.go);
+// connection, see stamp.go); [PolitenessGaps] (politeness.go) reads
+// the politeness violations out of a log, for the tests and the crawl
+// benchmark alike;
 // connections held open by hostile cases are bounded and released by
 // [Web.Close] or the cancellation of the context given to [Start].
 package testweb
