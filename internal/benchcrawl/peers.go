@@ -138,7 +138,7 @@ func runScrapy(ctx context.Context, o Options, web *webProc, dir string) RunResu
 	if _, ok := namespaced(ctx, o, web, dir, cmd, nil, &res); !ok {
 		return res
 	}
-	res.Notes = append(res.Notes, "Scrapy: CONCURRENT_REQUESTS_PER_DOMAIN 1 with DOWNLOAD_DELAY = host delay (counted from the start of the previous request, not randomised), AutoThrottle off, robots.txt obeyed; it cannot express the per-IP delay beside it; stores nothing; names from the namespace's /etc/hosts; TLS verified against the web's CA (Scrapy's default context verifies nothing)")
+	res.Notes = append(res.Notes, "Scrapy: CONCURRENT_REQUESTS_PER_DOMAIN 1 with DOWNLOAD_DELAY = host delay (counted from the start of the previous request, not randomised), AutoThrottle off, robots.txt obeyed, the broad-crawl scheduler (DownloaderAwarePriorityQueue, breadth-first); it cannot express the per-IP delay beside it; stores nothing; names from the namespace's /etc/hosts; TLS verified against the web's CA (Scrapy's default context verifies nothing)")
 	return res
 }
 
