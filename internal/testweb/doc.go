@@ -77,6 +77,8 @@
 // response: End is when the response's last write began, noted by the
 // connection, or over HTTP/2 by the handler's writes to its stream, see
 // stamp.go; a Hit's Proto names the protocol of its request);
+// [PolitenessGaps] (politeness.go) reads the politeness violations out of
+// a log, for the tests and the crawl benchmark alike;
 // connections held open by hostile cases are bounded and released by
 // [Web.Close] or the cancellation of the context given to [Start].
 package testweb
