@@ -161,6 +161,7 @@ func (a *Agent) refuse(url, via string, m frontier.Meta, reason crawllog.Reason,
 // came, those whose tries were used up, and those over their key's budget.
 // Those given up after failures go to state/failed too, for --retry-failed.
 func (a *Agent) dropped(url string, m frontier.Meta, why frontier.DropReason) {
+	a.revisitDropped(url, m) // revisits.go
 	switch why {
 	case frontier.DropHostDown, frontier.DropBrokenHost, frontier.DropRetries, frontier.DropRobotsUnavailable, frontier.DropDNS:
 		a.failed.add(why.String(), url, m) // failedlog.go

@@ -59,6 +59,7 @@ func (s *Schedule) Run(ctx context.Context) error {
 		case !next.IsZero():
 			wait = max(next.Sub(now), time.Millisecond)
 		}
+		s.wakeAt.Store(now.Add(wait).UnixNano())
 		timer.Reset(wait)
 		select {
 		case <-ctx.Done():

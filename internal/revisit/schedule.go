@@ -51,6 +51,7 @@ type Schedule struct {
 	pol    *policy
 	now    func() time.Time
 	wake   chan struct{} // a URL became due earlier, or a slot was freed
+	wakeAt atomic.Int64  // when Run wakes by itself (Unix ns)
 	mu     sync.Mutex    // guards claims
 	claims map[string]struct{}
 
@@ -243,6 +244,8 @@ func (s *Schedule) Visited(url string, meta []byte, v Visit) (time.Time, error) 
 		s.issued.Add(-1)
 		s.visits.Add(1)
 		s.poke()
+	} else if due < s.wakeAt.Load() {
+		s.poke() // due before Run planned to look again
 	}
 	return unixTime(due), nil
 }

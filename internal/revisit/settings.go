@@ -24,7 +24,7 @@ func (s *Settings) Table() settings.Table {
 			In(settings.Operations).SetFixed(atStart),
 		settings.Enum(&s.Policy, "revisit-policy", PolicyChangeRate, Policies,
 			"how revisit intervals are chosen: change-rate (estimate each page's change rate, spend the budget where it buys the most freshness), uniform, heritrix (WaitEvaluator) or stormcrawler (AdaptiveScheduler)").
-			In(settings.Operations).SetFixed(atStart),
+			WithUnit("POLICY").In(settings.Operations).SetFixed(atStart),
 		settings.Float(&s.Budget, "revisit-budget", 0,
 			"revisit fetches per second the schedule issues at most, and that change-rate and uniform plan for (0: no cap)").
 			In(settings.Operations).Range(0.0, 1e6).SetFixed(atStart),

@@ -73,6 +73,9 @@ type Hit struct {
 	// at Start: the one served with a 200, the live one with a 304; 0
 	// for every other resource.
 	Version uint32 `json:",omitempty"`
+	// Conditional says the request had If-None-Match or
+	// If-Modified-Since.
+	Conditional bool `json:",omitempty"`
 }
 
 // Web is a running synthetic web. Its methods are safe for concurrent use.
@@ -286,7 +289,8 @@ func (w *Web) serveHTTP(ln net.Listener, ip netip.Addr, group []*site) {
 			status, version = s.serve(w, rw, r, start)
 		}
 		h := Hit{Host: name, IP: ip, Path: r.URL.RequestURI(), Status: status,
-			UserAgent: r.UserAgent(), Start: start, Version: version}
+			UserAgent: r.UserAgent(), Start: start, Version: version,
+			Conditional: r.Header.Get("If-None-Match") != "" || r.Header.Get("If-Modified-Since") != ""}
 		endHTTP(&h, rw, r)
 		w.record(h)
 	})
