@@ -935,10 +935,10 @@ func (a *Agent) closeAll() error {
 		errs = append(errs, a.closeStore(state)...)
 	}
 	if a.revisits != nil {
+		a.filterLine += revisitSummary(a.revisits.Figures()) // revisits.go
 		if err := a.revisits.Close(); err != nil {
 			errs = append(errs, err)
 		}
-		a.revisits = nil
 	}
 	// What the crawl holds is saved when nothing failed so far and the run
 	// did not fail: the index and the logs below are not its state.

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/petrel-crawler/petrel/internal/console"
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/revisit"
@@ -161,6 +162,41 @@ func (a *Agent) visitedRevisit(r *fetched, res store.Result, err error) {
 		a.log.Error("revisit schedule", "url", r.task.URL(), "err", err)
 		a.storeFailed(err)
 	}
+}
+
+// whyRevisit adds to w what the revisit schedule holds of its URL.
+func (a *Agent) whyRevisit(w *console.Why) {
+	if a.revisits == nil {
+		return
+	}
+	st, ok, err := a.revisits.Lookup(w.URL)
+	switch {
+	case err != nil:
+		w.Caveats = append(w.Caveats, "the revisit schedule could not be read: "+err.Error())
+		return
+	case !ok:
+		w.Add("revisit", "not scheduled (only pages fetched with a 200 are)")
+		return
+	}
+	if st.Issued {
+		w.Add("revisit", "due since "+time.Unix(0, st.Due).UTC().Format(time.RFC3339Nano)+": handed to the frontier, not yet fetched again")
+	} else {
+		w.Add("revisit due", time.Unix(0, st.Due))
+	}
+	w.Add("revisit interval", time.Duration(st.Interval).String()+" (policy "+a.cfg.Revisit.Policy+")")
+	w.Add("revisit history", fmt.Sprintf("%d revisits, %d found it changed (%d with a Last-Modified time), watched %v", st.Visits, st.Changes, st.Timed, time.Duration(st.Exposure).Round(time.Millisecond)))
+	if r := st.Rate(0); r > 0 {
+		w.Add("estimated change rate", fmt.Sprintf("one change every %v", time.Duration(1e9/r).Round(time.Millisecond)))
+	}
+	if st.ETag != "" || st.LastModified != 0 {
+		w.Add("validators", fmt.Sprintf("ETag %q, Last-Modified %d (sent as If-None-Match / If-Modified-Since)", st.ETag, st.LastModified))
+	}
+}
+
+// revisitSummary is the end summary's line on the revisit schedule.
+func revisitSummary(f revisit.Figures) string {
+	return fmt.Sprintf("\n  revisits           %d done this run (304 not modified %d, unchanged 200 %d), %d duplicate tasks not fetched; schedule: %d URLs, %d issued, %d due now, %d due within the hour",
+		f.Revisits, f.NotModified, f.Unchanged, f.Skipped, f.Scheduled, f.Issued, f.Due, f.DueHour)
 }
 
 // recordIDBytes parses a WARC-Record-ID "<urn:uuid:...>" into its 16

@@ -55,6 +55,7 @@ type Schedule struct {
 	mu     sync.Mutex    // guards claims
 	claims map[string]struct{}
 
+	closed     atomic.Bool
 	issued     atomic.Int64 // URLs issued and not visited
 	scheduled  atomic.Int64 // URLs in the schedule
 	visits     atomic.Int64 // revisits done (this process)
@@ -137,8 +138,11 @@ func (s *Schedule) Sync() error {
 	return nil
 }
 
-// Close saves and closes the schedule.
+// Close saves and closes the schedule; later calls do nothing.
 func (s *Schedule) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
 	err := s.Sync()
 	return errors.Join(err, s.db.Close())
 }
