@@ -17,6 +17,7 @@ import (
 	"hash/fnv"
 	"math"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -113,14 +114,11 @@ func (w *Web) versionAt(key string, t time.Time) (uint32, time.Time) {
 		return 0, w.born
 	}
 	n := int64(d / p)
-	at := func(k int64) time.Time {
-		return w.born.Add(time.Duration(k)*p + time.Duration(unit(w.hash64(key, 3, uint64(k)))*float64(p)))
-	}
-	v, changed := n, at(n)
+	v, changed := n, w.changeTime(key, n)
 	if !changed.After(t) {
 		v++
 	} else if n > 0 {
-		changed = at(n - 1)
+		changed = w.changeTime(key, n-1)
 	} else {
 		changed = w.born
 	}
@@ -204,7 +202,7 @@ func (w *Web) serveChanging(rw http.ResponseWriter, r *http.Request, s *site, p 
 		rw.WriteHeader(http.StatusNotModified)
 		return http.StatusNotModified, v
 	}
-	mark := []byte("<p class=\"version\">Version " + strconv.FormatUint(uint64(v), 10) + " of this page.</p>\n")
+	mark := versionMark(v)
 	hd.Set("Content-Type", res.ctype)
 	hd.Set("Content-Length", strconv.Itoa(res.length+len(mark)))
 	rw.WriteHeader(http.StatusOK)
@@ -239,4 +237,141 @@ func notModified(r *http.Request, etag, lm string) bool {
 	since, err1 := http.ParseTime(ims)
 	mod, err2 := http.ParseTime(lm)
 	return err1 == nil && err2 == nil && !mod.After(since)
+}
+
+// changeTime is the time of change k (from 0) of the page at key: the
+// change that made version k+1.
+func (w *Web) changeTime(key string, k int64) time.Time {
+	p := w.changePeriod(key)
+	return w.born.Add(time.Duration(k)*p + time.Duration(unit(w.hash64(key, 3, uint64(k)))*float64(p)))
+}
+
+// Freshness is how fresh a crawler kept the changing pages, judged from
+// the request log alone.
+type Freshness struct {
+	Pages     int           // changing pages captured (a 200) before the window
+	Freshness float64       // time-averaged share of those pages whose copy is the live version
+	Age       time.Duration // time-averaged age of a copy: 0 while fresh, else time since the live version first differed
+	Revisits  int           // requests of those pages in the window
+	NotMod    int           // of which answered 304
+	// BodyBytes are the body bytes those requests got; FullBytes what they
+	// would have got without validators (the live version's body each
+	// time); both only for the Validated requests, those of pages of hosts
+	// that send validators.
+	BodyBytes, FullBytes int64
+	Validated            int
+}
+
+// Freshness judges the copies a crawler holds of the changing pages over
+// [from, to] from hits (the request log): a page's copy is the version of
+// its last 200 (received at the hit's End), kept through 304s, and is fresh
+// while it equals the live version.
+func (w *Web) Freshness(hits []Hit, from, to time.Time) Freshness {
+	var f Freshness
+	byPage := map[string][]Hit{}
+	for _, h := range hits {
+		s := w.byName[h.Host]
+		if s == nil || s.res[h.Path] == nil || !w.changing(s.res[h.Path]) || (h.Status != 200 && h.Status != 304) {
+			continue
+		}
+		byPage[h.Host+" "+h.Path] = append(byPage[h.Host+" "+h.Path], h)
+	}
+	var fresh, age float64
+	for key, hs := range byPage {
+		sort.Slice(hs, func(i, j int) bool { return hs[i].End.Before(hs[j].End) })
+		if hs[0].Status != 200 || !hs[0].End.Before(from) {
+			continue
+		}
+		f.Pages++
+		fr, ag := w.pageFreshness(key, hs, from, to)
+		fresh, age = fresh+fr, age+ag
+		w.countBytes(&f, key, hs, from, to)
+	}
+	if f.Pages > 0 {
+		span := to.Sub(from).Seconds() * float64(f.Pages)
+		f.Freshness = fresh / span
+		f.Age = time.Duration(age / span * 1e9)
+	}
+	return f
+}
+
+// pageFreshness integrates the freshness (seconds fresh) and the age
+// (second·seconds) of one page's copy over [from, to].
+func (w *Web) pageFreshness(key string, hs []Hit, from, to time.Time) (fresh, age float64) {
+	p := w.changePeriod(key)
+	events := []time.Time{from, to}
+	for k := int64(max(from.Sub(w.born)/p-1, 0)); ; k++ {
+		c := w.changeTime(key, k)
+		if c.After(to) {
+			break
+		}
+		if c.After(from) {
+			events = append(events, c)
+		}
+	}
+	for _, h := range hs {
+		if h.Status == 200 && h.End.After(from) && h.End.Before(to) {
+			events = append(events, h.End)
+		}
+	}
+	sort.Slice(events, func(i, j int) bool { return events[i].Before(events[j]) })
+	i := 0 // hs[:i] ended before the segment
+	copyV := uint32(0)
+	for e := 1; e < len(events); e++ {
+		a, b := events[e-1], events[e]
+		if !b.After(a) {
+			continue
+		}
+		for ; i < len(hs) && !hs[i].End.After(a); i++ {
+			if hs[i].Status == 200 {
+				copyV = hs[i].Version
+			}
+		}
+		live, _ := w.versionAt(key, a.Add(b.Sub(a)/2))
+		if live == copyV {
+			fresh += b.Sub(a).Seconds()
+			continue
+		}
+		stale := w.changeTime(key, int64(copyV)) // the change that outdated the copy
+		x, y := a.Sub(stale).Seconds(), b.Sub(stale).Seconds()
+		age += (y*y - x*x) / 2
+	}
+	return fresh, age
+}
+
+// countBytes adds the requests of one page in [from, to] to f.
+func (w *Web) countBytes(f *Freshness, key string, hs []Hit, from, to time.Time) {
+	host, path, _ := strings.Cut(key, " ")
+	res := w.byName[host].res[path]
+	kind := w.HostValidators(host)
+	for _, h := range hs {
+		if h.Start.Before(from) || h.Start.After(to) {
+			continue
+		}
+		f.Revisits++
+		if h.Status == 304 {
+			f.NotMod++
+		}
+		if kind == ValidatorsNone || kind == ValidatorsNow {
+			continue
+		}
+		f.Validated++
+		full := int64(res.length + len(versionMark(h.Version)))
+		f.FullBytes += full
+		if h.Status == 200 {
+			f.BodyBytes += full
+		}
+	}
+}
+
+// versionMark is the paragraph that says a page's version.
+func versionMark(v uint32) []byte {
+	return []byte("<p class=\"version\">Version " + strconv.FormatUint(uint64(v), 10) + " of this page.</p>\n")
+}
+
+// Changing reports whether the resource at path on the host named host is
+// a page of the changing web.
+func (w *Web) Changing(host, path string) bool {
+	s := w.byName[host]
+	return s != nil && s.res[path] != nil && w.changing(s.res[path])
 }

@@ -119,3 +119,43 @@ func TestChangingWeb(t *testing.T) {
 		t.Errorf("%d requests of changing pages in the log", n)
 	}
 }
+
+// TestFreshness: a copy captured at version 0 and never refreshed is fresh
+// until the page's first change and then stale with a growing age: over a
+// window centred on that change, freshness 1/2 and mean age a quarter of
+// the window's half; a 200 of the new version at the change makes it
+// fresh throughout.
+func TestFreshness(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := Start(ctx, Config{Hosts: 4, PagesPerHost: 5, Seed: 3, ChangeDay: time.Hour, FirstIP: netip.MustParseAddr("127.31.41.1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var s *site
+	var p, key string
+	for _, e := range w.Expected() { // a page whose second change comes after the window
+		if w.ChangePeriod(e) > 0 {
+			s, p = w.lookup(e)
+			key = s.name + " " + p
+			if c0 := w.changeTime(key, 0); w.changeTime(key, 1).After(c0.Add(c0.Sub(w.born))) {
+				break
+			}
+		}
+	}
+	at := w.born.Add(time.Millisecond)
+	first := Hit{Host: s.name, Path: p, Status: 200, Start: at, End: at}
+	from := at.Add(time.Millisecond)
+	c0 := w.changeTime(key, 0)
+	half := c0.Sub(from)
+	to := c0.Add(half)
+	f := w.Freshness([]Hit{first}, from, to)
+	if f.Pages != 1 || f.Freshness < 0.499 || f.Freshness > 0.501 || (f.Age-half/4).Abs() > time.Millisecond {
+		t.Errorf("never refreshed: %+v, want freshness 0.5, age %v", f, half/4)
+	}
+	again := Hit{Host: s.name, Path: p, Status: 200, Start: c0, End: c0, Version: 1}
+	if f := w.Freshness([]Hit{first, again}, from, to); f.Freshness < 0.999 || f.Age != 0 || f.Revisits != 1 {
+		t.Errorf("refreshed at the change: %+v", f)
+	}
+}
