@@ -67,7 +67,7 @@ func changingPages(t *testing.T, w *testweb.Web) map[string]testweb.Validators {
 // the web's log); every 304 is stored as a server-not-modified revisit
 // record that refers to a response record of the same URL in the WARC
 // files (its record ID, URI and date), read back with gowarc; the run's
-// summary counts the 304s.
+// summary and crawl.log count the 304s.
 func TestRevisitConditional(t *testing.T) {
 	const hostDelay, ipDelay = 30 * time.Millisecond, 10 * time.Millisecond
 	r := startWeb(t, testweb.Config{Hosts: 8, HostsPerIP: 2, PagesPerHost: 8, Seed: 13, ChangeDay: 20 * time.Second,
@@ -144,6 +144,9 @@ func TestRevisitConditional(t *testing.T) {
 	}
 	if !strings.Contains(stderr, fmt.Sprintf("(304 not modified %d,", notModified)) {
 		t.Errorf("the summary does not count the %d 304s:\n%s", notModified, stderr)
+	}
+	if b, err := os.ReadFile(r.dir + "/logs/crawl.log"); err != nil || strings.Count(string(b), "revisit:not-modified") != notModified {
+		t.Errorf("crawl.log marks %d 304s of %d (%v)", strings.Count(string(b), "revisit:not-modified"), notModified, err)
 	}
 	if len(refs) != notModified {
 		t.Errorf("%d server-not-modified revisit records, the web answered %d 304s", len(refs), notModified)

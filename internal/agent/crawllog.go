@@ -134,7 +134,10 @@ func (a *Agent) logResponse(t *frontier.Task, fetcher int, resp *fetch.Response,
 	switch {
 	case res != nil:
 		e.Digest = res.PayloadDigest
-		if res.Revisit {
+		switch {
+		case res.NotModified:
+			e.Annotations = append(e.Annotations, "revisit:not-modified")
+		case res.Revisit:
 			e.Annotations = append(e.Annotations, "duplicate:digest")
 		}
 		e.Annotations = append(e.Annotations, "warc:"+res.File+"@"+strconv.FormatInt(res.Offset, 10))
