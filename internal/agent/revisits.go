@@ -22,6 +22,7 @@ import (
 	"github.com/petrel-crawler/petrel/internal/console"
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/frontier"
+	"github.com/petrel-crawler/petrel/internal/metrics"
 	"github.com/petrel-crawler/petrel/internal/revisit"
 	"github.com/petrel-crawler/petrel/internal/store"
 )
@@ -191,6 +192,12 @@ func (a *Agent) whyRevisit(w *console.Why) {
 	if st.ETag != "" || st.LastModified != 0 {
 		w.Add("validators", fmt.Sprintf("ETag %q, Last-Modified %d (sent as If-None-Match / If-Modified-Since)", st.ETag, st.LastModified))
 	}
+}
+
+// revisitMetrics are the schedule's figures for /metrics.
+func revisitMetrics(f revisit.Figures) metrics.RevisitFigures {
+	return metrics.RevisitFigures{Scheduled: f.Scheduled, Issued: f.Issued, Due: f.Due, DueHour: f.DueHour,
+		Revisits: f.Revisits, NotModified: f.NotModified, Unchanged: f.Unchanged, Skipped: f.Skipped}
 }
 
 // revisitSummary is the end summary's line on the revisit schedule.

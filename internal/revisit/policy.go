@@ -107,8 +107,10 @@ func bucketRate(b int) float64 { return rateFloor * math.Exp2((float64(b)+0.5)/r
 func (r *Rates) Move(from, to float64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if from >= 0 {
-		r.buckets[bucketOf(from)]--
+	// A histogram saved before the last crash may lack a URL it is
+	// asked to move: its counts never go below zero.
+	if b := bucketOf(from); from >= 0 && r.buckets[b] > 0 {
+		r.buckets[b]--
 		r.n--
 	}
 	if to >= 0 {
