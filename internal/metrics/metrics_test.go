@@ -87,13 +87,7 @@ func testMetrics() (*Metrics, *stats.Crawl) {
 func TestPromlint(t *testing.T) {
 	m, _ := testMetrics()
 	body := scrape(t, m)
-	problems, err := promlint.New(bytes.NewReader(body)).Lint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
-	}
+	lintClean(t, body)
 	mfs := parse(t, body)
 	own := 0
 	for name, mf := range mfs {
@@ -219,13 +213,7 @@ func TestCluster(t *testing.T) {
 		return ClusterFigures{Members: 3, OutboxBatches: 2, OutboxBytes: 900}, true
 	}})
 	body := scrape(t, m)
-	problems, err := promlint.New(bytes.NewReader(body)).Lint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
-	}
+	lintClean(t, body)
 	for _, want := range []string{"petrel_cluster_members 3", "petrel_cluster_outbox_batches 2", "petrel_cluster_outbox_bytes 900",
 		`petrel_cluster_urls_total{flow="key_sent"} 5`} {
 		if !bytes.Contains(body, []byte(want)) {
@@ -238,6 +226,18 @@ func TestCluster(t *testing.T) {
 	}
 }
 
+// lintClean fails t on every problem promlint finds in body.
+func lintClean(t *testing.T, body []byte) {
+	t.Helper()
+	problems, err := promlint.New(bytes.NewReader(body)).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+}
+
 // TestRevisits: a revisit crawl serves its schedule's figures, lint-clean
 // and with the fixed labels; a crawl without --revisit serves none.
 func TestRevisits(t *testing.T) {
@@ -246,13 +246,7 @@ func TestRevisits(t *testing.T) {
 		return RevisitFigures{Scheduled: 40, Issued: 3, Due: 2, DueHour: 9, Revisits: 20, NotModified: 12, Unchanged: 5, Skipped: 1}, true
 	}})
 	body := scrape(t, m)
-	problems, err := promlint.New(bytes.NewReader(body)).Lint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
-	}
+	lintClean(t, body)
 	for _, want := range []string{`petrel_revisit_urls{revisit_state="scheduled"} 40`, `petrel_revisit_urls{revisit_state="due_hour"} 9`,
 		`petrel_revisits_total{outcome="not_modified"} 12`, `petrel_revisits_total{outcome="changed"} 3`, `petrel_revisits_total{outcome="skipped"} 1`} {
 		if !bytes.Contains(body, []byte(want)) {
