@@ -3,8 +3,10 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -67,13 +69,23 @@ func changingPages(t *testing.T, w *testweb.Web) map[string]testweb.Validators {
 // the web's log); every 304 is stored as a server-not-modified revisit
 // record that refers to a response record of the same URL in the WARC
 // files (its record ID, URI and date), read back with gowarc; the run's
-// summary and crawl.log count the 304s.
+// summary and crawl.log count the 304s; while it runs, why names a page's
+// next due time, interval and validators, and /metrics the schedule.
 func TestRevisitConditional(t *testing.T) {
 	const hostDelay, ipDelay = 30 * time.Millisecond, 10 * time.Millisecond
 	r := startWeb(t, testweb.Config{Hosts: 8, HostsPerIP: 2, PagesPerHost: 8, Seed: 13, ChangeDay: 20 * time.Second,
 		FirstIP: netip.MustParseAddr("127.72.0.1")})
-	stderr := r.revisitRun(t, 6*time.Second, false, "--host-delay", hostDelay.String(), "--ip-delay", ipDelay.String(),
+	c := startConsoleCrawl(t, r, "--revisit", "--host-delay", hostDelay.String(), "--ip-delay", ipDelay.String(),
 		"--revisit-min", "100ms", "--revisit-max", "1s", "--revisit-policy", "heritrix")
+	time.Sleep(6 * time.Second)
+	checkRevisitConsole(t, c, r.web)
+	if err := c.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.wait(t, time.Minute); err != nil {
+		t.Fatalf("revisit crawl: %v\n%s", err, c.log())
+	}
+	stderr := c.log()
 	hits := r.web.Hits()
 	checkPoliteness(t, r.dir, hits, hostDelay, ipDelay)
 
@@ -158,6 +170,41 @@ func TestRevisitConditional(t *testing.T) {
 		}
 	}
 	t.Logf("%d requests, %d 304s, %d server-not-modified records", len(hits), notModified, len(refs))
+}
+
+// checkRevisitConsole asks the running crawl of c why about a changing
+// page of a host that sends validators and reads /metrics: the
+// schedule's facts and figures are there.
+func checkRevisitConsole(t *testing.T, c *consoleCrawl, w *testweb.Web) {
+	t.Helper()
+	var page string
+	for _, s := range w.Expected() {
+		if w.ChangePeriod(s) > 0 && w.HostValidators(strings.Fields(urlKey(t, s))[0]) == testweb.ValidatorsBoth {
+			page = s
+			break
+		}
+	}
+	if page == "" {
+		t.Fatal("no changing page of a host that sends both validators")
+	}
+	var wa whyAnswer
+	if err := json.Unmarshal(c.must(t, "GET", "/api/v1/why?url="+url.QueryEscape(page), nil), &wa); err != nil {
+		t.Fatal(err)
+	}
+	facts := map[string]string{}
+	for _, f := range wa.Facts {
+		facts[f.Name] = f.Value
+	}
+	if !strings.Contains(facts["revisit interval"], "policy heritrix") || !strings.Contains(facts["validators"], "ETag") ||
+		facts["revisit due"] == "" && facts["revisit"] == "" {
+		t.Errorf("why %s: %s", page, wa)
+	}
+	m := string(c.must(t, "GET", "/metrics", nil))
+	for _, want := range []string{`petrel_revisit_urls{revisit_state="scheduled"}`, `petrel_revisits_total{outcome="not_modified"}`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }
 
 // TestRevisitRestart stops a revisit crawl and kills another, restarting
