@@ -135,7 +135,7 @@ func gain(x float64) float64 { return 1 - (1+x)*math.Exp(-x) }
 // ratio solves g(x) = y for x (0 ≤ y < 1) by bisection.
 func ratio(y float64) float64 {
 	lo, hi := 0.0, 64.0
-	for range 60 {
+	for range 40 {
 		m := (lo + hi) / 2
 		if gain(m) < y {
 			lo = m
@@ -163,7 +163,9 @@ func (r *Rates) interval(lambda, mu float64) time.Duration {
 func (r *Rates) Interval(lambda float64) time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.dirty > 0 && (r.dirty >= 64 || r.mu0 == 0 || r.dirty*100 > int(r.n)) {
+	// The multiplier moves slowly with the histogram: solved again after
+	// changes to 1/64 of it (at least 256), or when never solved.
+	if r.mu0 == 0 || r.dirty > 0 && r.dirty >= max(256, int(r.n/64)) {
 		r.solve()
 	}
 	return r.interval(lambda, r.mu0)
@@ -189,7 +191,7 @@ func (r *Rates) solve() {
 	}
 	// spend falls as μ grows: bisect on log μ.
 	lo, hi := -60.0, 60.0
-	for range 80 {
+	for range 48 {
 		m := (lo + hi) / 2
 		if spend(math.Exp(m)) > budget {
 			lo = m

@@ -99,4 +99,10 @@ func TestRateEstimate(t *testing.T) {
 			t.Errorf("timed %v: estimate %.5f/s, true %.5f/s", timed, got, lambda)
 		}
 	}
+	// Found unchanged once: not a rate of zero, but half a change over the
+	// time watched and the prior's.
+	once := &State{Visits: 1, Exposure: int64(100 * time.Second)}
+	if got, want := once.Rate(1.0/60), 0.5/130; math.Abs(got-want) > 1e-9 {
+		t.Errorf("one unchanged visit of 100 s: %.5f/s, want %.5f/s", got, want)
+	}
 }

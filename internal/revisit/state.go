@@ -120,23 +120,26 @@ func dueKey(due int64, url string) []byte {
 }
 
 // Rate returns the estimated change rate of the URL, changes per second,
-// from its history: the changes whose time Last-Modified gave over the
-// exposure (the maximum-likelihood estimate for a Poisson process), or,
-// without such times, the estimator of Cho and Garcia-Molina for visits
-// that only say "changed" or "not", r = −ln((n−X+0.5)/(n+0.5)) / I
-// (n visits, X changes, I the mean interval). It returns prior before
-// the second visit.
+// from its history. With changes seen, it is the estimator of Cho and
+// Garcia-Molina for visits that only say "changed" or "not",
+// r = −ln((n−X+0.5)/(n+0.5)) / I (n visits, X changes, I the mean
+// interval), or, when Last-Modified dated most changes, the changes over
+// the time watched. Both are shrunk toward prior by half a change over
+// 0.5/prior seconds: (X+0.5)/(T+0.5/prior) is also the estimate when no
+// change was seen, where Cho and Garcia-Molina's is 0 (a page found
+// unchanged once would be visited every Max: too seldom for most pages).
+// It returns prior before the second visit.
 func (st *State) Rate(prior float64) float64 {
 	n, x := float64(st.Visits), float64(st.Changes)
 	if n == 0 || st.Exposure <= 0 {
 		return prior
 	}
 	expo := float64(st.Exposure) / 1e9
-	if st.Timed > 0 && float64(st.Timed) >= x/2 {
-		return (x + 0.5) / (expo + 0.5/prior)
+	shrunk := (x + 0.5) / (expo + 0.5/prior)
+	if x == 0 || st.Timed > 0 && float64(st.Timed) >= x/2 {
+		return shrunk
 	}
-	mean := expo / n
-	return -math.Log((n-x+0.5)/(n+0.5)) / mean
+	return max(-math.Log((n-x+0.5)/(n+0.5))/(expo/n), shrunk)
 }
 
 // time returns the time of Unix nanoseconds ns (zero for 0).
