@@ -20,8 +20,8 @@
 //	m  the last issue number; the rate histogram (saved by Sync)
 //
 // So a URL costs about 150 bytes plus twice its length in keys, before the
-// B+tree's overhead (pages about half to fully filled): some 300–500 bytes
-// for a URL of 70 bytes. The file is memory-mapped, not loaded: the Go
+// B+tree's overhead (pages about half to fully filled): BenchmarkScheduleVisited
+// measures about 570 bytes of file per URL of 60 bytes. The file is memory-mapped, not loaded: the Go
 // heap holds a histogram of 160 counters, the claims of the fetches in
 // flight (at most Config.MaxIssued) and counters, whatever the number of
 // URLs. Writes go to the operating system at each commit (no fsync: they
@@ -59,7 +59,9 @@
 // minimum of one hour), and stay within [Min, Max]. change-rate: each
 // URL's change rate λ is estimated from its history (State.Rate: Cho and
 // Garcia-Molina's estimator from changed/unchanged visits, or the
-// changes' times that Last-Modified gives over the time watched); the
+// changes' times that Last-Modified gives over the time watched, both
+// shrunk toward a prior of one change a day, so that a page found
+// unchanged once is not taken for one that never changes); the
 // interval maximises the expected freshness of the whole schedule for
 // the budget: with Poisson changes and a visit every 1/f, a page's
 // freshness is (f/λ)(1−e^(−λ/f)), and at the optimum every page's
