@@ -85,6 +85,7 @@ states the numbers and their sources); it implies --lazy and also writes
 	fs.IntVar(&lz.seeds, "web-seeds", 100, "with --lazy: home pages written to the seeds file")
 	fs.StringVar(&lz.shape, "shape", "", `"real": the generated web shaped like the real one (HTTPS, real page sizes, latency; implies --lazy)`)
 	fs.IntVar(&lz.tlsPort, "web-tls-port", 0, "with --shape real: the HTTPS port on every address (0 = an ephemeral port)")
+	fs.DurationVar(&c.ChangeDay, "web-change-day", 0, "make the pages change over time, each at its own rate, on a clock on which a day lasts this long, with ETag, Last-Modified and 304 answers (not with --lazy; 0 = a static web)")
 	fs.DurationVar(&c.Latency, "web-latency", 0, "how long a normal host waits before it answers a request other than for robots.txt (not with --lazy)")
 	fs.StringVar(&hitLog, "hit-log", "", "once stopped, write the request log to this file (JSON lines), and (not with --lazy) the expected and disallowed URLs to expected.txt and disallowed.txt in --out")
 	return cmd

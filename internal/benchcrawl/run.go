@@ -87,60 +87,14 @@ func run(ctx context.Context, o Options) (*Report, error) {
 		rep.Mode = "shape " + o.Shape
 	}
 
-	runners := []struct {
-		peer string
-		fn   func(context.Context, Options, *webProc, string) RunResult
-	}{
-		{PeerPetrel, runPetrel},
-		{PeerColly, runColly},
-		{PeerWget, runWget},
-		{PeerScrapy, runScrapy},
-		{PeerCrawlee, runCrawlee},
-	}
-	if o.Agents > 1 {
-		runners = slices.Insert(runners, 1, struct {
-			peer string
-			fn   func(context.Context, Options, *webProc, string) RunResult
-		}{agentsName(o.Agents), runAgents})
-	}
-	if o.Ops {
-		runners = slices.Insert(runners, 1, struct {
-			peer string
-			fn   func(context.Context, Options, *webProc, string) RunResult
-		}{opsName, runOps})
-	}
 	if o.CPUProfileDir != "" {
 		if err := os.MkdirAll(o.CPUProfileDir, 0o755); err != nil {
 			return nil, fmt.Errorf("benchcrawl: profiles: %w", err)
 		}
 	}
-	var all []RunResult
-	for round := range o.Repeat {
-		for _, r := range runners {
-			if !o.has(r.peer) && r.peer != agentsName(o.Agents) && r.peer != opsName {
-				continue
-			}
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("benchcrawl: %w", err)
-			}
-			dir := filepath.Join(work, r.peer)
-			if o.Repeat > 1 {
-				dir = fmt.Sprintf("%s-%d", dir, round+1)
-			}
-			o.Log.Info("benchcrawl: crawling", "crawler", r.peer, "round", round+1, "bound", o.TimeBound)
-			before, _ := procCPU(web.pid)
-			began := time.Now()
-			res := r.fn(ctx, o, web, dir)
-			res.began, res.ended = began, time.Now()
-			after, _ := procCPU(web.pid)
-			res.WebCPUSeconds = (after - before).Seconds()
-			res.finish()
-			if (r.peer == PeerPetrel || res.Agents > 0) && res.Skipped == "" && res.Error != "" && res.Pages == 0 {
-				return nil, fmt.Errorf("benchcrawl: petrel failed: %s", res.Error)
-			}
-			o.Log.Info("benchcrawl: done", "crawler", r.peer, "pages", res.Pages, "pages_per_s", res.PagesPerSec, "cpu_s", res.CPUSeconds, "skipped", res.Skipped)
-			all = append(all, res)
-		}
+	all, err := runRounds(ctx, o, web, work)
+	if err != nil {
+		return nil, err
 	}
 	web.stop() // writes its request log
 	if err := judgePoliteness(all, hitLog, o.HostDelay, o.IPDelay); err != nil {
@@ -167,6 +121,67 @@ func run(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep.ratios()
 	return rep, nil
+}
+
+// runner is one crawler of a sitting: its name and how to run it once.
+type runner struct {
+	peer string
+	fn   func(context.Context, Options, *webProc, string) RunResult
+}
+
+// runners lists the crawlers of a sitting in the order each round runs
+// them: Petrel first, then the agents and the operator's run when asked,
+// then the peers.
+func runners(o Options) []runner {
+	rs := []runner{
+		{PeerPetrel, runPetrel},
+		{PeerColly, runColly},
+		{PeerWget, runWget},
+		{PeerScrapy, runScrapy},
+		{PeerCrawlee, runCrawlee},
+	}
+	if o.Agents > 1 {
+		rs = slices.Insert(rs, 1, runner{agentsName(o.Agents), runAgents})
+	}
+	if o.Ops {
+		rs = slices.Insert(rs, 1, runner{opsName, runOps})
+	}
+	return rs
+}
+
+// runRounds runs o.Repeat rounds of the crawlers asked for on web, each
+// in its own directory under work, and returns every run in order; a
+// Petrel run that failed without a page ends the sitting with its error.
+func runRounds(ctx context.Context, o Options, web *webProc, work string) ([]RunResult, error) {
+	var all []RunResult
+	for round := range o.Repeat {
+		for _, r := range runners(o) {
+			if !o.has(r.peer) && r.peer != agentsName(o.Agents) && r.peer != opsName {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("benchcrawl: %w", err)
+			}
+			dir := filepath.Join(work, r.peer)
+			if o.Repeat > 1 {
+				dir = fmt.Sprintf("%s-%d", dir, round+1)
+			}
+			o.Log.Info("benchcrawl: crawling", "crawler", r.peer, "round", round+1, "bound", o.TimeBound)
+			before, _ := procCPU(web.pid)
+			began := time.Now()
+			res := r.fn(ctx, o, web, dir)
+			res.began, res.ended = began, time.Now()
+			after, _ := procCPU(web.pid)
+			res.WebCPUSeconds = (after - before).Seconds()
+			res.finish()
+			if (r.peer == PeerPetrel || res.Agents > 0) && res.Skipped == "" && res.Error != "" && res.Pages == 0 {
+				return nil, fmt.Errorf("benchcrawl: petrel failed: %s", res.Error)
+			}
+			o.Log.Info("benchcrawl: done", "crawler", r.peer, "pages", res.Pages, "pages_per_s", res.PagesPerSec, "cpu_s", res.CPUSeconds, "skipped", res.Skipped)
+			all = append(all, res)
+		}
+	}
+	return all, nil
 }
 
 // limit measures the web's limit with wrk into rep, on a web started
