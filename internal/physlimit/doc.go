@@ -27,5 +27,8 @@
 //   - physlimit_test.go: the benchmarks — TLS handshakes (full and
 //     resumed, TLS 1.3 and 1.2), TLS record reads, AES-GCM, decompression,
 //     SHA-1 and SHA-256, WARC gzip, socket reads, the '<' scan, and one page
-//     through all the per-byte steps.
+//     through all the per-byte steps; beside the floor of parsing, Petrel's
+//     own parse pass (BenchmarkPetrelParse), the one benchmark of
+//     production code (its garbage collection, on other threads, is not
+//     counted).
 package physlimit

@@ -18,12 +18,16 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/petrel-crawler/petrel/internal/parse"
+	"github.com/petrel-crawler/petrel/internal/urlx"
 )
 
 // recordBytes is the most plaintext a TLS record carries.
@@ -549,4 +553,26 @@ func BenchmarkPage(b *testing.B) {
 	m.stop(n)
 	b.ReportMetric(float64(n)/float64(b.N), "html-B/op")
 	b.ReportMetric(float64(wireN)/float64(b.N), "wire-B/op")
+}
+
+// BenchmarkPetrelParse is not a floor: it is Petrel's own pass over the
+// sample's HTML (internal/parse, links, requisites and script literals on,
+// as a crawl with its defaults parses), per KiB, to set beside
+// BenchmarkScan's floor of parsing.
+func BenchmarkPetrelParse(b *testing.B) {
+	s := pages(b)
+	base, err := urlx.Parse("https://www.example-0.test/articles/page")
+	if err != nil {
+		b.Fatal(err)
+	}
+	header := http.Header{"Content-Type": {"text/html; charset=utf-8"}}
+	opts := parse.Options{MaxLinks: 5000, Embeds: true, JSLiterals: true}
+	var links int64
+	loopPages(b, s, func(p *page) int {
+		links += int64(len(parse.HTML(base, header, p.html, opts).Links))
+		return len(p.html)
+	})
+	if links == 0 {
+		b.Fatal("no links parsed from the pages")
+	}
 }
