@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -36,6 +34,7 @@ type coordState struct {
 	answered int64       // the end's wave last answered
 	member   *coord.Member
 	obeyed   int64 // the revision of the whole-crawl stop this directory last obeyed (stopFile)
+	prior    int64 // the lease this directory last registered under (leaseFile), 0 if none
 }
 
 // stopFile holds the revision of the last whole-crawl stop this agent
@@ -62,8 +61,14 @@ func (n *Node) coordinate(ctx context.Context) {
 		n.fail(err)
 		return
 	}
+	prior, err := readNumber(filepath.Join(n.cfg.Dir, leaseFile), "a lease id", 0,
+		"remove it to start anyway: the previous registration then goes when its lease expires")
+	if err != nil {
+		n.fail(err)
+		return
+	}
 	n.co.mu.Lock()
-	n.co.obeyed = obeyed
+	n.co.obeyed, n.co.prior = obeyed, int64(prior)
 	n.co.mu.Unlock()
 	crawl, err := n.connect(ctx)
 	if err != nil {
@@ -205,13 +210,15 @@ func (n *Node) followLease(ctx context.Context, crawl *coord.Crawl) error {
 	if err != nil {
 		return err
 	}
-	prior, err := readNumber(filepath.Join(n.cfg.Dir, leaseFile), "a lease id", 0, "the previous lease is left to expire")
-	if err != nil { // only a speed-up: the previous key goes at its lease's end
-		n.log.Warn("cluster: previous lease", "err", err)
-	}
+	n.co.mu.Lock()
+	prior := n.co.prior
+	n.co.mu.Unlock()
 	if err := writeDurable(filepath.Join(n.cfg.Dir, leaseFile), []byte(strconv.FormatInt(int64(lease.ID), 10)+"\n")); err != nil {
 		return err
 	}
+	n.co.mu.Lock()
+	n.co.prior = int64(lease.ID)
+	n.co.mu.Unlock()
 	var regRev int64
 	var registered coord.AgentRecord
 	for {
@@ -289,15 +296,6 @@ func (n *Node) obeyStop(st coord.State) {
 func readStopRev(path string) (int64, error) {
 	rev, err := readNumber(path, "a stop's revision", 0, "remove it if no whole-crawl stop is in force")
 	return int64(rev), err
-}
-
-func readLeaseID(path string) clientv3.LeaseID {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	id, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	return clientv3.LeaseID(id)
 }
 
 // policy is the view writer's policy for this crawl.

@@ -545,3 +545,21 @@ func TestIncarnationFailsClosed(t *testing.T) {
 		}
 	}
 }
+
+// TestLeaseFileFailsClosed: a lease file that does not hold a lease id
+// stops the agent at its start with a message naming the file, as every
+// state file the cluster reads does.
+func TestLeaseFileFailsClosed(t *testing.T) {
+	t.Parallel() // waits on etcd's start more than it computes
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, leaseFile), []byte("12ab\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n, err := startNode(t, "a", testKey, nil, 1, newTestHost(), [][2]string{{"assign", "authority"}},
+		func(c *Config) { c.Dir = dir })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close(0)
+	wantRefused(t, n, "an unreadable lease file", filepath.Join(dir, leaseFile), "is unreadable", "remove it to start anyway")
+}
