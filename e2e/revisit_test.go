@@ -157,6 +157,9 @@ func TestRevisitConditional(t *testing.T) {
 	if !strings.Contains(stderr, fmt.Sprintf("(304 not modified %d,", notModified)) {
 		t.Errorf("the summary does not count the %d 304s:\n%s", notModified, stderr)
 	}
+	if !strings.Contains(stderr, "spared by the 304s") || strings.Contains(stderr, "; 0 B spared") || !strings.Contains(stderr, "estimated freshness 0.") {
+		t.Errorf("the summary does not give the bytes the 304s spared and the estimated freshness:\n%s", stderr)
+	}
 	if b, err := os.ReadFile(r.dir + "/logs/crawl.log"); err != nil || strings.Count(string(b), "revisit:not-modified") != notModified {
 		t.Errorf("crawl.log marks %d 304s of %d (%v)", strings.Count(string(b), "revisit:not-modified"), notModified, err)
 	}
@@ -200,7 +203,8 @@ func checkRevisitConsole(t *testing.T, c *consoleCrawl, w *testweb.Web) {
 		t.Errorf("why %s: %s", page, wa)
 	}
 	m := string(c.must(t, "GET", "/metrics", nil))
-	for _, want := range []string{`petrel_revisit_urls{revisit_state="scheduled"}`, `petrel_revisits_total{outcome="not_modified"}`} {
+	for _, want := range []string{`petrel_revisit_urls{revisit_state="scheduled"}`, `petrel_revisits_total{outcome="not_modified"}`,
+		"petrel_revisit_saved_bytes_total ", "petrel_revisit_estimated_freshness_ratio 0."} {
 		if !strings.Contains(m, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}

@@ -904,7 +904,11 @@ func (a *Agent) progressLoop(ctx context.Context, interval time.Duration, every 
 		case now := <-p.C():
 			p.again()
 			cur := a.stats.Snapshot()
-			fmt.Fprintln(a.progress, stats.Line(cur, prev, now.Sub(last)))
+			line := stats.Line(cur, prev, now.Sub(last))
+			if a.revisits != nil {
+				line += revisitProgress(a.revisits.Figures()) // revisits.go
+			}
+			fmt.Fprintln(a.progress, line)
 			a.writeProgressFile(cur, now)
 			prev, last = cur, now
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/metrics"
 	"github.com/petrel-crawler/petrel/internal/revisit"
+	"github.com/petrel-crawler/petrel/internal/stats"
 	"github.com/petrel-crawler/petrel/internal/store"
 )
 
@@ -197,13 +198,23 @@ func (a *Agent) whyRevisit(w *console.Why) {
 // revisitMetrics are the schedule's figures for /metrics.
 func revisitMetrics(f revisit.Figures) metrics.RevisitFigures {
 	return metrics.RevisitFigures{Scheduled: f.Scheduled, Issued: f.Issued, Due: f.Due, DueHour: f.DueHour,
-		Revisits: f.Revisits, NotModified: f.NotModified, Unchanged: f.Unchanged, Skipped: f.Skipped}
+		Revisits: f.Revisits, NotModified: f.NotModified, Unchanged: f.Unchanged, Skipped: f.Skipped,
+		BytesSaved: f.BytesSaved, Freshness: f.Freshness}
 }
 
 // revisitSummary is the end summary's line on the revisit schedule.
 func revisitSummary(f revisit.Figures) string {
-	return fmt.Sprintf("\n  revisits           %d done this run (304 not modified %d, unchanged 200 %d), %d duplicate tasks not fetched; schedule: %d URLs, %d issued, %d due now, %d due within the hour",
-		f.Revisits, f.NotModified, f.Unchanged, f.Skipped, f.Scheduled, f.Issued, f.Due, f.DueHour)
+	return fmt.Sprintf("\n  revisits           %d done this run (304 not modified %d, unchanged 200 %d; %s spared by the 304s), %d duplicate tasks not fetched; schedule: %d URLs, %d issued, %d due now, %d due within the hour, estimated freshness %.3f",
+		f.Revisits, f.NotModified, f.Unchanged, stats.Human(float64(f.BytesSaved)), f.Skipped, f.Scheduled, f.Issued, f.Due, f.DueHour, f.Freshness)
+}
+
+// revisitProgress is the progress line's part on the revisit schedule.
+func revisitProgress(f revisit.Figures) string {
+	share := 0.0
+	if f.Revisits > 0 {
+		share = float64(f.NotModified) / float64(f.Revisits)
+	}
+	return fmt.Sprintf(" | revisits %d (304 %.0f%%), due %d, fresh~%.2f", f.Revisits, 100*share, f.Due, f.Freshness)
 }
 
 // recordIDBytes parses a WARC-Record-ID "<urn:uuid:...>" into its 16

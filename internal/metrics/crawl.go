@@ -253,6 +253,10 @@ var revisitFamilies = []family{
 			return []point{{v: float64(f.NotModified), lv: []string{"not_modified"}}, {v: float64(f.Unchanged), lv: []string{"unchanged"}},
 				{v: float64(max(f.Revisits-f.NotModified-f.Unchanged, 0)), lv: []string{"changed"}}, {v: float64(f.Skipped), lv: []string{"skipped"}}}
 		}},
+	{name: "petrel_revisit_saved_bytes_total", help: "Bytes the 304 answers of this process spared: for each, the size on the wire of its URL's last full capture less the 304's.", kind: counter,
+		points: func(src *Sources) []point { f, _ := src.Revisits(); return []point{{v: float64(f.BytesSaved)}} }},
+	{name: "petrel_revisit_estimated_freshness_ratio", help: "The schedule's estimated time-averaged freshness: the mean over its URLs of the expected share of time a page changing at its estimated rate, visited at its current interval, has its last capture live (0 to 1).", kind: gauge,
+		points: func(src *Sources) []point { f, _ := src.Revisits(); return []point{{v: f.Freshness}} }},
 }
 
 // crawlCollector reads families from the counters at each scrape.

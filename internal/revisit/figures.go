@@ -2,6 +2,8 @@ package revisit
 
 import (
 	"encoding/binary"
+	"math"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -19,6 +21,13 @@ type Figures struct {
 	NotModified  int64 // of which answered 304
 	Unchanged    int64 // of which a 200 with the same payload
 	Skipped      int64 // duplicate revisit tasks not fetched
+	// BytesSaved is the bytes the 304s of this process spared: for each,
+	// the size on the wire of the URL's last full capture less the 304's.
+	BytesSaved int64
+	// Freshness is the schedule's estimated time-averaged freshness: the
+	// mean over its URLs of the expected freshness of a page changing at
+	// its estimated rate, visited at its current interval (0 when empty).
+	Freshness float64
 }
 
 // FiguresCap bounds the due URLs Figures counts (a scan of the index).
@@ -27,7 +36,10 @@ const FiguresCap = 100000
 // Figures returns the schedule's counters.
 func (s *Schedule) Figures() Figures {
 	f := Figures{Scheduled: s.scheduled.Load(), Issued: s.issued.Load(), Revisits: s.visits.Load(),
-		NotModified: s.notMod.Load(), Unchanged: s.unchanged.Load(), Skipped: s.skipped.Load()}
+		NotModified: s.notMod.Load(), Unchanged: s.unchanged.Load(), Skipped: s.skipped.Load(), BytesSaved: s.savedBytes.Load()}
+	if f.Scheduled > 0 {
+		f.Freshness = min(max(s.fresh.get()/float64(f.Scheduled), 0), 1)
+	}
 	now := s.now().UnixNano()
 	hour := now + int64(time.Hour)
 	_ = s.db.View(func(tx *bolt.Tx) error {
@@ -45,4 +57,31 @@ func (s *Schedule) Figures() Figures {
 		return nil
 	})
 	return f
+}
+
+// freshness is the expected time-averaged freshness of a page whose
+// changes come at rate lambda (per second, Poisson) visited every
+// interval ns: (1 − e^(−λI))/(λI), the share of the time its last
+// capture is the live version (Cho and Garcia-Molina). 1 for λI → 0.
+func freshness(lambda float64, interval int64) float64 {
+	x := lambda * float64(interval) / 1e9
+	if x < 1e-9 {
+		return 1
+	}
+	return -math.Expm1(-x) / x
+}
+
+// freshSum is a sum of the scheduled URLs' freshness, moved as each URL's
+// rate or interval changes. Safe for concurrent use; the zero value is 0.
+type freshSum struct {
+	mu  sync.Mutex
+	sum float64
+}
+
+func (f *freshSum) add(d float64) { f.mu.Lock(); f.sum += d; f.mu.Unlock() }
+func (f *freshSum) set(v float64) { f.mu.Lock(); f.sum = v; f.mu.Unlock() }
+func (f *freshSum) get() float64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sum
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -19,7 +20,7 @@ var (
 	bucketURLs   = []byte("u") // URL → State
 	bucketDue    = []byte("d") // dueKey(Due, URL) → nothing, for the URLs not issued
 	bucketIssued = []byte("i") // URL → issue number (8 bytes), for the URLs issued
-	bucketMeta   = []byte("m") // "seq" → the last issue number; "rates" → the histogram
+	bucketMeta   = []byte("m") // "seq" → the last issue number; "rates" → the histogram; "fresh" → the freshness sum (float64 bits)
 )
 
 // Config configures a Schedule.
@@ -62,7 +63,8 @@ type Schedule struct {
 	notMod     atomic.Int64 // of which 304
 	unchanged  atomic.Int64 // of which 200 with the same payload
 	skipped    atomic.Int64 // duplicate revisit tasks not fetched
-	savedBytes atomic.Int64 // bytes not transferred thanks to 304s (the last capture's size)
+	savedBytes atomic.Int64 // bytes a 304 spared: the last full capture's size less the 304's (this process)
+	fresh      freshSum     // the expected freshness of every scheduled URL, summed
 }
 
 // Open opens (or creates) the schedule in cfg.Dir.
@@ -113,6 +115,9 @@ func (s *Schedule) load() error {
 				r.n += r.buckets[i]
 			}
 		}
+		if b := tx.Bucket(bucketMeta).Get([]byte("fresh")); len(b) == 8 {
+			s.fresh.set(math.Float64frombits(binary.BigEndian.Uint64(b)))
+		}
 		return nil
 	})
 }
@@ -129,7 +134,10 @@ func (s *Schedule) Sync() error {
 		b = binary.BigEndian.AppendUint64(b, uint64(c))
 	}
 	r.mu.Unlock()
-	if err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put([]byte("rates"), b) }); err != nil {
+	fresh := binary.BigEndian.AppendUint64(nil, math.Float64bits(s.fresh.get()))
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		return errors.Join(tx.Bucket(bucketMeta).Put([]byte("rates"), b), tx.Bucket(bucketMeta).Put([]byte("fresh"), fresh))
+	}); err != nil {
 		return fmt.Errorf("revisit: sync: %w", err)
 	}
 	if err := s.db.Sync(); err != nil {
@@ -213,6 +221,7 @@ type Visit struct {
 func (s *Schedule) Visited(url string, meta []byte, v Visit) (time.Time, error) {
 	var due int64
 	var from, to float64 = -1, -1
+	var freshFrom, freshTo float64
 	var wasIssued, known, changed bool
 	err := s.db.Batch(func(tx *bolt.Tx) error {
 		ub := tx.Bucket(bucketURLs)
@@ -226,6 +235,7 @@ func (s *Schedule) Visited(url string, meta []byte, v Visit) (time.Time, error) 
 			}
 			wasIssued = st.Issued
 			from = st.Rate(s.pol.prior())
+			freshFrom = freshness(from, st.Interval)
 		} else {
 			copy(st.Meta[:], meta)
 		}
@@ -234,6 +244,7 @@ func (s *Schedule) Visited(url string, meta []byte, v Visit) (time.Time, error) 
 			return err
 		}
 		to, due = st.Rate(s.pol.prior()), st.Due
+		freshTo = freshness(to, st.Interval)
 		return ub.Put([]byte(url), appendState(nil, &st))
 	})
 	s.Unclaim(url)
@@ -241,6 +252,7 @@ func (s *Schedule) Visited(url string, meta []byte, v Visit) (time.Time, error) 
 		return time.Time{}, fmt.Errorf("revisit: %s: %w", url, err)
 	}
 	s.pol.rates.Move(from, to)
+	s.fresh.add(freshTo - freshFrom)
 	if !known {
 		s.scheduled.Add(1)
 	}
@@ -263,6 +275,7 @@ func (s *Schedule) observe(st *State, v Visit) bool {
 	switch {
 	case v.Status == 304:
 		s.notMod.Add(1)
+		s.savedBytes.Add(max(st.Size-v.Bytes, 0))
 	case v.Status == 200 && v.Digest == st.Digest && !first:
 		s.unchanged.Add(1)
 	default:
@@ -299,6 +312,7 @@ func (s *Schedule) observe(st *State, v Visit) bool {
 	if v.Full {
 		st.RecordID, st.RecordDate = v.RecordID, now
 	}
+	st.Size = v.Bytes
 	return changed
 }
 

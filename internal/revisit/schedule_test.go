@@ -2,6 +2,7 @@ package revisit
 
 import (
 	"context"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -155,13 +156,69 @@ func TestScheduleExactlyOnce(t *testing.T) {
 // TestStateRoundTrip: a State decodes as encoded.
 func TestStateRoundTrip(t *testing.T) {
 	st := State{Due: 5, Issued: true, Seq: 7, Interval: 9, Last: 11, Visits: 3, Changes: 2, Exposure: 13, Timed: 1,
-		ETag: `W/"x"`, LastModified: 17, Digest: [20]byte{1}, RecordID: [16]byte{2}, RecordDate: 19}
+		ETag: `W/"x"`, LastModified: 17, Digest: [20]byte{1}, RecordID: [16]byte{2}, RecordDate: 19, Size: 23}
 	st.Meta[0] = 1
-	got, err := decodeState(appendState(nil, &st))
+	enc := appendState(nil, &st)
+	got, err := decodeState(enc)
 	if err != nil || got != st {
 		t.Fatalf("%+v, %v; want %+v", got, err, st)
 	}
-	if _, err := decodeState(appendState(nil, &st)[:fixedLen-1]); err == nil {
+	if _, err := decodeState(enc[:fixedLen-1]); err == nil {
 		t.Fatal("a short record decoded")
+	}
+	// Version 1: the same fields without Size, which decodes as 0.
+	end := fixedLen - 1 - 8 // where Size begins
+	v1 := append(append([]byte{1}, enc[1:end]...), enc[end+8:]...)
+	want := st
+	want.Size = 0
+	if got, err := decodeState(v1); err != nil || got != want {
+		t.Fatalf("version 1: %+v, %v; want %+v", got, err, want)
+	}
+	if _, err := decodeState(append([]byte{3}, enc[1:]...)); err == nil {
+		t.Fatal("a record of an unknown version decoded")
+	}
+}
+
+// TestFiguresFreshnessAndBytes: the estimated freshness is the mean of
+// each URL's expected freshness at its rate and interval, kept across a
+// restart; a 304 counts the bytes its URL's last full capture took.
+func TestFiguresFreshnessAndBytes(t *testing.T) {
+	dir := t.TempDir()
+	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	is := &issued{}
+	s := openTest(t, dir, clk, is, false)
+	meta := frontier.Meta{Depth: 1}.Append(nil)
+	urls := []string{"http://a.test/1", "http://a.test/2"}
+	for _, u := range urls {
+		if _, err := s.Visited(u, meta, Visit{Time: clk.now(), Status: 200, Bytes: 10_000, ETag: `"e"`, Full: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.add(11 * time.Second)
+	if n, _, err := s.issueDue(clk.now(), 10); n != 2 || err != nil {
+		t.Fatalf("issued %d of 2 (%v)", n, err)
+	}
+	if _, ok := s.Claim(urls[0]); !ok {
+		t.Fatal("not claimed")
+	}
+	if _, err := s.Visited(urls[0], meta, Visit{Time: clk.now(), Status: 304, Bytes: 300}); err != nil {
+		t.Fatal(err)
+	}
+	want := 0.0
+	for _, u := range urls {
+		st, _, _ := s.Lookup(u)
+		want += freshness(st.Rate(s.pol.prior()), st.Interval) / 2
+	}
+	f := s.Figures()
+	if f.BytesSaved != 9_700 || f.Freshness <= 0 || f.Freshness >= 1 || math.Abs(f.Freshness-want) > 1e-9 {
+		t.Fatalf("figures %+v, want freshness %.6f and 9,700 bytes saved", f, want)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, dir, clk, is, false)
+	defer s.Close()
+	if g := s.Figures(); math.Abs(g.Freshness-want) > 1e-9 {
+		t.Fatalf("after a restart freshness %.6f, want %.6f", g.Freshness, want)
 	}
 }

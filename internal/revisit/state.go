@@ -35,6 +35,7 @@ type State struct {
 	Digest       [20]byte
 	RecordID     [16]byte // the last full capture's WARC-Record-ID (a UUID)
 	RecordDate   int64    // its WARC-Date
+	Size         int64    // its response's bytes on the wire: what a 304 spares
 }
 
 // MetaLen is the length of the frontier Meta a State keeps.
@@ -43,14 +44,17 @@ const MetaLen = frontier.MetaLen
 // MaxETag bounds the ETag kept; a longer one is not kept (no If-None-Match).
 const MaxETag = 128
 
-const stateVersion = 1
+// stateVersion is the version of the encoding appendState writes;
+// decodeState also reads version 1, which has no Size.
+const stateVersion = 2
 
-// fixedLen is the encoded length of a State without its ETag.
-const fixedLen = 1 + MetaLen + 8 + 1 + 8 + 8 + 8 + 4 + 4 + 8 + 4 + 8 + 20 + 16 + 8 + 1
+// fixedLen is the encoded length of a version-2 State without its ETag
+// (a version-1 State is 8 bytes shorter).
+const fixedLen = 1 + MetaLen + 8 + 1 + 8 + 8 + 8 + 4 + 4 + 8 + 4 + 8 + 20 + 16 + 8 + 8 + 1
 
 // appendState appends the encoding of st: a version byte, the fixed
-// fields big-endian in declaration order, then the ETag's length (one
-// byte) and bytes.
+// fields big-endian in declaration order (ETag excepted), then the ETag's
+// length (one byte) and bytes.
 func appendState(b []byte, st *State) []byte {
 	b = append(b, stateVersion)
 	b = append(b, st.Meta[:]...)
@@ -67,6 +71,7 @@ func appendState(b []byte, st *State) []byte {
 	b = append(b, st.Digest[:]...)
 	b = append(b, st.RecordID[:]...)
 	b = binary.BigEndian.AppendUint64(b, uint64(st.RecordDate))
+	b = binary.BigEndian.AppendUint64(b, uint64(st.Size))
 	b = append(b, byte(len(st.ETag)))
 	return append(b, st.ETag...)
 }
@@ -83,7 +88,7 @@ var errState = errors.New("revisit: corrupt state record")
 // decodeState decodes a State encoded by appendState.
 func decodeState(b []byte) (State, error) {
 	var st State
-	if len(b) < fixedLen || b[0] != stateVersion {
+	if len(b) == 0 || b[0] < 1 || b[0] > stateVersion || len(b) < fixedLen-8*int(stateVersion-b[0]) {
 		return st, fmt.Errorf("%w (%d bytes)", errState, len(b))
 	}
 	p := 1
@@ -104,6 +109,9 @@ func decodeState(b []byte) (State, error) {
 	p += copy(st.Digest[:], b[p:])
 	p += copy(st.RecordID[:], b[p:])
 	st.RecordDate = int64(u64())
+	if b[0] >= 2 {
+		st.Size = int64(u64())
+	}
 	n := int(b[p])
 	p++
 	if len(b) != p+n {

@@ -304,7 +304,7 @@ func Line(cur, prev Snapshot, dt time.Duration) string {
 	rate := float64(pages-prev["Fetched"]) / sec
 	bps := float64(cur["BytesReceived"]-prev["BytesReceived"]) / sec
 	line := fmt.Sprintf("pages %d (%s/s) %s/s | known %d%s ready %d queued %d | hosts active %d, ips %d | in flight %d | dup %d | errors %d",
-		pages, rateOf(rate), human(bps), cur["SieveNew"], unchecked(cur["SieveBuffered"]), cur["Ready"], cur["Queued"],
+		pages, rateOf(rate), Human(bps), cur["SieveNew"], unchecked(cur["SieveBuffered"]), cur["Ready"], cur["Queued"],
 		cur["ActiveKeys"], cur["IPEntries"], cur["InFlight"], cur["Duplicates"]+cur["TextDuplicates"], cur.Errors())
 	if x := cur["ClusterSent"] + cur["ClusterReceived"] + cur["ClusterReadySent"] + cur["ClusterReadyReceived"]; x > 0 {
 		line += fmt.Sprintf(" | sent %d recv %d fwd %d handed %d/%d",
@@ -366,7 +366,7 @@ func Summary(r Run) string {
   URL cache          %d hits of %d lookups
   checkpoints        %d (last pause %s)
   fetchers waited    %s`,
-		r.Head, d("Fetched"), rate, d("RobotsFetched"), human(float64(d("BytesReceived"))),
+		r.Head, d("Fetched"), rate, d("RobotsFetched"), Human(float64(d("BytesReceived"))),
 		s["Fetched"], max(s["Runs"], 1),
 		s["Status1xx"], s["Status2xx"], s["Status3xx"], s["Status4xx"], s["Status5xx"], s["StatusOther"],
 		s["ContentText"], s["ContentImage"], s["ContentApp"], s["ContentOther"],
@@ -380,7 +380,7 @@ func Summary(r Run) string {
 		s["FetchErrors"], s["Timeouts"], s["Truncated"], s["Retries"], s["DNSFailures"], s["BrokenKeys"], s["PurgedURLs"],
 		s["TLSVerified"], s["TLSUnverified"], s["TLSRefused"],
 		s["ConnsOpened"], s["TLSFull"], s["TLSResumed"], s["ConnsReused"], s["H2Conns"], s["H2Streams"],
-		s["Stored"], human(float64(s["WARCBytes"])),
+		s["Stored"], Human(float64(s["WARCBytes"])),
 		s["CacheHits"], s["CacheLookups"],
 		s["Checkpoints"], time.Duration(s["CheckpointPauseNano"]).Round(time.Microsecond),
 		idle(d("FetcherWaitNano"), d("FetcherWaits"), r.Elapsed, r.Fetchers))
@@ -435,7 +435,8 @@ func unitPair(a int64, ua string, b int64, ub string) string {
 	return fmt.Sprintf("%d %s %d %s", a, ua, b, ub)
 }
 
-func human(b float64) string {
+// Human formats b bytes with a binary unit (B, KiB, MiB, GiB).
+func Human(b float64) string {
 	switch {
 	case b >= 1<<30:
 		return fmt.Sprintf("%.2f GiB", b/(1<<30))
