@@ -39,8 +39,8 @@ type Sources struct {
 
 // RevisitFigures are the figures of a revisit crawl's schedule.
 type RevisitFigures struct {
-	Scheduled, Issued, Due, DueHour           int64 // URLs in the schedule; issued, not yet visited; due now (overdue); due within the hour
-	Revisits, NotModified, Unchanged, Skipped int64 // revisits done; answered 304; an unchanged 200; duplicate tasks not fetched
+	Scheduled, Issued, Due, DueHour           int64   // URLs in the schedule; issued, not yet visited; due now (overdue); due within the hour
+	Revisits, NotModified, Unchanged, Skipped int64   // revisits done; answered 304; an unchanged 200; duplicate tasks not fetched
 	BytesSaved                                int64   // bytes the 304s spared (the last full capture's size less the 304's)
 	Freshness                                 float64 // the schedule's estimated time-averaged freshness, 0 to 1
 }
