@@ -23,6 +23,7 @@ import (
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/metrics"
+	"github.com/petrel-crawler/petrel/internal/parse"
 	"github.com/petrel-crawler/petrel/internal/revisit"
 	"github.com/petrel-crawler/petrel/internal/stats"
 	"github.com/petrel-crawler/petrel/internal/store"
@@ -162,6 +163,24 @@ func (a *Agent) visitedRevisit(r *fetched, res store.Result, err error) {
 	r.task.Meta.Append(meta[:0])
 	if _, err := a.revisits.Visited(r.task.URL(), meta[:], v); err != nil {
 		a.log.Error("revisit schedule", "url", r.task.URL(), "err", err)
+		a.storeFailed(err)
+	}
+}
+
+// hintRevisits gives the revisit schedule what a sitemap says of its
+// pages (changefreq, lastmod), before they are offered.
+func (a *Agent) hintRevisits(res parse.SitemapResult) {
+	if a.revisits == nil || res.Hints == nil {
+		return
+	}
+	hs := make([]revisit.Hinted, 0, len(res.Hints))
+	for i, h := range res.Hints {
+		if (h != parse.SitemapHint{}) {
+			hs = append(hs, revisit.Hinted{URL: res.URLs[i].String(), Hint: revisit.Hint{Period: h.Period, LastMod: h.LastMod}})
+		}
+	}
+	if err := a.revisits.Hints(hs); err != nil {
+		a.log.Error("revisit schedule", "err", err)
 		a.storeFailed(err)
 	}
 }

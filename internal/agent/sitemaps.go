@@ -109,5 +109,6 @@ func (a *Agent) readSitemap(base urlx.URL, resp *fetch.Response, m frontier.Meta
 		return
 	}
 	st.SitemapURLs.Add(int64(len(res.URLs)))
+	a.hintRevisits(res) // revisits.go
 	a.offerLinks(res.URLs, resp.URL, m.Link(via))
 }

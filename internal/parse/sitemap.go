@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/petrel-crawler/petrel/internal/urlx"
 )
@@ -20,16 +21,47 @@ const (
 
 // SitemapResult is what one sitemap or sitemap index file holds.
 type SitemapResult struct {
-	Index   bool       // the file is a sitemap index: URLs are sitemaps
-	URLs    []urlx.URL // the <loc> of each <url> (or <sitemap> of an index), resolved, in order, at most MaxSitemapURLs
-	Bad     int        // <loc> values that are not http(s) URLs
-	Dropped int        // entries beyond MaxSitemapURLs
+	Index bool       // the file is a sitemap index: URLs are sitemaps
+	URLs  []urlx.URL // the <loc> of each <url> (or <sitemap> of an index), resolved, in order, at most MaxSitemapURLs
+	// Hints, nil when no <url> has a <changefreq> or a <lastmod> that
+	// reads, is parallel to URLs: what the file says of each.
+	Hints   []SitemapHint
+	Bad     int // <loc> values that are not http(s) URLs
+	Dropped int // entries beyond MaxSitemapURLs
 	// Oversized: the file (uncompressed) is longer than MaxSitemapBytes;
 	// what came before the cut was read.
 	Oversized bool
 	// Err says why the file is malformed (not XML, not a sitemap, cut
 	// short); the URLs before the fault are kept. nil for a sound file.
 	Err error
+}
+
+// SitemapHint is what a sitemap's <url> says of its page: how often it
+// changes (<changefreq> as a period; 0 none or unknown) and when it last
+// changed (<lastmod>, W3C Datetime; zero none or unreadable).
+type SitemapHint struct {
+	Period  time.Duration
+	LastMod time.Time
+}
+
+// changeFreqs are the periods of the sitemaps protocol's <changefreq>
+// values; "never" (archived) is a century.
+var changeFreqs = map[string]time.Duration{
+	"always": time.Minute, "hourly": time.Hour, "daily": 24 * time.Hour, "weekly": 7 * 24 * time.Hour,
+	"monthly": 30 * 24 * time.Hour, "yearly": 365 * 24 * time.Hour, "never": 100 * 365 * 24 * time.Hour,
+}
+
+// lastModLayouts are the W3C Datetime forms <lastmod> takes.
+var lastModLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04Z07:00", "2006-01-02", "2006-01", "2006"}
+
+// parseLastMod reads a <lastmod> value (zero when it does not read).
+func parseLastMod(v string) time.Time {
+	for _, l := range lastModLayouts {
+		if t, err := time.Parse(l, v); err == nil {
+			return t
+		}
+	}
+	return time.Time{}
 }
 
 // ErrNotSitemap is the Err of a file whose root element is neither
@@ -74,13 +106,15 @@ func sitemap(base urlx.URL, body []byte, maxBytes int64) SitemapResult {
 	return res
 }
 
-// readSitemap walks the XML tokens: the root decides the kind, and the
-// text of each <loc> inside a <url> (or <sitemap>) is an entry.
+// readSitemap walks the XML tokens: the root decides the kind; each
+// <url> (or <sitemap>) is an entry, its <loc> text the URL, its
+// <changefreq> and <lastmod> the hint.
 func readSitemap(d *xml.Decoder, base urlx.URL, res *SitemapResult) error {
-	depth, root := 0, false
-	inEntry, inLoc := false, false
-	entry := "url"
-	var loc strings.Builder
+	depth, root, inEntry := 0, false, false
+	entry, field := "url", ""
+	var text strings.Builder
+	var loc string
+	var hint SitemapHint
 	for {
 		tok, err := d.Token()
 		if err == io.EOF {
@@ -110,30 +144,43 @@ func readSitemap(d *xml.Decoder, base urlx.URL, res *SitemapResult) error {
 					return ErrNotSitemap
 				}
 			case depth == 2 && name == entry:
-				inEntry = true
-			case depth == 3 && inEntry && name == "loc":
-				inLoc = true
-				loc.Reset()
+				inEntry, loc, hint = true, "", SitemapHint{}
+			case depth == 3 && inEntry && (name == "loc" || name == "changefreq" || name == "lastmod"):
+				field = name
+				text.Reset()
 			}
 		case xml.CharData:
-			if inLoc && loc.Len() < urlx.MaxLength+1 {
-				loc.Write(t)
+			if field != "" && text.Len() < urlx.MaxLength+1 {
+				text.Write(t)
 			}
 		case xml.EndElement:
 			switch {
-			case depth == 3 && inLoc:
-				inLoc = false
-				res.add(base, strings.TrimSpace(loc.String()))
-			case depth == 2:
+			case depth == 3 && field != "":
+				entryField(field, strings.TrimSpace(text.String()), &loc, &hint)
+				field = ""
+			case depth == 2 && inEntry:
 				inEntry = false
+				res.add(base, loc, hint)
 			}
 			depth--
 		}
 	}
 }
 
-// add records the entry loc.
-func (res *SitemapResult) add(base urlx.URL, loc string) {
+// entryField sets the field of an entry named name to v.
+func entryField(name, v string, loc *string, hint *SitemapHint) {
+	switch name {
+	case "loc":
+		*loc = v
+	case "changefreq":
+		hint.Period = changeFreqs[strings.ToLower(v)]
+	case "lastmod":
+		hint.LastMod = parseLastMod(v)
+	}
+}
+
+// add records the entry loc with its hint.
+func (res *SitemapResult) add(base urlx.URL, loc string, h SitemapHint) {
 	if len(res.URLs) >= MaxSitemapURLs {
 		res.Dropped++
 		return
@@ -143,5 +190,11 @@ func (res *SitemapResult) add(base urlx.URL, loc string) {
 		res.Bad++
 		return
 	}
+	if (h != SitemapHint{}) && res.Hints == nil {
+		res.Hints = make([]SitemapHint, len(res.URLs), cap(res.URLs)+1)
+	}
 	res.URLs = append(res.URLs, u)
+	if res.Hints != nil {
+		res.Hints = append(res.Hints, h)
+	}
 }

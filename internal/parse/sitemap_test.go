@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func gz(t *testing.T, b []byte) []byte {
@@ -75,5 +76,34 @@ func TestSitemap(t *testing.T) {
 	r = sitemap(base, gz(t, huge), 1<<20)
 	if !r.Oversized || len(r.URLs) != 1 || r.Err != nil {
 		t.Errorf("over 50 MiB: oversized %v, %d URLs, err %v", r.Oversized, len(r.URLs), r.Err)
+	}
+}
+
+// TestSitemapHints: <changefreq> and <lastmod> of each <url>, in any
+// order beside its <loc>, in W3C Datetime's forms; an unknown value is
+// no hint; a file without either has no Hints.
+func TestSitemapHints(t *testing.T) {
+	base := mustURL(t, "http://www.example.com/sitemap.xml")
+	r := Sitemap(base, []byte(`<urlset>
+  <url><lastmod>2024-03-05T10:20:30+02:00</lastmod><loc>/a</loc><changefreq>Daily</changefreq></url>
+  <url><loc>/b</loc></url>
+  <url><loc>/c</loc><changefreq>sometimes</changefreq><lastmod>2024-13-45</lastmod></url>
+  <url><loc>/d</loc><lastmod>2024-03</lastmod><changefreq>never</changefreq></url>
+</urlset>`))
+	want := []SitemapHint{
+		{Period: 24 * time.Hour, LastMod: time.Date(2024, 3, 5, 8, 20, 30, 0, time.UTC)},
+		{}, {},
+		{Period: 100 * 365 * 24 * time.Hour, LastMod: time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)},
+	}
+	if r.Err != nil || len(r.URLs) != 4 || len(r.Hints) != 4 {
+		t.Fatalf("%d URLs, %d hints, err %v", len(r.URLs), len(r.Hints), r.Err)
+	}
+	for i, w := range want {
+		if g := r.Hints[i]; g.Period != w.Period || !g.LastMod.Equal(w.LastMod) {
+			t.Errorf("%s: %+v, want %+v", r.URLs[i], g, w)
+		}
+	}
+	if r := Sitemap(base, []byte(`<urlset><url><loc>/a</loc></url></urlset>`)); r.Hints != nil || len(r.URLs) != 1 {
+		t.Errorf("no hints: %+v", r)
 	}
 }

@@ -5,19 +5,21 @@
 // Files: state.go (a URL's State, its encoding and its change-rate
 // estimate), schedule.go (the Schedule: its file, claims, visits),
 // issue.go (Run: due URLs to the frontier), policy.go (the policies and
-// the change-rate optimum), figures.go (counters), settings.go (the
-// settings table).
+// the change-rate optimum), hints.go (the sitemaps' changefreq and
+// lastmod), figures.go (counters and the estimated freshness),
+// settings.go (the settings table).
 //
 // # The schedule on disk
 //
-// One bbolt file, state/revisit/schedule.db, of four buckets:
+// One bbolt file, state/revisit/schedule.db, of five buckets:
 //
 //	u  URL → State (about 130 bytes and the ETag: Meta, due time, the
 //	   policy's interval, the change history, ETag, Last-Modified, the
 //	   payload digest, the record ID and date of the last full capture)
 //	d  due time (8 bytes, big-endian) + URL → nothing: the URLs not issued, in due order
 //	i  URL → issue number: the URLs issued to the frontier, not yet visited
-//	m  the last issue number; the rate histogram (saved by Sync)
+//	m  the last issue number; the rate histogram and the freshness sum (saved by Sync)
+//	h  URL → a sitemap's changefreq period (8 bytes), for URLs not yet visited (at most MaxHints)
 //
 // So a URL costs about 150 bytes plus twice its length in keys, before the
 // B+tree's overhead (pages about half to fully filled): BenchmarkScheduleVisited

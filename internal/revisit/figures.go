@@ -28,6 +28,10 @@ type Figures struct {
 	// mean over its URLs of the expected freshness of a page changing at
 	// its estimated rate, visited at its current interval (0 when empty).
 	Freshness float64
+	// Hints are the sitemap hints held for URLs not yet visited;
+	// HintsDropped those not kept (MaxHints held); HintedDue the URLs a
+	// sitemap's lastmod made due (the last two counted by this process).
+	Hints, HintsDropped, HintedDue int64
 }
 
 // FiguresCap bounds the due URLs Figures counts (a scan of the index).
@@ -36,7 +40,8 @@ const FiguresCap = 100000
 // Figures returns the schedule's counters.
 func (s *Schedule) Figures() Figures {
 	f := Figures{Scheduled: s.scheduled.Load(), Issued: s.issued.Load(), Revisits: s.visits.Load(),
-		NotModified: s.notMod.Load(), Unchanged: s.unchanged.Load(), Skipped: s.skipped.Load(), BytesSaved: s.savedBytes.Load()}
+		NotModified: s.notMod.Load(), Unchanged: s.unchanged.Load(), Skipped: s.skipped.Load(), BytesSaved: s.savedBytes.Load(),
+		Hints: s.hints.Load(), HintsDropped: s.hintsDropped.Load(), HintedDue: s.hintedDue.Load()}
 	if f.Scheduled > 0 {
 		f.Freshness = min(max(s.fresh.get()/float64(f.Scheduled), 0), 1)
 	}

@@ -36,12 +36,25 @@ func (p *policy) initial() time.Duration { return min(24*p.min, p.max) }
 // one change per initial interval.
 func (p *policy) prior() float64 { return 1 / p.initial().Seconds() }
 
+// initialOf is the first interval of st: its sitemap's changefreq period
+// when it had one (within Min and Max), else initial.
+func (p *policy) initialOf(st *State) time.Duration {
+	if st.Hint > 0 {
+		return min(max(time.Duration(st.Hint), p.min), p.max)
+	}
+	return p.initial()
+}
+
+// priorOf is the change rate assumed of st before its visits say more:
+// one change per its first interval.
+func (p *policy) priorOf(st *State) float64 { return 1 / p.initialOf(st).Seconds() }
+
 // next returns the interval after a visit of st (already updated) that
 // found the URL changed or not.
 func (p *policy) next(st *State, changed bool) time.Duration {
 	cur := time.Duration(st.Interval)
 	if cur <= 0 {
-		cur = p.initial()
+		cur = p.initialOf(st)
 	}
 	var d time.Duration
 	switch p.name {
@@ -58,12 +71,12 @@ func (p *policy) next(st *State, changed bool) time.Duration {
 			d = time.Duration(float64(cur) * 1.5)
 		}
 	case PolicyUniform:
-		d = p.initial()
+		d = p.initial() // one interval for all: a hint does not apply
 		if n := p.rates.Count(); p.budget > 0 && n > 0 {
 			d = time.Duration(float64(n) / p.budget * 1e9)
 		}
 	default:
-		d = p.rates.Interval(st.Rate(p.prior()))
+		d = p.rates.Interval(st.Rate(p.priorOf(st)))
 	}
 	return min(max(d, p.min), p.max)
 }

@@ -65,6 +65,10 @@ type Schedule struct {
 	skipped    atomic.Int64 // duplicate revisit tasks not fetched
 	savedBytes atomic.Int64 // bytes a 304 spared: the last full capture's size less the 304's (this process)
 	fresh      freshSum     // the expected freshness of every scheduled URL, summed
+
+	hints        atomic.Int64 // sitemap hints held for URLs not yet visited
+	hintsDropped atomic.Int64 // hints not kept: MaxHints held (this process)
+	hintedDue    atomic.Int64 // URLs made due by a sitemap's lastmod (this process)
 }
 
 // Open opens (or creates) the schedule in cfg.Dir.
@@ -101,13 +105,14 @@ func Open(cfg Config) (*Schedule, error) {
 // load creates the buckets and reads the counts and the histogram.
 func (s *Schedule) load() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketURLs, bucketDue, bucketIssued, bucketMeta} {
+		for _, b := range [][]byte{bucketURLs, bucketDue, bucketIssued, bucketMeta, bucketHints} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return fmt.Errorf("revisit: %w", err)
 			}
 		}
 		s.scheduled.Store(int64(tx.Bucket(bucketURLs).Stats().KeyN))
 		s.issued.Store(int64(tx.Bucket(bucketIssued).Stats().KeyN))
+		s.hints.Store(int64(tx.Bucket(bucketHints).Stats().KeyN))
 		if b := tx.Bucket(bucketMeta).Get([]byte("rates")); len(b) == 8*rateBuckets {
 			r := s.pol.rates
 			for i := range r.buckets {
@@ -222,28 +227,33 @@ func (s *Schedule) Visited(url string, meta []byte, v Visit) (time.Time, error) 
 	var due int64
 	var from, to float64 = -1, -1
 	var freshFrom, freshTo float64
-	var wasIssued, known, changed bool
+	var wasIssued, known, changed, tookHint bool
 	err := s.db.Batch(func(tx *bolt.Tx) error {
 		ub := tx.Bucket(bucketURLs)
 		old := ub.Get([]byte(url))
 		st := State{}
-		known, wasIssued, from, to = old != nil, false, -1, -1
+		known, wasIssued, from, to, tookHint = old != nil, false, -1, -1, false
 		if old != nil {
 			var err error
 			if st, err = decodeState(old); err != nil {
 				return err
 			}
 			wasIssued = st.Issued
-			from = st.Rate(s.pol.prior())
+			from = st.Rate(s.pol.priorOf(&st))
 			freshFrom = freshness(from, st.Interval)
 		} else {
 			copy(st.Meta[:], meta)
+			var err error
+			if st.Hint, err = takeHint(tx, url); err != nil {
+				return err
+			}
+			tookHint = st.Hint > 0
 		}
 		changed = s.observe(&st, v)
 		if err := s.reschedule(tx, url, &st, s.pol.next(&st, changed)); err != nil {
 			return err
 		}
-		to, due = st.Rate(s.pol.prior()), st.Due
+		to, due = st.Rate(s.pol.priorOf(&st)), st.Due
 		freshTo = freshness(to, st.Interval)
 		return ub.Put([]byte(url), appendState(nil, &st))
 	})
@@ -255,6 +265,9 @@ func (s *Schedule) Visited(url string, meta []byte, v Visit) (time.Time, error) 
 	s.fresh.add(freshTo - freshFrom)
 	if !known {
 		s.scheduled.Add(1)
+	}
+	if tookHint {
+		s.hints.Add(-1)
 	}
 	if wasIssued {
 		s.issued.Add(-1)

@@ -156,7 +156,7 @@ func TestScheduleExactlyOnce(t *testing.T) {
 // TestStateRoundTrip: a State decodes as encoded.
 func TestStateRoundTrip(t *testing.T) {
 	st := State{Due: 5, Issued: true, Seq: 7, Interval: 9, Last: 11, Visits: 3, Changes: 2, Exposure: 13, Timed: 1,
-		ETag: `W/"x"`, LastModified: 17, Digest: [20]byte{1}, RecordID: [16]byte{2}, RecordDate: 19, Size: 23}
+		ETag: `W/"x"`, LastModified: 17, Digest: [20]byte{1}, RecordID: [16]byte{2}, RecordDate: 19, Size: 23, Hint: 29}
 	st.Meta[0] = 1
 	enc := appendState(nil, &st)
 	got, err := decodeState(enc)
@@ -166,11 +166,11 @@ func TestStateRoundTrip(t *testing.T) {
 	if _, err := decodeState(enc[:fixedLen-1]); err == nil {
 		t.Fatal("a short record decoded")
 	}
-	// Version 1: the same fields without Size, which decodes as 0.
-	end := fixedLen - 1 - 8 // where Size begins
-	v1 := append(append([]byte{1}, enc[1:end]...), enc[end+8:]...)
+	// Version 1: the same fields without Size and Hint, which decode as 0.
+	end := fixedLen - 1 - 16 // where Size begins
+	v1 := append(append([]byte{1}, enc[1:end]...), enc[end+16:]...)
 	want := st
-	want.Size = 0
+	want.Size, want.Hint = 0, 0
 	if got, err := decodeState(v1); err != nil || got != want {
 		t.Fatalf("version 1: %+v, %v; want %+v", got, err, want)
 	}

@@ -36,6 +36,10 @@ type State struct {
 	RecordID     [16]byte // the last full capture's WARC-Record-ID (a UUID)
 	RecordDate   int64    // its WARC-Date
 	Size         int64    // its response's bytes on the wire: what a 304 spares
+	// Hint is the period, ns, of the changefreq a sitemap gave the URL
+	// before its first visit (0: none): its first interval and the change
+	// rate assumed of it until its visits say more.
+	Hint int64
 }
 
 // MetaLen is the length of the frontier Meta a State keeps.
@@ -45,12 +49,12 @@ const MetaLen = frontier.MetaLen
 const MaxETag = 128
 
 // stateVersion is the version of the encoding appendState writes;
-// decodeState also reads version 1, which has no Size.
+// decodeState also reads version 1, which has no Size nor Hint.
 const stateVersion = 2
 
 // fixedLen is the encoded length of a version-2 State without its ETag
-// (a version-1 State is 8 bytes shorter).
-const fixedLen = 1 + MetaLen + 8 + 1 + 8 + 8 + 8 + 4 + 4 + 8 + 4 + 8 + 20 + 16 + 8 + 8 + 1
+// (a version-1 State is 16 bytes shorter).
+const fixedLen = 1 + MetaLen + 8 + 1 + 8 + 8 + 8 + 4 + 4 + 8 + 4 + 8 + 20 + 16 + 8 + 8 + 8 + 1
 
 // appendState appends the encoding of st: a version byte, the fixed
 // fields big-endian in declaration order (ETag excepted), then the ETag's
@@ -72,6 +76,7 @@ func appendState(b []byte, st *State) []byte {
 	b = append(b, st.RecordID[:]...)
 	b = binary.BigEndian.AppendUint64(b, uint64(st.RecordDate))
 	b = binary.BigEndian.AppendUint64(b, uint64(st.Size))
+	b = binary.BigEndian.AppendUint64(b, uint64(st.Hint))
 	b = append(b, byte(len(st.ETag)))
 	return append(b, st.ETag...)
 }
@@ -88,7 +93,7 @@ var errState = errors.New("revisit: corrupt state record")
 // decodeState decodes a State encoded by appendState.
 func decodeState(b []byte) (State, error) {
 	var st State
-	if len(b) == 0 || b[0] < 1 || b[0] > stateVersion || len(b) < fixedLen-8*int(stateVersion-b[0]) {
+	if len(b) == 0 || b[0] < 1 || b[0] > stateVersion || len(b) < fixedLen-16*int(stateVersion-b[0]) {
 		return st, fmt.Errorf("%w (%d bytes)", errState, len(b))
 	}
 	p := 1
@@ -110,7 +115,7 @@ func decodeState(b []byte) (State, error) {
 	p += copy(st.RecordID[:], b[p:])
 	st.RecordDate = int64(u64())
 	if b[0] >= 2 {
-		st.Size = int64(u64())
+		st.Size, st.Hint = int64(u64()), int64(u64())
 	}
 	n := int(b[p])
 	p++
