@@ -76,7 +76,10 @@ func (p *policy) next(st *State, changed bool) time.Duration {
 			d = time.Duration(float64(n) / p.budget * 1e9)
 		}
 	default:
-		d = p.rates.Interval(st.Rate(p.priorOf(st)))
+		d = p.initialOf(st) // the first URL: no histogram to plan from yet
+		if p.rates.Count() > 0 {
+			d = p.rates.Interval(st.Rate(p.priorOf(st)))
+		}
 	}
 	return min(max(d, p.min), p.max)
 }
@@ -177,8 +180,8 @@ func (r *Rates) Interval(lambda float64) time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// The multiplier moves slowly with the histogram: solved again after
-	// changes to 1/64 of it (at least 256), or when never solved.
-	if r.mu0 == 0 || r.dirty > 0 && r.dirty >= max(256, int(r.n/64)) {
+	// changes to 1/64 of it (at least 16), or when never solved.
+	if r.mu0 == 0 || r.dirty > 0 && r.dirty >= max(16, int(r.n/64)) {
 		r.solve()
 	}
 	return r.interval(lambda, r.mu0)

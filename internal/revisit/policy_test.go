@@ -1,8 +1,10 @@
 package revisit
 
 import (
+	"github.com/petrel-crawler/petrel/internal/frontier"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -95,5 +97,33 @@ func TestRateEstimate(t *testing.T) {
 	once := &State{Visits: 1, Exposure: int64(100 * time.Second)}
 	if got, want := once.Rate(1.0/60), 0.5/130; math.Abs(got-want) > 1e-9 {
 		t.Errorf("one unchanged visit of 100 s: %.5f/s, want %.5f/s", got, want)
+	}
+}
+
+// TestChangeRateSmallSchedule: without a budget, the change-rate
+// intervals of a few pages not yet seen changing stay near the initial
+// one (one change assumed per 24 × Min), not at Min: the multiplier is
+// never solved on an empty histogram and is solved again as it fills.
+func TestChangeRateSmallSchedule(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	s, err := Open(Config{Dir: t.TempDir(), Settings: Settings{Policy: PolicyChangeRate, Min: time.Hour, Max: 672 * time.Hour},
+		Issue: func([]byte) error { return nil }, Now: clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	meta := frontier.Meta{Depth: 1}.Append(nil)
+	for i := range 100 {
+		u := "http://a.test/" + strconv.Itoa(i)
+		due, err := s.Visited(u, meta, Visit{Time: clk.now(), Status: 200, Full: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := due.Sub(clk.now()); i >= 16 && (d < 12*time.Hour || d > 48*time.Hour) {
+			t.Fatalf("page %d: first interval %v, want about 24 h", i, d)
+		}
+	}
+	if f := s.Figures().Freshness; f < 0.55 || f > 0.75 {
+		t.Fatalf("estimated freshness %.3f, want about 1 − 1/e", f)
 	}
 }
