@@ -71,6 +71,7 @@ func benchCrawlCmd() *cobra.Command {
 	fs.StringVar(&agentIP, "agent-first-ip", "", "with --agents: the first agent's loopback address (default 127.216.0.1; the others take the next ones)")
 	fs.IntVar(&o.AgentProcs, "agent-procs", 0, "with --agents: each agent's GOMAXPROCS (default max(1, cores ÷ agents), the cores shared out; -1 = Go's default, every core each)")
 	fs.DurationVar(&o.ClusterBatchDelay, "cluster-batch-delay", 0, "with --agents: the agents' --cluster-batch-delay (default: the crawler's)")
+	fs.StringVar(&o.Variant, "variant", "", "extra petrel flags (e.g. \"--revisit\"): every round also crawls with them, and the report compares their CPU per page with the plain crawl's, target ≤ 1.10 (peers default to petrel)")
 	fs.BoolVar(&o.Ops, "ops", false, "measure the operations' overhead: every round crawls with --crawl-log=false and no console, then with the console on and polled as an open console page polls it, and compares (peers default to petrel)")
 	fs.StringVar(&o.CPUProfileDir, "cpuprofile-dir", "", "write a CPU profile of every petrel crawl (each agent's too) into this directory")
 	fs.StringVar(&jsonPath, "json", "", "JSON output file (default stdout)")

@@ -58,7 +58,9 @@
 //
 // With Options.Agents it adds a crawl of several agents to every round
 // (agents.go); with Options.Ops a crawl with the console on and polled
-// next to Petrel's with the operations off (ops.go).
+// next to Petrel's with the operations off (ops.go); with Options.Variant
+// a crawl with extra flags (e.g. --revisit) next to the plain one
+// (variant.go).
 //
 // Invariants: every child runs in its own process group with a parent-death
 // signal, is interrupted at the time bound (SIGINT, or SIGTERM for wget) and

@@ -197,15 +197,24 @@ type OpsSummary struct {
 }
 
 // summarizeOps computes the summary from every run in order.
-func summarizeOps(all []RunResult) *OpsSummary {
-	s := &OpsSummary{Target: opsTarget}
+func summarizeOps(all []RunResult) *OpsSummary { return summarizePair(all, opsName, opsTarget) }
+
+// summarizePair compares, from every run in order, the runs of crawler
+// on with the plain Petrel runs beside them, against target.
+func summarizePair(all []RunResult, on string, target float64) *OpsSummary {
+	s := &OpsSummary{Target: target}
 	side := map[string][]RunResult{}
 	for _, r := range all {
-		if r.Skipped == "" && r.Pages > 0 && (r.Crawler == PeerPetrel || r.Crawler == opsName) {
+		if r.Skipped == "" && r.Pages > 0 && (r.Crawler == PeerPetrel || r.Crawler == on) {
 			side[r.Crawler] = append(side[r.Crawler], r)
 		}
 	}
-	off, on := side[PeerPetrel], side[opsName]
+	off, onRuns := side[PeerPetrel], side[on]
+	return s.fill(off, onRuns)
+}
+
+// fill computes s's medians and ratios from the runs off and on.
+func (s *OpsSummary) fill(off, on []RunResult) *OpsSummary {
 	if len(off) == 0 || len(on) == 0 {
 		return s
 	}
@@ -234,13 +243,14 @@ func summarizeOps(all []RunResult) *OpsSummary {
 	return s
 }
 
-// writeOps writes the comparison of the operations on and off.
-func writeOps(w io.Writer, s *OpsSummary) {
+// writeOps writes the comparison of what (e.g. "operations (console
+// polled, metrics, crawl log)") on and off.
+func writeOps(w io.Writer, what string, s *OpsSummary) {
 	met := "met"
 	if s.Overhead > s.Target {
 		met = "NOT met"
 	}
-	fmt.Fprintf(w, "operations (console polled, metrics, crawl log) on against off, medians of %d rounds each:\n", s.Rounds)
+	fmt.Fprintf(w, "%s on against off, medians of %d rounds each:\n", what, s.Rounds)
 	fmt.Fprintf(w, "  pages/s: %.1f (off) and %.1f (on); median of the rounds' own ratios %.3f\n", s.OffPagesPerSec, s.OnPagesPerSec, s.RatePaired)
 	fmt.Fprintf(w, "  CPU s per 1,000 pages: %.3f (off) and %.3f (on): overhead %.3f (target ≤ %.2f: %s; median of the rounds' own ratios %.3f)\n",
 		s.OffCPUPer1000, s.OnCPUPer1000, s.Overhead, s.Target, met, s.Paired)

@@ -139,6 +139,11 @@ type Options struct {
 	// on and polled as an open console page polls it; the report compares
 	// the two (OpsSummary). Peers defaults to Petrel alone.
 	Ops bool
+	// Variant, if set, is extra flags of a second Petrel crawl in every
+	// round (variant.go), e.g. "--revisit": the report compares its CPU
+	// per page with the plain crawl's (VariantSummary). Peers defaults to
+	// Petrel alone.
+	Variant string
 	// CPUProfileDir, if set, gets a CPU profile of every Petrel process
 	// (--cpuprofile), named after its run and agent.
 	CPUProfileDir string
@@ -218,7 +223,7 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	switch {
 	case len(o.Peers) > 0:
-	case o.Agents > 1 || o.Ops:
+	case o.Agents > 1 || o.Ops || o.Variant != "":
 		o.Peers = []string{PeerPetrel}
 	default:
 		o.Peers = []string{PeerPetrel, PeerColly, PeerWget, PeerScrapy, PeerCrawlee}
@@ -239,6 +244,9 @@ func (o Options) withDefaults() (Options, error) {
 		if !o.has(PeerPetrel) {
 			return o, errors.New("benchcrawl: --agents compares with the single Petrel: keep petrel in --peers")
 		}
+	}
+	if o.Variant != "" && !o.has(PeerPetrel) {
+		return o, errors.New("benchcrawl: --variant compares with Petrel's plain crawl: keep petrel in --peers")
 	}
 	if o.Ops && !o.has(PeerPetrel) {
 		return o, errors.New("benchcrawl: --ops compares with Petrel's crawl with the operations off: keep petrel in --peers")

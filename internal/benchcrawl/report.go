@@ -41,8 +41,11 @@ type Report struct {
 	// (Options.Agents > 1 only).
 	Agents *AgentsSummary `json:"agents,omitempty"`
 	// Ops compares the operations on and off (Options.Ops only).
-	Ops   *OpsSummary `json:"ops,omitempty"`
-	Notes []string    `json:"notes,omitempty"`
+	Ops *OpsSummary `json:"ops,omitempty"`
+	// Variant compares the crawl with Options.Variant's flags and without.
+	Variant      *OpsSummary `json:"variant,omitempty"`
+	VariantFlags string      `json:"variant_flags,omitempty"`
+	Notes        []string    `json:"notes,omitempty"`
 }
 
 // Machine describes where the benchmark ran.
@@ -260,8 +263,11 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	if a := rep.Agents; a != nil {
 		rep.writeAgents(w, a)
 	}
+	if s := rep.Variant; s != nil {
+		writeOps(w, "the flags "+rep.VariantFlags, s)
+	}
 	if s := rep.Ops; s != nil {
-		writeOps(w, s)
+		writeOps(w, "operations (console polled, metrics, crawl log)", s)
 	}
 	if rep.Limit != nil {
 		fmt.Fprintf(w, "limit (wrk): %.0f pages/s; Petrel reaches %.1f%% of it\n", rep.Limit.PagesPerSec, 100*rep.Limit.PetrelShare)

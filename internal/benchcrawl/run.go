@@ -107,6 +107,9 @@ func run(ctx context.Context, o Options) (*Report, error) {
 	if o.Ops {
 		rep.Ops = summarizeOps(all)
 	}
+	if o.Variant != "" {
+		rep.Variant, rep.VariantFlags = summarizePair(all, variantName, variantTarget), o.Variant
+	}
 	if o.Repeat > 1 {
 		for _, r := range all {
 			r.Series = nil
@@ -146,6 +149,9 @@ func runners(o Options) []runner {
 	if o.Ops {
 		rs = slices.Insert(rs, 1, runner{opsName, runOps})
 	}
+	if o.Variant != "" {
+		rs = slices.Insert(rs, 1, runner{variantName, runVariant})
+	}
 	return rs
 }
 
@@ -156,7 +162,7 @@ func runRounds(ctx context.Context, o Options, web *webProc, work string) ([]Run
 	var all []RunResult
 	for round := range o.Repeat {
 		for _, r := range runners(o) {
-			if !o.has(r.peer) && r.peer != agentsName(o.Agents) && r.peer != opsName {
+			if !o.has(r.peer) && r.peer != agentsName(o.Agents) && r.peer != opsName && r.peer != variantName {
 				continue
 			}
 			if err := ctx.Err(); err != nil {
