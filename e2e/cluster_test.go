@@ -472,12 +472,12 @@ func TestClusterRefusesIntruders(t *testing.T) {
 	keyStart := time.Now()
 	c.start(t, wrongKey, append(c.flags(hostDelay, ipDelay), "--cluster-wait", "1", "--cluster-key-file", otherKey)...)
 	c.agents = []*agentProc{crawl[0], crawl[1], wrongAssign}
-	c.start(t, wrongAssign, append(c.flags(hostDelay, ipDelay), "--cluster-wait", "2", "--assign", "host")...)
+	c.start(t, wrongAssign, append(c.flags(hostDelay, ipDelay), "--cluster-wait", "2", "--assign", "authority")...)
 	refused(t, wrongKey, "another key", "do not hold this crawl's key", "(a wrong --cluster-key-file")
 	if d := time.Since(keyStart); d > 5*time.Second {
 		t.Errorf("the agent with another key exited %s after its start, want within 5 s", d)
 	}
-	refused(t, wrongAssign, "another --assign", `--assign "host" here, "authority" in the crawl`)
+	refused(t, wrongAssign, "another --assign", `--assign "authority" here, "host" in the crawl`)
 	if strings.Contains(wrongKey.stderr.String(), "view epoch") {
 		t.Errorf("agent with another key got a view:\n%s", wrongKey.stderr.String())
 	}

@@ -11,7 +11,6 @@ import (
 	"net/netip"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,14 +82,11 @@ func TestCrawlHTTP2(t *testing.T) {
 	if len(h2Pages) < 5 {
 		t.Fatalf("only %d pages answered over HTTP/2: not a useful test", len(h2Pages))
 	}
-	// A host's http:// and https:// URLs are two politeness keys (an http://
-	// request to an HTTPS host is answered 301): requests to one host name
-	// never overlap, those to one address keep the address's delay, and
-	// those over HTTP/2 (one key per host: its https:// URLs) keep the
-	// host's.
+	// A host's http:// and https:// URLs share its politeness key (an
+	// http:// request to an HTTPS host is answered 301): every request to
+	// a host keeps the host's delay, to an address the address's.
 	t.Logf("%d pages over HTTP/2 of %d requests", len(h2Pages), len(hits))
-	checkPoliteness(t, on.dir, hits, 0, ipDelay)
-	checkPoliteness(t, on.dir, slices.DeleteFunc(slices.Clone(hits), func(h testweb.Hit) bool { return h.Proto != "HTTP/2.0" }), hostDelay, 0)
+	checkPoliteness(t, on.dir, hits, hostDelay, ipDelay)
 	st := readStats(t, on.dir)
 	// A stream counts with its response: one given up before its headers
 	// has none.

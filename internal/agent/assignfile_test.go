@@ -17,18 +17,18 @@ import (
 func TestRestartRefusesAnotherAssign(t *testing.T) {
 	c := newTestCrawl(t, "127.61.3.1", 2, 5, nil)
 	c.a.closeAll()
-	if b, _ := os.ReadFile(filepath.Join(c.cfg.Dir, "state", assignFile)); string(b) != "authority\n" {
+	if b, _ := os.ReadFile(filepath.Join(c.cfg.Dir, "state", assignFile)); string(b) != "host\n" {
 		t.Fatalf("state/%s = %q, want the policy of the first start", assignFile, b)
 	}
 	cfg := c.cfg
 	var err error
-	if cfg.Frontier.Assign, err = frontier.ParseAssign("host"); err != nil {
+	if cfg.Frontier.Assign, err = frontier.ParseAssign("authority"); err != nil {
 		t.Fatal(err)
 	}
 	a, err := Open(cfg, nil)
 	if err == nil {
 		a.closeAll()
-		t.Fatal("a crawl begun with --assign authority opened with --assign host")
+		t.Fatal("a crawl begun with --assign host opened with --assign authority")
 	}
 	msg := err.Error()
 	if !errors.Is(err, ErrUsage) || strings.Contains(msg, "\n") ||

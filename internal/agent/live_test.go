@@ -204,7 +204,7 @@ func TestReconfigureEveryLiveSetting(t *testing.T) {
 		changes map[string]any
 		want    string
 	}{
-		{map[string]any{"host-delay": "1s", "assign": "host"}, "--assign cannot change while the crawl runs: the politeness keys"},
+		{map[string]any{"host-delay": "1s", "assign": "authority"}, "--assign cannot change while the crawl runs: the politeness keys"},
 		{map[string]any{"host-delay": "1s", "fetchers": 0}, "--fetchers must be between 1 and 100000, not 0"},
 		{map[string]any{"host-delay": "1s", "hots": "x"}, `unknown setting "hots"`},
 		{map[string]any{"max-body": "lots"}, "max-body: want a size"},

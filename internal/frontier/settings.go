@@ -62,10 +62,10 @@ func (s *Settings) Table() settings.Table {
 			In(settings.Politeness).Range(1, 1000).SetLive().ClusterWide(),
 		settings.Count(&s.ParallelPerIP, "parallel-per-ip", 1, "requests in flight per IP address").
 			In(settings.Politeness).Range(1, 1000).SetLive().ClusterWide(),
-		settings.Text(&s.Assign, "assign", "authority", []string{"authority", "host", "domain", "ip", "bucket:16", "url"},
+		settings.Text(&s.Assign, "assign", "host", []string{"authority", "host", "domain", "ip", "bucket:16", "url"},
 			"which URLs share a politeness key: authority, host, domain, ip, bucket:N or url").
 			WithUnit("POLICY").
-			WithDoc("which URLs share a politeness key: `authority` (scheme+host+port, as BUbiNG), `host`, `domain` (registered domain), `ip` (the resolved address), `bucket:N` (hash of the authority mod N), `url` (each URL its own key; only the IP rule limits the rate)").
+			WithDoc("which URLs share a politeness key: `host` (the host name, whatever the scheme and port: a host's http:// and https:// URLs, and its robots.txt of each, keep one delay; as Heritrix), `authority` (scheme+host+port, as BUbiNG), `domain` (registered domain), `ip` (the resolved address), `bucket:N` (hash of the authority mod N), `url` (each URL its own key; only the IP rule limits the rate)").
 			In(settings.Politeness).SetFixed(keysFixed).ClusterWide(),
 		settings.Count(&s.FrontSize, "front-size", 256, "visit states kept active at first (grows when fetchers wait)").
 			WithDoc("visit states kept active at first; grows when fetchers wait (BUbiNG's required front)").
