@@ -394,13 +394,33 @@ func WriteCDXJ(paths []string, w io.Writer) error {
 
 // cdxjFields are the JSON fields of a CDXJ line.
 type cdxjFields struct {
-	URL      string `json:"url"`
-	Mime     string `json:"mime"`
-	Status   string `json:"status"`
-	Digest   string `json:"digest"`
-	Length   string `json:"length"`
-	Offset   string `json:"offset"`
-	Filename string `json:"filename"`
+	URL      string   `json:"url"`
+	Mime     string   `json:"mime"`
+	Status   jsonText `json:"status"`
+	Digest   string   `json:"digest"`
+	Length   jsonText `json:"length"`
+	Offset   jsonText `json:"offset"`
+	Filename string   `json:"filename"`
+}
+
+// jsonText is a JSON string or number, as its text: indexers write a
+// CDXJ line's status, length and offset as strings (pywb, warcio) or as
+// numbers.
+type jsonText string
+
+func (t *jsonText) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] != '"' {
+		var n json.Number
+		if err := json.Unmarshal(b, &n); err != nil {
+			return err
+		}
+		*t = jsonText(n)
+		return nil
+	}
+	var s string
+	err := json.Unmarshal(b, &s)
+	*t = jsonText(s)
+	return err
 }
 
 func parseCDXJFields(js []byte) (cdxjFields, error) {
