@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/netip"
 	"os"
@@ -169,4 +170,53 @@ func checkWarcioIndex(t *testing.T, dir string) {
 	if got := strings.Join(lines, "\n") + "\n"; err != nil || got != string(merged) {
 		t.Errorf("indexes/index.cdxj differs from warcio cdx-index (%v):\n%s\nwarcio:\n%s", err, merged, got)
 	}
+}
+
+// TestReplayDedup crawls the archive site twice, the second crawl with
+// --dedup-index of the first, packages both in one WACZ and replays the
+// second crawl's pages in ReplayWeb.page: each page (its latest capture,
+// the second crawl's revisit record of the first crawl's capture) is shown
+// with its title and every requisite (revisits too).
+func TestReplayDedup(t *testing.T) {
+	chromium, replayDir := replayTools(t)
+	s := startArchiveSite(t)
+	a := crawlArchiveSite(t, s)
+	time.Sleep(1100 * time.Millisecond) // WARC file names, stamped to the second, must differ in one WACZ
+	b := crawlArchiveSite(t, s, "--dedup-index", filepath.Join(a, "indexes"))
+	if st := readStats(t, b); st["PriorRevisits"] < 5 {
+		t.Fatalf("the second crawl wrote %d revisits of the first's captures", st["PriorRevisits"])
+	}
+	wacz := filepath.Join(t.TempDir(), "ab.wacz")
+	if out, errOut, code := petrelOut(t, "warc", "wacz", a, b, "-o", wacz); code != 0 {
+		t.Fatalf("warc wacz: exit %d: %s%s", code, out, errOut)
+	}
+	base := serveReplay(t, replayDir, map[string]string{"ab.wacz": wacz})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	bctx := replayBrowser(t, ctx, chromium)
+	requisites := []string{"/style.css", "/app.js", "/img/logo.png", "/img/bg.png"}
+	for _, path := range []string{"/", "/about.html"} {
+		stamp := revisitStamp(t, b, s.url(path))
+		f := replayPage(t, bctx, "ab.wacz "+path, base+"/?wacz=ab.wacz&url="+s.url(path), s.url(path), archivePages[path], requisites)
+		if f != nil && !strings.Contains(f.URL, "/"+stamp+"mp_/") {
+			t.Errorf("%s replayed from %s, not from the second crawl's revisit of %s", path, f.URL, stamp)
+		}
+	}
+}
+
+// revisitStamp returns the timestamp of the revisit record of uri in a
+// crawl's merged index.
+func revisitStamp(t *testing.T, dir, uri string) string {
+	t.Helper()
+	b, err := os.ReadFile(store.MergedIndex(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.SplitN(l, " ", 3); len(f) == 3 && strings.Contains(f[2], `"url":"`+uri+`"`) && strings.Contains(f[2], "warc/revisit") {
+			return f[1]
+		}
+	}
+	t.Fatalf("no revisit of %s in %s", uri, store.MergedIndex(dir))
+	return ""
 }
