@@ -222,16 +222,26 @@ func checkLanguages(t *testing.T, wets []string, rows []dataset.Row) {
 	}
 }
 
-// checkWarcio reads WAT or WET files with warcio index: want records in
-// all (-1: any number), a warcinfo record among them.
-func checkWarcio(t *testing.T, files []string, want int) {
+// findWarcio returns the warcio command, or "" after logging that what
+// is not read with it; without it, PETREL_REQUIRE_BROWSER=1 fails the test.
+func findWarcio(t *testing.T, what string) string {
 	t.Helper()
 	warcio := store.WarcioPath()
 	if warcio == "" {
 		if os.Getenv("PETREL_REQUIRE_BROWSER") == "1" {
 			t.Fatal("warcio not found: set PETREL_WARCIO (npm install warcio@2.4.11)")
 		}
-		t.Log("warcio not found, WAT and WET files not read with it: npm install warcio@2.4.11 and set PETREL_WARCIO to node_modules/.bin/warcio")
+		t.Logf("warcio not found, %s not read with it: npm install warcio@2.4.11 and set PETREL_WARCIO to node_modules/.bin/warcio", what)
+	}
+	return warcio
+}
+
+// checkWarcio reads WAT or WET files with warcio index: want records in
+// all (-1: any number), a warcinfo record among them.
+func checkWarcio(t *testing.T, files []string, want int) {
+	t.Helper()
+	warcio := findWarcio(t, "WAT and WET files")
+	if warcio == "" {
 		return
 	}
 	out, err := exec.Command(warcio, append([]string{"index"}, files...)...).Output()

@@ -43,4 +43,9 @@
 // outage of one site, and every HTML page of the WACZ replayed in
 // ReplayWeb.page in a few tabs at once. It takes about an hour and runs
 // only with PETREL_DOCSITES=1 (BENCHMARKS.md).
+//
+// dedup_test.go crawls a web twice, the second time with --dedup-index
+// of the first (TestDedupIndex: revisit records naming the first crawl's
+// captures, judged from both crawls' indexes and WARC files and with
+// warcio), and replays both crawls in one WACZ (TestReplayDedup).
 package e2e

@@ -566,6 +566,9 @@ func (a *Agent) openFetcherAndStore(cfg *Config) (err error) {
 		sopts.Prefix = p
 	}
 	sopts.Operator, sopts.IsPartOf, sopts.Robots, sopts.UserAgent = cfg.Operator, crawlName(cfg.Dir), "obey", cfg.UserAgent
+	if sopts.Prior, err = loadPrior(cfg.Store, a.log); err != nil { // dedup.go
+		return err
+	}
 	if a.datasets = newDatasets(cfg.Store, a.log); a.datasets != nil {
 		sopts.Closed = a.datasets.closed
 	}

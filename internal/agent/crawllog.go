@@ -137,6 +137,8 @@ func (a *Agent) logResponse(t *frontier.Task, fetcher int, resp *fetch.Response,
 		switch {
 		case res.NotModified:
 			e.Annotations = append(e.Annotations, "revisit:not-modified")
+		case res.Prior:
+			e.Annotations = append(e.Annotations, "duplicate:dedup-index")
 		case res.Revisit:
 			e.Annotations = append(e.Annotations, "duplicate:digest")
 		}

@@ -14,4 +14,8 @@
 // scheduler closes Todo; the parsers end when the fetchers are gone and the
 // results channel is drained, so everything fetched is stored before the
 // WARC files are closed.
+//
+// The WARC store's Prior, the earlier crawl's payloads of --dedup-index,
+// is loaded once at the start (dedup.go); a path that cannot be read is a
+// usage error.
 package agent

@@ -91,9 +91,15 @@ func (a *Agent) handle(r *fetched) {
 		if res.Revisit {
 			st.Duplicates.Add(1)
 		}
+		if res.Prior {
+			st.PriorRevisits.Add(1)
+			st.PriorBytes.Add(res.Omitted)
+		}
 		a.logResponse(t, r.fetcher, resp, &res, "")
 	}
-	a.follow(t, resp, stored, stored && res.Revisit)
+	// A payload of an earlier crawl is new to this one: its links are
+	// followed as a page stored in full would have them followed.
+	a.follow(t, resp, stored, stored && res.Revisit && !res.Prior)
 }
 
 // follow goes on from a response: a robots.txt's sitemaps, a sitemap, a

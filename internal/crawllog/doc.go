@@ -28,7 +28,9 @@
 //	11 source: the seed the URL descends from
 //	12 annotations, comma-separated: "Nt" (the Nth try), "lenTrunc",
 //	   "timeTrunc", "disconnectTrunc" (body cut), "duplicate:digest" (a
-//	   revisit record of a payload stored before), "revisit:not-modified"
+//	   revisit record of a payload stored before), "duplicate:dedup-index"
+//	   (a revisit record of a payload an earlier crawl stored, found in
+//	   --dedup-index), "revisit:not-modified"
 //	   (a 304 to a revisit's conditional GET, stored as a
 //	   server-not-modified revisit record; the hop path of a revisit ends
 //	   in V), "warc:FILE@OFFSET" (the record's file and the

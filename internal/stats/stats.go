@@ -142,6 +142,8 @@ type Crawl struct {
 	CutSitemapNested  atomic.Int64 // sitemaps those nested indexes name, not read
 	NoFollow          atomic.Int64 // pages whose links were not followed (meta robots / X-Robots-Tag)
 	Duplicates        atomic.Int64 // payloads identical to one already stored (revisit records)
+	PriorRevisits     atomic.Int64 // of those, payloads an earlier crawl stored (--dedup-index)
+	PriorBytes        atomic.Int64 // bytes of their responses not stored (the bodies)
 	TextDuplicates    atomic.Int64 // pages whose normalised-text digest was seen on the host
 	NearDuplicates    atomic.Int64 // pages whose SimHash is within --near-dup-distance of a recent page of the host
 	RobotsRedirects   atomic.Int64 // robots.txt redirect hops followed (same scheme+authority)
@@ -358,7 +360,7 @@ func Summary(r Run) string {
   links              found %d, dropped %d, redirects %d, nofollow pages %d
   requisites         found %d, dropped %d (over --max-links %d, beyond the embed hop limits %d), style sheets %d
   sitemaps           read %d, URLs %d, malformed %d, oversized %d, nested indexes %d (their sitemaps not read %d)
-  duplicates         payload %d (revisit records), text %d, near %d
+  duplicates         payload %d (revisit records; %d of an earlier crawl's payloads, %s not stored), text %d, near %d
   failures           network %d, timeouts %d, truncated %d, retries %d, DNS %d, broken hosts %d (URLs purged %d)
   https              certificate verified %d, not verified %d (fetched anyway), refused %d
   connections        opened %d (TLS: %d full handshakes, %d from a session ticket), reused %d; HTTP/2: %d connections, %d streams
@@ -376,7 +378,7 @@ func Summary(r Run) string {
 		s["LinksFound"], s["LinksDropped"], s["Redirects"], s["NoFollow"],
 		s["EmbedsFound"], s["EmbedsDropped"]+s["CutEmbedHops"], s["EmbedsDropped"], s["CutEmbedHops"], s["StyleSheets"],
 		s["SitemapsRead"], s["SitemapURLs"], s["SitemapsMalformed"], s["SitemapsOversized"], s["SitemapsNested"], s["CutSitemapNested"],
-		s["Duplicates"], s["TextDuplicates"], s["NearDuplicates"],
+		s["Duplicates"], s["PriorRevisits"], human(float64(s["PriorBytes"])), s["TextDuplicates"], s["NearDuplicates"],
 		s["FetchErrors"], s["Timeouts"], s["Truncated"], s["Retries"], s["DNSFailures"], s["BrokenKeys"], s["PurgedURLs"],
 		s["TLSVerified"], s["TLSUnverified"], s["TLSRefused"],
 		s["ConnsOpened"], s["TLSFull"], s["TLSResumed"], s["ConnsReused"], s["H2Conns"], s["H2Streams"],

@@ -152,7 +152,7 @@ func parseCDXJCapture(line []byte, key string) (Capture, bool) {
 	if err != nil {
 		return Capture{}, false
 	}
-	off, err := strconv.ParseInt(f.Offset, 10, 64)
+	off, err := strconv.ParseInt(string(f.Offset), 10, 64)
 	if err != nil {
 		return Capture{}, false
 	}

@@ -80,6 +80,15 @@
 // that capture by WARC-Refers-To, -Target-URI and -Date; Result.RecordID
 // is the ID a later 304 refers to.
 //
+// Options.Prior is asked about each whole 200 response with a payload
+// that this crawl has not stored: a payload an earlier crawl archived is a
+// revisit record (identical-payload-digest) referring to that capture by
+// WARC-Refers-To-Target-URI and -Date only (Result.Prior). A DedupIndex
+// (dedup.go) is such a Prior: the payload digests of an earlier crawl's
+// 200 responses, read from its CDXJ index (Petrel's, pywb's or warcio's
+// lines) into a sorted array of 40 bytes a digest plus the URL, bounded in
+// entries; NoPrior is the Prior of a crawl without one.
+//
 // A truncated capture (Exchange.Truncated set: connection reset, body
 // shorter than its Content-Length, timeout, size cap) is always a response
 // record with WARC-Truncated, however often the same cut transfer is
@@ -127,4 +136,12 @@
 // back "petrel warc ls", "check", "cdxj" and "index". Archive finds the
 // captures of a URL (through indexes/index.cdxj, or the files themselves)
 // and ReadRecord and Archive.ReadPayload print one, for "petrel warc cat".
+//
+// Files: writer.go (the Writer, its pipeline and revisit decisions),
+// record.go (record headers, digests, warcinfo), http.go (what a response
+// is made of: status, header, payload; de-chunking), dedup.go (Prior and DedupIndex,
+// an earlier crawl's payloads), index.go (CDXJ lines, sorting, merging,
+// IndexCrawl), read.go (ls, check, cdxj), cat.go (Archive: captures of a
+// URL, "warc cat"), repair.go (files left open by a crash), surt.go (SURT
+// keys), settings.go (the store's settings).
 package store

@@ -394,19 +394,167 @@ func WriteCDXJ(paths []string, w io.Writer) error {
 
 // cdxjFields are the JSON fields of a CDXJ line.
 type cdxjFields struct {
-	URL      string `json:"url"`
-	Mime     string `json:"mime"`
-	Status   string `json:"status"`
-	Digest   string `json:"digest"`
-	Length   string `json:"length"`
-	Offset   string `json:"offset"`
-	Filename string `json:"filename"`
+	URL      string   `json:"url"`
+	Mime     string   `json:"mime"`
+	Status   jsonText `json:"status"`
+	Digest   string   `json:"digest"`
+	Length   jsonText `json:"length"`
+	Offset   jsonText `json:"offset"`
+	Filename string   `json:"filename"`
 }
 
+// jsonText is a JSON string or number, as its text: indexers write a
+// CDXJ line's status, length and offset as strings (pywb, warcio) or as
+// numbers.
+type jsonText string
+
+func (t *jsonText) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] != '"' {
+		var n json.Number
+		if err := json.Unmarshal(b, &n); err != nil {
+			return err
+		}
+		*t = jsonText(n)
+		return nil
+	}
+	var s string
+	err := json.Unmarshal(b, &s)
+	*t = jsonText(s)
+	return err
+}
+
+// parseCDXJFields reads the JSON of a CDXJ line: a flat object of
+// strings and whole numbers without escapes (what indexers write) by a
+// scan of its own, anything else with encoding/json, to the same result.
 func parseCDXJFields(js []byte) (cdxjFields, error) {
 	var f cdxjFields
+	if scanFlatJSON(js, &f) {
+		return f, nil
+	}
+	f = cdxjFields{}
 	err := json.Unmarshal(js, &f)
 	return f, err
+}
+
+// scanFlatJSON fills f from js when js is a JSON object whose keys are
+// ASCII strings and whose values are strings or whole numbers, with no
+// backslash anywhere and valid UTF-8; it reports false for anything else
+// (f is then partly filled). Keys match f's fields case-insensitively and
+// the last of a repeated key wins, as in encoding/json.
+func scanFlatJSON(js []byte, f *cdxjFields) bool {
+	if bytes.IndexByte(js, '\\') >= 0 || !utf8.Valid(js) {
+		return false
+	}
+	s := bytes.TrimSpace(js)
+	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
+		return false
+	}
+	s = bytes.TrimSpace(s[1 : len(s)-1])
+	for len(s) > 0 {
+		key, rest, ok := scanJSONString(s)
+		if !ok {
+			return false
+		}
+		rest = bytes.TrimSpace(rest)
+		if len(rest) == 0 || rest[0] != ':' {
+			return false
+		}
+		rest = bytes.TrimSpace(rest[1:])
+		val, str := []byte(nil), false
+		if val, rest, str = scanJSONString(rest); !str {
+			i := bytes.IndexAny(rest, ", \t\r\n")
+			if i < 0 {
+				i = len(rest)
+			}
+			val, rest = rest[:i], rest[i:]
+			if !isJSONInteger(val) {
+				return false
+			}
+		}
+		if !setCDXJField(f, key, val, str) {
+			return false
+		}
+		rest = bytes.TrimSpace(rest)
+		if len(rest) > 0 {
+			if rest[0] != ',' {
+				return false
+			}
+			if rest = bytes.TrimSpace(rest[1:]); len(rest) == 0 {
+				return false // a trailing comma
+			}
+		}
+		s = rest
+	}
+	return true
+}
+
+// scanJSONString reads a JSON string without escapes at the start of s:
+// its bytes and what follows it.
+func scanJSONString(s []byte) (str, rest []byte, ok bool) {
+	if len(s) == 0 || s[0] != '"' {
+		return nil, s, false
+	}
+	end := bytes.IndexByte(s[1:], '"')
+	if end < 0 {
+		return nil, s, false
+	}
+	str = s[1 : 1+end]
+	for _, c := range str {
+		if c < 0x20 {
+			return nil, s, false
+		}
+	}
+	return str, s[2+end:], true
+}
+
+// isJSONInteger reports whether b is a JSON number without a fraction or
+// exponent.
+func isJSONInteger(b []byte) bool {
+	b = bytes.TrimPrefix(b, []byte{'-'})
+	if len(b) == 0 || (b[0] == '0' && len(b) > 1) {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// setCDXJField sets the field of f named key (case-insensitively) to val,
+// a string (str) or a number; a number for a string field is refused, as
+// encoding/json refuses it. Other keys are passed over.
+func setCDXJField(f *cdxjFields, key, val []byte, str bool) bool {
+	for _, c := range key {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	var dst *string
+	switch k := string(key); {
+	case strings.EqualFold(k, "url"):
+		dst = &f.URL
+	case strings.EqualFold(k, "mime"):
+		dst = &f.Mime
+	case strings.EqualFold(k, "digest"):
+		dst = &f.Digest
+	case strings.EqualFold(k, "filename"):
+		dst = &f.Filename
+	case strings.EqualFold(k, "status"):
+		f.Status = jsonText(val)
+	case strings.EqualFold(k, "length"):
+		f.Length = jsonText(val)
+	case strings.EqualFold(k, "offset"):
+		f.Offset = jsonText(val)
+	}
+	if dst != nil {
+		if !str {
+			return false
+		}
+		*dst = string(val)
+	}
+	return true
 }
 
 // IndexFile writes the CDXJ index of the WARC file at path beside it

@@ -20,6 +20,12 @@ type Settings struct {
 	// text, else the visible text) or "all" (the whole page's visible
 	// text); package dataset's Text.
 	WETText string
+	// DedupIndex is an earlier crawl's CDXJ index (a file, a crawl
+	// directory or a directory of *.cdxj files): a 200 response whose
+	// payload it lists is a revisit record referring to that capture.
+	DedupIndex string
+	// DedupMax bounds the payload digests read from DedupIndex.
+	DedupMax int
 }
 
 // Table declares the store's settings, bound to s.
@@ -51,6 +57,13 @@ func (s *Settings) Table() settings.Table {
 		settings.Bool(&s.CCIndex, "cc-index", false, "write the columnar index indexes/cc-index.parquet (Common Crawl's cc-index-table columns) at the end").
 			WithDoc("write `indexes/cc-index.parquet` at the end: Common Crawl's cc-index-table columns and `content_simhash`, one row per capture (docs/datasets.md)").
 			In(settings.Storage).SetFixed(open),
+		settings.String(&s.DedupIndex, "dedup-index", "",
+			"an earlier crawl's CDXJ index (FILE, crawl DIR or DIR of *.cdxj): a 200 response whose payload it lists is stored as a revisit record referring to that capture").
+			WithDoc("an earlier crawl's CDXJ index (a `.cdxj` file, a crawl directory, i.e. its `indexes/index.cdxj`, or a directory of `*.cdxj` files; Petrel's, pywb's or warcio's): a 200 response whose payload digest it lists is stored as an identical-payload-digest revisit record referring to that capture's URI and date (docs/revisits.md)").
+			WithUnit("PATH").In(settings.Storage).SetFixed(open),
+		settings.Count(&s.DedupMax, "dedup-index-max", DefaultDedupMax,
+			"payload digests read from --dedup-index at most, about 40 bytes each plus the URL (the rest are left out, and logged)").
+			In(settings.Storage).Range(1, 1<<31-1).SetFixed(open),
 	}
 }
 

@@ -130,6 +130,10 @@ type Options struct {
 	QueueLength int
 	// Logger receives rotation and error events (default slog.Default()).
 	Logger *slog.Logger
+	// Prior is asked about each 200 response with a payload this crawl
+	// has not stored: a payload it knows is written as a revisit record
+	// referring to that earlier capture (default NoPrior).
+	Prior Prior
 	// Closed, when not nil, is called with the path of each WARC file
 	// once it is closed and renamed, from the goroutine that appends
 	// records: while it runs, no record is written (so it should only
@@ -186,6 +190,8 @@ type TLSInfo struct {
 type Result struct {
 	Revisit       bool   // written as a revisit record (identical payload seen before, or NotModified)
 	NotModified   bool   // that revisit has the server-not-modified profile
+	Prior         bool   // that revisit refers to an earlier crawl's capture (Options.Prior)
+	Omitted       int64  // bytes of the response an identical-payload revisit left out (its body as received)
 	RecordID      string // the WARC-Record-ID of the response (or revisit) record
 	PayloadDigest string // "sha1:BASE32"
 	BlockDigest   string // of the response (or revisit) record
@@ -356,6 +362,9 @@ func open(opts Options, create func(string) (fileHandle, error)) (*Writer, error
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Prior == nil {
+		opts.Prior = NoPrior{}
+	}
 	if _, err := gzip.NewWriterLevel(io.Discard, opts.GzipLevel); err != nil {
 		return nil, fmt.Errorf("store: open: gzip level %d: %w", opts.GzipLevel, err)
 	}
@@ -438,13 +447,16 @@ func payloadOf(h hash.Hash, resp httpResponse) (sum [sha1.Size]byte, n int) {
 }
 
 // revisitRecord makes rsp the revisit record of ex (response resp), whose
-// payload was first stored by ref; head holds its first fields. It
-// returns its block digest (of the HTTP header, the record's block).
+// payload was first stored by ref (with no WARC-Refers-To when ref.id is
+// "": another crawl's capture); head holds its first fields. It returns
+// its block digest (of the HTTP header, the record's block).
 func revisitRecord(rsp *recordSpec, h hash.Hash, head []field, ex *Exchange, resp httpResponse, ref digestRef, payloadDigest string) string {
 	blockDigest := digestOf(h, resp.header)
-	rsp.fields = append(head,
-		field{"WARC-Profile", profileIdentical},
-		field{"WARC-Refers-To", ref.id},
+	rsp.fields = append(head, field{"WARC-Profile", profileIdentical})
+	if ref.id != "" {
+		rsp.fields = append(rsp.fields, field{"WARC-Refers-To", ref.id})
+	}
+	rsp.fields = append(rsp.fields,
 		field{"WARC-Refers-To-Target-URI", ref.uri},
 		field{"WARC-Refers-To-Date", ref.date},
 		field{"WARC-Block-Digest", blockDigest},
@@ -491,7 +503,8 @@ func responseRecord(rsp *recordSpec, h hash.Hash, head []field, ex *Exchange, pa
 }
 
 // Write stores ex as a request record and a response record (or a revisit
-// record when a 2xx response carries a non-empty payload seen before). It
+// record when a 2xx response carries a non-empty payload seen before, or a
+// 200 one whose payload Options.Prior knows). It
 // blocks until both records are in the file's buffer flushed to the
 // operating system, or until an error, and may block earlier when the queue
 // is full. Records are appended in the order Write calls are admitted.
@@ -514,6 +527,11 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 	// A truncated capture is not the payload: its digest neither makes it a
 	// revisit nor enters the filter, so no later capture refers to it.
 	eligible := resp.status >= 200 && resp.status < 300 && payloadLen > 0 && ex.Truncated == ""
+	var prior Original
+	inPrior := false
+	if eligible && resp.status == http.StatusOK {
+		prior, inPrior = w.opts.Prior.Lookup(payloadSum)
+	}
 
 	reqID, respID := newRecordID(), newRecordID()
 	common := func(typ, id, other string) []field {
@@ -550,14 +568,7 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 	}
 	var ref digestRef
 	if eligible {
-		if w.bloom.TestAndAdd(payloadSum[:]) {
-			ref, j.revisit = w.refs.m[payloadSum]
-		}
-		if !j.revisit {
-			// New, or seen so long ago that its first capture is
-			// forgotten: stored in full, and the capture others refer to.
-			w.refs.put(payloadSum, digestRef{uri: ex.TargetURI, date: dateStr, id: respID})
-		}
+		ref, j.revisit, j.res.Prior = w.firstCapture(payloadSum, ex.TargetURI, dateStr, respID, prior, inPrior)
 	}
 	notMod := resp.status == http.StatusNotModified && ex.NotModified != nil
 	switch {
@@ -567,7 +578,7 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 		j.res.Revisit, j.res.NotModified, j.res.PayloadDigest = true, true, ""
 	case j.revisit:
 		j.res.BlockDigest = revisitRecord(&j.recs[1], h, common("revisit", respID, reqID), ex, resp, ref, payloadDigest)
-		j.res.Revisit = true
+		j.res.Revisit, j.res.Omitted = true, int64(len(resp.body))
 	default:
 		j.res.BlockDigest = responseRecord(&j.recs[1], h, common("response", respID, reqID), ex, payloadDigest)
 	}
@@ -589,6 +600,26 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 	j.recs[1] = recordSpec{}
 	w.jobPool.Put(j)
 	return res, err
+}
+
+// firstCapture finds the capture a payload (SHA-1 sum, fetched from uri at
+// date as record id) refers to: the first of this crawl, else the earlier
+// crawl's (prior, when inPrior). revisit is false for a payload stored in
+// full, which becomes the capture later ones of this crawl refer to. The
+// caller holds w.mu.
+func (w *Writer) firstCapture(sum [sha1.Size]byte, uri, date, id string, prior Original, inPrior bool) (ref digestRef, revisit, isPrior bool) {
+	if w.bloom.TestAndAdd(sum[:]) {
+		if ref, revisit = w.refs.m[sum]; revisit {
+			return ref, true, false
+		}
+	}
+	if inPrior {
+		return digestRef{uri: prior.URI, date: warcDate(prior.Date)}, true, true
+	}
+	// New, or seen so long ago that its first capture is forgotten: stored
+	// in full, and the capture others refer to.
+	w.refs.put(sum, digestRef{uri: uri, date: date, id: id})
+	return digestRef{}, false, false
 }
 
 // countWriter counts the bytes written through it.
