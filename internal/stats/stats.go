@@ -378,7 +378,7 @@ func Summary(r Run) string {
 		s["LinksFound"], s["LinksDropped"], s["Redirects"], s["NoFollow"],
 		s["EmbedsFound"], s["EmbedsDropped"]+s["CutEmbedHops"], s["EmbedsDropped"], s["CutEmbedHops"], s["StyleSheets"],
 		s["SitemapsRead"], s["SitemapURLs"], s["SitemapsMalformed"], s["SitemapsOversized"], s["SitemapsNested"], s["CutSitemapNested"],
-		s["Duplicates"], s["PriorRevisits"], human(float64(s["PriorBytes"])), s["TextDuplicates"], s["NearDuplicates"],
+		s["Duplicates"], s["PriorRevisits"], Human(float64(s["PriorBytes"])), s["TextDuplicates"], s["NearDuplicates"],
 		s["FetchErrors"], s["Timeouts"], s["Truncated"], s["Retries"], s["DNSFailures"], s["BrokenKeys"], s["PurgedURLs"],
 		s["TLSVerified"], s["TLSUnverified"], s["TLSRefused"],
 		s["ConnsOpened"], s["TLSFull"], s["TLSResumed"], s["ConnsReused"], s["H2Conns"], s["H2Streams"],
