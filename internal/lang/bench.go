@@ -6,16 +6,11 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"os"
-	"path/filepath"
-	"regexp"
 	"runtime"
 	"sort"
 	"strings"
 	"syscall"
 	"time"
-
-	"golang.org/x/text/language"
 )
 
 // BenchOptions configure RunBench.
@@ -62,7 +57,14 @@ type sample struct {
 	code, text string
 }
 
-// whatlangBench is Detect's own detector.
+// ngramBench is Detect's own detector, the n-gram model.
+func ngramBench() benchDetector {
+	m := loadModel()
+	return benchDetector{name: "petrel-ngram", known: m.knows(), build: func() func(string) string { return m.detect }}
+}
+
+// whatlangBench is whatlanggo, the library Detect used before its own
+// model.
 func whatlangBench() benchDetector {
 	knows := map[string]bool{}
 	for l := 0; l < 200; l++ { // whatlanggo numbers its languages from 0
@@ -89,7 +91,7 @@ func RunBench(ctx context.Context, o BenchOptions, jsonOut, tableOut io.Writer) 
 		langs[s.code] = append(langs[s.code], s)
 	}
 	fmt.Fprintf(tableOut, "%d samples of %d bytes in %d languages from %s\n", len(samples), o.SampleBytes, len(langs), o.Locale)
-	dets := append([]benchDetector{whatlangBench()}, baselines()...)
+	dets := append([]benchDetector{ngramBench(), whatlangBench()}, baselines()...)
 	var results []BenchResult
 	fmt.Fprintf(tableOut, "%-12s %6s %9s %14s %15s %6s %13s %9s %9s\n", "detector", "known", "accuracy", "accuracy-known", "accuracy-common", "mixed", "CPU µs/page", "heap MiB", "RSS MiB")
 	common := map[string]bool{}
@@ -235,53 +237,20 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// loadSamples reads the translations under o.Locale and makes samples:
-// each locale's translated messages (English: the original messages of
-// every locale), cleaned of format directives and markup, shuffled in a
-// fixed order and joined into samples of o.SampleBytes.
+// loadSamples makes the samples of the held-out half of the translations
+// under o.Locale (readCorpus): each language's messages shuffled in a fixed
+// order and joined into samples of o.SampleBytes.
 func loadSamples(o BenchOptions) ([]sample, error) {
-	dirs, err := os.ReadDir(o.Locale)
+	c, err := readCorpus(o.Locale)
 	if err != nil {
-		return nil, fmt.Errorf("lang bench: %w", err)
-	}
-	texts := map[string]map[string]bool{} // code → distinct messages
-	add := func(code, s string) {
-		if s = cleanMessage(s); len(s) >= 20 && letters(s) >= 12 {
-			if texts[code] == nil {
-				texts[code] = map[string]bool{}
-			}
-			texts[code][s] = true
-		}
-	}
-	for _, d := range dirs {
-		code := localeCode(d.Name())
-		if code == "" || code == "eng" {
-			continue
-		}
-		files, _ := filepath.Glob(filepath.Join(o.Locale, d.Name(), "LC_MESSAGES", "*.mo"))
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				return nil, fmt.Errorf("lang bench: %w", err)
-			}
-			msgs, err := readMO(b)
-			if err != nil {
-				continue // a file of another format under the name
-			}
-			for _, m := range msgs {
-				if m.Str != m.ID {
-					add(code, m.Str)
-				}
-				add("eng", m.ID)
-			}
-		}
+		return nil, err
 	}
 	var out []sample
-	for code, set := range texts {
+	for code, set := range c.test {
 		out = append(out, samplesOf(code, set, o)...)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("lang bench: no translations found under %s", o.Locale)
+		return nil, fmt.Errorf("lang bench: no held-out translations under %s", o.Locale)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		return out[i].code < out[j].code || out[i].code == out[j].code && out[i].text < out[j].text
@@ -317,30 +286,4 @@ func samplesOf(code string, set map[string]bool, o BenchOptions) []sample {
 		return nil
 	}
 	return out
-}
-
-var (
-	formatRE = regexp.MustCompile(`%(\([a-zA-Z_]+\))?[-+ #0-9.*lhqjzt]*[a-zA-Z%]|\$\{?[A-Za-z_]+\}?|\{[^{}]*\}|<[^<>]*>|\\[nt]`)
-	spaceRE  = regexp.MustCompile(`\s+`)
-)
-
-// cleanMessage removes what is not language from a message: format
-// directives, placeholders, markup, accelerator marks.
-func cleanMessage(s string) string {
-	s = formatRE.ReplaceAllString(s, " ")
-	s = strings.NewReplacer("_", "", "&", "").Replace(s)
-	return strings.TrimSpace(spaceRE.ReplaceAllString(s, " "))
-}
-
-// localeCode returns the ISO 639-3 code (macrolanguage) of a locale name
-// such as pt_BR or sr@latin, or "" for none.
-func localeCode(name string) string {
-	name, _, _ = strings.Cut(name, "@")
-	name, _, _ = strings.Cut(name, "_")
-	name, _, _ = strings.Cut(name, ".")
-	b, err := language.ParseBase(name)
-	if err != nil {
-		return ""
-	}
-	return Macro(b.ISO3())
 }
