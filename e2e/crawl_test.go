@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -213,11 +212,11 @@ func checkPolitenessWithin(t *testing.T, hits []testweb.Hit, hostDelay, ipDelay,
 	var cv *crawlerView
 	per := map[string]int{}
 	for _, g := range politenessGaps(hits, hostDelay, ipDelay, tolerance) {
-		if per[g.what]++; per[g.what] <= 3 {
+		if per[g.What]++; per[g.What] <= 3 {
 			if cv == nil {
 				cv = readCrawlerView(dirs)
 			}
-			t.Errorf("%s: %s started %v after the end of %s (delay %v); %s", g.what, g.next.Path, g.gap, g.prev.Path, g.delay, cv.gap(g.prev, g.next))
+			t.Errorf("%s: %s started %v after the end of %s (delay %v); %s", g.What, g.Next.Path, g.Gap, g.Prev.Path, g.Delay, cv.gap(g.Prev, g.Next))
 		}
 	}
 	for what, n := range per {
@@ -227,48 +226,10 @@ func checkPolitenessWithin(t *testing.T, hits []testweb.Hit, hostDelay, ipDelay,
 	}
 }
 
-// politenessGap is a request that began too soon after the end of an
-// earlier one to the same host or address.
-type politenessGap struct {
-	what       string // "host NAME" or "ip ADDRESS"
-	prev, next testweb.Hit
-	gap, delay time.Duration
-}
-
-// politenessGaps returns the politeness violations in a server's log: the
-// requests to one host (one address) that began less than hostDelay
-// (ipDelay) after the end of the earlier request to it that ended last,
-// less tolerance when that one was cut short (Hit.Cut); an overlap is a
-// negative gap.
-func politenessGaps(hits []testweb.Hit, hostDelay, ipDelay, tolerance time.Duration) []politenessGap {
-	byKey := map[string][]testweb.Hit{}
-	for _, h := range hits {
-		byKey["host "+h.Host] = append(byKey["host "+h.Host], h)
-		byKey["ip "+h.IP.String()] = append(byKey["ip "+h.IP.String()], h)
-	}
-	var out []politenessGap
-	for what, hs := range byKey {
-		delay := hostDelay
-		if strings.HasPrefix(what, "ip ") {
-			delay = ipDelay
-		}
-		sort.SliceStable(hs, func(i, j int) bool { return hs[i].Start.Before(hs[j].Start) })
-		last := 0 // the earlier hit that ended last
-		for i := 1; i < len(hs); i++ {
-			p := hs[last]
-			gap, want := hs[i].Start.Sub(p.End), delay
-			if p.Cut {
-				want -= tolerance
-			}
-			if gap < want {
-				out = append(out, politenessGap{what: what, prev: p, next: hs[i], gap: gap, delay: delay})
-			}
-			if hs[i].End.After(p.End) {
-				last = i
-			}
-		}
-	}
-	return out
+// politenessGaps returns the politeness violations in a server's log (see
+// testweb.PolitenessGaps).
+func politenessGaps(hits []testweb.Hit, hostDelay, ipDelay, tolerance time.Duration) []testweb.Gap {
+	return testweb.PolitenessGaps(hits, hostDelay, ipDelay, tolerance)
 }
 
 // crawlerView is the crawler's record of its fetches: crawl.log's start

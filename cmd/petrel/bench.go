@@ -13,7 +13,7 @@ import (
 
 func benchCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Benchmarks that print JSON and a table (see BENCHMARKS.md)"}
-	cmd.AddCommand(benchSieveCmd(), benchFrontierCmd(), benchCrawlCmd(), benchScaleCmd(), benchExchangeCmd(), benchEtcdCmd(), benchExtractCmd(), benchLangCmd())
+	cmd.AddCommand(benchSieveCmd(), benchFrontierCmd(), benchCrawlCmd(), benchScaleCmd(), benchExchangeCmd(), benchEtcdCmd(), benchExtractCmd(), benchLangCmd(), benchRevisitCmd())
 	return cmd
 }
 

@@ -19,7 +19,7 @@ func benchCrawlCmd() *cobra.Command {
 		help: benchWebHelp{hosts: "2000; 400 with --politeness", pages: "50; 30 with --politeness", links: "40", firstIP: "127.90.0.1", port: "8080", webStart: "the time bound, at least 3m"}}
 	cmd := &cobra.Command{
 		Use:   "crawl",
-		Short: "Crawl the synthetic web (served by a separate process) with Petrel, Colly and wget, against the web's own limit",
+		Short: "Crawl the synthetic web (served by a separate process) with Petrel, Colly, wget, Scrapy and Crawlee, against the web's own limit",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if peers != "" {
@@ -52,13 +52,15 @@ func benchCrawlCmd() *cobra.Command {
 	web.bind(fs)
 	fs.StringVar(&o.Shape, "shape", "", `"real": crawl the generated web shaped like the real one (petrel testweb --shape real: HTTPS, real page sizes, latency; crawlers get its --ca-file)`)
 	fs.StringVar(&o.Colly, "colly", "", "built bench/colly binary (default: build it from bench/colly)")
+	fs.StringVar(&o.Python, "python", "", "Python with scrapy that runs bench/scrapy (default /usr/bin/python3)")
+	fs.StringVar(&o.ToolsDir, "tools-dir", "", "directory whose node_modules holds crawlee, for bench/crawlee (default $PETREL_TOOLS_DIR, else /opt/petrel-tools)")
 	fs.BoolVar(&o.PolitenessBound, "politeness", false, "politeness-bound shape: 2s/1s delays, efficiency = achieved ÷ allowed rate")
 	fs.IntVar(&o.HostsPerIP, "web-hosts-per-ip", 0, "hosts per address (default 4)")
 	fs.IntVar(&o.PageBytes, "web-page-bytes", 0, "page size (default 20 KiB)")
 	fs.DurationVar(&o.HostDelay, "host-delay", 0, "host delay for every crawler (default 100ms; 2s with --politeness)")
 	fs.DurationVar(&o.IPDelay, "ip-delay", 0, "IP delay for every crawler (default 10ms; 1s with --politeness)")
-	fs.StringVar(&peers, "peers", "", "comma-separated subset of petrel,colly,wget,limit (default all)")
-	fs.Int64Var(&o.MaxURLs, "max-urls", 0, "page bound of petrel and colly (0 = none)")
+	fs.StringVar(&peers, "peers", "", "comma-separated subset of petrel,colly,wget,scrapy,crawlee,limit (default all; scrapy and crawlee need python3-scrapy and crawlee in --tools-dir)")
+	fs.Int64Var(&o.MaxURLs, "max-urls", 0, "page bound of petrel, colly, scrapy and crawlee (0 = none)")
 	fs.DurationVar(&o.TimeBound, "time-bound", 0, "time bound per crawl (default 3m; 60s with --politeness)")
 	fs.DurationVar(&o.LimitDuration, "limit-duration", 0, "wrk duration (default 10s)")
 	fs.IntVar(&o.LimitAddrs, "limit-addrs", 0, "concurrent wrk processes (default 2)")

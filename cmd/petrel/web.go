@@ -70,7 +70,7 @@ states the numbers and their sources); it implies --lazy and also writes
 				return flagError{fmt.Errorf("--shape %q: want %q", lz.shape, testweb.ShapeReal)}
 			}
 			if lz.on || lz.shape != "" {
-				return runLazyWeb(cmd, c, firstIP, dir, lz)
+				return runLazyWeb(cmd, c, firstIP, dir, hitLog, lz)
 			}
 			return runWeb(cmd, c, firstIP, dir, hitLog)
 		},
@@ -85,8 +85,9 @@ states the numbers and their sources); it implies --lazy and also writes
 	fs.IntVar(&lz.seeds, "web-seeds", 100, "with --lazy: home pages written to the seeds file")
 	fs.StringVar(&lz.shape, "shape", "", `"real": the generated web shaped like the real one (HTTPS, real page sizes, latency; implies --lazy)`)
 	fs.IntVar(&lz.tlsPort, "web-tls-port", 0, "with --shape real: the HTTPS port on every address (0 = an ephemeral port)")
+	fs.DurationVar(&c.ChangeDay, "web-change-day", 0, "make the pages change over time, each at its own rate, on a clock on which a day lasts this long, with ETag, Last-Modified and 304 answers (not with --lazy; 0 = a static web)")
 	fs.DurationVar(&c.Latency, "web-latency", 0, "how long a normal host waits before it answers a request other than for robots.txt (not with --lazy)")
-	fs.StringVar(&hitLog, "hit-log", "", "once stopped, write the request log to this file (JSON lines), and the expected and disallowed URLs to expected.txt and disallowed.txt in --out")
+	fs.StringVar(&hitLog, "hit-log", "", "once stopped, write the request log to this file (JSON lines), and (not with --lazy) the expected and disallowed URLs to expected.txt and disallowed.txt in --out")
 	return cmd
 }
 
@@ -151,8 +152,8 @@ type lazyFlags struct {
 }
 
 // runLazyWeb serves the generated web until the command's context ends,
-// then prints its counts.
-func runLazyWeb(cmd *cobra.Command, c testweb.Config, firstIP, dir string, lz lazyFlags) error {
+// then prints its counts and, with hitLog, writes its request log there.
+func runLazyWeb(cmd *cobra.Command, c testweb.Config, firstIP, dir, hitLog string, lz lazyFlags) error {
 	gc := testweb.GenConfig{Hosts: c.Hosts, PagesPerHost: c.PagesPerHost, LinksPerPage: c.LinksPerPage,
 		PageBytes: c.PageBytes, Addrs: lz.addrs, Seed: c.Seed, Port: c.Port, Shape: lz.shape, TLSPort: lz.tlsPort}
 	if lz.shape != "" && !cmd.Flags().Changed("web-ips") {
@@ -169,7 +170,7 @@ func runLazyWeb(cmd *cobra.Command, c testweb.Config, firstIP, dir string, lz la
 	if err != nil {
 		return flagError{err}
 	}
-	opts := testweb.GenServeOptions{LogHits: lz.logHits, DNS: lz.dns}
+	opts := testweb.GenServeOptions{LogHits: lz.logHits || hitLog != "", DNS: lz.dns}
 	switch lz.dns {
 	case "off":
 		opts.DNS = ""
@@ -207,6 +208,14 @@ func runLazyWeb(cmd *cobra.Command, c testweb.Config, firstIP, dir string, lz la
 		fmt.Fprintf(os.Stderr, "testweb: %d over TLS, %d over HTTP/2, %d redirects, %d failures (503), %d dropped, %d gzip, %d brotli\n",
 			ct.TLS, ct.HTTP2, ct.Redirects, ct.Failures, ct.Dropped, ct.Gzip, ct.Brotli)
 	}
+	if hitLog == "" {
+		return nil
+	}
+	w.Close()
+	if err := w.WriteHitLog(hitLog); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "testweb: request log (%d requests) in %s\n", len(w.Hits()), hitLog)
 	return nil
 }
 

@@ -34,6 +34,7 @@ import (
 	"github.com/petrel-crawler/petrel/internal/filter"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/metrics"
+	"github.com/petrel-crawler/petrel/internal/revisit"
 	"github.com/petrel-crawler/petrel/internal/robots"
 	"github.com/petrel-crawler/petrel/internal/sieve"
 	"github.com/petrel-crawler/petrel/internal/stats"
@@ -82,6 +83,7 @@ type Agent struct {
 	datasets   *datasets // WAT, WET and columnar index (nil: none asked for)
 	digests    *textDigests
 	metrics    *metrics.Metrics
+	revisits   *revisit.Schedule // the schedule of a --revisit crawl (revisits.go); nil otherwise
 
 	robotsStore *robots.Store // robotsstore.go
 	// clusterNode is the cluster's node once joined, for the metrics.
@@ -216,6 +218,9 @@ func open(cfg Config, progress io.Writer, fallback *StateError) (a *Agent, err e
 	if err := a.openFrontier(&cfg, hosts, seeds); err != nil {
 		return nil, err
 	}
+	if err := a.openRevisits(&cfg, !a.markedRunning); err != nil { // revisits.go
+		return nil, err
+	}
 	if err := a.openFetcherAndStore(&cfg); err != nil {
 		return nil, err
 	}
@@ -242,6 +247,9 @@ func checkInputs(cfg Config) (seeds []urlx.URL, hosts map[string][]netip.Addr, r
 	}
 	if cfg.RetryFailed && cfg.Cluster.Enabled() {
 		return nil, nil, false, usageErr("--retry-failed: not in a crawl of several agents (the address of a URL given up may be another agent's now)")
+	}
+	if cfg.Revisit.On && cfg.Cluster.Enabled() {
+		return nil, nil, false, usageErr("--revisit: not in a crawl of several agents yet (the schedule does not move with its keys)")
 	}
 	if err := checkComplete(cfg.Dir); err != nil && !(cfg.RetryFailed && hasFailed(cfg.Dir)) {
 		return nil, nil, false, err
@@ -421,6 +429,12 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 		Workers: func() (int, int) { l := a.live.Load(); return l.fetchers, l.parsers },
 		WARC:    a.warcFigures,
 		Cluster: clusterSource(cfg, a),
+		Revisits: func() (metrics.RevisitFigures, bool) {
+			if a.revisits == nil {
+				return metrics.RevisitFigures{}, cfg.Revisit.On
+			}
+			return revisitMetrics(a.revisits.Figures()), true // revisits.go
+		},
 		Logs: func() metrics.LogFigures {
 			f := a.crawlLog.Figures()
 			return metrics.LogFigures{CrawlLines: f.CrawlLines, SkippedLines: f.SkippedLines,
@@ -447,6 +461,9 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 		}
 		a.clusterHost = newClusterHost(a) // clusterinterim.go
 		router, a.until = a.router, make(chan struct{})
+	}
+	if cfg.Revisit.On {
+		a.until = make(chan struct{}) // a revisit crawl runs until stopped
 	}
 	var cuts frontier.Cuts
 	if a.live.Load().filters.Active(filter.StageFetch) {
@@ -483,6 +500,7 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 		RobotsDenied: func(url string, m frontier.Meta) {
 			sa := url[:len(url)-len(urlPathQuery(url))]
 			a.refuse(url, a.vias.name(m.Via), m, crawllog.ReasonRobots, sa+"/robots.txt")
+			a.revisitDropped(url, m)
 		},
 		Dropped:          a.dropped,
 		FetchedElsewhere: a.clusterHost.fetchedElsewhere(), // clusterreturn.go
@@ -727,7 +745,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	l := a.startLoops(ctx)
 	defer l.cancelFetch()
 	startSnap := a.stats.Snapshot()
+	stopRevisits := a.startRevisits(ctx) // revisits.go
 	runErr := a.frontier.Run(ctx)
+	stopRevisits()
 	l.endControl()
 	if a.node != nil {
 		// What the inbox holds goes into the frontier, which saves it.
@@ -928,6 +948,12 @@ func (a *Agent) closeAll() error {
 	}
 	if a.store != nil {
 		errs = append(errs, a.closeStore(state)...)
+	}
+	if a.revisits != nil {
+		a.filterLine += revisitSummary(a.revisits.Figures()) // revisits.go
+		if err := a.revisits.Close(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	// What the crawl holds is saved when nothing failed so far and the run
 	// did not fail: the index and the logs below are not its state.

@@ -224,8 +224,8 @@ func (a *Agent) checkpoint(ctx context.Context) error {
 	// A flush before the scheduler stops delivers what the sieve holds, so
 	// that the pending keys the snapshot copies are only those enqueued
 	// since: a few, not up to a buffer's worth.
-	if err := a.sieve.Flush(); err != nil {
-		return fmt.Errorf("agent: checkpoint %d: sieve: %w", seq, err)
+	if err := a.flushForCheckpoint(); err != nil { // revisits.go
+		return fmt.Errorf("agent: checkpoint %d: %w", seq, err)
 	}
 	release := a.clusterHost.holdCut() // clusterreturncounts.go
 	if a.node != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/filter"
 	"github.com/petrel-crawler/petrel/internal/frontier"
+	"github.com/petrel-crawler/petrel/internal/revisit"
 	"github.com/petrel-crawler/petrel/internal/settings"
 	"github.com/petrel-crawler/petrel/internal/sieve"
 	"github.com/petrel-crawler/petrel/internal/store"
@@ -69,11 +70,12 @@ type Config struct {
 	Logs     crawllog.Settings
 	Console  console.Settings
 	Cluster  cluster.Settings // empty Cluster.Bind: a crawl of one agent
+	Revisit  revisit.Settings // --revisit and its policy
 }
 
 // Table returns every setting of the crawl, bound to c.
 func (c *Config) Table() settings.Table {
-	return settings.Join(c.table(), c.Frontier.Table(), c.Fetch.Table(), c.Filter.Table(), c.Sieve.Table(), c.Store.Table(), c.Logs.Table(), c.Console.Table(), c.Cluster.Table())
+	return settings.Join(c.table(), c.Frontier.Table(), c.Fetch.Table(), c.Filter.Table(), c.Sieve.Table(), c.Store.Table(), c.Logs.Table(), c.Console.Table(), c.Cluster.Table(), c.Revisit.Table())
 }
 
 // table declares the agent's own settings.

@@ -134,7 +134,10 @@ func (a *Agent) logResponse(t *frontier.Task, fetcher int, resp *fetch.Response,
 	switch {
 	case res != nil:
 		e.Digest = res.PayloadDigest
-		if res.Revisit {
+		switch {
+		case res.NotModified:
+			e.Annotations = append(e.Annotations, "revisit:not-modified")
+		case res.Revisit:
 			e.Annotations = append(e.Annotations, "duplicate:digest")
 		}
 		e.Annotations = append(e.Annotations, "warc:"+res.File+"@"+strconv.FormatInt(res.Offset, 10))
@@ -161,6 +164,7 @@ func (a *Agent) refuse(url, via string, m frontier.Meta, reason crawllog.Reason,
 // came, those whose tries were used up, and those over their key's budget.
 // Those given up after failures go to state/failed too, for --retry-failed.
 func (a *Agent) dropped(url string, m frontier.Meta, why frontier.DropReason) {
+	a.revisitDropped(url, m) // revisits.go
 	switch why {
 	case frontier.DropHostDown, frontier.DropBrokenHost, frontier.DropRetries, frontier.DropRobotsUnavailable, frontier.DropDNS:
 		a.failed.add(why.String(), url, m) // failedlog.go

@@ -11,6 +11,7 @@ import (
 	"github.com/petrel-crawler/petrel/internal/crawllog"
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/frontier"
+	"github.com/petrel-crawler/petrel/internal/revisit"
 	"github.com/petrel-crawler/petrel/internal/robots"
 	"github.com/petrel-crawler/petrel/internal/urlx"
 )
@@ -20,6 +21,9 @@ type fetched struct {
 	task    *frontier.Task
 	resp    *fetch.Response
 	fetcher int // the fetcher's number, from 1 (for the crawl log)
+	// revisit is the schedule's state of the URL of a revisit task
+	// (revisits.go); nil for any other.
+	revisit *revisit.State
 }
 
 // robotsCap is how much of a robots.txt is read (RFC 9309 allows a crawler
@@ -81,6 +85,14 @@ func (a *Agent) fetchLoop(stop, ctx context.Context, id int, quit <-chan struct{
 		if !t.Robots {
 			req.MaxBody = l.maxBody
 		}
+		rv, fetchIt := a.claimRevisit(t, &req) // revisits.go
+		if !fetchIt {
+			// A revisit for a due time done already: finished unfetched
+			// (no request was made; the key's delay still applies).
+			guardDone()
+			fr.Done(frontier.Outcome{Task: t, Result: frontier.Fetched, End: time.Now()})
+			continue
+		}
 		resp, err = a.fetcher.Fetch(fctx, req)
 		cut := ctx.Err() != nil || a.guardCut(fctx, err) // clusterguard.go
 		guardDone()
@@ -91,6 +103,7 @@ func (a *Agent) fetchLoop(stop, ctx context.Context, id int, quit <-chan struct{
 				resp.Release()
 			}
 			a.noteGuardCut(t) // clusterguard.go
+			a.unclaimRevisit(t, rv, false)
 			fr.Done(frontier.Outcome{Task: t, Result: frontier.Abandoned, End: time.Now()})
 			continue
 		}
@@ -98,9 +111,10 @@ func (a *Agent) fetchLoop(stop, ctx context.Context, id int, quit <-chan struct{
 		if resp != nil && resp.Status > 0 {
 			fr.Acquire(t)
 			fr.Done(o)
-			results <- &fetched{task: t, resp: resp, fetcher: id}
+			results <- &fetched{task: t, resp: resp, fetcher: id, revisit: rv}
 			continue
 		}
+		a.unclaimRevisit(t, rv, true)
 		a.logFailure(t, id, fetch.Classify(err), start, resp)
 		if resp != nil {
 			resp.Release()

@@ -69,15 +69,17 @@ func (a *Agent) handle(r *fetched) {
 		return
 	}
 	res, err := a.store.Write(&store.Exchange{
-		TargetURI: resp.URL,
-		IP:        resp.Addr.String(),
-		Date:      resp.Start,
-		Request:   resp.RawRequest,
-		Response:  resp.RawResponse,
-		Truncated: resp.Truncated,
-		TLS:       a.tlsInfo(resp),
-		HTTP2:     resp.Proto == fetch.Proto2,
+		TargetURI:   resp.URL,
+		IP:          resp.Addr.String(),
+		Date:        resp.Start,
+		Request:     resp.RawRequest,
+		Response:    resp.RawResponse,
+		Truncated:   resp.Truncated,
+		TLS:         a.tlsInfo(resp),
+		HTTP2:       resp.Proto == fetch.Proto2,
+		NotModified: notModifiedOf(r), // revisits.go
 	})
+	a.visitedRevisit(r, res, err)
 	stored := err == nil
 	if err != nil {
 		st.StoreErrors.Add(1)

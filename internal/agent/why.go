@@ -25,9 +25,19 @@ import (
 
 // whyHere tells everything this agent knows about one URL: where the
 // frontier holds it, what the WARC files and the logs say of it, what the
-// sieve and the URL cache know, and which rule would refuse it. Agent.Why
+// sieve and the URL cache know, which rule would refuse it, and, in a
+// revisit crawl, when it is due next and why (revisits.go). Agent.Why
 // adds what the other agents of a cluster know (clusterwhy.go).
 func (a *Agent) whyHere(ctx context.Context, raw string) (console.Why, error) {
+	w, err := a.whyNow(ctx, raw)
+	if err == nil {
+		a.whyRevisit(&w)
+	}
+	return w, err
+}
+
+// whyNow is whyHere without the revisit schedule.
+func (a *Agent) whyNow(ctx context.Context, raw string) (console.Why, error) {
 	u, err := urlx.Parse(raw)
 	if err != nil {
 		return malformed(raw, err), nil

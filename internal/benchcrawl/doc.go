@@ -22,6 +22,16 @@
 //     listed name resolves, an unlisted one fails at once, and the decoy gets
 //     no packet; if the check fails wget is skipped. Its pages are counted
 //     from its --no-verbose log.
+//   - The Scrapy crawler of bench/scrapy (Debian's /usr/bin/python3 with
+//     python3-scrapy) and the Crawlee CheerioCrawler of bench/crawlee (node,
+//     crawlee from Options.ToolsDir), each in the namespace wget has, since
+//     both resolve names with the system resolver only (peers.go). Each is
+//     configured as a careful user would: the host delay, one request at a
+//     time per host where the tool can say so, robots.txt obeyed, Petrel's
+//     concurrency cap, the same page bound, the web's certificate authority
+//     trusted (Scrapy verifies against it; Node takes NODE_EXTRA_CA_CERTS);
+//     neither stores anything. Both print Colly's progress lines and final
+//     JSON line.
 //   - The limit: wrk processes, one per chosen address, cycling through every
 //     page of every host on it via the Host header; the limit is the sum of
 //     their rates.
@@ -30,7 +40,13 @@
 // over the wall time of its process, exec to exit), CPU-seconds per 1,000 pages and peak RSS (from
 // the rusage that wait4 returns, which includes the waited-for descendants,
 // so wget behind unshare is covered), bytes written, the CPU the web used
-// meanwhile, and ratios to Petrel. In the politeness-bound mode it also
+// meanwhile, ratios to Petrel, and the politeness violations the web's own
+// request log shows while the crawler ran (politeness.go: the web, started
+// with --hit-log, writes its log once stopped after the last crawl; every
+// run's requests are those that began during its process's life, judged
+// with testweb.PolitenessGaps against the host and IP delays). The limit
+// is measured on a web started afresh without a log. In the
+// politeness-bound mode it also
 // reports the politeness efficiency: the steady-state rate ÷ the rate the
 // delays allow, the sum over the web's addresses of min(1/ip-delay,
 // hosts on the address/host-delay).

@@ -1,21 +1,27 @@
 package benchcrawl
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
 	"os"
+	"os/exec"
 	"runtime"
 	"time"
+
+	"github.com/petrel-crawler/petrel/internal/agent"
 )
 
 // Peer names accepted in [Options.Peers].
 const (
-	PeerPetrel = "petrel" // Petrel itself, run as "petrel crawl"
-	PeerColly  = "colly"  // the Colly crawler of bench/colly
-	PeerWget   = "wget"   // GNU wget -r, in a private mount namespace
-	PeerLimit  = "limit"  // the synthetic web's own maximum rate, measured with wrk
+	PeerPetrel  = "petrel"  // Petrel itself, run as "petrel crawl"
+	PeerColly   = "colly"   // the Colly crawler of bench/colly
+	PeerWget    = "wget"    // GNU wget -r, in a private mount namespace
+	PeerScrapy  = "scrapy"  // the Scrapy crawler of bench/scrapy, in a private mount namespace
+	PeerCrawlee = "crawlee" // the Crawlee CheerioCrawler of bench/crawlee, in a private mount namespace
+	PeerLimit   = "limit"   // the synthetic web's own maximum rate, measured with wrk
 )
 
 // Options configures one benchmark. The zero value of every field selects
@@ -36,6 +42,19 @@ type Options struct {
 	// Wget and Wrk are the GNU wget and wrk binaries (default: looked up in
 	// PATH). A missing binary skips its peer with a note.
 	Wget, Wrk string
+	// Python runs the Scrapy crawler (default /usr/bin/python3, Debian's,
+	// which python3-scrapy installs for). Node runs the Crawlee crawler
+	// (default: node from PATH, then /usr/bin/node), with crawlee from
+	// ToolsDir/node_modules (default $PETREL_TOOLS_DIR, else
+	// /opt/petrel-tools). A missing tool skips its peer with a note.
+	Python, Node, ToolsDir string
+	// BenchDir is the repository's bench directory, which holds the
+	// Scrapy and Crawlee crawlers (default: bench under the nearest
+	// directory above the working directory that holds it).
+	BenchDir string
+	// PeerConcurrency is the global cap on the requests in flight of
+	// Scrapy and Crawlee (default: Petrel's own, its --fetchers default).
+	PeerConcurrency int
 	// WorkDir holds the web's files and each crawler's output (default: a
 	// new temporary directory, removed at the end unless Keep is set).
 	WorkDir string
@@ -68,11 +87,13 @@ type Options struct {
 	// HostDelay and IPDelay are the politeness delays given to every
 	// crawler (defaults 100ms and 10ms; 2s and 1s when PolitenessBound).
 	HostDelay, IPDelay time.Duration
-	// Peers lists the crawlers to run, from PeerPetrel, PeerColly, PeerWget
-	// and PeerLimit (default: all four; PeerLimit is not run when
-	// PolitenessBound). Petrel always runs first: every ratio is to it.
+	// Peers lists the crawlers to run, from PeerPetrel, PeerColly, PeerWget,
+	// PeerScrapy, PeerCrawlee and PeerLimit (default: all; PeerLimit is not
+	// run when PolitenessBound). Petrel always runs first: every ratio is
+	// to it.
 	Peers []string
-	// MaxURLs bounds the pages of Petrel and Colly (--max-urls; 0 = none).
+	// MaxURLs bounds the pages of Petrel, Colly, Scrapy and Crawlee
+	// (--max-urls; 0 = none).
 	MaxURLs int64
 	// TimeBound bounds each crawl (default 3m; 60s when PolitenessBound).
 	// A crawler still running is interrupted (SIGINT, then SIGKILL after
@@ -94,7 +115,7 @@ type Options struct {
 	// time bound, at least 3m).
 	WebStartTimeout time.Duration
 	// Repeat runs every crawler this many times (default 1), in rounds
-	// (Petrel, Colly, wget, then again), so that a drift of the machine's
+	// (Petrel, Colly, wget, Scrapy, Crawlee, then again), so that a drift of the machine's
 	// speed touches each alike; the report's table and ratios use each
 	// crawler's median run by pages/s, and every run is listed.
 	Repeat int
@@ -200,7 +221,7 @@ func (o Options) withDefaults() (Options, error) {
 	case o.Agents > 1 || o.Ops:
 		o.Peers = []string{PeerPetrel}
 	default:
-		o.Peers = []string{PeerPetrel, PeerColly, PeerWget}
+		o.Peers = []string{PeerPetrel, PeerColly, PeerWget, PeerScrapy, PeerCrawlee}
 		if !pb {
 			o.Peers = append(o.Peers, PeerLimit)
 		}
@@ -224,15 +245,36 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	for _, p := range o.Peers {
 		switch p {
-		case PeerPetrel, PeerColly, PeerWget, PeerLimit:
+		case PeerPetrel, PeerColly, PeerWget, PeerScrapy, PeerCrawlee, PeerLimit:
 		default:
-			return o, fmt.Errorf("benchcrawl: unknown peer %q (want petrel, colly, wget or limit)", p)
+			return o, fmt.Errorf("benchcrawl: unknown peer %q (want petrel, colly, wget, scrapy, crawlee or limit)", p)
 		}
 	}
+	o.peerTools()
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
 	return o, nil
+}
+
+// peerTools sets the defaults of the Scrapy and Crawlee crawlers' tools.
+func (o *Options) peerTools() {
+	if o.Python == "" {
+		o.Python = "/usr/bin/python3"
+	}
+	if o.Node == "" {
+		if p, err := exec.LookPath("node"); err == nil {
+			o.Node = p
+		} else if _, err := os.Stat("/usr/bin/node"); err == nil {
+			o.Node = "/usr/bin/node"
+		}
+	}
+	if o.ToolsDir == "" {
+		o.ToolsDir = cmp.Or(os.Getenv("PETREL_TOOLS_DIR"), "/opt/petrel-tools")
+	}
+	if o.PeerConcurrency <= 0 {
+		o.PeerConcurrency = agent.Defaults().Fetchers
+	}
 }
 
 // has reports whether peer p is selected.

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // Report is everything one benchmark measured; Run writes it as JSON.
@@ -109,6 +110,9 @@ type RunResult struct {
 	// robots.txt fetches included.
 	Efficiency      float64 `json:"politeness_efficiency,omitempty"`
 	EfficiencyWhole float64 `json:"politeness_efficiency_whole,omitempty"`
+	// Politeness is what the web's request log shows of this run (nil
+	// when it was not judged).
+	Politeness *Politeness `json:"politeness,omitempty"`
 	// Ratio* compare this crawler with Petrel (this ÷ Petrel).
 	RatioPagesPerSec float64  `json:"ratio_pages_per_s,omitempty"`
 	RatioCPUPer1000  float64  `json:"ratio_cpu_per_1000,omitempty"`
@@ -128,7 +132,8 @@ type RunResult struct {
 	// and any forwarded), counted once at the sender, per page fetched.
 	URLsExchangedPerPage float64 `json:"urls_exchanged_per_page,omitempty"`
 
-	mallocs, allocBytes int64 // summed RuntimeMallocs and RuntimeTotalAlloc
+	mallocs, allocBytes int64     // summed RuntimeMallocs and RuntimeTotalAlloc
+	began, ended        time.Time // the run's span, to find its requests in the web's log
 }
 
 // AgentRun is one agent's part of a crawl of several agents.
@@ -214,10 +219,10 @@ func (rep *Report) WriteTable(w io.Writer) error {
 		rep.Web.Hosts, rep.Web.Addresses, rep.Web.PagesPerHost, pages,
 		rep.HostDelay, rep.IPDelay, rep.TimeBound, rep.MaxURLs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "crawler\tpages\tchecked\ts\tpages/s\tCPU s/1k pages\tpeak RSS MiB\tallocs/page\twritten MiB\tweb CPU s\t×P pages/s\t×P CPU/1k\t×P RSS\teff.\t")
+	fmt.Fprintln(tw, "crawler\tpages\tchecked\ts\tpages/s\tCPU s/1k pages\tpeak RSS MiB\tallocs/page\twritten MiB\tweb CPU s\t×P pages/s\t×P CPU/1k\t×P RSS\teff.\tviolations host/IP\t")
 	for _, r := range rep.Runs {
 		if r.Skipped != "" {
-			fmt.Fprintf(tw, "%s\tskipped: %s\t\t\t\t\t\t\t\t\t\t\t\t\t\n", r.Crawler, r.Skipped)
+			fmt.Fprintf(tw, "%s\tskipped: %s\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", r.Crawler, r.Skipped)
 			continue
 		}
 		checked := "-"
@@ -232,10 +237,10 @@ func (rep *Report) WriteTable(w io.Writer) error {
 		if r.AllocsPerPage > 0 {
 			allocs = fmt.Sprintf("%.0f", r.AllocsPerPage)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.1f\t%.1f\t%.3f\t%.0f\t%s\t%.1f\t%.1f\t%.2f\t%.2f\t%.2f\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.1f\t%.1f\t%.3f\t%.0f\t%s\t%.1f\t%.1f\t%.2f\t%.2f\t%.2f\t%s\t%s\t\n",
 			r.Crawler, r.Pages, checked, r.ElapsedS, r.PagesPerSec, r.CPUPer1000,
 			float64(r.PeakRSSBytes)/(1<<20), allocs, float64(r.BytesWritten)/(1<<20), r.WebCPUSeconds,
-			r.RatioPagesPerSec, r.RatioCPUPer1000, r.RatioPeakRSS, eff)
+			r.RatioPagesPerSec, r.RatioCPUPer1000, r.RatioPeakRSS, eff, r.Politeness)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("benchcrawl: table: %w", err)

@@ -3,7 +3,6 @@ package benchcrawl
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -77,7 +76,8 @@ func run(ctx context.Context, o Options) (*Report, error) {
 		rep.Mode = "politeness-bound"
 	}
 	o.Log.Info("benchcrawl: starting the synthetic web", "hosts", o.Hosts, "per_ip", o.HostsPerIP, "pages", o.PagesPerHost, "dir", work)
-	web, err := startWeb(ctx, o, filepath.Join(work, "web"))
+	hitLog := filepath.Join(work, "web-requests.jsonl")
+	web, err := startWeb(ctx, o, filepath.Join(work, "web"), hitLog)
 	if err != nil {
 		return nil, err
 	}
@@ -87,56 +87,18 @@ func run(ctx context.Context, o Options) (*Report, error) {
 		rep.Mode = "shape " + o.Shape
 	}
 
-	runners := []struct {
-		peer string
-		fn   func(context.Context, Options, *webProc, string) RunResult
-	}{
-		{PeerPetrel, runPetrel},
-		{PeerColly, runColly},
-		{PeerWget, runWget},
-	}
-	if o.Agents > 1 {
-		runners = slices.Insert(runners, 1, struct {
-			peer string
-			fn   func(context.Context, Options, *webProc, string) RunResult
-		}{agentsName(o.Agents), runAgents})
-	}
-	if o.Ops {
-		runners = slices.Insert(runners, 1, struct {
-			peer string
-			fn   func(context.Context, Options, *webProc, string) RunResult
-		}{opsName, runOps})
-	}
 	if o.CPUProfileDir != "" {
 		if err := os.MkdirAll(o.CPUProfileDir, 0o755); err != nil {
 			return nil, fmt.Errorf("benchcrawl: profiles: %w", err)
 		}
 	}
-	var all []RunResult
-	for round := range o.Repeat {
-		for _, r := range runners {
-			if !o.has(r.peer) && r.peer != agentsName(o.Agents) && r.peer != opsName {
-				continue
-			}
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("benchcrawl: %w", err)
-			}
-			dir := filepath.Join(work, r.peer)
-			if o.Repeat > 1 {
-				dir = fmt.Sprintf("%s-%d", dir, round+1)
-			}
-			o.Log.Info("benchcrawl: crawling", "crawler", r.peer, "round", round+1, "bound", o.TimeBound)
-			before, _ := procCPU(web.pid)
-			res := r.fn(ctx, o, web, dir)
-			after, _ := procCPU(web.pid)
-			res.WebCPUSeconds = (after - before).Seconds()
-			res.finish()
-			if (r.peer == PeerPetrel || res.Agents > 0) && res.Skipped == "" && res.Error != "" && res.Pages == 0 {
-				return nil, fmt.Errorf("benchcrawl: petrel failed: %s", res.Error)
-			}
-			o.Log.Info("benchcrawl: done", "crawler", r.peer, "pages", res.Pages, "pages_per_s", res.PagesPerSec, "cpu_s", res.CPUSeconds, "skipped", res.Skipped)
-			all = append(all, res)
-		}
+	all, err := runRounds(ctx, o, web, work)
+	if err != nil {
+		return nil, err
+	}
+	web.stop() // writes its request log
+	if err := judgePoliteness(all, hitLog, o.HostDelay, o.IPDelay); err != nil {
+		rep.Notes = append(rep.Notes, "politeness not judged: "+err.Error())
 	}
 	rep.Runs = medianRuns(all)
 	if o.Agents > 1 {
@@ -152,7 +114,7 @@ func run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	if o.has(PeerLimit) {
-		rep.limit(ctx, o, web, work)
+		rep.limit(ctx, o, work)
 	}
 	if o.PolitenessBound {
 		rep.efficiency(o, web)
@@ -161,13 +123,81 @@ func run(ctx context.Context, o Options) (*Report, error) {
 	return rep, nil
 }
 
-// limit measures the web's limit with wrk into rep (not on the real
-// shape, whose HTTPS hosts wrk cannot reach).
-func (rep *Report) limit(ctx context.Context, o Options, web *webProc, work string) {
+// runner is one crawler of a sitting: its name and how to run it once.
+type runner struct {
+	peer string
+	fn   func(context.Context, Options, *webProc, string) RunResult
+}
+
+// runners lists the crawlers of a sitting in the order each round runs
+// them: Petrel first, then the agents and the operator's run when asked,
+// then the peers.
+func runners(o Options) []runner {
+	rs := []runner{
+		{PeerPetrel, runPetrel},
+		{PeerColly, runColly},
+		{PeerWget, runWget},
+		{PeerScrapy, runScrapy},
+		{PeerCrawlee, runCrawlee},
+	}
+	if o.Agents > 1 {
+		rs = slices.Insert(rs, 1, runner{agentsName(o.Agents), runAgents})
+	}
+	if o.Ops {
+		rs = slices.Insert(rs, 1, runner{opsName, runOps})
+	}
+	return rs
+}
+
+// runRounds runs o.Repeat rounds of the crawlers asked for on web, each
+// in its own directory under work, and returns every run in order; a
+// Petrel run that failed without a page ends the sitting with its error.
+func runRounds(ctx context.Context, o Options, web *webProc, work string) ([]RunResult, error) {
+	var all []RunResult
+	for round := range o.Repeat {
+		for _, r := range runners(o) {
+			if !o.has(r.peer) && r.peer != agentsName(o.Agents) && r.peer != opsName {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("benchcrawl: %w", err)
+			}
+			dir := filepath.Join(work, r.peer)
+			if o.Repeat > 1 {
+				dir = fmt.Sprintf("%s-%d", dir, round+1)
+			}
+			o.Log.Info("benchcrawl: crawling", "crawler", r.peer, "round", round+1, "bound", o.TimeBound)
+			before, _ := procCPU(web.pid)
+			began := time.Now()
+			res := r.fn(ctx, o, web, dir)
+			res.began, res.ended = began, time.Now()
+			after, _ := procCPU(web.pid)
+			res.WebCPUSeconds = (after - before).Seconds()
+			res.finish()
+			if (r.peer == PeerPetrel || res.Agents > 0) && res.Skipped == "" && res.Error != "" && res.Pages == 0 {
+				return nil, fmt.Errorf("benchcrawl: petrel failed: %s", res.Error)
+			}
+			o.Log.Info("benchcrawl: done", "crawler", r.peer, "pages", res.Pages, "pages_per_s", res.PagesPerSec, "cpu_s", res.CPUSeconds, "skipped", res.Skipped)
+			all = append(all, res)
+		}
+	}
+	return all, nil
+}
+
+// limit measures the web's limit with wrk into rep, on a web started
+// afresh without a request log (not on the real shape, whose HTTPS hosts
+// wrk cannot reach).
+func (rep *Report) limit(ctx context.Context, o Options, work string) {
 	if o.Shape != "" {
 		rep.Notes = append(rep.Notes, "limit not measured: wrk's Host header cannot reach the real shape's HTTPS hosts (SNI)")
 		return
 	}
+	web, err := startWeb(ctx, o, filepath.Join(work, "web-limit"), "")
+	if err != nil {
+		rep.Notes = append(rep.Notes, "limit not measured: "+err.Error())
+		return
+	}
+	defer web.stop()
 	o.Log.Info("benchcrawl: measuring the web's limit with wrk")
 	before, _ := procCPU(web.pid)
 	lim, err := measureLimit(ctx, o, web, filepath.Join(work, "wrk"))
@@ -240,12 +270,16 @@ type webProc struct {
 	done                 chan struct{}
 }
 
-// startWeb runs "petrel testweb" and waits until it has written its files.
-func startWeb(ctx context.Context, o Options, dir string) (*webProc, error) {
+// startWeb runs "petrel testweb" and waits until it has written its files;
+// with hitLog set, the web writes its request log there once stopped.
+func startWeb(ctx context.Context, o Options, dir, hitLog string) (*webProc, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("benchcrawl: web: %w", err)
 	}
 	args := webArgs(o, dir)
+	if hitLog != "" {
+		args = append(args, "--hit-log", hitLog)
+	}
 	cmd := exec.Command(o.Petrel, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	ready := make(chan struct{})
@@ -461,16 +495,6 @@ func joinErr(a, b string) string {
 	return a + "; " + b
 }
 
-// collyResult is the final JSON line of the Colly crawler.
-type collyResult struct {
-	Pages    int64   `json:"pages"`
-	Errors   int64   `json:"errors"`
-	Robots   int64   `json:"robots_blocked"`
-	Bytes    int64   `json:"bytes_received"`
-	ElapsedS float64 `json:"elapsed_s"`
-	Stopped  bool    `json:"stopped"`
-}
-
 // runColly crawls the web with the Colly crawler of bench/colly.
 func runColly(ctx context.Context, o Options, web *webProc, dir string) RunResult {
 	res := RunResult{Crawler: PeerColly, PagesChecked: -1}
@@ -491,28 +515,9 @@ func runColly(ctx context.Context, o Options, web *webProc, dir string) RunResul
 	res.Command = bin + " " + strings.Join(args, " ")
 	pr := runMeasured(ctx, procSpec{
 		name: bin, args: args, bound: o.TimeBound, every: o.Progress, stop: syscall.SIGINT,
-		onLine: func(l string, pages *atomic.Int64) {
-			if n, ok := parseProgress(l); ok {
-				pages.Store(n)
-			}
-		},
+		onLine: progressLine,
 	})
-	res.fromProc(pr)
-	res.Pages = pr.pages
-	var cr collyResult
-	found := false
-	for i := len(pr.stdout) - 1; i >= 0 && !found; i-- {
-		found = json.Unmarshal([]byte(pr.stdout[i]), &cr) == nil
-	}
-	if found {
-		res.Pages, res.BytesReceived = cr.Pages, cr.Bytes
-		res.SelfReportedS = cr.ElapsedS
-		if cr.Errors > 0 {
-			res.Notes = append(res.Notes, fmt.Sprintf("%d fetches failed at the network level", cr.Errors))
-		}
-	} else {
-		res.Error = joinErr(res.Error, "no final JSON line")
-	}
+	res.fromPeer(pr)
 	res.Notes = append(res.Notes, "Colly expresses the host delay (one LimitRule per host: Parallelism 1, Delay) but not the per-IP delay; stores nothing; robots.txt group matched by User-Agent prefix \"petrel-bench-colly\", i.e. the petrel group, so it may crawl the same pages as Petrel")
 	return res
 }
@@ -579,24 +584,8 @@ func runWget(ctx context.Context, o Options, web *webProc, dir string) RunResult
 		}
 		wget = p
 	}
-	unshare, err := exec.LookPath("unshare")
-	if err != nil {
-		res.Skipped = "unshare not found: wget cannot be kept off DNS"
-		return res
-	}
-	_ = os.RemoveAll(dir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		res.Error = err.Error()
-		return res
-	}
-	var present string
-	for n := range web.hosts.ipOf {
-		present = n
-		break
-	}
-	ns, err := prepareNamespace(ctx, unshare, web.hostsPath, present, dir)
-	if err != nil {
-		res.Skipped = "wget not run: cannot prove its names stay off DNS: " + err.Error()
+	unshare, ns, ok := enterNamespace(ctx, web, dir, &res)
+	if !ok {
 		return res
 	}
 	seeds := filepath.Join(dir, "seeds.txt")

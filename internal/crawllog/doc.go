@@ -28,7 +28,10 @@
 //	11 source: the seed the URL descends from
 //	12 annotations, comma-separated: "Nt" (the Nth try), "lenTrunc",
 //	   "timeTrunc", "disconnectTrunc" (body cut), "duplicate:digest" (a
-//	   revisit record), "warc:FILE@OFFSET" (the record's file and the
+//	   revisit record of a payload stored before), "revisit:not-modified"
+//	   (a 304 to a revisit's conditional GET, stored as a
+//	   server-not-modified revisit record; the hop path of a revisit ends
+//	   in V), "warc:FILE@OFFSET" (the record's file and the
 //	   offset of its gzip member), "err:KIND" (why a fetch failed),
 //	   "skip:REASON" (why a URL was refused), "nostore" (the store filter
 //	   kept it out of the WARC files)

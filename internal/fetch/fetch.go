@@ -97,6 +97,10 @@ type Request struct {
 	// runs).
 	Timeout time.Duration
 	MaxBody int64
+	// IfNoneMatch and IfModifiedSince, when set, are sent as the request's
+	// If-None-Match and If-Modified-Since (a conditional GET of a revisit:
+	// the ETag and Last-Modified of the last capture).
+	IfNoneMatch, IfModifiedSince string
 }
 
 // A Response is what was exchanged for one Request.
@@ -442,6 +446,12 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Response, error) {
 	}
 	hreq.Header.Set("Accept", f.opts.Accept)
 	hreq.Header.Set("Accept-Encoding", f.opts.AcceptEncoding)
+	if req.IfNoneMatch != "" {
+		hreq.Header.Set("If-None-Match", req.IfNoneMatch)
+	}
+	if req.IfModifiedSince != "" {
+		hreq.Header.Set("If-Modified-Since", req.IfModifiedSince)
+	}
 
 	resp := &Response{URL: req.URL, Addr: addr, Start: start, f: f, cp: cp}
 	if f.h2 != nil && hreq.URL.Scheme == "https" {

@@ -99,12 +99,13 @@ const (
 	HopSpeculative                 // X: a URL guessed from a script or text
 	HopPrerequisite                // P: something fetched first (e.g. robots.txt, DNS)
 	HopManifest                    // M: a URL a manifest names (a robots.txt Sitemap line, a sitemap index's sitemap)
+	HopRevisit                     // V: a revisit of a URL fetched before, due in a revisit crawl's schedule
 )
 
 // Letter returns the hop's letter ('?' for an unknown hop).
 func (h Hop) Letter() byte {
-	if h >= HopLink && h <= HopManifest {
-		return "LREXPM"[h-1]
+	if h >= HopLink && h <= HopRevisit {
+		return "LREXPMV"[h-1]
 	}
 	return '?'
 }

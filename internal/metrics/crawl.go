@@ -238,17 +238,43 @@ var clusterFamilies = []family{
 		points: func(src *Sources) []point { f, _ := src.Cluster(); return []point{{v: float64(f.OutboxBytes)}} }},
 }
 
+// revisitFamilies are the families of a revisit crawl, served only when
+// Sources.Revisits says the crawl has a schedule.
+var revisitFamilies = []family{
+	{name: "petrel_revisit_urls", help: "URLs of the revisit schedule, by revisit_state: scheduled (all), issued (handed to the frontier, not yet fetched again), due (due now and not issued: overdue), due_hour (due within the next hour; due and due_hour counted up to 100,000).", kind: gauge,
+		labels: []string{"revisit_state"}, points: func(src *Sources) []point {
+			f, _ := src.Revisits()
+			return []point{{v: float64(f.Scheduled), lv: []string{"scheduled"}}, {v: float64(f.Issued), lv: []string{"issued"}},
+				{v: float64(f.Due), lv: []string{"due"}}, {v: float64(f.DueHour), lv: []string{"due_hour"}}}
+		}},
+	{name: "petrel_revisits_total", help: "Revisits done by this process, by outcome: not_modified (a 304), unchanged (a 200 of the same payload), changed (any other), skipped (a duplicate task for a due time done, not fetched).", kind: counter,
+		labels: []string{"outcome"}, points: func(src *Sources) []point {
+			f, _ := src.Revisits()
+			return []point{{v: float64(f.NotModified), lv: []string{"not_modified"}}, {v: float64(f.Unchanged), lv: []string{"unchanged"}},
+				{v: float64(max(f.Revisits-f.NotModified-f.Unchanged, 0)), lv: []string{"changed"}}, {v: float64(f.Skipped), lv: []string{"skipped"}}}
+		}},
+}
+
 // crawlCollector reads families from the counters at each scrape.
 type crawlCollector struct {
 	src   Sources
 	fams  []family
 	descs []*prometheus.Desc // parallel to fams
+	// clusterEnd ends the cluster's families in fams (they follow
+	// families), served only while Sources.Cluster says so.
+	clusterEnd int
 }
 
 func newCrawlCollector(src Sources) *crawlCollector {
 	c := &crawlCollector{src: src, fams: families}
 	if src.Cluster != nil {
 		c.fams = append(append([]family(nil), families...), clusterFamilies...)
+	}
+	c.clusterEnd = len(c.fams)
+	if src.Revisits != nil {
+		if _, on := src.Revisits(); on {
+			c.fams = append(append([]family(nil), c.fams...), revisitFamilies...)
+		}
 	}
 	c.descs = make([]*prometheus.Desc, len(c.fams))
 	for i, f := range c.fams {
@@ -271,8 +297,8 @@ func (c *crawlCollector) Collect(ch chan<- prometheus.Metric) {
 		_, clustered = c.src.Cluster()
 	}
 	for i, f := range c.fams {
-		if i >= len(families) && !clustered {
-			break
+		if i >= len(families) && i < c.clusterEnd && !clustered {
+			continue
 		}
 		for _, p := range f.points(&c.src) {
 			ch <- prometheus.MustNewConstMetric(c.descs[i], f.kind, p.v, p.lv...)

@@ -31,6 +31,16 @@ type Sources struct {
 	// false for an agent crawling alone (then no petrel_cluster_ metric
 	// is served).
 	Cluster func() (ClusterFigures, bool)
+	// Revisits returns the figures of a revisit crawl's schedule, and
+	// false for a crawl without --revisit (then no petrel_revisit_ metric
+	// is served).
+	Revisits func() (RevisitFigures, bool)
+}
+
+// RevisitFigures are the figures of a revisit crawl's schedule.
+type RevisitFigures struct {
+	Scheduled, Issued, Due, DueHour           int64 // URLs in the schedule; issued, not yet visited; due now (overdue); due within the hour
+	Revisits, NotModified, Unchanged, Skipped int64 // revisits done; answered 304; an unchanged 200; duplicate tasks not fetched
 }
 
 // ClusterFigures are an agent's view of a crawl of several agents.

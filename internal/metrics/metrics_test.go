@@ -21,20 +21,22 @@ import (
 // labelValues are the only label names a petrel_ metric may carry, with
 // the values each may take: none holds a URL, a host or an address.
 var labelValues = map[string][]string{
-	"class":      {"1xx", "2xx", "3xx", "4xx", "5xx", "other"},
-	"family":     {"text", "image", "application", "other"},
-	"reason":     nil, // fixed by the families table; checked for shape below
-	"kind":       {"payload", "text", "near"},
-	"state":      {"ready", "queued_memory", "queued_disk", "in_flight", "active", "idle", "busy", "total"},
-	"pool":       {"fetcher", "parser"},
-	"log":        {"crawl", "skipped"},
-	"where":      {"skipped_cap", "drop_log", "stream"},
-	"stage":      {"schedule", "fetch", "parse", "follow", "store"},
-	"flow":       {"key_sent", "key_received", "key_forwarded", "ready_sent", "ready_received"},
-	"connection": {"opened", "reused"},
-	"handshake":  {"full", "resumed"},
-	"version":    nil,
-	"goversion":  nil,
+	"class":         {"1xx", "2xx", "3xx", "4xx", "5xx", "other"},
+	"family":        {"text", "image", "application", "other"},
+	"reason":        nil, // fixed by the families table; checked for shape below
+	"kind":          {"payload", "text", "near"},
+	"state":         {"ready", "queued_memory", "queued_disk", "in_flight", "active", "idle", "busy", "total"},
+	"pool":          {"fetcher", "parser"},
+	"log":           {"crawl", "skipped"},
+	"where":         {"skipped_cap", "drop_log", "stream"},
+	"stage":         {"schedule", "fetch", "parse", "follow", "store"},
+	"flow":          {"key_sent", "key_received", "key_forwarded", "ready_sent", "ready_received"},
+	"connection":    {"opened", "reused"},
+	"handshake":     {"full", "resumed"},
+	"revisit_state": {"scheduled", "issued", "due", "due_hour"},
+	"outcome":       {"not_modified", "unchanged", "changed", "skipped"},
+	"version":       nil,
+	"goversion":     nil,
 }
 
 func scrape(t *testing.T, m *Metrics) []byte {
@@ -85,13 +87,7 @@ func testMetrics() (*Metrics, *stats.Crawl) {
 func TestPromlint(t *testing.T) {
 	m, _ := testMetrics()
 	body := scrape(t, m)
-	problems, err := promlint.New(bytes.NewReader(body)).Lint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
-	}
+	lintClean(t, body)
 	mfs := parse(t, body)
 	own := 0
 	for name, mf := range mfs {
@@ -219,13 +215,7 @@ func TestCluster(t *testing.T) {
 			StalePartsRefused: 7, StaleReleasesRefused: 8, StaleRecut: 9}, true
 	}})
 	body := scrape(t, m)
-	problems, err := promlint.New(bytes.NewReader(body)).Lint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
-	}
+	lintClean(t, body)
 	for _, want := range []string{"petrel_cluster_members 3", "petrel_cluster_outbox_batches 2", "petrel_cluster_outbox_bytes 900",
 		`petrel_cluster_urls_total{flow="key_sent"} 5`,
 		`petrel_cluster_stale_view_total{what="batches_refused"} 4`, `petrel_cluster_stale_view_total{what="batches_rerouted"} 6`,
@@ -238,6 +228,48 @@ func TestCluster(t *testing.T) {
 	alone, _ := testMetrics()
 	if bytes.Contains(scrape(t, alone), []byte("petrel_cluster_")) {
 		t.Error("an agent alone serves petrel_cluster_ metrics")
+	}
+}
+
+// lintClean fails t on every problem promlint finds in body.
+func lintClean(t *testing.T, body []byte) {
+	t.Helper()
+	problems, err := promlint.New(bytes.NewReader(body)).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+}
+
+// TestRevisits: a revisit crawl serves its schedule's figures, lint-clean
+// and with the fixed labels; a crawl without --revisit serves none.
+func TestRevisits(t *testing.T) {
+	var st stats.Crawl
+	m := New(Sources{Stats: &st, Version: "x", Revisits: func() (RevisitFigures, bool) {
+		return RevisitFigures{Scheduled: 40, Issued: 3, Due: 2, DueHour: 9, Revisits: 20, NotModified: 12, Unchanged: 5, Skipped: 1}, true
+	}})
+	body := scrape(t, m)
+	lintClean(t, body)
+	for _, want := range []string{`petrel_revisit_urls{revisit_state="scheduled"} 40`, `petrel_revisit_urls{revisit_state="due_hour"} 9`,
+		`petrel_revisits_total{outcome="not_modified"} 12`, `petrel_revisits_total{outcome="changed"} 3`, `petrel_revisits_total{outcome="skipped"} 1`} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Errorf("no %q in /metrics", want)
+		}
+	}
+	for name, mf := range parse(t, body) {
+		for _, mt := range mf.GetMetric() {
+			for _, lp := range mt.GetLabel() {
+				if allowed, ok := labelValues[lp.GetName()]; !ok || allowed != nil && !contains(allowed, lp.GetValue()) {
+					t.Errorf("metric %s: label %s=%q", name, lp.GetName(), lp.GetValue())
+				}
+			}
+		}
+	}
+	off := New(Sources{Stats: &st, Version: "x", Revisits: func() (RevisitFigures, bool) { return RevisitFigures{}, false }})
+	if bytes.Contains(scrape(t, off), []byte("petrel_revisit")) {
+		t.Error("a crawl without --revisit serves petrel_revisit metrics")
 	}
 }
 

@@ -74,6 +74,12 @@
 // writes the filter and the remembered captures (a clean stop saves them,
 // LoadDigests brings them back at the resume).
 //
+// A 304 answer to a conditional request that names the capture it
+// confirms (Exchange.NotModified) is a revisit record with the profile
+// server-not-modified of WARC 1.1, its block the HTTP header, referring to
+// that capture by WARC-Refers-To, -Target-URI and -Date; Result.RecordID
+// is the ID a later 304 refers to.
+//
 // A truncated capture (Exchange.Truncated set: connection reset, body
 // shorter than its Content-Length, timeout, size cap) is always a response
 // record with WARC-Truncated, however often the same cut transfer is

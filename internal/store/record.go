@@ -14,13 +14,14 @@ import (
 
 // WARC header constants.
 const (
-	warcVersion      = "WARC/1.1\r\n"
-	ctRequest        = "application/http;msgtype=request"
-	ctResponse       = "application/http;msgtype=response"
-	ctWarcFields     = "application/warc-fields"
-	profileIdentical = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
-	conformsTo       = "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
-	warcDateLayout   = "2006-01-02T15:04:05.000000Z"
+	warcVersion        = "WARC/1.1\r\n"
+	ctRequest          = "application/http;msgtype=request"
+	ctResponse         = "application/http;msgtype=response"
+	ctWarcFields       = "application/warc-fields"
+	profileIdentical   = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+	profileNotModified = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+	conformsTo         = "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
+	warcDateLayout     = "2006-01-02T15:04:05.000000Z"
 )
 
 // recordEnd terminates every WARC record.

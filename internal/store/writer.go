@@ -10,6 +10,7 @@ import (
 	"hash"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -161,6 +162,19 @@ type Exchange struct {
 	// records carry "WARC-Protocol: h2" before the TLS version's field
 	// (the IIPC's WARC extension for HTTP/2).
 	HTTP2 bool
+	// NotModified, for a 304 answer to a conditional request, is the
+	// earlier capture of the URL it confirms: the response is then stored
+	// as a revisit record with the server-not-modified profile referring
+	// to it (WARC-Refers-To, -Target-URI, -Date). Nil for any other
+	// exchange; ignored unless the status is 304.
+	NotModified *Original
+}
+
+// Original names a stored response record: what a revisit refers to.
+type Original struct {
+	URI      string    // its WARC-Target-URI
+	Date     time.Time // its WARC-Date
+	RecordID string    // its WARC-Record-ID, "<urn:uuid:...>"
 }
 
 // TLSInfo describes the TLS connection of an exchange.
@@ -170,7 +184,9 @@ type TLSInfo struct {
 
 // Result tells where and how an Exchange was stored.
 type Result struct {
-	Revisit       bool   // written as a revisit record (identical payload seen before)
+	Revisit       bool   // written as a revisit record (identical payload seen before, or NotModified)
+	NotModified   bool   // that revisit has the server-not-modified profile
+	RecordID      string // the WARC-Record-ID of the response (or revisit) record
 	PayloadDigest string // "sha1:BASE32"
 	BlockDigest   string // of the response (or revisit) record
 	File          string // base name of the file the response/revisit record went to (without ".open")
@@ -389,7 +405,11 @@ func checkExchange(ex *Exchange) error {
 	if ex.TargetURI == "" {
 		return errors.New("store: write: empty TargetURI")
 	}
-	for _, v := range [...]string{ex.TargetURI, ex.IP, ex.Truncated} {
+	var ref [2]string
+	if c := ex.NotModified; c != nil {
+		ref = [2]string{c.URI, c.RecordID}
+	}
+	for _, v := range [...]string{ex.TargetURI, ex.IP, ex.Truncated, ref[0], ref[1]} {
 		if strings.ContainsAny(v, "\r\n") {
 			return fmt.Errorf("store: write: line break in WARC field value %q", v)
 		}
@@ -430,6 +450,25 @@ func revisitRecord(rsp *recordSpec, h hash.Hash, head []field, ex *Exchange, res
 		field{"WARC-Block-Digest", blockDigest},
 		field{"WARC-Payload-Digest", payloadDigest})
 	rsp.fields = appendTLS(appendH2(rsp.fields, ex.HTTP2, nil), ex.TLS)
+	rsp.fields = append(rsp.fields, field{"Content-Type", ctResponse})
+	rsp.block1, rsp.block2 = resp.header, nil
+	return blockDigest
+}
+
+// notModifiedRecord makes rsp the revisit record of a 304 that confirms
+// ex.NotModified (WARC 1.1 §6.7.2, profile server-not-modified): its
+// block is the HTTP header; it carries no payload digest. It returns its
+// block digest.
+func notModifiedRecord(rsp *recordSpec, h hash.Hash, head []field, ex *Exchange, resp httpResponse) string {
+	blockDigest := digestOf(h, resp.header)
+	c := ex.NotModified
+	rsp.fields = append(head,
+		field{"WARC-Profile", profileNotModified},
+		field{"WARC-Refers-To", c.RecordID},
+		field{"WARC-Refers-To-Target-URI", c.URI},
+		field{"WARC-Refers-To-Date", warcDate(c.Date)},
+		field{"WARC-Block-Digest", blockDigest})
+	rsp.fields = appendTLS(rsp.fields, ex.TLS)
 	rsp.fields = append(rsp.fields, field{"Content-Type", ctResponse})
 	rsp.block1, rsp.block2 = resp.header, nil
 	return blockDigest
@@ -491,7 +530,7 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 	}
 
 	j := w.jobPool.Get().(*job)
-	j.res, j.err, j.revisit = Result{PayloadDigest: payloadDigest}, nil, false
+	j.res, j.err, j.revisit = Result{PayloadDigest: payloadDigest, RecordID: respID}, nil, false
 	req := &j.recs[0]
 	req.fields = append(appendH2(common("request", reqID, respID), ex.HTTP2, ex.TLS),
 		field{"WARC-Block-Digest", reqDigest},
@@ -520,16 +559,22 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 			w.refs.put(payloadSum, digestRef{uri: ex.TargetURI, date: dateStr, id: respID})
 		}
 	}
-	if j.revisit {
+	notMod := resp.status == http.StatusNotModified && ex.NotModified != nil
+	switch {
+	case notMod:
+		j.res.BlockDigest = notModifiedRecord(&j.recs[1], h, common("revisit", respID, reqID), ex, resp)
+		j.revisit = true
+		j.res.Revisit, j.res.NotModified, j.res.PayloadDigest = true, true, ""
+	case j.revisit:
 		j.res.BlockDigest = revisitRecord(&j.recs[1], h, common("revisit", respID, reqID), ex, resp, ref, payloadDigest)
 		j.res.Revisit = true
-	} else {
+	default:
 		j.res.BlockDigest = responseRecord(&j.recs[1], h, common("response", respID, reqID), ex, payloadDigest)
 	}
 	if w.opts.Index {
 		e := indexEntry{uri: ex.TargetURI, date: date, mime: resp.mime, status: resp.status,
 			digest: strings.TrimPrefix(payloadDigest, "sha1:")}
-		if j.revisit {
+		if j.revisit || notMod {
 			e.mime = "warc/revisit"
 		}
 		j.index = e.cdxjPrefix(j.index[:0])

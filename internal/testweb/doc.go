@@ -22,6 +22,18 @@
 // for the product token "petrel"; [Web.Disallowed] lists the linked URLs that
 // robots.txt forbids.
 //
+// With [Config.ChangeDay] the normal web's HTML pages change over time
+// (change.go), each at its own rate from a heavy-tailed mix ([ChangeMix]) on
+// a fast clock on which a day lasts ChangeDay; a page's content is a
+// function of (page, version). Each host sends validators of one kind
+// ([Web.HostValidators]: ETag and Last-Modified, one of them, neither, a
+// Last-Modified that is always the request's time, or stale validators
+// that never change) and answers If-None-Match and If-Modified-Since with
+// 304 (no body, hence no Content-Length). Every [Hit] records the version
+// live when it was answered and [Web.VersionAt] gives the version at any
+// time, so the freshness and age of a crawler's copies can be computed
+// exactly from the log.
+//
 // With [Config.Hostile] the web also serves the hostile cases
 // (traps, redirect loops, errors, stalls, bombs, broken framing, odd
 // encodings, robots.txt edge cases, unresolvable and private names), each on
@@ -70,13 +82,15 @@
 // pre-generated or assembled from pre-generated paragraphs; bombs are built
 // once, lazily; the real shape compresses pages on request, as a server
 // does, and keeps at most 16,384 certificates); every response of the
-// normal web and of the generated web carries Content-Length;
+// normal web and of the generated web but a 304 carries Content-Length;
 // the hit log is capped ([Config.MaxHits]) and counts what it drops, and
 // its times never shorten a gap (a Hit's Start is never before the client
 // sent the request, its End never after the client could have read the
 // response: End is when the response's last write began, noted by the
 // connection, or over HTTP/2 by the handler's writes to its stream, see
 // stamp.go; a Hit's Proto names the protocol of its request);
+// [PolitenessGaps] (politeness.go) reads the politeness violations out of
+// a log, for the tests and the crawl benchmark alike;
 // connections held open by hostile cases are bounded and released by
 // [Web.Close] or the cancellation of the context given to [Start].
 package testweb

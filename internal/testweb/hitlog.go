@@ -64,9 +64,16 @@ func (l *hitLog) reset() {
 // object a line (the Hit's fields), through a temporary file renamed into
 // place, so that a reader never sees half a log. A process serving the
 // web writes it once stopped (petrel testweb --hit-log); ReadHitLog reads
-// it back.
-func (w *Web) WriteHitLog(path string) error {
-	if n := w.DroppedHits(); n > 0 {
+// it back. It fails if the log dropped hits (MaxHits).
+func (w *Web) WriteHitLog(path string) error { return w.log.write(path) }
+
+// WriteHitLog is [Web.WriteHitLog] for the generated web (its log kept
+// with [GenServeOptions.LogHits]).
+func (w *GenWeb) WriteHitLog(path string) error { return w.log.write(path) }
+
+// write writes the log to path; see [Web.WriteHitLog].
+func (l *hitLog) write(path string) error {
+	if n := l.droppedHits(); n > 0 {
 		return fmt.Errorf("testweb: write hit log: %d hits were not kept (MaxHits)", n)
 	}
 	f, err := os.Create(path + ".tmp")
@@ -75,7 +82,7 @@ func (w *Web) WriteHitLog(path string) error {
 	}
 	bw := bufio.NewWriter(f)
 	enc := json.NewEncoder(bw)
-	for _, h := range w.Hits() {
+	for _, h := range l.all() {
 		if err = enc.Encode(h); err != nil {
 			break
 		}

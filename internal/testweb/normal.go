@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // site is one served host name.
@@ -46,38 +47,42 @@ type resource struct {
 // notFound is the body of every 404 of the normal web.
 var notFoundBody = []byte("<!DOCTYPE html>\n<html><head><title>Not found</title></head><body><h1>Not found</h1><p>There is nothing here.</p></body></html>\n")
 
-// serve answers r from s and returns the status sent.
-func (s *site) serve(w *Web, rw http.ResponseWriter, r *http.Request) int {
+// serve answers r, received at now, from s and returns the status sent
+// and, for a page of the changing web, the version served.
+func (s *site) serve(w *Web, rw http.ResponseWriter, r *http.Request, now time.Time) (int, uint32) {
 	p := r.URL.RequestURI()
 	if p == "/robots.txt" {
 		if res := s.res[p]; res != nil {
 			w.writeResource(rw, res)
-			return res.status
+			return res.status, 0
 		}
 		if s.dynamic != nil {
 			if st, ok := s.dynamic(w, rw, r); ok {
-				return st
+				return st, 0
 			}
 		}
 		if s.robots == nil {
 			writeBody(rw, http.StatusNotFound, "text/html; charset=utf-8", notFoundBody)
-			return http.StatusNotFound
+			return http.StatusNotFound, 0
 		}
 		writeBody(rw, http.StatusOK, "text/plain; charset=utf-8", s.robots)
-		return http.StatusOK
+		return http.StatusOK, 0
 	}
 	res := s.res[p]
 	if res == nil && s.dynamic != nil {
 		if st, ok := s.dynamic(w, rw, r); ok {
-			return st
+			return st, 0
 		}
 	}
 	if res == nil {
 		writeBody(rw, http.StatusNotFound, "text/html; charset=utf-8", notFoundBody)
-		return http.StatusNotFound
+		return http.StatusNotFound, 0
+	}
+	if w.changing(res) {
+		return w.serveChanging(rw, r, s, p, res, now)
 	}
 	w.writeResource(rw, res)
-	return res.status
+	return res.status, 0
 }
 
 // writeResource writes res with its headers and Content-Length.

@@ -45,6 +45,12 @@ type Config struct {
 	// answers a request other than for robots.txt (a slow server: a
 	// client's requests spend that long in flight). Default none.
 	Latency time.Duration
+	// ChangeDay, when positive, makes the normal web's HTML pages change
+	// over time, each at its own rate, on a clock on which a day lasts
+	// ChangeDay, with validators (ETag, Last-Modified; some hosts send
+	// neither or wrong ones) and 304 answers (change.go). Default: a
+	// static web.
+	ChangeDay time.Duration
 }
 
 // Hit is one request answered by the synthetic web.
@@ -64,6 +70,13 @@ type Hit struct {
 	// response ended: End may then be a little later than the client's
 	// giving up.
 	Cut bool
+	// Version is the version of a page of the changing web (ChangeDay)
+	// at Start: the one served with a 200, the live one with a 304; 0
+	// for every other resource.
+	Version uint32 `json:",omitempty"`
+	// Conditional says the request had If-None-Match or
+	// If-Modified-Since.
+	Conditional bool `json:",omitempty"`
 }
 
 // Web is a running synthetic web. Its methods are safe for concurrent use.
@@ -96,6 +109,8 @@ type Web struct {
 	mu    sync.Mutex // guards lns, servers, raws
 	log   hitLog
 	place placement // hosts moved to another address (move.go)
+
+	born time.Time // when the web started: version 0 of every changing page
 
 	closeOnce sync.Once
 	closeErr  error
@@ -157,6 +172,7 @@ func Start(ctx context.Context, cfg Config) (*Web, error) {
 		product: "petrel",
 		byName:  make(map[string]*site),
 		done:    make(chan struct{}),
+		born:    time.Now(),
 	}
 	w.log.max = cfg.MaxHits
 	if err := w.build(); err != nil {
@@ -263,7 +279,7 @@ func (w *Web) serveHTTP(ln net.Listener, ip netip.Addr, group []*site) {
 		start := time.Now()
 		name := hostOnly(r.Host)
 		s := w.siteAt(ip, name, byName)
-		status := 0
+		status, version := 0, uint32(0)
 		if s == nil {
 			status = http.StatusMisdirectedRequest
 			writeBody(rw, status, "text/plain; charset=utf-8", []byte("no such host here\n"))
@@ -271,10 +287,11 @@ func (w *Web) serveHTTP(ln net.Listener, ip netip.Addr, group []*site) {
 			if w.cfg.Latency > 0 && r.URL.Path != "/robots.txt" {
 				time.Sleep(w.cfg.Latency)
 			}
-			status = s.serve(w, rw, r)
+			status, version = s.serve(w, rw, r, start)
 		}
 		h := Hit{Host: name, IP: ip, Path: r.URL.RequestURI(), Status: status,
-			UserAgent: r.UserAgent(), Proto: r.Proto, Start: start}
+			UserAgent: r.UserAgent(), Proto: r.Proto, Start: start, Version: version,
+			Conditional: r.Header.Get("If-None-Match") != "" || r.Header.Get("If-Modified-Since") != ""}
 		endHTTP(&h, rw, r)
 		w.record(h)
 	})

@@ -1,0 +1,72 @@
+// Package revisit keeps a crawl fresh: the schedule of a revisit crawl
+// (petrel crawl --revisit), which fetches every page again when it is
+// due, through the frontier's politeness, with a conditional GET.
+//
+// Files: state.go (a URL's State, its encoding and its change-rate
+// estimate), schedule.go (the Schedule: its file, claims, visits),
+// issue.go (Run: due URLs to the frontier), policy.go (the policies and
+// the change-rate optimum), figures.go (counters), settings.go (the
+// settings table).
+//
+// # The schedule on disk
+//
+// One bbolt file, state/revisit/schedule.db, of four buckets:
+//
+//	u  URL → State (about 130 bytes and the ETag: Meta, due time, the
+//	   policy's interval, the change history, ETag, Last-Modified, the
+//	   payload digest, the record ID and date of the last full capture)
+//	d  due time (8 bytes, big-endian) + URL → nothing: the URLs not issued, in due order
+//	i  URL → issue number: the URLs issued to the frontier, not yet visited
+//	m  the last issue number; the rate histogram (saved by Sync)
+//
+// So a URL costs about 150 bytes plus twice its length in keys, before the
+// B+tree's overhead (pages about half to fully filled): BenchmarkScheduleVisited
+// measures about 570 bytes of file per URL of 60 bytes. The file is memory-mapped, not loaded: the Go
+// heap holds a histogram of 160 counters, the claims of the fetches in
+// flight (at most Config.MaxIssued) and counters, whatever the number of
+// URLs. Writes go to the operating system at each commit (no fsync: they
+// survive the death of the process); Sync, called at each checkpoint and
+// at Close, makes them durable against the machine's.
+//
+// # Exactly once per due time
+//
+// A due URL is moved, in one transaction, from the due index to the issued
+// set with the next issue number, then handed to the frontier (Config.Issue)
+// as a record whose hop path ends in V (frontier.HopRevisit). It goes
+// through the frontier's politeness like any URL (the sieve is bypassed by
+// design: the frontier takes it as a ready URL). Before a revisit task is
+// fetched, Claim checks that its URL is still issued and not held by
+// another fetch; after the response is stored, Visited moves it, in one
+// transaction, from the issued set back to the due index at its next due
+// time. A task whose URL is no longer issued is a duplicate for a due time
+// already done: it is not fetched. Hence:
+//   - a clean stop: the frontier saves its queue, revisit tasks included;
+//     the issued set is kept; nothing is issued again;
+//   - a crash (Config.Reissue): the frontier goes back to its checkpoint,
+//     which lacks what was issued since; Run issues the whole issued set
+//     again, and the duplicates of what the checkpoint holds, or of what
+//     was visited since, are refused by Claim.
+//
+// The one window left: the death of the process between a revisit's WARC
+// record and Visited's commit fetches that URL again after the restart.
+//
+// # Policies
+//
+// uniform: every URL every N/Budget (N URLs scheduled). heritrix: the
+// WaitEvaluator's rule, the interval ÷1.5 when the page changed, ×1.5
+// when not. stormcrawler: the AdaptiveScheduler's rule, halfway to Min
+// when changed, ×1.5 when not. Both start at 24×Min (their one day for a
+// minimum of one hour), and stay within [Min, Max]. change-rate: each
+// URL's change rate λ is estimated from its history (State.Rate: Cho and
+// Garcia-Molina's estimator from changed/unchanged visits, or the
+// changes' times that Last-Modified gives over the time watched, both
+// shrunk toward a prior of one change a day, so that a page found
+// unchanged once is not taken for one that never changes); the
+// interval maximises the expected freshness of the whole schedule for
+// the budget: with Poisson changes and a visit every 1/f, a page's
+// freshness is (f/λ)(1−e^(−λ/f)), and at the optimum every page's
+// marginal freshness per visit is the same μ, which gives each page's
+// interval from its λ (Rates.Interval); μ is solved by bisection so that
+// the visits a second of the rate histogram sum to the budget. A page
+// changing too often for μ is visited every Max only.
+package revisit

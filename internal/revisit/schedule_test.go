@@ -1,0 +1,167 @@
+package revisit
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/frontier"
+)
+
+// fakeClock is a clock the test moves.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// issued collects what a Schedule issues.
+type issued struct {
+	mu   sync.Mutex
+	urls []string
+}
+
+func (is *issued) issue(rec []byte) error {
+	m, u, err := frontier.SplitRecord(rec)
+	if err != nil {
+		return err
+	}
+	if m.Path.Last() != frontier.HopRevisit {
+		return nil
+	}
+	is.mu.Lock()
+	is.urls = append(is.urls, string(u))
+	is.mu.Unlock()
+	return nil
+}
+
+func (is *issued) take() []string {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	u := is.urls
+	is.urls = nil
+	return u
+}
+
+func openTest(t *testing.T, dir string, clk *fakeClock, is *issued, reissue bool) *Schedule {
+	t.Helper()
+	s, err := Open(Config{Dir: dir, Settings: Settings{Policy: PolicyHeritrix, Min: time.Second, Max: 10 * time.Second},
+		Issue: is.issue, Reissue: reissue, Now: clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestScheduleExactlyOnce: URLs visited are due one interval later, issued
+// once with the revisit hop, claimed by one fetch only, scheduled again
+// when visited; after a restart that is a crash the URLs still issued are
+// issued again and the duplicates of a due time done are refused, and
+// after a clean one nothing is issued twice.
+func TestScheduleExactlyOnce(t *testing.T) {
+	dir := t.TempDir()
+	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	is := &issued{}
+	s := openTest(t, dir, clk, is, false)
+	meta := frontier.Meta{Depth: 2}.Append(nil)
+	urls := []string{"http://a.test/1", "http://a.test/2", "http://b.test/1"}
+	for i, u := range urls {
+		due, err := s.Visited(u, meta, Visit{Time: clk.now(), Status: 200, Digest: [20]byte{byte(i)}, ETag: `"e"`})
+		if err != nil || due.Sub(clk.now()) != 10*time.Second { // 24×Min within Max
+			t.Fatalf("first visit of %s: due %v, %v", u, due.Sub(clk.now()), err)
+		}
+	}
+	if n, _, err := s.issueDue(clk.now(), 10); n != 0 || err != nil {
+		t.Fatalf("issued %d before due (%v)", n, err)
+	}
+	clk.add(11 * time.Second)
+	if n, _, err := s.issueDue(clk.now(), 10); n != 3 || err != nil {
+		t.Fatalf("issued %d of 3 due (%v)", n, err)
+	}
+	if got := is.take(); len(got) != 3 {
+		t.Fatalf("issued %v", got)
+	}
+	st, ok := s.Claim(urls[0])
+	if !ok || st.ETag != `"e"` || !st.Issued {
+		t.Fatalf("claim: %+v %v", st, ok)
+	}
+	if _, ok := s.Claim(urls[0]); ok {
+		t.Fatal("a second fetch claimed the same due time")
+	}
+	clk.add(time.Second)
+	if _, err := s.Visited(urls[0], meta, Visit{Time: clk.now(), Status: 304}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Claim(urls[0]); ok {
+		t.Fatal("a duplicate task of a due time done was claimed")
+	}
+	if f := s.Figures(); f.Scheduled != 3 || f.Issued != 2 || f.NotModified != 1 || f.Revisits != 1 {
+		t.Fatalf("figures %+v", f)
+	}
+	if st, _, _ := s.Lookup(urls[0]); st.Interval != int64(10*time.Second) || st.Visits != 1 || st.Changes != 0 {
+		t.Fatalf("after a 304: %+v", st)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A clean restart: the two issued stay issued, nothing issued again.
+	s = openTest(t, dir, clk, is, false)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- s.Run(ctx) }()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	<-done
+	if got := is.take(); len(got) != 0 {
+		t.Fatalf("a clean restart issued again %v", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A crash: the two issued are issued again, and each claimed once.
+	s = openTest(t, dir, clk, is, true)
+	defer s.Close()
+	if err := s.reissue(); err != nil {
+		t.Fatal(err)
+	}
+	got := is.take()
+	if len(got) != 2 || got[0] == urls[0] || got[1] == urls[0] {
+		t.Fatalf("issued again %v, want %v", got, urls[1:])
+	}
+	for _, u := range got {
+		if _, ok := s.Claim(u); !ok {
+			t.Errorf("%s: not claimed", u)
+		}
+		if err := s.Failed(u); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := s.Claim(u); ok {
+			t.Errorf("%s claimed after its failure rescheduled it", u)
+		}
+	}
+	if f := s.Figures(); f.Issued != 0 || f.Scheduled != 3 {
+		t.Fatalf("figures %+v", f)
+	}
+}
+
+// TestStateRoundTrip: a State decodes as encoded.
+func TestStateRoundTrip(t *testing.T) {
+	st := State{Due: 5, Issued: true, Seq: 7, Interval: 9, Last: 11, Visits: 3, Changes: 2, Exposure: 13, Timed: 1,
+		ETag: `W/"x"`, LastModified: 17, Digest: [20]byte{1}, RecordID: [16]byte{2}, RecordDate: 19}
+	st.Meta[0] = 1
+	got, err := decodeState(appendState(nil, &st))
+	if err != nil || got != st {
+		t.Fatalf("%+v, %v; want %+v", got, err, st)
+	}
+	if _, err := decodeState(appendState(nil, &st)[:fixedLen-1]); err == nil {
+		t.Fatal("a short record decoded")
+	}
+}

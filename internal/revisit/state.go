@@ -1,0 +1,151 @@
+package revisit
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/frontier"
+)
+
+// State is what the schedule keeps of one URL: when it is due, how it is
+// visited (its Meta), the validators and the capture of its last visit, and
+// the history its policy estimates from. Times are Unix nanoseconds (0:
+// none).
+type State struct {
+	Meta     [MetaLen]byte // the URL's frontier Meta, as first fetched
+	Due      int64         // when it is due next
+	Issued   bool          // handed to the frontier for Due, not yet visited
+	Seq      uint64        // the number (with Issued)
+	Interval int64         // the policy's current interval, ns
+	Last     int64         // the last visit
+
+	Visits, Changes uint32 // visits after the first; those that found a change
+	// Exposure is the time, ns, the URL was watched for changes: per
+	// visit, the interval since the previous one, or (a change, with a
+	// Last-Modified inside that interval) the time until its change.
+	// Timed counts those changes whose time Last-Modified gave.
+	Exposure int64
+	Timed    uint32
+
+	ETag         string // of the last capture ("" none); at most MaxETag bytes
+	LastModified int64  // of the last capture, Unix seconds (0 none)
+	Digest       [20]byte
+	RecordID     [16]byte // the last full capture's WARC-Record-ID (a UUID)
+	RecordDate   int64    // its WARC-Date
+}
+
+// MetaLen is the length of the frontier Meta a State keeps.
+const MetaLen = frontier.MetaLen
+
+// MaxETag bounds the ETag kept; a longer one is not kept (no If-None-Match).
+const MaxETag = 128
+
+const stateVersion = 1
+
+// fixedLen is the encoded length of a State without its ETag.
+const fixedLen = 1 + MetaLen + 8 + 1 + 8 + 8 + 8 + 4 + 4 + 8 + 4 + 8 + 20 + 16 + 8 + 1
+
+// appendState appends the encoding of st: a version byte, the fixed
+// fields big-endian in declaration order, then the ETag's length (one
+// byte) and bytes.
+func appendState(b []byte, st *State) []byte {
+	b = append(b, stateVersion)
+	b = append(b, st.Meta[:]...)
+	b = binary.BigEndian.AppendUint64(b, uint64(st.Due))
+	b = append(b, boolByte(st.Issued))
+	b = binary.BigEndian.AppendUint64(b, st.Seq)
+	b = binary.BigEndian.AppendUint64(b, uint64(st.Interval))
+	b = binary.BigEndian.AppendUint64(b, uint64(st.Last))
+	b = binary.BigEndian.AppendUint32(b, st.Visits)
+	b = binary.BigEndian.AppendUint32(b, st.Changes)
+	b = binary.BigEndian.AppendUint64(b, uint64(st.Exposure))
+	b = binary.BigEndian.AppendUint32(b, st.Timed)
+	b = binary.BigEndian.AppendUint64(b, uint64(st.LastModified))
+	b = append(b, st.Digest[:]...)
+	b = append(b, st.RecordID[:]...)
+	b = binary.BigEndian.AppendUint64(b, uint64(st.RecordDate))
+	b = append(b, byte(len(st.ETag)))
+	return append(b, st.ETag...)
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+var errState = errors.New("revisit: corrupt state record")
+
+// decodeState decodes a State encoded by appendState.
+func decodeState(b []byte) (State, error) {
+	var st State
+	if len(b) < fixedLen || b[0] != stateVersion {
+		return st, fmt.Errorf("%w (%d bytes)", errState, len(b))
+	}
+	p := 1
+	u64 := func() uint64 { v := binary.BigEndian.Uint64(b[p:]); p += 8; return v }
+	u32 := func() uint32 { v := binary.BigEndian.Uint32(b[p:]); p += 4; return v }
+	copy(st.Meta[:], b[p:])
+	p += MetaLen
+	st.Due = int64(u64())
+	st.Issued = b[p] == 1
+	p++
+	st.Seq = u64()
+	st.Interval = int64(u64())
+	st.Last = int64(u64())
+	st.Visits, st.Changes = u32(), u32()
+	st.Exposure = int64(u64())
+	st.Timed = u32()
+	st.LastModified = int64(u64())
+	p += copy(st.Digest[:], b[p:])
+	p += copy(st.RecordID[:], b[p:])
+	st.RecordDate = int64(u64())
+	n := int(b[p])
+	p++
+	if len(b) != p+n {
+		return st, fmt.Errorf("%w (ETag of %d bytes in %d)", errState, n, len(b)-p)
+	}
+	st.ETag = string(b[p:])
+	return st, nil
+}
+
+// dueKey is the key of the schedule's time index: the due time (8 bytes,
+// big-endian, so that keys sort by time), then the URL.
+func dueKey(due int64, url string) []byte {
+	return append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(url)), uint64(max(due, 0))), url...)
+}
+
+// Rate returns the estimated change rate of the URL, changes per second,
+// from its history. With changes seen, it is the estimator of Cho and
+// Garcia-Molina for visits that only say "changed" or "not",
+// r = −ln((n−X+0.5)/(n+0.5)) / I (n visits, X changes, I the mean
+// interval), or, when Last-Modified dated most changes, the changes over
+// the time watched. Both are shrunk toward prior by half a change over
+// 0.5/prior seconds: (X+0.5)/(T+0.5/prior) is also the estimate when no
+// change was seen, where Cho and Garcia-Molina's is 0 (a page found
+// unchanged once would be visited every Max: too seldom for most pages).
+// It returns prior before the second visit.
+func (st *State) Rate(prior float64) float64 {
+	n, x := float64(st.Visits), float64(st.Changes)
+	if n == 0 || st.Exposure <= 0 {
+		return prior
+	}
+	expo := float64(st.Exposure) / 1e9
+	shrunk := (x + 0.5) / (expo + 0.5/prior)
+	if x == 0 || st.Timed > 0 && float64(st.Timed) >= x/2 {
+		return shrunk
+	}
+	return max(-math.Log((n-x+0.5)/(n+0.5))/(expo/n), shrunk)
+}
+
+// time returns the time of Unix nanoseconds ns (zero for 0).
+func unixTime(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
