@@ -25,10 +25,14 @@ type BenchOptions struct {
 	PerLanguage, MinSamples int
 	// Repeat is how many times the pages are detected for the timing.
 	Repeat int
+	// Man is a directory of man pages (/usr/share/man) measured on as a
+	// second corpus, one the model was not trained on; "" for none.
+	Man string
 }
 
 // BenchResult is one detector's figures.
 type BenchResult struct {
+	Corpus    string  `json:"corpus"` // "mo" (held-out translations) or "man" (man pages)
 	Name      string  `json:"name"`
 	Languages int     `json:"languages"` // languages measured
 	Known     int     `json:"known"`     // of them, those the detector knows
@@ -75,24 +79,59 @@ func whatlangBench() benchDetector {
 	return benchDetector{name: "whatlanggo", known: knows, build: func() func(string) string { return whatlang }}
 }
 
-// RunBench measures Detect (and lingua-go, in a build with -tags
-// petrelbench) on samples of the translations in o.Locale: the first
-// language's accuracy, two-language texts, CPU per 3 KB page and memory.
-// It writes a JSON array of BenchResult to jsonOut and a table to
-// tableOut.
+// RunBench measures Detect's model beside whatlanggo (and lingua-go, in a
+// build with -tags petrelbench) on samples of the held-out half of the
+// translations in o.Locale and, if o.Man is set, on the man pages under
+// o.Man: the first language's accuracy, two-language texts, CPU per 3 KB
+// page and memory. It writes a JSON array of BenchResult to jsonOut and a
+// table to tableOut.
 func RunBench(ctx context.Context, o BenchOptions, jsonOut, tableOut io.Writer) error {
 	o.defaults()
-	samples, err := loadSamples(o)
+	c, err := readCorpus(o.Locale)
 	if err != nil {
 		return err
 	}
+	samples, err := loadSamples(c, o)
+	if err != nil {
+		return err
+	}
+	dets := append([]benchDetector{ngramBench(), whatlangBench()}, baselines()...)
+	fmt.Fprintf(tableOut, "held-out translations under %s: ", o.Locale)
+	results, err := benchCorpus(ctx, "mo", samples, dets, o, tableOut)
+	if err != nil {
+		return err
+	}
+	if o.Man != "" {
+		trained := map[string]bool{}
+		for _, set := range c.train {
+			for m := range set {
+				trained[lettersKey(m)] = true
+			}
+		}
+		man, dropped, err := loadManSamples(o.Man, o, trained)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(tableOut, "man pages under %s (%d paragraphs left out, trained on): ", o.Man, dropped)
+		r, err := benchCorpus(ctx, "man", man, dets, o, tableOut)
+		if err != nil {
+			return err
+		}
+		results = append(results, r...)
+	}
+	enc := json.NewEncoder(jsonOut)
+	enc.SetIndent("", "  ")
+	return enc.Encode(results)
+}
+
+// benchCorpus measures each detector on the samples of one corpus and
+// writes a table of the figures.
+func benchCorpus(ctx context.Context, corpus string, samples []sample, dets []benchDetector, o BenchOptions, tableOut io.Writer) ([]BenchResult, error) {
 	langs := map[string][]sample{}
 	for _, s := range samples {
 		langs[s.code] = append(langs[s.code], s)
 	}
-	fmt.Fprintf(tableOut, "%d samples of %d bytes in %d languages from %s\n", len(samples), o.SampleBytes, len(langs), o.Locale)
-	dets := append([]benchDetector{ngramBench(), whatlangBench()}, baselines()...)
-	var results []BenchResult
+	fmt.Fprintf(tableOut, "%d samples of %d bytes in %d languages\n", len(samples), o.SampleBytes, len(langs))
 	fmt.Fprintf(tableOut, "%-12s %6s %9s %14s %15s %6s %13s %9s %9s\n", "detector", "known", "accuracy", "accuracy-known", "accuracy-common", "mixed", "CPU µs/page", "heap MiB", "RSS MiB")
 	common := map[string]bool{}
 	for code := range langs {
@@ -102,17 +141,17 @@ func RunBench(ctx context.Context, o BenchOptions, jsonOut, tableOut io.Writer) 
 		}
 		common[code] = all
 	}
+	var results []BenchResult
 	for _, d := range dets {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
 		r := benchOne(d, d.build(), samples, langs, common, o.Repeat)
+		r.Corpus = corpus
 		results = append(results, r)
 		fmt.Fprintf(tableOut, "%-12s %6d %9.3f %14.3f %15.3f %6.3f %13.0f %9.0f %9.0f\n", r.Name, r.Known, r.Accuracy, r.KnownAcc, r.CommonAcc, r.Mixed, r.CPUPerPageUS, r.HeapMiB, r.MaxRSSMiB)
 	}
-	enc := json.NewEncoder(jsonOut)
-	enc.SetIndent("", "  ")
-	return enc.Encode(results)
+	return results, nil
 }
 
 func (o *BenchOptions) defaults() {
@@ -238,13 +277,9 @@ func cpuTime() time.Duration {
 }
 
 // loadSamples makes the samples of the held-out half of the translations
-// under o.Locale (readCorpus): each language's messages shuffled in a fixed
-// order and joined into samples of o.SampleBytes.
-func loadSamples(o BenchOptions) ([]sample, error) {
-	c, err := readCorpus(o.Locale)
-	if err != nil {
-		return nil, err
-	}
+// (c.test): each language's messages shuffled in a fixed order and joined
+// into samples of o.SampleBytes.
+func loadSamples(c corpus, o BenchOptions) ([]sample, error) {
 	var out []sample
 	for code, set := range c.test {
 		out = append(out, samplesOf(code, set, o)...)

@@ -7,32 +7,62 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"golang.org/x/text/language"
 )
 
 // corpus is the labelled text read from a directory of translations:
 // language code → distinct cleaned messages, in two halves that share no
-// translation domain (.mo file name) and no message.
+// family of translation domains (.mo file names, family) and no message,
+// in any language.
 type corpus struct {
 	train, test map[string]map[string]bool
 }
 
 // heldOut reports whether the translation domain (a .mo file's name
 // without .mo, such as gtk30 or iso_3166) is held out of training for the
-// benchmark: a quarter of the domains, chosen by the FNV-1a hash of the
-// name, so the split is the same on every machine with the same files.
+// benchmark: a quarter of the domain families (family), chosen by the
+// FNV-1a hash of the family's name, so the split is the same on every
+// machine with the same files and related domains fall on one side.
 func heldOut(domain string) bool {
 	h := fnv.New32a()
-	h.Write([]byte(domain))
+	h.Write([]byte(family(domain)))
 	return h.Sum32()%4 == 0
+}
+
+// families names the family of domains that share much of their text
+// (a project's several catalogues) under another name than their own.
+var families = map[string]string{
+	"bfd": "binutils", "gas": "binutils", "gold": "binutils", "gprof": "binutils",
+	"ld": "binutils", "opcodes": "binutils",
+	"libapt-pkg": "apt", "python-apt": "apt", "dpkg-dev": "dpkg",
+	"gettext-runtime": "gettext", "gettext-tools": "gettext",
+	"initdb": "postgresql", "libpq": "postgresql", "pgscripts": "postgresql",
+	"plpgsql": "postgresql", "postgres": "postgresql", "psql": "postgresql",
+}
+
+// family returns the family of a translation domain: its name without a
+// -gnulib or -properties part and without a version or part number
+// (gtk30-properties and gtk20 are gtk; iso_3166-2 and iso_639_3 are iso),
+// then mapped by families (pg_* is postgresql).
+func family(domain string) string {
+	d := strings.TrimSuffix(strings.TrimSuffix(domain, "-gnulib"), "-properties")
+	d = strings.TrimRight(d, "0123456789.-_")
+	if f, ok := families[d]; ok {
+		return f
+	}
+	if strings.HasPrefix(d, "pg_") {
+		return "postgresql"
+	}
+	return d
 }
 
 // readCorpus reads the .mo files under locale (<locale>/LC_MESSAGES/*.mo):
 // each locale's translated messages (English: the original messages of
 // every locale), cleaned of format directives and markup, into train or
-// test by the domain of their file. A message in both halves of one
-// language is kept in train only.
+// test by the domain of their file. A message of test whose letters
+// (lettersKey) train has, in any language, is dropped from test.
 func readCorpus(locale string) (corpus, error) {
 	dirs, err := os.ReadDir(locale)
 	if err != nil {
@@ -74,9 +104,15 @@ func readCorpus(locale string) (corpus, error) {
 			}
 		}
 	}
-	for code, set := range c.test {
+	seen := map[string]bool{} // every message trained on, in any language, by its letters
+	for _, set := range c.train {
 		for s := range set {
-			if c.train[code][s] {
+			seen[lettersKey(s)] = true
+		}
+	}
+	for _, set := range c.test {
+		for s := range set {
+			if seen[lettersKey(s)] {
 				delete(set, s)
 			}
 		}
@@ -85,6 +121,17 @@ func readCorpus(locale string) (corpus, error) {
 		return corpus{}, fmt.Errorf("lang: no translations found under %s", locale)
 	}
 	return c, nil
+}
+
+// lettersKey returns the letters of s, lower-cased: messages that differ
+// only in case, punctuation, digits or spacing have the same key.
+func lettersKey(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) {
+			return unicode.ToLower(r)
+		}
+		return -1
+	}, s)
 }
 
 var (

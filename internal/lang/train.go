@@ -35,9 +35,15 @@ func WriteModel(o TrainOptions, w io.Writer) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return writeModel(c.train, o, w)
+}
+
+// writeModel trains the model on train (language code → messages) and
+// writes it to w.
+func writeModel(train map[string]map[string]bool, o TrainOptions, w io.Writer) ([]string, error) {
 	var codes []string
 	texts := map[string]string{}
-	for code, set := range c.train {
+	for code, set := range train {
 		msgs := make([]string, 0, len(set))
 		for m := range set {
 			msgs = append(msgs, m)
