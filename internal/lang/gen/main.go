@@ -3,8 +3,9 @@
 //
 //	go run ./internal/lang/gen [-locale /usr/share/locale] [-o internal/lang/model.bin]
 //
-// It trains on the translation domains the benchmark (`petrel bench lang`)
-// does not measure on; see internal/lang's doc.go.
+// or go generate ./internal/lang. It trains on the families of translation
+// domains the benchmark (`petrel bench lang`) does not measure on; see
+// internal/lang's doc.go.
 package main
 
 import (
