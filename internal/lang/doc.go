@@ -29,9 +29,9 @@
 // text is the translations Debian ships as GNU gettext .mo files under
 // /usr/share/locale: each locale's translated messages (English: the
 // original messages), cleaned of format directives, markup and
-// accelerator marks (corpus.go), of the translation domains the benchmark
-// does not hold out (heldOut: three quarters of the families of domains,
-// by a hash of the family's name). A language needs 5,000 bytes of text to
+// accelerator marks (corpus.go), of the families of translation domains
+// the benchmark does not hold out (heldOut holds out a quarter of them, by
+// a hash of the family's name). A language needs 5,000 bytes of text to
 // be in the model; each keeps its 3,000 most frequent grams. On the
 // Debian 12 image this was made on (4,250 .mo files) that is 106
 // languages and a file of 1,463,374 bytes; other files under
