@@ -60,6 +60,9 @@
 //   - bench_whatlang.go: whatlanggo, a baseline of the benchmark only.
 //   - bench_baselines.go, bench_lingua.go (build tag petrelbench):
 //     lingua-go beside them.
+//   - lang_test.go, golden_test.go: Detect (fixed answers, edge cases),
+//     .mo reading, codes; corpus_test.go: the split's families, roff;
+//     bench_test.go: the benchmark as a test, with PETREL_LANG_BENCH=1.
 package lang
 
 //go:generate go run ./gen -locale /usr/share/locale -o model.bin
