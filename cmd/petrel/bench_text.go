@@ -31,7 +31,7 @@ func benchLangCmd() *cobra.Command {
 	var o lang.BenchOptions
 	cmd := &cobra.Command{
 		Use:   "lang",
-		Short: "Measure language identification on Debian's translations (.mo files): accuracy, CPU per page, memory (lingua-go beside it with -tags petrelbench)",
+		Short: "Measure language identification on Debian's translations (.mo files) held out of training and on man pages: accuracy, CPU per page, memory (whatlanggo beside it; lingua-go too with -tags petrelbench)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return lang.RunBench(cmd.Context(), o, os.Stdout, os.Stderr)
@@ -43,5 +43,6 @@ func benchLangCmd() *cobra.Command {
 	fs.IntVar(&o.PerLanguage, "per-language", 50, "samples of one language, at most")
 	fs.IntVar(&o.MinSamples, "min-samples", 20, "samples a language needs to be measured")
 	fs.IntVar(&o.Repeat, "repeat", 3, "detections of each 3 KB page for the timing")
+	fs.StringVar(&o.Man, "man", "/usr/share/man", "directory of man pages, a second corpus (<man>/<locale>/man*/, English <man>/man*/); empty for none")
 	return cmd
 }

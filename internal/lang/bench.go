@@ -6,16 +6,11 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"os"
-	"path/filepath"
-	"regexp"
 	"runtime"
 	"sort"
 	"strings"
 	"syscall"
 	"time"
-
-	"golang.org/x/text/language"
 )
 
 // BenchOptions configure RunBench.
@@ -30,10 +25,14 @@ type BenchOptions struct {
 	PerLanguage, MinSamples int
 	// Repeat is how many times the pages are detected for the timing.
 	Repeat int
+	// Man is a directory of man pages (/usr/share/man) measured on as a
+	// second corpus, one the model was not trained on; "" for none.
+	Man string
 }
 
 // BenchResult is one detector's figures.
 type BenchResult struct {
+	Corpus    string  `json:"corpus"` // "mo" (held-out translations) or "man" (man pages)
 	Name      string  `json:"name"`
 	Languages int     `json:"languages"` // languages measured
 	Known     int     `json:"known"`     // of them, those the detector knows
@@ -62,7 +61,14 @@ type sample struct {
 	code, text string
 }
 
-// whatlangBench is Detect's own detector.
+// ngramBench is Detect's own detector, the n-gram model.
+func ngramBench() benchDetector {
+	m := loadModel()
+	return benchDetector{name: "petrel-ngram", known: m.knows(), build: func() func(string) string { return m.detect }}
+}
+
+// whatlangBench is whatlanggo, the library Detect used before its own
+// model.
 func whatlangBench() benchDetector {
 	knows := map[string]bool{}
 	for l := 0; l < 200; l++ { // whatlanggo numbers its languages from 0
@@ -73,24 +79,59 @@ func whatlangBench() benchDetector {
 	return benchDetector{name: "whatlanggo", known: knows, build: func() func(string) string { return whatlang }}
 }
 
-// RunBench measures Detect (and lingua-go, in a build with -tags
-// petrelbench) on samples of the translations in o.Locale: the first
-// language's accuracy, two-language texts, CPU per 3 KB page and memory.
-// It writes a JSON array of BenchResult to jsonOut and a table to
-// tableOut.
+// RunBench measures Detect's model beside whatlanggo (and lingua-go, in a
+// build with -tags petrelbench) on samples of the held-out half of the
+// translations in o.Locale and, if o.Man is set, on the man pages under
+// o.Man: the first language's accuracy, two-language texts, CPU per 3 KB
+// page and memory. It writes a JSON array of BenchResult to jsonOut and a
+// table to tableOut.
 func RunBench(ctx context.Context, o BenchOptions, jsonOut, tableOut io.Writer) error {
 	o.defaults()
-	samples, err := loadSamples(o)
+	c, err := readCorpus(o.Locale)
 	if err != nil {
 		return err
 	}
+	samples, err := loadSamples(c, o)
+	if err != nil {
+		return err
+	}
+	dets := append([]benchDetector{ngramBench(), whatlangBench()}, baselines()...)
+	fmt.Fprintf(tableOut, "held-out translations under %s: ", o.Locale)
+	results, err := benchCorpus(ctx, "mo", samples, dets, o, tableOut)
+	if err != nil {
+		return err
+	}
+	if o.Man != "" {
+		trained := map[string]bool{}
+		for _, set := range c.train {
+			for m := range set {
+				trained[lettersKey(m)] = true
+			}
+		}
+		man, dropped, err := loadManSamples(o.Man, o, trained)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(tableOut, "man pages under %s (%d paragraphs left out, trained on): ", o.Man, dropped)
+		r, err := benchCorpus(ctx, "man", man, dets, o, tableOut)
+		if err != nil {
+			return err
+		}
+		results = append(results, r...)
+	}
+	enc := json.NewEncoder(jsonOut)
+	enc.SetIndent("", "  ")
+	return enc.Encode(results)
+}
+
+// benchCorpus measures each detector on the samples of one corpus and
+// writes a table of the figures.
+func benchCorpus(ctx context.Context, corpus string, samples []sample, dets []benchDetector, o BenchOptions, tableOut io.Writer) ([]BenchResult, error) {
 	langs := map[string][]sample{}
 	for _, s := range samples {
 		langs[s.code] = append(langs[s.code], s)
 	}
-	fmt.Fprintf(tableOut, "%d samples of %d bytes in %d languages from %s\n", len(samples), o.SampleBytes, len(langs), o.Locale)
-	dets := append([]benchDetector{whatlangBench()}, baselines()...)
-	var results []BenchResult
+	fmt.Fprintf(tableOut, "%d samples of %d bytes in %d languages\n", len(samples), o.SampleBytes, len(langs))
 	fmt.Fprintf(tableOut, "%-12s %6s %9s %14s %15s %6s %13s %9s %9s\n", "detector", "known", "accuracy", "accuracy-known", "accuracy-common", "mixed", "CPU µs/page", "heap MiB", "RSS MiB")
 	common := map[string]bool{}
 	for code := range langs {
@@ -100,17 +141,17 @@ func RunBench(ctx context.Context, o BenchOptions, jsonOut, tableOut io.Writer) 
 		}
 		common[code] = all
 	}
+	var results []BenchResult
 	for _, d := range dets {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
 		r := benchOne(d, d.build(), samples, langs, common, o.Repeat)
+		r.Corpus = corpus
 		results = append(results, r)
 		fmt.Fprintf(tableOut, "%-12s %6d %9.3f %14.3f %15.3f %6.3f %13.0f %9.0f %9.0f\n", r.Name, r.Known, r.Accuracy, r.KnownAcc, r.CommonAcc, r.Mixed, r.CPUPerPageUS, r.HeapMiB, r.MaxRSSMiB)
 	}
-	enc := json.NewEncoder(jsonOut)
-	enc.SetIndent("", "  ")
-	return enc.Encode(results)
+	return results, nil
 }
 
 func (o *BenchOptions) defaults() {
@@ -235,53 +276,16 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// loadSamples reads the translations under o.Locale and makes samples:
-// each locale's translated messages (English: the original messages of
-// every locale), cleaned of format directives and markup, shuffled in a
-// fixed order and joined into samples of o.SampleBytes.
-func loadSamples(o BenchOptions) ([]sample, error) {
-	dirs, err := os.ReadDir(o.Locale)
-	if err != nil {
-		return nil, fmt.Errorf("lang bench: %w", err)
-	}
-	texts := map[string]map[string]bool{} // code → distinct messages
-	add := func(code, s string) {
-		if s = cleanMessage(s); len(s) >= 20 && letters(s) >= 12 {
-			if texts[code] == nil {
-				texts[code] = map[string]bool{}
-			}
-			texts[code][s] = true
-		}
-	}
-	for _, d := range dirs {
-		code := localeCode(d.Name())
-		if code == "" || code == "eng" {
-			continue
-		}
-		files, _ := filepath.Glob(filepath.Join(o.Locale, d.Name(), "LC_MESSAGES", "*.mo"))
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				return nil, fmt.Errorf("lang bench: %w", err)
-			}
-			msgs, err := readMO(b)
-			if err != nil {
-				continue // a file of another format under the name
-			}
-			for _, m := range msgs {
-				if m.Str != m.ID {
-					add(code, m.Str)
-				}
-				add("eng", m.ID)
-			}
-		}
-	}
+// loadSamples makes the samples of the held-out half of the translations
+// (c.test): each language's messages shuffled in a fixed order and joined
+// into samples of o.SampleBytes.
+func loadSamples(c corpus, o BenchOptions) ([]sample, error) {
 	var out []sample
-	for code, set := range texts {
+	for code, set := range c.test {
 		out = append(out, samplesOf(code, set, o)...)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("lang bench: no translations found under %s", o.Locale)
+		return nil, fmt.Errorf("lang bench: no held-out translations under %s", o.Locale)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		return out[i].code < out[j].code || out[i].code == out[j].code && out[i].text < out[j].text
@@ -317,30 +321,4 @@ func samplesOf(code string, set map[string]bool, o BenchOptions) []sample {
 		return nil
 	}
 	return out
-}
-
-var (
-	formatRE = regexp.MustCompile(`%(\([a-zA-Z_]+\))?[-+ #0-9.*lhqjzt]*[a-zA-Z%]|\$\{?[A-Za-z_]+\}?|\{[^{}]*\}|<[^<>]*>|\\[nt]`)
-	spaceRE  = regexp.MustCompile(`\s+`)
-)
-
-// cleanMessage removes what is not language from a message: format
-// directives, placeholders, markup, accelerator marks.
-func cleanMessage(s string) string {
-	s = formatRE.ReplaceAllString(s, " ")
-	s = strings.NewReplacer("_", "", "&", "").Replace(s)
-	return strings.TrimSpace(spaceRE.ReplaceAllString(s, " "))
-}
-
-// localeCode returns the ISO 639-3 code (macrolanguage) of a locale name
-// such as pt_BR or sr@latin, or "" for none.
-func localeCode(name string) string {
-	name, _, _ = strings.Cut(name, "@")
-	name, _, _ = strings.Cut(name, "_")
-	name, _, _ = strings.Cut(name, ".")
-	b, err := language.ParseBase(name)
-	if err != nil {
-		return ""
-	}
-	return Macro(b.ISO3())
 }

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/abadojack/whatlanggo"
 )
 
 // Share is a language and the share of a text written in it.
@@ -28,30 +26,15 @@ const chunkMin = 120
 // minLetters is the number of letters below which a chunk is not called.
 const minLetters = 12
 
-// minConfidence is whatlanggo's confidence below which a chunk is not
-// called.
-const minConfidence = 0.1
-
 // Detect returns the languages of text, at most three, by decreasing
 // share; nil when no language could be identified (no text, too little,
-// or too unsure).
+// or in no script the model knows).
 func Detect(text string) []Share {
-	return shares(text, whatlang)
+	return shares(text, loadModel().detect)
 }
 
-// whatlang identifies the language of one chunk with whatlanggo; "" when
-// unsure.
-func whatlang(chunk string) string {
-	info := whatlanggo.Detect(chunk)
-	if info.Confidence < minConfidence {
-		return ""
-	}
-	return Macro(info.Lang.Iso6393())
-}
-
-// maxCalls bounds the chunks of one text whose language is asked: a call
-// costs about the same whatever the chunk's length (the chunk is compared
-// with every profile of its script), so a long text is sampled.
+// maxCalls bounds the chunks of one text whose language is asked: a long
+// text is sampled.
 const maxCalls = 4
 
 // shares is Detect with detect identifying a chunk.
@@ -163,14 +146,4 @@ func Macro(code string) string {
 		return m
 	}
 	return code
-}
-
-// whatlangCode returns the code Detect reports for whatlanggo's language
-// number l, "" for none.
-func whatlangCode(l int) string {
-	c := whatlanggo.Lang(l).Iso6393()
-	if c == "" {
-		return ""
-	}
-	return Macro(c)
 }

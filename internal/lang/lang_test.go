@@ -41,7 +41,7 @@ func TestDetectShares(t *testing.T) {
 func TestDetectLong(t *testing.T) {
 	text := strings.Repeat(english, 40) + strings.Repeat(german, 40) + strings.Repeat(chinese, 40)
 	calls := 0
-	got := shares(text, func(c string) string { calls++; return whatlang(c) })
+	got := shares(text, func(c string) string { calls++; return loadModel().detect(c) })
 	if calls > maxCalls {
 		t.Errorf("%d calls, want at most %d", calls, maxCalls)
 	}
