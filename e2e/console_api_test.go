@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -270,8 +269,7 @@ func TestConsoleAPI(t *testing.T) {
 		if len(top) == 0 {
 			t.Fatal("no host holds URLs before the stop")
 		}
-		vu, _ := url.Parse(top[0].Host)
-		victim := vu.Hostname()
+		victim := keyHost(top[0].Host)
 		c.must(t, "POST", "/api/v1/blocklist", map[string]any{"entries": []string{victim}})
 		blockedAt := time.Now()
 		c.must(t, "POST", "/api/v1/stop", nil)

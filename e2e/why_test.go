@@ -150,11 +150,10 @@ func TestWhy(t *testing.T) {
 	if len(two) < 2 {
 		t.Fatalf("hosts: %v", two)
 	}
-	vu, _ := url.Parse(two[1].Host)
+	victim := keyHost(two[1].Host)
 	if two[1].Host == hosts[0].Host {
-		vu, _ = url.Parse(two[0].Host)
+		victim = keyHost(two[0].Host)
 	}
-	victim := vu.Hostname()
 	var blocked struct {
 		Added   []string
 		Dropped int64
@@ -300,4 +299,14 @@ func appendFile(t *testing.T, path, s string) {
 	if _, err := f.WriteString(s); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// keyHost is the host name of a politeness key: "host:NAME" (--assign
+// host) or "scheme://NAME:port" (--assign authority).
+func keyHost(key string) string {
+	if h, ok := strings.CutPrefix(key, "host:"); ok {
+		return h
+	}
+	u, _ := url.Parse(key)
+	return u.Hostname()
 }

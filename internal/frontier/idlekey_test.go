@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"sync"
 	"testing"
 	"time"
 )
@@ -190,5 +191,42 @@ func TestKeyQueueIdleKey(t *testing.T) {
 	}
 	if hi, err := h.f.Host(ctx, "a.test"); err != nil || !hi.Robots["http://a.test"].Fetched {
 		t.Errorf("Host(a.test) = %+v, %v, want its robots.txt held", hi, err)
+	}
+}
+
+// TestKeyQueueHostKey: under --assign host a key holds more than one
+// authority; the console's question about it answers with the budget used
+// by the authority of its next URL (it panicked on the empty prefix).
+func TestKeyQueueHostKey(t *testing.T) {
+	assign, err := ParseAssign("host")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mapResolver{"a.test": netip.MustParseAddr("10.8.2.1")}
+	h := newHarness(t, Config{Settings: Settings{HostDelay: 50 * time.Millisecond, MaxURLsPerKey: 10, Assign: assign}, Resolver: res})
+	for _, u := range []string{"http://a.test/p0", "https://a.test/p1", "http://a.test/p2"} {
+		h.enqueue(u)
+	}
+	first, gate := make(chan struct{}), make(chan struct{})
+	done := make(chan error)
+	go func() {
+		var once sync.Once
+		done <- h.run(1, func(tk *Task) Outcome {
+			if tk.Robots {
+				return Outcome{Result: Fetched, Robots: allowAll{}}
+			}
+			once.Do(func() { close(first) })
+			<-gate
+			return Outcome{Result: Fetched}
+		})
+	}()
+	<-first // one page in flight, the others queued behind it
+	k, ram, disk, budget, ok, err := h.f.KeyQueue(context.Background(), "a.test")
+	close(gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err != nil || !ok || k.Host != "a.test" || len(ram)+len(disk) != 2 || budget < 1 {
+		t.Errorf("KeyQueue(a.test) = %+v, %v, %v, budget %d, %v, %v", k, ram, disk, budget, ok, err)
 	}
 }

@@ -71,9 +71,28 @@ func (f *Frontier) KeyQueue(ctx context.Context, name string) (k KeyInfo, ram, d
 		ram, disk = s.sample(v)
 	})
 	if ok {
-		budget = f.counts.get([]byte(prefix))
+		budget = f.budgetUsed(prefix, ram, disk)
 	}
 	return k, ram, disk, budget, ok, err
+}
+
+// budgetUsed is the per-key budget used by the visit state whose URLs
+// begin with prefix or, under a policy whose keys are not one authority
+// (prefix ""), by the authority of its next URL in ram or disk (0 when it
+// queues none): the budget counts URLs per scheme+authority.
+func (f *Frontier) budgetUsed(prefix string, ram, disk []string) int64 {
+	if prefix == "" {
+		for _, l := range [][]string{ram, disk} {
+			if len(l) > 0 {
+				prefix = string(schemeAuthorityOf([]byte(l[0])))
+				break
+			}
+		}
+	}
+	if !strings.Contains(prefix, "://") {
+		return 0
+	}
+	return f.counts.get([]byte(prefix))
 }
 
 // sample returns the first URLs of v's queue in RAM and on disk.
