@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/console"
 	"github.com/petrel-crawler/petrel/internal/frontier"
+	"github.com/petrel-crawler/petrel/internal/urlx"
 )
 
 // keyState names a visit state's state for the console.
@@ -64,7 +66,7 @@ func (a *Agent) Host(ctx context.Context, name string) (console.HostDetail, bool
 	}
 	d.Robots = "not fetched yet"
 	if h, err := a.frontier.Host(ctx, k.Host); err == nil {
-		if rs, ok := h.Robots[k.Key]; ok {
+		if rs, ok := h.Robots[robotsKey(k.Key, ram, disk)]; ok {
 			switch {
 			case rs.Dead:
 				d.Robots = "unavailable after every retry: its URLs are dropped"
@@ -84,6 +86,23 @@ func (a *Agent) Host(ctx context.Context, name string) (console.HostDetail, bool
 }
 
 func timePtr(t time.Time) *time.Time { return &t }
+
+// robotsKey is the scheme and authority whose robots.txt a key's detail
+// reports: the key itself under --assign authority, else the authority of
+// its next URL in ram or disk ("" when it queues none).
+func robotsKey(key string, ram, disk []string) string {
+	if strings.Contains(key, "://") {
+		return key
+	}
+	for _, l := range [][]string{ram, disk} {
+		if len(l) > 0 {
+			if u, err := urlx.Parse(l[0]); err == nil {
+				return u.SchemeAuthority()
+			}
+		}
+	}
+	return ""
+}
 
 // notRunning maps the frontier's "not running" to a 409.
 func notRunning(err error) error {

@@ -148,8 +148,8 @@ func (u URL) Authority() string {
 	return u.Host + ":" + u.Port
 }
 
-// SchemeAuthority returns scheme://host[:port], Petrel's default politeness
-// key.
+// SchemeAuthority returns scheme://host[:port]: the politeness key under
+// --assign authority, and what robots.txt and the per-key budget go by.
 func (u URL) SchemeAuthority() string {
 	if u.Port == "" {
 		return u.Scheme + "://" + u.Host
