@@ -64,6 +64,30 @@ func TestCrawlRealShape(t *testing.T) {
 	if st["TLSVerified"] == 0 {
 		t.Errorf("no certificate verified (stats %v)", st)
 	}
+	checkPoliteness(t, dir, w.Hits(), 20*time.Millisecond, 5*time.Millisecond)
+}
+
+// TestCrawlTLSResumption crawls a small web of the real shape keeping one
+// idle connection only, so that a host's later requests open connections
+// again: they resume the host's TLS session (a ticket) instead of a full
+// handshake, and every request keeps the host's and the address's delays
+// by the web's own log.
+func TestCrawlTLSResumption(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const hostDelay, ipDelay = 30 * time.Millisecond, 5 * time.Millisecond // Seed 10: no slow host
+	r := crawlRealWeb(t, ctx, testweb.GenConfig{Hosts: 16, PagesPerHost: 4, Seed: 10, FirstIP: netip.MustParseAddr("127.98.0.1")},
+		"--host-delay", hostDelay.String(), "--ip-delay", ipDelay.String(), "--retries", "1", "--retry-delay", "100ms", "--max-idle-conns", "1")
+	if r.err != nil {
+		return
+	}
+	st := readStats(t, r.dir)
+	if st["TLSResumed"] == 0 || st["TLSFull"] == 0 {
+		t.Errorf("handshakes full %d, resumed %d: want both (stats %v)", st["TLSFull"], st["TLSResumed"], st)
+	}
+	t.Logf("connections opened %d, TLS full %d, resumed %d, reused %d", st["ConnsOpened"], st["TLSFull"], st["TLSResumed"], st["ConnsReused"])
+	checkPoliteness(t, r.dir, r.web.Hits(), hostDelay, ipDelay)
 }
 
 // realCrawl is a crawl of a small web of the real shape.
