@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/petrel-crawler/petrel/internal/bloom"
@@ -291,6 +292,9 @@ type Writer struct {
 	// storePool holds gzip writers at gzip.NoCompression, for the records
 	// under Options.StoreBelow.
 	storePool sync.Pool
+	// flatePool holds flate writers at Options.GzipLevel, for the heads of
+	// the records whose bodies are stored (member.go).
+	flatePool sync.Pool
 	hdrPool   sync.Pool
 
 	workers    sync.WaitGroup
@@ -388,6 +392,10 @@ func open(opts Options, create func(string) (fileHandle, error)) (*Writer, error
 		gz, _ := gzip.NewWriterLevel(nil, level) // level checked above
 		return gz
 	}
+	w.flatePool.New = func() any {
+		fw, _ := flate.NewWriter(nil, level) // gzip's levels are flate's
+		return fw
+	}
 	w.hdrPool.New = func() any { b := make([]byte, 0, 1024); return &b }
 	w.workers.Add(opts.Compressors)
 	for range opts.Compressors {
@@ -476,7 +484,7 @@ func notModifiedRecord(rsp *recordSpec, h hash.Hash, head []field, ex *Exchange,
 
 // responseRecord makes rsp the response record of ex; head holds its
 // first fields. It returns its block digest.
-func responseRecord(rsp *recordSpec, h hash.Hash, head []field, ex *Exchange, payloadDigest string) string {
+func responseRecord(rsp *recordSpec, h hash.Hash, head []field, ex *Exchange, resp httpResponse, payloadDigest string) string {
 	blockDigest := digestOf(h, ex.Response)
 	rsp.fields = append(head,
 		field{"WARC-Block-Digest", blockDigest},
@@ -487,6 +495,9 @@ func responseRecord(rsp *recordSpec, h hash.Hash, head []field, ex *Exchange, pa
 	rsp.fields = appendTLS(appendH2(rsp.fields, ex.HTTP2, nil), ex.TLS)
 	rsp.fields = append(rsp.fields, field{"Content-Type", ctResponse})
 	rsp.block1, rsp.block2 = ex.Response, nil
+	if storedBody(resp) {
+		rsp.bodyAt = len(resp.header)
+	}
 	return blockDigest
 }
 
@@ -569,7 +580,7 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 		j.res.BlockDigest = revisitRecord(&j.recs[1], h, common("revisit", respID, reqID), ex, resp, ref, payloadDigest)
 		j.res.Revisit = true
 	default:
-		j.res.BlockDigest = responseRecord(&j.recs[1], h, common("response", respID, reqID), ex, payloadDigest)
+		j.res.BlockDigest = responseRecord(&j.recs[1], h, common("response", respID, reqID), ex, resp, payloadDigest)
 	}
 	if w.opts.Index {
 		e := indexEntry{uri: ex.TargetURI, date: date, mime: resp.mime, status: resp.status,
@@ -625,10 +636,28 @@ func (w *Writer) compress(r *recordSpec) (*bytes.Buffer, int64) {
 	hp := w.hdrPool.Get().(*[]byte)
 	hdr := r.appendHeader((*hp)[:0])
 	n := int64(len(hdr) + r.blockLen() + len(recordEnd))
-	pool := &w.gzPool
-	if n < int64(w.opts.StoreBelow) {
-		pool = &w.storePool
+	switch {
+	case n < int64(w.opts.StoreBelow):
+		w.gzipMember(buf, &w.storePool, hdr, r)
+	case r.bodyAt > 0 && w.opts.GzipLevel != gzip.StatelessCompression: // the one gzip level flate lacks
+		fw := w.flatePool.Get().(*flate.Writer)
+		storedMember(buf, fw, gzipXFL(w.opts.GzipLevel), [][]byte{hdr, r.block1[:r.bodyAt]},
+			[][]byte{r.block1[r.bodyAt:], r.block2, recordEnd})
+		fw.Reset(nil)
+		w.flatePool.Put(fw)
+	default:
+		w.gzipMember(buf, &w.gzPool, hdr, r)
 	}
+	if cap(hdr) <= 64<<10 {
+		*hp = hdr
+		w.hdrPool.Put(hp)
+	}
+	return buf, n
+}
+
+// gzipMember appends to buf the gzip member of the record whose WARC
+// header is hdr, written by a gzip.Writer of pool.
+func (w *Writer) gzipMember(buf *bytes.Buffer, pool *sync.Pool, hdr []byte, r *recordSpec) {
 	gz := pool.Get().(*gzip.Writer)
 	gz.Reset(buf)
 	// Writes to a bytes.Buffer cannot fail.
@@ -639,11 +668,6 @@ func (w *Writer) compress(r *recordSpec) (*bytes.Buffer, int64) {
 	_ = gz.Close()
 	gz.Reset(nil)
 	pool.Put(gz)
-	if cap(hdr) <= 64<<10 {
-		*hp = hdr
-		w.hdrPool.Put(hp)
-	}
-	return buf, n
 }
 
 // putBuf returns a member buffer to the pool unless it grew too large to
