@@ -13,14 +13,18 @@ import (
 
 // A response record whose body came compressed is still one gzip member
 // (RFC 1952), so readers see nothing new, but its deflate stream (RFC 1951)
-// compresses only the head and stores the body:
+// deflates at most the head and stores the body:
 //
 //	gzip header   1f 8b 08 00 | MTIME 00 00 00 00 | XFL | OS ff
 //	              10 bytes, as klauspost's gzip.Writer writes them (XFL 4
 //	              at level 1, 2 at level 9, else 0)
-//	the head      the WARC header and the HTTP header, deflated at
+//	the head      the WARC header and the HTTP header, when they are at
+//	              least Options.StoreBelow bytes: deflated at
 //	              Options.GzipLevel, ended by a sync flush (an empty
-//	              non-final stored block: the stream is byte-aligned after it)
+//	              non-final stored block, after which the stream is
+//	              byte-aligned); shorter, they are stored with the body, as
+//	              short records are (their Huffman tables would cost more
+//	              than they save)
 //	the body      the bytes after the HTTP header as transferred, then the
 //	              record's closing "\r\n\r\n", in stored blocks:
 //	                BFINAL|BTYPE  one byte, 00 (01 on the last block)
@@ -89,31 +93,47 @@ func gzipXFL(level int) byte {
 	return 0
 }
 
+// storedBodyMember appends to buf the gzip member (format above) of the
+// response record r, whose WARC header is hdr and whose body is stored.
+func (w *Writer) storedBodyMember(buf *bytes.Buffer, hdr []byte, r *recordSpec) {
+	parts := [][]byte{hdr, r.block1[:r.bodyAt], r.block1[r.bodyAt:], r.block2, recordEnd}
+	xfl := gzipXFL(w.opts.GzipLevel)
+	if len(hdr)+r.bodyAt < w.opts.StoreBelow {
+		storedMember(buf, nil, xfl, parts, 0)
+		return
+	}
+	fw := w.flatePool.Get().(*flate.Writer)
+	storedMember(buf, fw, xfl, parts, 2)
+	fw.Reset(nil)
+	w.flatePool.Put(fw)
+}
+
 // storedMember appends to dst one gzip member (format above) holding the
-// concatenation of head, deflated by fw, and of body, stored. fw is reset
-// onto dst and left after a sync flush; xfl is the header's XFL byte.
-// Writes to a bytes.Buffer cannot fail, nor can fw's to it.
-func storedMember(dst *bytes.Buffer, fw *flate.Writer, xfl byte, head, body [][]byte) {
+// concatenation of parts: the first deflated of them deflated by fw, which
+// is reset onto dst and left after a sync flush (nil when deflated is 0),
+// the rest stored. xfl is the header's XFL byte. Writes to a bytes.Buffer
+// cannot fail, nor can fw's to it.
+func storedMember(dst *bytes.Buffer, fw *flate.Writer, xfl byte, parts [][]byte, deflated int) {
 	var crc uint32
-	var size, bodyLen int
-	for _, p := range head {
+	var size, stored int
+	for i, p := range parts {
 		crc = crc32.Update(crc, crc32.IEEETable, p)
 		size += len(p)
+		if i >= deflated {
+			stored += len(p)
+		}
 	}
-	for _, p := range body {
-		crc = crc32.Update(crc, crc32.IEEETable, p)
-		bodyLen += len(p)
-	}
-	size += bodyLen
-	blocks := max(1, (bodyLen+maxStoredBlock-1)/maxStoredBlock)
-	dst.Grow(10 + bodyLen + 5*blocks + 8)
+	blocks := max(1, (stored+maxStoredBlock-1)/maxStoredBlock)
+	dst.Grow(10 + stored + 5*blocks + 8)
 	dst.Write([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, xfl, 0xff})
-	fw.Reset(dst)
-	for _, p := range head {
-		_, _ = fw.Write(p)
+	if deflated > 0 {
+		fw.Reset(dst)
+		for _, p := range parts[:deflated] {
+			_, _ = fw.Write(p)
+		}
+		_ = fw.Flush()
 	}
-	_ = fw.Flush()
-	appendStoredBlocks(dst, bodyLen, body)
+	appendStoredBlocks(dst, stored, parts[deflated:])
 	var trailer [8]byte
 	binary.LittleEndian.PutUint32(trailer[:4], crc)
 	binary.LittleEndian.PutUint32(trailer[4:], uint32(size))

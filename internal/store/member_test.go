@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	stdgzip "compress/gzip"
+	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
@@ -72,27 +74,35 @@ func inflate(t *testing.T, m []byte) []byte {
 	return got
 }
 
-// TestStoredMember writes members of every stored size at several levels,
-// the body in parts that cross block boundaries, and reads them back with
-// both gzip readers.
+// TestStoredMember writes members of every stored size, the head
+// deflated at several levels or stored (level "stored"), the body in parts
+// that cross block boundaries, and reads them back with both gzip readers.
 func TestStoredMember(t *testing.T) {
-	for _, level := range []int{gzip.BestSpeed, gzip.DefaultCompression, gzip.BestCompression, gzip.HuffmanOnly} {
+	const storedHead = 100 // not a level
+	for _, level := range []int{gzip.BestSpeed, gzip.DefaultCompression, gzip.BestCompression, gzip.HuffmanOnly, storedHead} {
 		for _, n := range storedSizes {
 			t.Run(fmt.Sprintf("level=%d/body=%d", level, n), func(t *testing.T) {
 				head, body := testHead(n), randomBytes(n, uint64(n))
 				cut := n / 3
-				fw, err := flate.NewWriter(nil, level)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var m bytes.Buffer
-				storedMember(&m, fw, gzipXFL(level), [][]byte{head[:20], head[20:]},
-					[][]byte{body[:cut], nil, body[cut:], recordEnd})
+				parts := [][]byte{head[:20], head[20:], body[:cut], nil, body[cut:], recordEnd}
 				want := append(append(bytes.Clone(head), body...), recordEnd...)
+				var m bytes.Buffer
+				var err error
+				if level == storedHead {
+					storedMember(&m, nil, 0, parts, 0)
+					err = layoutErr(m.Bytes(), want, want, false)
+				} else {
+					fw, ferr := flate.NewWriter(nil, level)
+					if ferr != nil {
+						t.Fatal(ferr)
+					}
+					storedMember(&m, fw, gzipXFL(level), parts, 2)
+					err = layoutErr(m.Bytes(), append(bytes.Clone(body), recordEnd...), want, true)
+				}
 				if got := inflate(t, m.Bytes()); !bytes.Equal(got, want) {
 					t.Fatalf("read %d bytes, not the %d written", len(got), len(want))
 				}
-				if err := layoutErr(m.Bytes(), append(bytes.Clone(body), recordEnd...), want); err != nil {
+				if err != nil {
 					t.Fatal(err)
 				}
 			})
@@ -101,25 +111,30 @@ func TestStoredMember(t *testing.T) {
 }
 
 // layoutErr checks member m against the format in member.go: the gzip
-// header, the head ended by a sync flush, body in stored blocks of at most
-// 65,535 bytes (the last final), the trailer of whole.
-func layoutErr(m, body, whole []byte) error {
+// header, then (flushed) a deflated head ended by a sync flush, then stored
+// in stored blocks of at most 65,535 bytes, the last final, then the
+// trailer of whole.
+func layoutErr(m, stored, whole []byte, flushed bool) error {
 	if !bytes.HasPrefix(m, []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0}) || m[9] != 0xff {
 		return fmt.Errorf("gzip header % x", m[:10])
 	}
 	var tail bytes.Buffer
-	appendStoredBlocks(&tail, len(body), [][]byte{body})
+	appendStoredBlocks(&tail, len(stored), [][]byte{stored})
 	var trailer [8]byte
 	binary.LittleEndian.PutUint32(trailer[:], crc32.ChecksumIEEE(whole))
 	binary.LittleEndian.PutUint32(trailer[4:], uint32(len(whole)))
 	tail.Write(trailer[:])
 	if !bytes.HasSuffix(m, tail.Bytes()) {
-		return fmt.Errorf("the member does not end with the body's stored blocks and the trailer")
+		return fmt.Errorf("the member does not end with the stored blocks and the trailer")
 	}
-	if head := m[:len(m)-tail.Len()]; !bytes.HasSuffix(head, []byte{0, 0, 0xff, 0xff}) {
-		return fmt.Errorf("the head does not end with a sync flush: % x", head[len(head)-4:])
+	head := m[10 : len(m)-tail.Len()]
+	switch {
+	case flushed && !bytes.HasSuffix(head, []byte{0, 0, 0xff, 0xff}):
+		return fmt.Errorf("the head does not end with a sync flush: % x", head[max(0, len(head)-4):])
+	case !flushed && len(head) > 0:
+		return fmt.Errorf("%d bytes between the gzip header and the stored blocks", len(head))
 	}
-	for off, left := len(m)-tail.Len(), len(body); ; left -= maxStoredBlock {
+	for off, left := len(m)-tail.Len(), len(stored); ; left -= maxStoredBlock {
 		k := min(left, maxStoredBlock)
 		final := byte(0)
 		if left == k {
@@ -152,10 +167,11 @@ func compressedBytes(n int, seed uint64) []byte {
 }
 
 // TestStoredBodies writes responses whose bodies came compressed (by
-// Content-Encoding or by Content-Type) and one that did not, and checks
-// every record's member, from the offset and length Write returned, reads
-// back as the record, that gowarc and CheckFile read the file, and that
-// only the compressed bodies are stored, as member.go lays them out.
+// Content-Encoding or by Content-Type) and ones that did not, the heads
+// deflated (StoreBelow -1) or stored (the default), and checks every
+// record's member, from the offset and length Write returned, reads back
+// as the record, that gowarc and CheckFile read the file, and that only
+// the compressed bodies are stored, as member.go lays them out.
 func TestStoredBodies(t *testing.T) {
 	type tcase struct {
 		name, headers string
@@ -172,48 +188,69 @@ func TestStoredBodies(t *testing.T) {
 		tcase{"png", "Content-Type: image/PNG; x=y\r\n", compressedBytes(30_000, 8), true},
 		tcase{"identity", "Content-Type: text/html\r\nContent-Encoding: identity\r\n", text, false},
 		tcase{"html", "Content-Type: text/html\r\n", append([]byte("<p>"), text...), false}) // not a revisit of the above
-	opts := testOptions(t)
-	opts.GzipLevel = gzip.BestSpeed
-	opts.StoreBelow = -1 // a record of a 1-byte body is not stored whole
-	w, err := Open(opts)
-	if err != nil {
-		t.Fatal(err)
+	for _, storeBelow := range []int{-1, 0} {
+		t.Run("storeBelow="+strconv.Itoa(storeBelow), func(t *testing.T) {
+			opts := testOptions(t)
+			opts.GzipLevel = gzip.BestSpeed
+			opts.StoreBelow = storeBelow
+			w, err := Open(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			results := make([]Result, len(cases))
+			for i, c := range cases {
+				resp := append(response("200 OK", c.headers, ""), c.body...)
+				results[i], err = w.Write(&Exchange{TargetURI: "http://example.test/" + c.name, Request: request("/" + c.name), Response: resp})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(opts.Dir, results[0].File)
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs := readWARC(t, path)
+			if _, err := CheckFile(path); err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range cases {
+				res := results[i]
+				checkStoredBody(t, c.name, raw[res.Offset:res.Offset+res.Length], blockAt(t, recs, res.Offset), c.body, c.stored, storeBelow < 0)
+			}
+		})
 	}
-	results := make([]Result, len(cases))
-	for i, c := range cases {
-		resp := append(response("200 OK", c.headers, ""), c.body...)
-		results[i], err = w.Write(&Exchange{TargetURI: "http://example.test/" + c.name, Request: request("/" + c.name), Response: resp})
-		if err != nil {
-			t.Fatal(err)
-		}
+}
+
+// checkStoredBody checks that the member m of the response record whose
+// block is block reads back as that record, that the block ends with
+// body, and that the body is stored (the head deflated, or not: stored
+// too) if and only if stored. A record under DefaultStoreBelow, stored
+// whole, is not checked for its layout.
+func checkStoredBody(t *testing.T, name string, m, block, body []byte, stored, headDeflated bool) {
+	t.Helper()
+	got := inflate(t, m)
+	if !bytes.HasPrefix(got, []byte(warcVersion)) || !bytes.HasSuffix(got, append(bytes.Clone(block), recordEnd...)) ||
+		!bytes.Contains(got, []byte("\r\nContent-Length: "+strconv.Itoa(len(block))+"\r\n\r\n")) {
+		t.Errorf("%s: the member does not read as the record", name)
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
+	if !bytes.HasSuffix(block, body) {
+		t.Errorf("%s: the block does not end with the body", name)
 	}
-	path := filepath.Join(opts.Dir, results[0].File)
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	var err error
+	switch {
+	case headDeflated:
+		err = layoutErr(m, append(bytes.Clone(body), recordEnd...), got, true)
+	case len(got) < DefaultStoreBelow:
+		return
+	default:
+		err = layoutErr(m, got, got, false)
 	}
-	recs := readWARC(t, path)
-	if _, err := CheckFile(path); err != nil {
-		t.Fatal(err)
-	}
-	for i, c := range cases {
-		res := results[i]
-		m := raw[res.Offset : res.Offset+res.Length]
-		block := blockAt(t, recs, res.Offset)
-		got := inflate(t, m)
-		if !bytes.HasPrefix(got, []byte(warcVersion)) || !bytes.HasSuffix(got, append(bytes.Clone(block), recordEnd...)) ||
-			!bytes.Contains(got, []byte("\r\nContent-Length: "+strconv.Itoa(len(block))+"\r\n\r\n")) {
-			t.Errorf("%s: the member does not read as the record", c.name)
-		}
-		if !bytes.HasSuffix(block, c.body) {
-			t.Errorf("%s: the block does not end with the body", c.name)
-		}
-		if stored := layoutErr(m, append(bytes.Clone(c.body), recordEnd...), got) == nil; stored != c.stored {
-			t.Errorf("%s: body stored %v, want %v", c.name, stored, c.stored)
-		}
+	if (err == nil) != stored {
+		t.Errorf("%s: body stored %v (%v), want %v", name, err == nil, err, stored)
 	}
 }
 
@@ -227,4 +264,50 @@ func blockAt(t *testing.T, recs []readRecord, offset int64) []byte {
 	}
 	t.Fatalf("no record at offset %d", offset)
 	return nil
+}
+
+// BenchmarkCompressReal turns the response records of the real shape's
+// compressed pages into gzip members at level 1, one per op, the whole
+// record deflated ("deflated") or the body stored ("stored"), and reports
+// the member's bytes per op; SetBytes counts the response.
+func BenchmarkCompressReal(b *testing.B) {
+	resps := realResponses(b)
+	for _, stored := range []bool{false, true} {
+		name := "deflated"
+		if stored {
+			name = "stored"
+		}
+		b.Run(name, func(b *testing.B) {
+			opts := testOptions(b)
+			opts.GzipLevel = gzip.BestSpeed
+			w, err := Open(opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close()
+			recs := make([]recordSpec, len(resps))
+			var size int64
+			for i, raw := range resps {
+				resp := parseResponse(raw)
+				ex := &Exchange{TargetURI: "https://www.example.test/" + strconv.Itoa(i), Response: raw}
+				head := []field{{"WARC-Type", "response"}, {"WARC-Record-ID", newRecordID()}, {"WARC-Date", warcDate(time.Now())},
+					{"WARC-Target-URI", ex.TargetURI}, {"WARC-IP-Address", "127.0.0.1"}, {"WARC-Concurrent-To", newRecordID()}}
+				responseRecord(&recs[i], sha1.New(), head, ex, resp, "sha1:LQ3A4FJ7B2K5ZP6WQXG4Y3VDBMTN2HCE")
+				if !stored {
+					recs[i].bodyAt = 0
+				}
+				size += int64(len(raw))
+			}
+			b.SetBytes(size / int64(len(recs)))
+			var out int64
+			i := 0
+			for b.Loop() {
+				m, _ := w.compress(&recs[i%len(recs)])
+				out += int64(m.Len())
+				w.putBuf(m)
+				i++
+			}
+			b.ReportMetric(float64(out)/float64(i), "member-B/op")
+		})
+	}
 }

@@ -100,8 +100,9 @@ type Options struct {
 	// block of its gzip member. Building the Huffman tables of a compressed
 	// block costs a few microseconds whatever the block's size, which small
 	// records (requests, redirects, error pages) do not repay (BENCHMARKS.md
-	// has what it saves). 0 selects DefaultStoreBelow; a negative value
-	// compresses every record.
+	// has what it saves). So are the WARC and HTTP headers, when below it,
+	// of a response whose body is stored (member.go). 0 selects
+	// DefaultStoreBelow; a negative value compresses every record.
 	StoreBelow int
 	// DigestsExpected is the capacity of the first stage of the scalable
 	// Bloom filter of payload digests (default 65536, 350 KiB at 1e-9); it
@@ -640,11 +641,7 @@ func (w *Writer) compress(r *recordSpec) (*bytes.Buffer, int64) {
 	case n < int64(w.opts.StoreBelow):
 		w.gzipMember(buf, &w.storePool, hdr, r)
 	case r.bodyAt > 0 && w.opts.GzipLevel != gzip.StatelessCompression: // the one gzip level flate lacks
-		fw := w.flatePool.Get().(*flate.Writer)
-		storedMember(buf, fw, gzipXFL(w.opts.GzipLevel), [][]byte{hdr, r.block1[:r.bodyAt]},
-			[][]byte{r.block1[r.bodyAt:], r.block2, recordEnd})
-		fw.Reset(nil)
-		w.flatePool.Put(fw)
+		w.storedBodyMember(buf, hdr, r)
 	default:
 		w.gzipMember(buf, &w.gzPool, hdr, r)
 	}
