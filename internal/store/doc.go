@@ -123,8 +123,8 @@
 // A response whose body came compressed (a Content-Encoding other than
 // identity, or a compressed format by its Content-Type: JPEG, PNG, WOFF,
 // zip, ...) is still one gzip member, but its deflate stream carries the
-// body in stored blocks: deflating it again would cost about ten times the
-// CPU of copying it and gain a fraction of a percent. The WARC and HTTP
+// body in stored blocks: deflating it again would cost many times the CPU
+// of copying it and gain next to nothing. The WARC and HTTP
 // headers before it are deflated when they reach Options.StoreBelow, else
 // stored too (member.go has the layout and the rule).
 //
