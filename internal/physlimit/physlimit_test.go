@@ -416,12 +416,14 @@ const recordHead = "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid
 	"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 40987\r\nContent-Type: text/html; charset=utf-8\r\n" +
 	"Date: Mon, 07 Dec 2026 06:46:48 GMT\r\nVary: Accept-Encoding\r\n\r\n"
 
-// BenchmarkWARCGzip measures gzip at level 1 (klauspost/compress, as
-// Petrel's WARC writer) per KiB of input: of the pages as transferred
-// (gzip-encoded, as a WARC response record holds them) alone, of the same
-// after a record's head in the same member (the head's text gives the
-// encoder matches, and it then emits the whole body as literals instead of
-// storing it), and of the HTML.
+// BenchmarkWARCGzip measures gzip at level 1 (klauspost/compress, the
+// level of Petrel's WARC writer) per KiB of input: of the pages as
+// transferred (gzip-encoded, as a WARC response record holds them) alone,
+// of the same after a record's head in the same member (the head's text
+// gives the encoder matches, and it then emits the whole body as literals
+// instead of storing it: what a writer that deflates whole records pays;
+// Petrel's stores such bodies, see internal/store's member.go), and of the
+// HTML.
 func BenchmarkWARCGzip(b *testing.B) {
 	s := pages(b)
 	for _, tc := range []struct {

@@ -129,6 +129,27 @@
 // CPU and slightly larger files (BENCHMARKS.md has the figures). Readers
 // see ordinary gzip members either way.
 //
+// A response whose body came compressed (a Content-Encoding other than
+// identity, or a compressed format by its Content-Type: JPEG, PNG, WOFF,
+// zip, ...) is still one gzip member, but its deflate stream carries the
+// body in stored blocks: deflating it again would cost many times the CPU
+// of copying it and gain next to nothing. The WARC and HTTP
+// headers before it are deflated when they reach Options.StoreBelow, else
+// stored too (member.go has the layout and the rule).
+//
+// # Files
+//
+//	writer.go    Writer: Open, Write, the compressors and the appender
+//	record.go    record headers, IDs, digests, the warcinfo block
+//	member.go    the gzip member of a record whose body is stored
+//	http.go      the HTTP response split into header and body, dechunking
+//	index.go     CDXJ lines, the open file's index, IndexCrawl, WriteCDXJ
+//	surt.go      SURT keys
+//	read.go      ListRecords, CheckFile
+//	cat.go       Archive, ReadRecord, ReadPayload ("petrel warc cat")
+//	repair.go    Repair of files left open by a crash
+//	settings.go  the store's settings of a crawl
+//
 // # Reading
 //
 // ListRecords, CheckFile, WriteCDXJ and IndexCrawl read files with

@@ -15,6 +15,7 @@ type httpResponse struct {
 	body    []byte // bytes after the blank line, as transferred
 	status  int    // status code, 0 if the status line is unreadable
 	chunked bool   // Transfer-Encoding lists "chunked"
+	encoded bool   // Content-Encoding names a coding other than identity
 	mime    string // Content-Type without parameters, case kept (as warcio indexes it)
 }
 
@@ -49,6 +50,10 @@ func parseResponse(raw []byte) httpResponse {
 		case ascii.EqualFold(name, "transfer-encoding"):
 			if containsFold(value, "chunked") {
 				r.chunked = true
+			}
+		case ascii.EqualFold(name, "content-encoding"):
+			if len(value) > 0 && !ascii.EqualFold(value, "identity") {
+				r.encoded = true
 			}
 		case ascii.EqualFold(name, "content-type") && r.mime == "":
 			if semi := bytes.IndexByte(value, ';'); semi >= 0 {

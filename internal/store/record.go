@@ -74,6 +74,10 @@ type field struct{ name, value string }
 type recordSpec struct {
 	fields         []field // in order, without Content-Length
 	block1, block2 []byte
+	// bodyAt, when positive, is where a response's body starts in block1:
+	// the body is already compressed, and block1[bodyAt:], block2 and the
+	// record's end go in stored deflate blocks (see member.go).
+	bodyAt int
 }
 
 func (r *recordSpec) blockLen() int { return len(r.block1) + len(r.block2) }

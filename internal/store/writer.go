@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/petrel-crawler/petrel/internal/bloom"
@@ -99,8 +100,9 @@ type Options struct {
 	// block of its gzip member. Building the Huffman tables of a compressed
 	// block costs a few microseconds whatever the block's size, which small
 	// records (requests, redirects, error pages) do not repay (BENCHMARKS.md
-	// has what it saves). 0 selects DefaultStoreBelow; a negative value
-	// compresses every record.
+	// has what it saves). So are the WARC and HTTP headers, when below it,
+	// of a response whose body is stored (member.go). 0 selects
+	// DefaultStoreBelow; a negative value compresses every record.
 	StoreBelow int
 	// DigestsExpected is the capacity of the first stage of the scalable
 	// Bloom filter of payload digests (default 65536, 350 KiB at 1e-9); it
@@ -297,6 +299,9 @@ type Writer struct {
 	// storePool holds gzip writers at gzip.NoCompression, for the records
 	// under Options.StoreBelow.
 	storePool sync.Pool
+	// flatePool holds flate writers at Options.GzipLevel, for the heads of
+	// the records whose bodies are stored (member.go).
+	flatePool sync.Pool
 	hdrPool   sync.Pool
 
 	workers    sync.WaitGroup
@@ -397,6 +402,10 @@ func open(opts Options, create func(string) (fileHandle, error)) (*Writer, error
 		gz, _ := gzip.NewWriterLevel(nil, level) // level checked above
 		return gz
 	}
+	w.flatePool.New = func() any {
+		fw, _ := flate.NewWriter(nil, level) // gzip's levels are flate's
+		return fw
+	}
 	w.hdrPool.New = func() any { b := make([]byte, 0, 1024); return &b }
 	w.workers.Add(opts.Compressors)
 	for range opts.Compressors {
@@ -488,7 +497,7 @@ func notModifiedRecord(rsp *recordSpec, h hash.Hash, head []field, ex *Exchange,
 
 // responseRecord makes rsp the response record of ex; head holds its
 // first fields. It returns its block digest.
-func responseRecord(rsp *recordSpec, h hash.Hash, head []field, ex *Exchange, payloadDigest string) string {
+func responseRecord(rsp *recordSpec, h hash.Hash, head []field, ex *Exchange, resp httpResponse, payloadDigest string) string {
 	blockDigest := digestOf(h, ex.Response)
 	rsp.fields = append(head,
 		field{"WARC-Block-Digest", blockDigest},
@@ -499,6 +508,9 @@ func responseRecord(rsp *recordSpec, h hash.Hash, head []field, ex *Exchange, pa
 	rsp.fields = appendTLS(appendH2(rsp.fields, ex.HTTP2, nil), ex.TLS)
 	rsp.fields = append(rsp.fields, field{"Content-Type", ctResponse})
 	rsp.block1, rsp.block2 = ex.Response, nil
+	if storedBody(resp) {
+		rsp.bodyAt = len(resp.header)
+	}
 	return blockDigest
 }
 
@@ -580,7 +592,7 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 		j.res.BlockDigest = revisitRecord(&j.recs[1], h, common("revisit", respID, reqID), ex, resp, ref, payloadDigest)
 		j.res.Revisit, j.res.Omitted = true, int64(len(resp.body))
 	default:
-		j.res.BlockDigest = responseRecord(&j.recs[1], h, common("response", respID, reqID), ex, payloadDigest)
+		j.res.BlockDigest = responseRecord(&j.recs[1], h, common("response", respID, reqID), ex, resp, payloadDigest)
 	}
 	if w.opts.Index {
 		e := indexEntry{uri: ex.TargetURI, date: date, mime: resp.mime, status: resp.status,
@@ -656,10 +668,24 @@ func (w *Writer) compress(r *recordSpec) (*bytes.Buffer, int64) {
 	hp := w.hdrPool.Get().(*[]byte)
 	hdr := r.appendHeader((*hp)[:0])
 	n := int64(len(hdr) + r.blockLen() + len(recordEnd))
-	pool := &w.gzPool
-	if n < int64(w.opts.StoreBelow) {
-		pool = &w.storePool
+	switch {
+	case n < int64(w.opts.StoreBelow):
+		w.gzipMember(buf, &w.storePool, hdr, r)
+	case r.bodyAt > 0 && w.opts.GzipLevel != gzip.StatelessCompression: // the one gzip level flate lacks
+		w.storedBodyMember(buf, hdr, r)
+	default:
+		w.gzipMember(buf, &w.gzPool, hdr, r)
 	}
+	if cap(hdr) <= 64<<10 {
+		*hp = hdr
+		w.hdrPool.Put(hp)
+	}
+	return buf, n
+}
+
+// gzipMember appends to buf the gzip member of the record whose WARC
+// header is hdr, written by a gzip.Writer of pool.
+func (w *Writer) gzipMember(buf *bytes.Buffer, pool *sync.Pool, hdr []byte, r *recordSpec) {
 	gz := pool.Get().(*gzip.Writer)
 	gz.Reset(buf)
 	// Writes to a bytes.Buffer cannot fail.
@@ -670,11 +696,6 @@ func (w *Writer) compress(r *recordSpec) (*bytes.Buffer, int64) {
 	_ = gz.Close()
 	gz.Reset(nil)
 	pool.Put(gz)
-	if cap(hdr) <= 64<<10 {
-		*hp = hdr
-		w.hdrPool.Put(hp)
-	}
-	return buf, n
 }
 
 // putBuf returns a member buffer to the pool unless it grew too large to
