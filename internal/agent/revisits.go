@@ -161,9 +161,15 @@ func (a *Agent) visitedRevisit(r *fetched, res store.Result, err error) {
 	v.RecordID = recordIDBytes(res.RecordID)
 	var meta [frontier.MetaLen]byte
 	r.task.Meta.Append(meta[:0])
-	if _, err := a.revisits.Visited(r.task.URL(), meta[:], v); err != nil {
-		a.log.Error("revisit schedule", "url", r.task.URL(), "err", err)
-		a.storeFailed(err)
+	var serr error
+	if r.revisit == nil { // a first fetch: committed with others
+		serr = a.revisits.Scheduled(r.task.URL(), meta[:], v)
+	} else {
+		_, serr = a.revisits.Visited(r.task.URL(), meta[:], v)
+	}
+	if serr != nil {
+		a.log.Error("revisit schedule", "url", r.task.URL(), "err", serr)
+		a.storeFailed(serr)
 	}
 }
 

@@ -4,6 +4,7 @@
 //
 // Files: state.go (a URL's State, its encoding and its change-rate
 // estimate), schedule.go (the Schedule: its file, claims, visits),
+// later.go (first fetches committed many to a transaction),
 // issue.go (Run: due URLs to the frontier), policy.go (the policies and
 // the change-rate optimum), hints.go (the sitemaps' changefreq and
 // lastmod), figures.go (counters and the estimated freshness),
@@ -29,6 +30,12 @@
 // URLs. Writes go to the operating system at each commit (no fsync: they
 // survive the death of the process); Sync, called at each checkpoint and
 // at Close, makes them durable against the machine's.
+//
+// A first fetch (Scheduled) is held with others and committed in one
+// transaction when laterBatch are held, within laterEvery by Run, and at
+// every Sync (each checkpoint): no due time depends on it, and a crash
+// loses only what the crawl fetches again from its last checkpoint. A
+// revisit (Visited) is committed before the call returns.
 //
 // # Exactly once per due time
 //

@@ -30,6 +30,11 @@ func (s *Schedule) Run(ctx context.Context) error {
 	defer timer.Stop()
 	for {
 		now := s.now()
+		if d, held := s.laterDue(now); held && d <= 0 {
+			if err := s.flushLater(); err != nil {
+				return err
+			}
+		}
 		if budget > 0 {
 			tokens = min(tokens+now.Sub(last).Seconds()*budget, max(budget, 1))
 		}
@@ -58,6 +63,9 @@ func (s *Schedule) Run(ctx context.Context) error {
 			// MaxIssued outstanding: a visit wakes us.
 		case !next.IsZero():
 			wait = max(next.Sub(now), time.Millisecond)
+		}
+		if d, held := s.laterDue(now); held {
+			wait = min(wait, max(d, time.Millisecond))
 		}
 		s.wakeAt.Store(now.Add(wait).UnixNano())
 		timer.Reset(wait)

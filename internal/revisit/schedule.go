@@ -65,6 +65,7 @@ type Schedule struct {
 	skipped    atomic.Int64 // duplicate revisit tasks not fetched
 	savedBytes atomic.Int64 // bytes a 304 spared: the last full capture's size less the 304's (this process)
 	fresh      freshSum     // the expected freshness of every scheduled URL, summed
+	later      later        // first visits waiting for their transaction (later.go)
 
 	hints        atomic.Int64 // sitemap hints held for URLs not yet visited
 	hintsDropped atomic.Int64 // hints not kept: MaxHints held (this process)
@@ -132,6 +133,9 @@ func (s *Schedule) load() error {
 // the schedule survives the death of the process (its writes are in the
 // operating system's hands) but not of the machine.
 func (s *Schedule) Sync() error {
+	if err := s.flushLater(); err != nil {
+		return err
+	}
 	r := s.pol.rates
 	r.mu.Lock()
 	b := make([]byte, 0, 8*rateBuckets)
@@ -222,61 +226,81 @@ type Visit struct {
 
 // Visited records a visit of url with Meta meta: a first visit schedules
 // it; a revisit (it is issued) is done, and scheduled again. It returns
-// the next due time.
+// the next due time. It commits before it returns: a revisit's due time
+// is done once it returns.
 func (s *Schedule) Visited(url string, meta []byte, v Visit) (time.Time, error) {
-	var due int64
-	var from, to float64 = -1, -1
-	var freshFrom, freshTo float64
-	var wasIssued, known, changed, tookHint bool
+	var o visitOutcome
 	err := s.db.Batch(func(tx *bolt.Tx) error {
-		ub := tx.Bucket(bucketURLs)
-		old := ub.Get([]byte(url))
-		st := State{}
-		known, wasIssued, from, to, tookHint = old != nil, false, -1, -1, false
-		if old != nil {
-			var err error
-			if st, err = decodeState(old); err != nil {
-				return err
-			}
-			wasIssued = st.Issued
-			from = st.Rate(s.pol.priorOf(&st))
-			freshFrom = freshness(from, st.Interval)
-		} else {
-			copy(st.Meta[:], meta)
-			var err error
-			if st.Hint, err = takeHint(tx, url); err != nil {
-				return err
-			}
-			tookHint = st.Hint > 0
-		}
-		changed = s.observe(&st, v)
-		if err := s.reschedule(tx, url, &st, s.pol.next(&st, changed)); err != nil {
-			return err
-		}
-		to, due = st.Rate(s.pol.priorOf(&st)), st.Due
-		freshTo = freshness(to, st.Interval)
-		return ub.Put([]byte(url), appendState(nil, &st))
+		var err error
+		o, err = s.apply(tx, url, meta, v)
+		return err
 	})
 	s.Unclaim(url)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("revisit: %s: %w", url, err)
 	}
-	s.pol.rates.Move(from, to)
-	s.fresh.add(freshTo - freshFrom)
-	if !known {
+	s.account(o)
+	return unixTime(o.due), nil
+}
+
+// visitOutcome is what applying one visit changed, for the counters kept
+// beside the file (updated once its transaction committed).
+type visitOutcome struct {
+	due                          int64
+	from, to, freshFrom, freshTo float64
+	wasIssued, known, tookHint   bool
+}
+
+// apply records the visit v of url (Meta meta) in tx.
+func (s *Schedule) apply(tx *bolt.Tx, url string, meta []byte, v Visit) (visitOutcome, error) {
+	o := visitOutcome{from: -1, to: -1}
+	ub := tx.Bucket(bucketURLs)
+	old := ub.Get([]byte(url))
+	st := State{}
+	o.known = old != nil
+	if old != nil {
+		var err error
+		if st, err = decodeState(old); err != nil {
+			return o, err
+		}
+		o.wasIssued = st.Issued
+		o.from = st.Rate(s.pol.priorOf(&st))
+		o.freshFrom = freshness(o.from, st.Interval)
+	} else {
+		copy(st.Meta[:], meta)
+		var err error
+		if st.Hint, err = takeHint(tx, url); err != nil {
+			return o, err
+		}
+		o.tookHint = st.Hint > 0
+	}
+	changed := s.observe(&st, v)
+	if err := s.reschedule(tx, url, &st, s.pol.next(&st, changed)); err != nil {
+		return o, err
+	}
+	o.to, o.due = st.Rate(s.pol.priorOf(&st)), st.Due
+	o.freshTo = freshness(o.to, st.Interval)
+	return o, ub.Put([]byte(url), appendState(nil, &st))
+}
+
+// account updates the counters, the rate histogram and the freshness sum
+// after o's transaction committed, and wakes Run when it should look.
+func (s *Schedule) account(o visitOutcome) {
+	s.pol.rates.Move(o.from, o.to)
+	s.fresh.add(o.freshTo - o.freshFrom)
+	if !o.known {
 		s.scheduled.Add(1)
 	}
-	if tookHint {
+	if o.tookHint {
 		s.hints.Add(-1)
 	}
-	if wasIssued {
+	if o.wasIssued {
 		s.issued.Add(-1)
 		s.visits.Add(1)
 		s.poke()
-	} else if due < s.wakeAt.Load() {
+	} else if o.due < s.wakeAt.Load() {
 		s.poke() // due before Run planned to look again
 	}
-	return unixTime(due), nil
 }
 
 // observe updates st with the visit v, and reports whether it found the

@@ -3,6 +3,7 @@ package revisit
 import (
 	"context"
 	"math"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -220,5 +221,35 @@ func TestFiguresFreshnessAndBytes(t *testing.T) {
 	defer s.Close()
 	if g := s.Figures(); math.Abs(g.Freshness-want) > 1e-9 {
 		t.Fatalf("after a restart freshness %.6f, want %.6f", g.Freshness, want)
+	}
+}
+
+// TestScheduledLater: first fetches recorded by Scheduled wait for one
+// transaction: committed by Sync, or by the call that fills the batch,
+// and then scheduled as Visited would have.
+func TestScheduledLater(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	s := openTest(t, t.TempDir(), clk, &issued{}, false)
+	defer s.Close()
+	meta := frontier.Meta{Depth: 1}.Append(nil)
+	if err := s.Scheduled("http://a.test/0", meta, Visit{Time: clk.now(), Status: 200, Full: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.Lookup("http://a.test/0"); ok || s.Figures().Scheduled != 0 {
+		t.Fatal("a first visit was committed before its batch")
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if st, ok, _ := s.Lookup("http://a.test/0"); !ok || st.Due != clk.now().Add(10*time.Second).UnixNano() {
+		t.Fatalf("after Sync: %+v, %v", st, ok)
+	}
+	for i := 1; i <= laterBatch; i++ {
+		if err := s.Scheduled("http://b.test/"+strconv.Itoa(i), meta, Visit{Time: clk.now(), Status: 200, Full: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f := s.Figures(); f.Scheduled != 1+laterBatch {
+		t.Fatalf("scheduled %d after a full batch, want %d", f.Scheduled, 1+laterBatch)
 	}
 }
