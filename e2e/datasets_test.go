@@ -49,6 +49,7 @@ const { DuckDBInstance } = require('@duckdb/node-api');
 // back: the WAT and WET files with gowarc and warcio, the Parquet index
 // with parquet-go and DuckDB, against the WARC files and the crawl log.
 func TestDatasets(t *testing.T) {
+	t.Parallel() // judges records and indexes, not timing
 	r := startWeb(t, testweb.Config{Hosts: 8, HostsPerIP: 4, PagesPerHost: 12, Seed: 11, FirstIP: netip.MustParseAddr("127.157.0.1")})
 	if err := r.crawl(t, 2*time.Minute, "--host-delay", "10ms", "--ip-delay", "5ms", "--warc-max-bytes", "64KiB",
 		"--wat", "--wet", "--cc-index"); err != nil {

@@ -75,6 +75,7 @@ func warcBytes(t *testing.T, dir string) int64 {
 // smaller; crawl.log and the summary count the revisits; warcio indexes
 // B's files. A --dedup-index that does not exist is a one-line error.
 func TestDedupIndex(t *testing.T) {
+	t.Parallel() // judges records and indexes, not timing
 	r := startWeb(t, testweb.Config{Hosts: 4, HostsPerIP: 2, PagesPerHost: 12, PageBytes: 16 << 10, Seed: 23, FirstIP: netip.MustParseAddr("127.74.0.1")})
 	delays := []string{"--host-delay", "10ms", "--ip-delay", "5ms"}
 	a := r.dir

@@ -34,6 +34,7 @@ import (
 // indexes it when present). With --http2=false the same web is fetched
 // over HTTP/1.1 only.
 func TestCrawlHTTP2(t *testing.T) {
+	t.Parallel() // judges protocols, records and gaps at least the delays
 	const hostDelay, ipDelay = 20 * time.Millisecond, 5 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

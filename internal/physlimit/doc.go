@@ -31,4 +31,6 @@
 //     own parse pass (BenchmarkPetrelParse), the one benchmark of
 //     production code (its garbage collection, on other threads, is not
 //     counted).
+//   - race_test.go, norace_test.go: whether the race detector is on
+//     (TestSample skips under it).
 package physlimit

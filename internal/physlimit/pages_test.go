@@ -134,6 +134,9 @@ func (m *cpuMeter) stop(bytes int64) time.Duration {
 // TestSample checks that the sample is the real shape's: pages of tens of
 // KiB at the median, a mean well above it, and compressed to a fraction.
 func TestSample(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the sample is the same without the race detector, and built ten times faster: go test ./internal/physlimit/")
+	}
 	s := pages(t)
 	sizes := make([]int, len(s.pages))
 	for i, p := range s.pages {

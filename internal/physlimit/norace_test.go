@@ -1,0 +1,5 @@
+//go:build !race
+
+package physlimit
+
+const raceEnabled = false
