@@ -215,7 +215,9 @@ func checkRevisitConsole(t *testing.T, c *consoleCrawl, w *testweb.Web) {
 // on the same directory each time: no due time is lost (every page is
 // fetched again in each later run, longer than the longest interval) and
 // none is done twice (two fetches of a page are never closer than the
-// shortest interval, which a due time done twice would be).
+// shortest interval, which a due time done twice would be), but for the
+// few the kill cut between their record and their commit, fetched again
+// at the restart (counted and bounded).
 func TestRevisitRestart(t *testing.T) {
 	const minI, maxI = 700 * time.Millisecond, 1500 * time.Millisecond
 	r := startWeb(t, testweb.Config{Hosts: 6, HostsPerIP: 2, PagesPerHost: 4, Seed: 17, ChangeDay: 30 * time.Second,
@@ -231,7 +233,9 @@ func TestRevisitRestart(t *testing.T) {
 		bounds = append(bounds, time.Now())
 	}
 	hits := r.web.Hits()
+	killed := bounds[1] // the second run ends with a kill -9
 	last := map[string]time.Time{}
+	straddling := 0 // fetched again across the kill, the first fetch in its last second
 	perRun := make([]map[string]int, len(bounds))
 	for i := range perRun {
 		perRun[i] = map[string]int{}
@@ -242,7 +246,15 @@ func TestRevisitRestart(t *testing.T) {
 			continue
 		}
 		if p, ok := last[k]; ok && h.Start.Sub(p) < minI-50*time.Millisecond {
-			t.Errorf("%s fetched at %v and again %v later: a due time done twice", k, p.Format("15:04:05.000"), h.Start.Sub(p))
+			// The one window the schedule leaves (internal/revisit):
+			// a revisit stored but not yet marked done when the
+			// process died is fetched again after the restart.
+			if p.Before(killed) && !h.Start.Before(killed) && killed.Sub(p) < time.Second {
+				straddling++
+				t.Logf("%s fetched at %v, %v before the kill, and again %v later", k, p.Format("15:04:05.000"), killed.Sub(p), h.Start.Sub(p))
+			} else {
+				t.Errorf("%s fetched at %v and again %v later: a due time done twice", k, p.Format("15:04:05.000"), h.Start.Sub(p))
+			}
 		}
 		last[k] = h.Start
 		for i, b := range bounds {
@@ -258,6 +270,9 @@ func TestRevisitRestart(t *testing.T) {
 				t.Errorf("run %d: %s not fetched again: its due time was lost", i+1, k)
 			}
 		}
+	}
+	if straddling > 4 {
+		t.Errorf("%d pages fetched again across the kill: more than the fetches a kill can cut between a revisit's record and its commit", straddling)
 	}
 	t.Logf("%d requests over three runs", len(hits))
 }
