@@ -10,7 +10,6 @@ import (
 
 	"github.com/petrel-crawler/petrel/internal/console"
 	"github.com/petrel-crawler/petrel/internal/frontier"
-	"github.com/petrel-crawler/petrel/internal/urlx"
 )
 
 // keyState names a visit state's state for the console.
@@ -94,14 +93,7 @@ func robotsKey(key string, ram, disk []string) string {
 	if strings.Contains(key, "://") {
 		return key
 	}
-	for _, l := range [][]string{ram, disk} {
-		if len(l) > 0 {
-			if u, err := urlx.Parse(l[0]); err == nil {
-				return u.SchemeAuthority()
-			}
-		}
-	}
-	return ""
+	return frontier.NextAuthority(ram, disk)
 }
 
 // notRunning maps the frontier's "not running" to a 409.

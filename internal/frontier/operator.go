@@ -78,21 +78,29 @@ func (f *Frontier) KeyQueue(ctx context.Context, name string) (k KeyInfo, ram, d
 
 // budgetUsed is the per-key budget used by the visit state whose URLs
 // begin with prefix or, under a policy whose keys are not one authority
-// (prefix ""), by the authority of its next URL in ram or disk (0 when it
-// queues none): the budget counts URLs per scheme+authority.
+// (prefix ""), by the authority of its next URL (NextAuthority): the
+// budget counts URLs per scheme+authority.
 func (f *Frontier) budgetUsed(prefix string, ram, disk []string) int64 {
 	if prefix == "" {
-		for _, l := range [][]string{ram, disk} {
-			if len(l) > 0 {
-				prefix = string(schemeAuthorityOf([]byte(l[0])))
-				break
-			}
-		}
+		prefix = NextAuthority(ram, disk)
 	}
 	if !strings.Contains(prefix, "://") {
 		return 0
 	}
 	return f.counts.get([]byte(prefix))
+}
+
+// NextAuthority returns the scheme and authority of a key's next URL, the
+// first of ram or else of disk (as KeyQueue samples them), or "" when it
+// queues none: what its budget and robots.txt go by when the key is not
+// one authority.
+func NextAuthority(ram, disk []string) string {
+	for _, l := range [][]string{ram, disk} {
+		if len(l) > 0 {
+			return string(schemeAuthorityOf([]byte(l[0])))
+		}
+	}
+	return ""
 }
 
 // sample returns the first URLs of v's queue in RAM and on disk.
