@@ -40,7 +40,7 @@ func TestClusterStopDuringFormation(t *testing.T) {
 	}
 	time.Sleep(time.Second) // registered, waiting for the view
 	stopped := time.Now()
-	if out, err := exec.Command(clusterPetrel, "cluster", "stop", "--coordinators", c.coordinators(), "--cluster-name", "e2e", "--cluster-key-file", c.key).CombinedOutput(); err != nil {
+	if out, err := exec.Command(petrel, "cluster", "stop", "--coordinators", c.coordinators(), "--cluster-name", "e2e", "--cluster-key-file", c.key).CombinedOutput(); err != nil {
 		t.Fatalf("petrel cluster stop: %v\n%s", err, out)
 	}
 	errs := c.wait(t, 20*time.Second)
@@ -63,7 +63,7 @@ func statusLeader(t *testing.T, c *clusterRun, flags ...string) string {
 	t.Helper()
 	args := append([]string{"cluster", "status", "--json", "--cluster-name", "e2e", "--cluster-key-file", c.key}, flags...)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		out, err := exec.Command(clusterPetrel, args...).Output()
+		out, err := exec.Command(petrel, args...).Output()
 		var r struct {
 			Leader string `json:"leader"`
 		}
@@ -194,7 +194,7 @@ func externalEtcd(t *testing.T, c *clusterRun, ip string) (string, *os.Process) 
 		t.Skip("no etcd server: apt-get install etcd-server to run the external-etcd test")
 	}
 	dir := filepath.Join(c.base, "etcd")
-	if out, err := exec.Command(clusterPetrel, "cluster", "etcd-certs", "--cluster-key-file", c.key, "--name", "ext", "--ip", ip, "--out", filepath.Join(dir, "tls")).CombinedOutput(); err != nil {
+	if out, err := exec.Command(petrel, "cluster", "etcd-certs", "--cluster-key-file", c.key, "--name", "ext", "--ip", ip, "--out", filepath.Join(dir, "tls")).CombinedOutput(); err != nil {
 		t.Fatalf("petrel cluster etcd-certs: %v\n%s", err, out)
 	}
 	port := 20000 + 4*(os.Getpid()%5000)

@@ -33,7 +33,10 @@ func TestClusterForgetKilledLeaver(t *testing.T) {
 		FirstIP: netip.MustParseAddr("127.61.21.1")})
 	c := newClusterRun(t, web, "127.213.21.1", 3)
 	c.moved = true
-	flags := append(c.flags(hostDelay, ipDelay), "--cluster-wait", "3", "--leave-timeout", leaveTimeout.String())
+	// The leaver is declared dead --cluster-grace after its lease expired:
+	// made small as in the death tests (deathFlags).
+	flags := append(c.flags(hostDelay, ipDelay), "--cluster-wait", "3", "--leave-timeout", leaveTimeout.String(),
+		"--fetch-timeout", "2s", "--max-delay", "500ms", "--crawl-delay-cap", "500ms")
 	leaver := c.agents[1]
 	leaver.env = []string{"PETREL_CRASH_AT=handoff-release:1"}
 	for _, a := range c.agents {
@@ -63,7 +66,7 @@ func TestClusterForgetKilledLeaver(t *testing.T) {
 	case <-time.After(2 * time.Second):
 	}
 	forgot := time.Now()
-	out, err := exec.Command(clusterPetrel, "cluster", "forget", leaver.name, "--coordinators", c.coordinators(), "--cluster-name", "e2e", "--cluster-key-file", c.key).CombinedOutput()
+	out, err := exec.Command(petrel, "cluster", "forget", leaver.name, "--coordinators", c.coordinators(), "--cluster-name", "e2e", "--cluster-key-file", c.key).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "forgot agent "+leaver.name) || !strings.Contains(string(out), "URLs queued") {
 		t.Fatalf("forget: %v\n%s", err, out)
 	}

@@ -37,7 +37,7 @@ type clusterStatusReport struct {
 // coordinators.
 func clusterStatus(t *testing.T, c *clusterRun) (*clusterStatusReport, []byte) {
 	t.Helper()
-	out, err := exec.Command(clusterPetrel, "cluster", "status", "--json", "--coordinators", c.coordinators(), "--cluster-name", "e2e", "--cluster-key-file", c.key).Output()
+	out, err := exec.Command(petrel, "cluster", "status", "--json", "--coordinators", c.coordinators(), "--cluster-name", "e2e", "--cluster-key-file", c.key).Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {

@@ -111,7 +111,7 @@ func newClusterRun(t *testing.T, web *crawlRun, firstIP string, n int) *clusterR
 	t.Helper()
 	c := &clusterRun{web: web, base: keepDir(t)}
 	c.key = filepath.Join(c.base, "cluster.key")
-	if out, err := exec.Command(clusterPetrel, "cluster", "keygen", c.key).CombinedOutput(); err != nil {
+	if out, err := exec.Command(petrel, "cluster", "keygen", c.key).CombinedOutput(); err != nil {
 		t.Fatalf("keygen: %v\n%s", err, out)
 	}
 	// A port drawn per run (the agent on it, the exchange on the next one,
@@ -144,7 +144,7 @@ func (c *clusterRun) start(t *testing.T, a *agentProc, extra ...string) {
 	}
 	args := append(append([]string{"crawl", "--agent", a.name, "--cluster-bind", a.bind, "--dir", a.dir}, coordinators...), extra...)
 	a.stderr.Reset()
-	a.cmd = exec.Command(clusterPetrel, args...)
+	a.cmd = exec.Command(petrel, args...)
 	a.cmd.Stderr = &a.stderr
 	if a.env != nil {
 		a.cmd.Env = append(os.Environ(), a.env...)
@@ -463,7 +463,7 @@ func TestClusterRefusesIntruders(t *testing.T) {
 	crawl[0].waitFor(t, "view epoch ", 20*time.Second)
 
 	otherKey := filepath.Join(c.base, "other.key")
-	if out, err := exec.Command(clusterPetrel, "cluster", "keygen", otherKey).CombinedOutput(); err != nil {
+	if out, err := exec.Command(petrel, "cluster", "keygen", otherKey).CombinedOutput(); err != nil {
 		t.Fatalf("keygen: %v\n%s", err, out)
 	}
 	checkForgedAndReplayed(t, c, crawl[0], otherKey)
@@ -530,7 +530,7 @@ func TestClusterStopAndResume(t *testing.T) {
 	}
 	c.agents[0].waitFor(t, "view epoch ", 20*time.Second)
 	time.Sleep(1500 * time.Millisecond)
-	if out, err := exec.Command(clusterPetrel, "cluster", "stop", "--coordinators", c.coordinators(), "--cluster-name", "e2e", "--cluster-key-file", c.key).CombinedOutput(); err != nil {
+	if out, err := exec.Command(petrel, "cluster", "stop", "--coordinators", c.coordinators(), "--cluster-name", "e2e", "--cluster-key-file", c.key).CombinedOutput(); err != nil {
 		t.Fatalf("petrel cluster stop: %v\n%s", err, out)
 	}
 	errs := c.wait(t, 60*time.Second)

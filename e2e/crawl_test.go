@@ -33,6 +33,7 @@ type crawlRun struct {
 	dir    string
 	hosts  string
 	seeds  string
+	bin    string // the command crawl runs; petrel when empty
 	stderr bytes.Buffer
 }
 
@@ -61,7 +62,11 @@ func (r *crawlRun) crawl(t *testing.T, timeout time.Duration, extra ...string) e
 	defer cancel()
 	args := append([]string{"crawl", "--dir", r.dir, "--hosts", r.hosts, "--seeds", r.seeds,
 		"--allow-private", "--system-dns=false", "--progress", "1s"}, extra...)
-	cmd := exec.CommandContext(ctx, petrel, args...)
+	bin := r.bin
+	if bin == "" {
+		bin = petrel
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stderr = &r.stderr
 	err := cmd.Run()
 	if ctx.Err() != nil {
@@ -122,6 +127,7 @@ func readStats(t *testing.T, dir string) map[string]int64 {
 func crawlSyntheticWeb(t *testing.T, firstIP string, extra ...string) *crawlRun {
 	const hostDelay, ipDelay = 50 * time.Millisecond, 25 * time.Millisecond
 	r := startWeb(t, testweb.Config{Hosts: 32, HostsPerIP: 4, PagesPerHost: 20, Seed: 7, FirstIP: netip.MustParseAddr(firstIP)})
+	r.bin = racePetrel
 	err := r.crawl(t, 3*time.Minute, append([]string{"--host-delay", hostDelay.String(), "--ip-delay", ipDelay.String(),
 		"--fetchers", "64", "--retry-delay", "100ms", "--fetch-timeout", "10s"}, extra...)...)
 	if err != nil {

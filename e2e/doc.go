@@ -3,14 +3,20 @@
 // command's stable flags, and judge the crawl from the synthetic web's own
 // request log and from the WARC files read back with the gowarc library.
 //
+// The petrel command the tests run is built without -race even when the
+// tests are built with it (main_test.go): the crawler's concurrency runs
+// under the detector in its packages' own tests, and a race-instrumented
+// crawler on two cores is several times slower. TestCrawlSyntheticWeb
+// alone runs a build with -race, so that one whole crawl runs under the
+// detector end to end.
+//
 // The synthetic web runs in the test process, except for the cluster
 // tests that kill or stop an agent (TestClusterKillAndRestart, the death
 // tests, TestClusterThreeCoordinators) and TestClusterThreeAgents: they
-// serve it from a petrel
-// testweb process built without -race, which writes its request log to a
-// file once stopped (webproc_test.go; TestWebProcessLog checks that log
-// against a client's own times), so that their politeness judgement is
-// the same under -race as without it.
+// serve it from a petrel testweb process, which writes its request log
+// to a file once stopped (webproc_test.go; TestWebProcessLog checks that
+// log against a client's own times), so that their politeness judgement
+// is the same under -race as without it.
 //
 // Most tests run one at a time: the cluster death tests
 // (TestClusterStopPastGrace, TestClusterKillPastGrace) judge duplicates
@@ -18,8 +24,8 @@
 // no request to a blocked host starts a quarter of a second after its
 // blocking, and the hostile web measures the process's memory and
 // descriptors. The other cluster tests, and the console's API and "why",
-// spend most of their time waiting for the crawl (the agents are built
-// without -race, and delays keep them idle): they call t.Parallel and run
+// spend most of their time waiting for the crawl (delays keep the agents
+// idle): they call t.Parallel and run
 // after the others, two at a time (go test's -parallel, GOMAXPROCS by
 // default), each on its own loopback addresses and directories, and judge
 // only what waiting longer cannot change (pages fetched once, politeness

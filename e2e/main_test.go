@@ -8,11 +8,14 @@ import (
 	"testing"
 )
 
-// petrel is the path of the command built for these tests; clusterPetrel
-// the one the multi-process cluster tests run, built without -race even
-// when the tests are (several race-instrumented agents on two cores would
-// measure the detector, not the crawl).
-var petrel, clusterPetrel string
+// petrel is the path of the command built for these tests, without -race
+// even when the tests are built with it: a race-instrumented crawler on
+// two cores measures the detector, not the crawl, and the agent's
+// concurrency runs under the detector in its own package's tests.
+// racePetrel is the same command built with -race when the tests are (the
+// one whole crawl that runs under the detector end to end,
+// TestCrawlSyntheticWeb), petrel otherwise.
+var petrel, racePetrel string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "petrel-e2e-")
@@ -20,9 +23,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	petrel, clusterPetrel = filepath.Join(dir, "petrel"), filepath.Join(dir, "petrel")
+	petrel, racePetrel = filepath.Join(dir, "petrel"), filepath.Join(dir, "petrel")
 	if raceEnabled {
-		clusterPetrel = filepath.Join(dir, "petrel-norace")
+		racePetrel = filepath.Join(dir, "petrel-race")
 	}
 	// The two builds (with and without -race) run at once: each spends
 	// most of its time linking, on one core.
@@ -30,8 +33,7 @@ func TestMain(m *testing.M) {
 	// only a build with the petrelcrash tag has.
 	builds := map[string][]string{petrel: {"build", "-tags", "petrelcrash", "-o", petrel}}
 	if raceEnabled {
-		builds[petrel] = append(builds[petrel], "-race")
-		builds[clusterPetrel] = []string{"build", "-tags", "petrelcrash", "-o", clusterPetrel}
+		builds[racePetrel] = []string{"build", "-race", "-tags", "petrelcrash", "-o", racePetrel}
 	}
 	errs := make(chan error, len(builds))
 	for out, args := range builds {

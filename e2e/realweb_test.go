@@ -122,7 +122,7 @@ func crawlRealWeb(t *testing.T, ctx context.Context, cfg testweb.GenConfig, extr
 	cctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(cctx, clusterPetrel, append([]string{"crawl", "--dir", r.dir, "--hosts", hosts, "--seeds", seeds,
+	cmd := exec.CommandContext(cctx, petrel, append([]string{"crawl", "--dir", r.dir, "--hosts", hosts, "--seeds", seeds,
 		"--ca-file", ca, "--allow-private", "--system-dns=false", "--progress", "1s"}, extra...)...)
 	cmd.Stderr = &stderr
 	start := time.Now()

@@ -18,7 +18,7 @@ import (
 )
 
 // webProc is the synthetic web served by its own process: petrel testweb
-// built without -race (clusterPetrel), which writes its request log to a
+// built without -race (petrel), which writes its request log to a
 // file once stopped. The death and kill tests judge politeness from it:
 // a web inside the race-instrumented test process answers and logs more
 // slowly on two loaded cores, and a politeness check must not depend on
@@ -46,7 +46,7 @@ func startWebProcess(t *testing.T, cfg testweb.Config) *crawlRun {
 		"--web-hosts", fmt.Sprint(cfg.Hosts), "--web-hosts-per-ip", fmt.Sprint(cfg.HostsPerIP),
 		"--web-pages", fmt.Sprint(cfg.PagesPerHost), "--web-seed", fmt.Sprint(cfg.Seed),
 		"--web-first-ip", cfg.FirstIP.String(), "--web-latency", cfg.Latency.String()}
-	p.cmd = exec.Command(clusterPetrel, args...)
+	p.cmd = exec.Command(petrel, args...)
 	p.cmd.Stderr = &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
