@@ -81,7 +81,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		pages = 2000 // a crawl that lasts past the screenshots
 	}
 	r := startWeb(t, testweb.Config{Hosts: 16, HostsPerIP: 4, PagesPerHost: pages, Seed: 11, FirstIP: netip.MustParseAddr("127.62.0.1")})
-	c := startConsoleCrawl(t, r, "--host-delay", "150ms", "--ip-delay", "50ms", "--fetchers", "32")
+	c := startConsoleCrawl(t, r, "--host-delay", "150ms", "--ip-delay", "50ms", "--fetchers", "32", "--revisit")
 	ctx, consoleMessages := browser(t, 1280, 800)
 
 	// The one-time link logs the browser in.
@@ -105,12 +105,20 @@ func TestConsoleInBrowser(t *testing.T) {
 	poll(t, ctx, `document.querySelector("#state").textContent === "running"`)
 
 	// Ask why for a URL the crawl fetched, from the search box.
+	// A revisit crawl: the overview shows its schedule once first fetches
+	// are committed to it, and "why" says when a fetched page is due next.
+	poll(t, ctx, `!document.querySelector("#revisit-panel").hidden &&
+		Number(document.querySelector("#revisits dd").textContent.replace(/,/g, "")) > 0`)
+
 	seed := r.web.NormalSeeds()[0]
 	run(t, ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { document.querySelector("#why-quick-url").value = %q;
 		document.querySelector("#why-quick").requestSubmit(); })()`, seed)))
 	state := pollValue[string](t, ctx, `document.querySelector("#why-state") && document.querySelector("#why-state").textContent`)
 	if !strings.HasPrefix(state, "fetched") {
 		t.Errorf("why %s in the page: %q, want fetched", seed, state)
+	}
+	if text := pollValue[string](t, ctx, `document.querySelector("#tab-why").textContent`); !strings.Contains(text, "revisit interval") {
+		t.Errorf("why %s in the page says nothing of its revisit schedule: %q", seed, text)
 	}
 
 	// The settings page marks the cluster-wide settings, as

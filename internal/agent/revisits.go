@@ -227,6 +227,18 @@ func revisitMetrics(f revisit.Figures) metrics.RevisitFigures {
 		BytesSaved: f.BytesSaved, Freshness: f.Freshness}
 }
 
+// Revisits returns the schedule's figures for the console; false when
+// the crawl is not a revisit crawl.
+func (a *Agent) Revisits() (console.RevisitFigures, bool) {
+	if a.revisits == nil {
+		return console.RevisitFigures{}, false
+	}
+	f := a.revisits.Figures()
+	return console.RevisitFigures{Scheduled: f.Scheduled, Due: f.Due, DueHour: f.DueHour, Issued: f.Issued,
+		Revisits: f.Revisits, NotModified: f.NotModified, Unchanged: f.Unchanged, Skipped: f.Skipped,
+		BytesSaved: f.BytesSaved, Freshness: f.Freshness}, true
+}
+
 // revisitSummary is the end summary's line on the revisit schedule.
 func revisitSummary(f revisit.Figures) string {
 	return fmt.Sprintf("\n  revisits           %d done this run (304 not modified %d, unchanged 200 %d; %s spared by the 304s), %d duplicate tasks not fetched; schedule: %d URLs, %d issued, %d due now, %d due within the hour, estimated freshness %.3f",

@@ -31,6 +31,7 @@ type fakeCrawl struct {
 	blocked     []string
 	whyAsked    string
 	checkpoints int
+	revisits    *RevisitFigures // nil: not a revisit crawl
 }
 
 func (f *fakeCrawl) called(name string) {
@@ -103,6 +104,12 @@ func (f *fakeCrawl) Block(_ context.Context, entries []string) (BlockResult, err
 	return BlockResult{Added: entries, Dropped: 3}, nil
 }
 func (f *fakeCrawl) Members() []Member { return nil }
+func (f *fakeCrawl) Revisits() (RevisitFigures, bool) {
+	if f.revisits == nil {
+		return RevisitFigures{}, false
+	}
+	return *f.revisits, true
+}
 
 // apiClient calls a console served on loopback.
 type apiClient struct {
@@ -210,6 +217,24 @@ func TestAPIActions(t *testing.T) {
 	}
 	if code, v := c.call("GET", "/nothing", "", "", false); code != 404 || !strings.Contains(fmt.Sprint(field(v, "error")), "no such call") {
 		t.Errorf("an unknown call: %d %v, want 404 saying so", code, v)
+	}
+}
+
+// TestAPIStatusRevisits: the status carries a revisit crawl's schedule,
+// and no "revisits" at all for a crawl that is not one.
+func TestAPIStatusRevisits(t *testing.T) {
+	crawl := &fakeCrawl{state: Running}
+	c := serveFake(t, crawl)
+	if code, v := c.call("GET", "/status", "", "", false); code != 200 || field(v, "revisits") != nil {
+		t.Errorf("status of a crawl without --revisit: %d, revisits %v, want none", code, field(v, "revisits"))
+	}
+	crawl.revisits = &RevisitFigures{Scheduled: 40, Due: 2, DueHour: 9, Issued: 3, Revisits: 20, NotModified: 12, BytesSaved: 4096, Freshness: 0.75}
+	code, v := c.call("GET", "/status", "", "", false)
+	for path, want := range map[string]float64{"revisits.scheduled": 40, "revisits.due": 2, "revisits.due_hour": 9,
+		"revisits.not_modified": 12, "revisits.bytes_saved": 4096, "revisits.freshness": 0.75} {
+		if got := field(v, path); code != 200 || got != want {
+			t.Errorf("status %d: %s = %v, want %v", code, path, got, want)
+		}
 	}
 }
 

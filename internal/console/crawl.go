@@ -48,6 +48,9 @@ type Crawl interface {
 	Block(ctx context.Context, entries []string) (BlockResult, error)
 	// Members lists the cluster's members (nil when not clustered).
 	Members() []Member
+	// Revisits returns the figures of a revisit crawl's schedule; false
+	// when the crawl is not one.
+	Revisits() (RevisitFigures, bool)
 }
 
 // ErrInvalid marks a request the crawl refused because it is wrong (the

@@ -146,6 +146,7 @@ function renderStatus(s) {
     errs.append(el("tr", {}, el("td", { class: "mono", text: new Date(e.time).toLocaleTimeString() }),
       el("td", { text: e.url }), el("td", { text: e.error })));
   }
+  renderRevisits(s.revisits);
   const members = s.cluster || [];
   $("#cluster-panel").hidden = members.length === 0;
   const cl = $("#cluster");
@@ -155,6 +156,21 @@ function renderStatus(s) {
       el("td", { text: m.state }), el("td", { class: "n", text: num(m.owned) })));
   }
   if (s.history) { lastHistory = s.history; drawCharts(); }
+}
+
+// renderRevisits shows a revisit crawl's schedule (absent: not one).
+function renderRevisits(r) {
+  $("#revisit-panel").hidden = !r;
+  if (!r) return;
+  const share = (n) => r.revisits > 0 ? " (" + (100 * n / r.revisits).toFixed(1) + " %)" : "";
+  kv("#revisits", [
+    ["Scheduled", num(r.scheduled)], ["Due now or overdue", num(r.due)], ["Due within the hour", num(r.due_hour)],
+    ["Issued, not yet visited", num(r.issued)], ["Revisits done", num(r.revisits)],
+    ["Not modified (304)", num(r.not_modified) + share(r.not_modified)],
+    ["Unchanged (same payload)", num(r.unchanged) + share(r.unchanged)],
+    ["Bytes spared by 304s", bytes(r.bytes_saved)], ["Duplicate tasks not fetched", num(r.skipped)],
+    ["Estimated freshness", (100 * r.freshness).toFixed(1) + " %"],
+  ]);
 }
 
 // The charts are drawn at their boxes' size: not while the overview is
