@@ -84,6 +84,9 @@ type Agent struct {
 	digests    *textDigests
 	metrics    *metrics.Metrics
 	revisits   *revisit.Schedule // the schedule of a --revisit crawl (revisits.go); nil otherwise
+	// revisitMoves are the schedule's entries sent to other agents and
+	// not yet forgotten here (clusterrevisits.go).
+	revisitMoves revisitMoves
 
 	robotsStore *robots.Store // robotsstore.go
 	// clusterNode is the cluster's node once joined, for the metrics.
@@ -247,9 +250,6 @@ func checkInputs(cfg Config) (seeds []urlx.URL, hosts map[string][]netip.Addr, r
 	}
 	if cfg.RetryFailed && cfg.Cluster.Enabled() {
 		return nil, nil, false, usageErr("--retry-failed: not in a crawl of several agents (the address of a URL given up may be another agent's now)")
-	}
-	if cfg.Revisit.On && cfg.Cluster.Enabled() {
-		return nil, nil, false, usageErr("--revisit: not in a crawl of several agents yet (the schedule does not move with its keys)")
 	}
 	if err := checkComplete(cfg.Dir); err != nil && !(cfg.RetryFailed && hasFailed(cfg.Dir)) {
 		return nil, nil, false, err

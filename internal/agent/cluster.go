@@ -186,6 +186,9 @@ const ipGroupPrefix = "ip:"
 
 // ForwardReady sends a new URL to the owner of its host's address.
 func (r *clusterRouter) ForwardReady(to frontier.Peer, rec []byte) error {
+	if moved, err := r.a.forwardRevisit(to, rec); moved || err != nil { // clusterrevisits.go
+		return err
+	}
 	r.stats.ClusterReadySent.Add(1)
 	r.a.clusterHost.forwarded(rec) // clusterinterim.go
 	// A leaving agent logs what it moves out before sending it (leavemoved.go).
@@ -220,6 +223,8 @@ func (h *clusterHost) Apply(b *cluster.Batch) error {
 			if !h.handedBackKnown(rec) && !h.readyAgain(rec, restarted) { // clusterreturn.go, clusterinterim.go
 				err = f.AcceptReady(rec)
 			}
+		case cluster.KindRevisit:
+			err = h.a.adoptRevisit(rec) // clusterrevisits.go
 		default:
 			err = fmt.Errorf("unknown batch kind %s", b.Kind)
 		}
@@ -230,7 +235,10 @@ func (h *clusterHost) Apply(b *cluster.Batch) error {
 	return nil
 }
 
-func (h *clusterHost) Idle() bool { return h.a.frontier.Idle() && !h.handingOver() }
+// Idle is never true in a revisit crawl: it runs until stopped.
+func (h *clusterHost) Idle() bool {
+	return h.a.revisits == nil && h.a.frontier.Idle() && !h.handingOver()
+}
 
 func (h *clusterHost) Stop(reason string) {
 	h.a.log.Info("stop asked", "reason", reason)
@@ -349,6 +357,7 @@ func (a *Agent) closeCluster() error {
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.Cluster.LeaveTimeout)
 	merr := a.clusterHost.closeMovedLog(ctx) // leavemoved.go
 	cancel()
+	merr = errors.Join(merr, a.forgetMovedRevisits()) // clusterrevisits.go
 	err := a.node.Close(a.cfg.Cluster.LeaveTimeout)
 	// The hand-offs under way end with the node's context (an unfinished
 	// one is resumed at the next start): none uses the node past here.

@@ -11,8 +11,15 @@ import (
 // address; "" is this agent.
 func (h *clusterHost) Owner(kind cluster.Kind, rec []byte) string {
 	r := h.a.router
-	if kind == cluster.KindReady {
+	switch kind {
+	case cluster.KindReady:
 		return string(r.ReadyOwner(rec))
+	case cluster.KindRevisit:
+		e, err := splitRevisitEntry(rec)
+		if err != nil {
+			return "" // kept here: the apply refuses it
+		}
+		return string(r.ReadyOwner(e.Rec))
 	}
 	return string(r.OwnerOf(rec[frontier.MetaLen:]))
 }

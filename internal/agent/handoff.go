@@ -462,6 +462,9 @@ func (a *Agent) leave() error {
 	case <-ctx.Done():
 		return errLeaveTimeout
 	}
+	if err := a.moveAllRevisits(); err != nil { // clusterrevisits.go
+		return fmt.Errorf("leave: revisit schedule: %w", err)
+	}
 	// The outbox is delivered; after a restart, the queues the frontier
 	// restored go to their owners first, as their hosts resolve. Each
 	// round waits for the outbox to change (an acknowledgement) or the

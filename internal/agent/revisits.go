@@ -36,7 +36,7 @@ func (a *Agent) openRevisits(cfg *Config, recovering bool) error {
 		return nil
 	}
 	s, err := revisit.Open(revisit.Config{Dir: filepath.Join(cfg.Dir, "state", "revisit"), Settings: cfg.Revisit,
-		Issue: a.frontier.AcceptReady, Reissue: recovering, Logger: a.log})
+		Issue: a.issueRevisit, Reissue: recovering, Logger: a.log}) // clusterrevisits.go
 	if err != nil {
 		return err
 	}
@@ -52,6 +52,9 @@ func (a *Agent) flushForCheckpoint() error {
 		return fmt.Errorf("sieve: %w", err)
 	}
 	if a.revisits != nil {
+		if err := a.forgetMovedRevisits(); err != nil { // clusterrevisits.go
+			return fmt.Errorf("revisit: moved entries: %w", err)
+		}
 		return a.revisits.Sync()
 	}
 	return nil

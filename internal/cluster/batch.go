@@ -19,6 +19,10 @@ const (
 	// KindReady: URLs out of the sender's sieve for the receiver's ready
 	// queue; the receiver owns the IP address their host resolved to.
 	KindReady Kind = 2
+	// KindRevisit: revisit-schedule entries moving to the receiver, the
+	// owner of the address their host was placed at (each the entry's
+	// frontier record and its schedule State; the agent encodes them).
+	KindRevisit Kind = 3
 )
 
 func (k Kind) String() string {
@@ -27,6 +31,8 @@ func (k Kind) String() string {
 		return "urls"
 	case KindReady:
 		return "ready"
+	case KindRevisit:
+		return "revisit"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }

@@ -24,8 +24,8 @@ import (
 // Every method is required; the node calls them from its own goroutines.
 type Host interface {
 	// Apply puts a batch's records into the frontier: KindURLs into the
-	// sieve, KindReady into the ready queue. It is called in inbox order,
-	// never concurrently.
+	// sieve, KindReady into the ready queue, KindRevisit into the revisit
+	// schedule. It is called in inbox order, never concurrently.
 	Apply(b *Batch) error
 	// Idle reports whether the frontier has nothing queued, in flight or
 	// being parsed, its sieve is flushed, and it sends no hand-off.
@@ -39,7 +39,7 @@ type Host interface {
 	// Owner says which agent owns a record now ("" for this agent), for
 	// re-routing the batches held for an agent that left the view
 	// (death.go): for KindURLs the owner of its key's group, for
-	// KindReady the owner of its host's address.
+	// KindReady and KindRevisit the owner of its host's address.
 	Owner(kind Kind, rec []byte) string
 
 	// ViewChanged is called once per view installed after the first, in

@@ -5,6 +5,7 @@
 // Files: state.go (a URL's State, its encoding and its change-rate
 // estimate), schedule.go (the Schedule: its file, claims, visits),
 // later.go (first fetches committed many to a transaction),
+// move.go (entries moved between the schedules of a cluster's agents),
 // issue.go (Run: due URLs to the frontier), policy.go (the policies and
 // the change-rate optimum), hints.go (the sitemaps' changefreq and
 // lastmod), figures.go (counters and the estimated freshness),

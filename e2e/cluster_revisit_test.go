@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"net/netip"
+	"os/exec"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/petrel-crawler/petrel/internal/testweb"
+)
+
+// TestClusterRevisit runs a revisit crawl on three agents, one of which
+// leaves in the middle, and `petrel cluster stop` ends it. Judged from
+// the web's own log: every page is fetched; no page twice within the
+// revisit interval (each due time once, across the move of the leaver's
+// schedule); every page fetched again after the leave, the leaver's
+// included (its schedule moved with its keys); politeness across the
+// union of the agents.
+func TestClusterRevisit(t *testing.T) {
+	t.Parallel() // waits more than it computes: see the package doc
+	const hostDelay, ipDelay = 100 * time.Millisecond, 50 * time.Millisecond
+	const interval = 2 * time.Second
+	web := startWeb(t, testweb.Config{Hosts: 12, HostsPerIP: 2, PagesPerHost: 6, Seed: 53,
+		FirstIP: netip.MustParseAddr("127.61.29.1")})
+	c := newClusterRun(t, web, "127.213.29.1", 3)
+	c.moved = true
+	flags := append(c.flags(hostDelay, ipDelay), "--cluster-wait", "3", "--leave-timeout", leaveTimeout.String(),
+		"--revisit", "--revisit-min", interval.String(), "--revisit-max", interval.String())
+	for _, a := range c.agents {
+		c.start(t, a, append(flags, deathUA(a)...)...)
+	}
+	leaver := c.agents[1]
+	leaver.waitFor(t, "view epoch ", 20*time.Second)
+	time.Sleep(2 * interval) // the first pass, and revisits
+	leaver.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-leaver.done:
+		leaver.done <- err // for wait below
+		if err != nil || !strings.Contains(leaver.stderr.String(), "left the crawl: everything handed over") {
+			t.Fatalf("leave: %v\n%s", err, leaver.stderr.String())
+		}
+	case <-time.After(leaveTimeout + 5*time.Second):
+		t.Fatalf("%s did not leave within its --leave-timeout:\n%s", leaver.name, leaver.stderr.String())
+	}
+	left := time.Now()
+	time.Sleep(2*interval + time.Second)
+	if out, err := exec.Command(petrel, "cluster", "stop", "--coordinators", c.coordinators(), "--cluster-name", "e2e", "--cluster-key-file", c.key).CombinedOutput(); err != nil {
+		t.Fatalf("petrel cluster stop: %v\n%s", err, out)
+	}
+	errs := c.wait(t, 60*time.Second)
+	for _, a := range c.agents {
+		if errs[a.name] != nil {
+			t.Errorf("agent %s: %v\n%s", a.name, errs[a.name], a.stderr.String())
+		}
+	}
+	hits := web.hits(t)
+	checkRevisitsAcrossLeave(t, c, hits, leaver.name, left, interval)
+	checkPolitenessWithin(t, hits, hostDelay, ipDelay, clusterTolerance)
+}
+
+// checkRevisitsAcrossLeave judges a revisit crawl's pages from the web's
+// log: each fetched, never twice within interval, and again after left
+// when its first answer was a 200 (the others are not scheduled).
+func checkRevisitsAcrossLeave(t *testing.T, c *clusterRun, hits []testweb.Hit, leaver string, left time.Time, interval time.Duration) {
+	t.Helper()
+	byPage := map[string][]testweb.Hit{}
+	for _, h := range hits {
+		if h.Path != "/robots.txt" {
+			byPage[key(h.Host, h.Path)] = append(byPage[key(h.Host, h.Path)], h)
+		}
+	}
+	// A request starts at the server a little after the crawler's start,
+	// from which the next due time counts.
+	const slack = 100 * time.Millisecond
+	leaversPages, revisits := 0, 0
+	for _, u := range c.web.expected() {
+		k := urlKey(t, u)
+		hs := byPage[k]
+		if len(hs) == 0 {
+			t.Errorf("%s never fetched", k)
+			continue
+		}
+		sort.Slice(hs, func(i, j int) bool { return hs[i].Start.Before(hs[j].Start) })
+		revisits += len(hs) - 1
+		lastBefore, again := "", false
+		for i, h := range hs {
+			if i > 0 && h.Start.Sub(hs[i-1].Start) < interval-slack {
+				t.Errorf("%s fetched by %s at %s and by %s %v later: a due time done twice", k, byAgent(hs[i-1]),
+					hs[i-1].Start.Format("15:04:05.000"), byAgent(h), h.Start.Sub(hs[i-1].Start))
+			}
+			if h.Start.Before(left) {
+				lastBefore = byAgent(h)
+			} else {
+				again = again || byAgent(h) != leaver
+			}
+		}
+		if lastBefore == leaver {
+			leaversPages++
+		}
+		if !again && hs[0].Status == 200 { // only pages fetched with a 200 are scheduled
+			t.Errorf("%s (last fetched by %s before the leave) not fetched again after the leave: its due time was lost", k, lastBefore)
+		}
+	}
+	t.Logf("%d revisits; %d pages last fetched by the leaver before it left", revisits, leaversPages)
+	if leaversPages == 0 {
+		t.Error("the leaver fetched no page before it left: the test proves nothing")
+	}
+}
