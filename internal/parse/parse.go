@@ -16,6 +16,10 @@ import (
 // positive.
 const DefaultMaxLinks = 5000
 
+// maxTextCap bounds the room Options.MaxText reserves for the text at
+// the start of a pass.
+const maxTextCap = 64 << 10
+
 // MaxTitle is the longest Result.Title kept, in bytes; a longer title is
 // cut at a character boundary.
 const MaxTitle = 1024
@@ -129,7 +133,7 @@ func (x *extractor) begin(base urlx.URL, header http.Header, body []byte, opts O
 		x.page.reset()
 	}
 	if opts.MaxText > 0 {
-		x.text = &visibleText{max: opts.MaxText}
+		x.text = &visibleText{max: opts.MaxText, b: make([]byte, 0, min(opts.MaxText, maxTextCap)+1)}
 	}
 	return text
 }
@@ -239,7 +243,7 @@ func (x *extractor) run(text []byte) {
 					if x.page != nil {
 						x.page.text(t)
 					}
-					if x.text != nil {
+					if x.text != nil && !x.text.full() {
 						x.text.add(t)
 					}
 				}
@@ -254,7 +258,7 @@ func (x *extractor) run(text []byte) {
 			if x.page != nil {
 				x.page.startTag(&s, name)
 			}
-			if x.text != nil && isBlock(name) {
+			if x.text != nil && !x.text.full() && isBlock(name) {
 				x.text.lineBreak()
 			}
 			x.dig.tag(false, name, src)
@@ -268,7 +272,7 @@ func (x *extractor) run(text []byte) {
 			if x.page != nil {
 				x.page.endTag(s.tagName())
 			}
-			if x.text != nil && isBlock(s.tagName()) {
+			if x.text != nil && !x.text.full() && isBlock(s.tagName()) {
 				x.text.lineBreak()
 			}
 			x.dig.tag(true, s.tagName(), nil)

@@ -17,19 +17,25 @@ func (v *visibleText) full() bool { return v.max > 0 && len(v.b) >= v.max }
 
 // add adds a piece of text.
 func (v *visibleText) add(t []byte) {
-	for _, c := range t {
-		if v.full() {
-			return
-		}
-		if isSpace(c) {
+	for len(t) > 0 && !v.full() {
+		if isSpace(t[0]) {
 			v.space = true
+			t = t[1:]
 			continue
+		}
+		n := 1 // a run of bytes other than white space
+		for n < len(t) && !isSpace(t[n]) {
+			n++
 		}
 		if v.space && len(v.b) > 0 && v.b[len(v.b)-1] != '\n' {
 			v.b = append(v.b, ' ')
 		}
 		v.space = false
-		v.b = append(v.b, c)
+		if v.max > 0 {
+			n = max(0, min(n, v.max-len(v.b)))
+		}
+		v.b = append(v.b, t[:n]...)
+		t = t[n:]
 	}
 }
 
@@ -45,7 +51,6 @@ func (v *visibleText) lineBreak() {
 // bounded text is cut at a character boundary at most max bytes in.
 func (v *visibleText) text() []byte {
 	if v.full() {
-		v.b = v.b[:v.max]
 		i := len(v.b) - 1
 		for i > 0 && !utf8.RuneStart(v.b[i]) {
 			i--

@@ -63,7 +63,7 @@ func (s *Settings) Table() settings.Table {
 			WithDoc("write `indexes/cc-index.parquet` at the end: Common Crawl's cc-index-table columns and `content_simhash`, one row per capture (docs/datasets.md)").
 			In(settings.Storage).SetFixed(open),
 		settings.Bool(&s.Languages, "languages", false, "detect each page's languages as it is fetched: the CDXJ field languages and a lang: annotation in crawl.log").
-			WithDoc("detect the languages of each HTML and text/plain page as it is fetched (up to three ISO 639-3 codes, from the first 4 KiB of its text) for the `languages` field of its CDXJ line and the `lang:` annotation of its crawl.log line; off by default, as it costs about a tenth more CPU a page; a filter with `LanguageIsOneOf` detects them whatever this says (docs/datasets.md)").
+			WithDoc("detect the languages of each HTML and text/plain page as it is fetched (up to three ISO 639-3 codes, from the first 4 KiB of its text) for the `languages` field of its CDXJ line and the `lang:` annotation of its crawl.log line; off by default, as detection adds CPU to every page (BENCHMARKS.md); a filter with `LanguageIsOneOf` detects them whatever this says (docs/datasets.md)").
 			In(settings.Storage).SetFixed(open),
 		settings.String(&s.DedupIndex, "dedup-index", "",
 			"an earlier crawl's CDXJ index (FILE, crawl DIR or DIR of *.cdxj): a 200 response whose payload it lists is stored as a revisit record referring to that capture").
