@@ -19,7 +19,11 @@ import (
 
 	gowarc "github.com/nlnwa/gowarc/v3"
 
+	"github.com/petrel-crawler/petrel/internal/agent"
+	"github.com/petrel-crawler/petrel/internal/crawllog"
 	"github.com/petrel-crawler/petrel/internal/dataset"
+	"github.com/petrel-crawler/petrel/internal/lang"
+	"github.com/petrel-crawler/petrel/internal/parse"
 	"github.com/petrel-crawler/petrel/internal/store"
 	"github.com/petrel-crawler/petrel/internal/testweb"
 	"github.com/petrel-crawler/petrel/internal/urlx"
@@ -44,15 +48,16 @@ const { DuckDBInstance } = require('@duckdb/node-api');
 })().catch((e) => { console.error(e); process.exit(1); });
 `
 
-// TestDatasets crawls with --wat --wet --cc-index and small WARC files
-// (so that several are closed during the crawl), then reads every output
-// back: the WAT and WET files with gowarc and warcio, the Parquet index
-// with parquet-go and DuckDB, against the WARC files and the crawl log.
+// TestDatasets crawls with --wat --wet --cc-index --languages and small
+// WARC files (so that several are closed during the crawl), then reads
+// every output back: the WAT and WET files with gowarc and warcio, the
+// Parquet index with parquet-go and DuckDB, against the WARC files and
+// the crawl log; and the languages of the CDXJ index and the crawl log.
 func TestDatasets(t *testing.T) {
 	t.Parallel() // judges records and indexes, not timing
 	r := startWeb(t, testweb.Config{Hosts: 8, HostsPerIP: 4, PagesPerHost: 12, Seed: 11, FirstIP: netip.MustParseAddr("127.157.0.1")})
 	if err := r.crawl(t, 2*time.Minute, "--host-delay", "10ms", "--ip-delay", "5ms", "--warc-max-bytes", "64KiB",
-		"--wat", "--wet", "--cc-index"); err != nil {
+		"--wat", "--wet", "--cc-index", "--languages"); err != nil {
 		t.Fatalf("petrel crawl: %v\n%s", err, r.stderr.String())
 	}
 	warcs, err := store.WARCFiles([]string{r.dir})
@@ -114,6 +119,61 @@ func TestDatasets(t *testing.T) {
 		t.Errorf("%d rows in %s, %d stored captures in the crawl log", len(rows), index, n)
 	}
 	checkDuckDB(t, r.dir, index, domains, statuses)
+	checkCDXJLanguages(t, r.dir)
+}
+
+// checkCDXJLanguages checks the languages of the pages found as they were
+// fetched (--languages): each 200 HTML page's line of indexes/index.cdxj
+// has the languages package lang finds in the text of its stored payload
+// (its title, then the first agent.MaxLanguageText bytes of its visible
+// text), and its crawl.log line's lang: annotation says the same.
+func checkCDXJLanguages(t *testing.T, dir string) {
+	t.Helper()
+	logged := map[string]string{}
+	for _, l := range readLines(t, filepath.Join(dir, "logs", "crawl.log")) {
+		if line, err := crawllog.Parse(l); err == nil {
+			if _, ok := line.Annotation("warc"); ok {
+				logged[line.URL] = line.Languages()
+			}
+		}
+	}
+	arc, err := store.OpenArchive(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, named := 0, 0
+	for _, l := range readLines(t, store.MergedIndex(dir)) {
+		_, js, _ := strings.Cut(strings.SplitN(l, " ", 2)[1], " ")
+		var f struct{ URL, Mime, Status, Offset, Filename, Languages string }
+		if err := json.Unmarshal([]byte(js), &f); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		if f.Status != "200" || !strings.HasPrefix(f.Mime, "text/html") {
+			continue
+		}
+		off, _ := strconv.ParseInt(f.Offset, 10, 64)
+		p, err := arc.ReadPayload(filepath.Join(dir, "warc", f.Filename), off)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base, _ := urlx.Parse(f.URL)
+		res := parse.HTML(base, p.Header, p.Body, parse.Options{MaxText: agent.MaxLanguageText})
+		text := string(res.Text)
+		if res.Title != "" {
+			text = res.Title + "\n" + text
+		}
+		pages++
+		if want := lang.Codes(lang.Detect(text)); f.Languages != want || logged[f.URL] != want {
+			t.Errorf("%s: CDXJ languages %q, crawl.log's %q; its text's %q", f.URL, f.Languages, logged[f.URL], want)
+		}
+		if f.Languages != "" {
+			named++
+		}
+	}
+	t.Logf("%d of %d HTML pages in the CDXJ index name languages", named, pages)
+	if named == 0 {
+		t.Errorf("none of %d HTML pages in the CDXJ index names a language", pages)
+	}
 }
 
 // eachRecord calls fn with the header and block of each record of the

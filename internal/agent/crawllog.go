@@ -114,8 +114,9 @@ func (a *Agent) logFailure(t *frontier.Task, fetcher int, kind fetch.ErrorKind, 
 }
 
 // logResponse writes the crawl.log line of a response, with the WARC
-// record it went to (res, when stored).
-func (a *Agent) logResponse(t *frontier.Task, fetcher int, resp *fetch.Response, res *store.Result, notStored string) {
+// record it went to (res, when stored) and the page's languages (langs,
+// when detected: a lang: annotation after the others).
+func (a *Agent) logResponse(t *frontier.Task, fetcher int, resp *fetch.Response, res *store.Result, notStored, langs string) {
 	if a.crawlLog.Off() {
 		return
 	}
@@ -145,6 +146,9 @@ func (a *Agent) logResponse(t *frontier.Task, fetcher int, resp *fetch.Response,
 		e.Annotations = append(e.Annotations, "warc:"+res.File+"@"+strconv.FormatInt(res.Offset, 10))
 	case notStored != "":
 		e.Annotations = append(e.Annotations, notStored)
+	}
+	if langs != "" {
+		e.Annotations = append(e.Annotations, crawllog.Languages(langs))
 	}
 	a.crawlLog.Fetch(&e)
 }

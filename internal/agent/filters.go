@@ -49,8 +49,9 @@ func (a *Agent) passURLWith(fs *filter.Stages, stage filter.Stage, u urlx.URL, v
 
 // passResponse applies a response stage's filter (parse, follow, store) to
 // resp, the response of a URL with Meta m; a refusal is counted and logged
-// to skipped.jsonl (the fetch has its crawl.log line).
-func (a *Agent) passResponse(stage filter.Stage, m frontier.Meta, resp *fetch.Response, duplicate bool) bool {
+// to skipped.jsonl (the fetch has its crawl.log line). langs are the
+// page's languages ("" when none were identified or detected).
+func (a *Agent) passResponse(stage filter.Stage, m frontier.Meta, resp *fetch.Response, duplicate bool, langs string) bool {
 	fs := a.live.Load().filters
 	if !fs.Active(stage) {
 		return true
@@ -61,6 +62,7 @@ func (a *Agent) passResponse(stage filter.Stage, m frontier.Meta, resp *fetch.Re
 	}
 	s := filter.NewSubject(u, int(m.Depth), m.Path.String())
 	s.Status, s.ContentType, s.Duplicate = resp.Status, resp.Header.Get("Content-Type"), duplicate
+	s.Languages = langs
 	if fs.Accept(stage, s) {
 		return true
 	}

@@ -63,9 +63,13 @@ func (a *Agent) handle(r *fetched) {
 	if resp.Truncated != "" {
 		st.Truncated.Add(1)
 	}
-	if !t.Robots && !a.passResponse(filter.StageStore, t.Meta, resp, false) {
-		a.logResponse(t, r.fetcher, resp, nil, "nostore")
-		a.follow(t, resp, false, false)
+	pre := a.readEarly(t, resp) // languages.go; nil unless they are wanted
+	langs := pre.languages()
+	if !t.Robots && !a.passResponse(filter.StageStore, t.Meta, resp, false, langs) {
+		// Not stored, but read as a stored page is: its links are
+		// followed as the follow filter says.
+		a.logResponse(t, r.fetcher, resp, nil, "nostore", langs)
+		a.follow(t, resp, false, false, pre)
 		return
 	}
 	res, err := a.store.Write(&store.Exchange{
@@ -78,13 +82,14 @@ func (a *Agent) handle(r *fetched) {
 		TLS:         a.tlsInfo(resp),
 		HTTP2:       resp.Proto == fetch.Proto2,
 		NotModified: notModifiedOf(r), // revisits.go
+		Languages:   langs,
 	})
 	a.visitedRevisit(r, res, err)
 	stored := err == nil
 	if err != nil {
 		st.StoreErrors.Add(1)
 		a.log.Error("store", "url", resp.URL, "err", err)
-		a.logResponse(t, r.fetcher, resp, nil, "err:store")
+		a.logResponse(t, r.fetcher, resp, nil, "err:store", langs)
 		a.storeFailed(err)
 	} else {
 		st.Stored.Add(1)
@@ -95,17 +100,18 @@ func (a *Agent) handle(r *fetched) {
 			st.PriorRevisits.Add(1)
 			st.PriorBytes.Add(res.Omitted)
 		}
-		a.logResponse(t, r.fetcher, resp, &res, "")
+		a.logResponse(t, r.fetcher, resp, &res, "", langs)
 	}
 	// A payload of an earlier crawl is new to this one: its links are
 	// followed as a page stored in full would have them followed.
-	a.follow(t, resp, stored, stored && res.Revisit && !res.Prior)
+	a.follow(t, resp, stored, stored && res.Revisit && !res.Prior, pre)
 }
 
 // follow goes on from a response: a robots.txt's sitemaps, a sitemap, a
 // redirect's target, or what a 2xx response leads to (see parse).
-// duplicate says the payload was stored as a revisit record.
-func (a *Agent) follow(t *frontier.Task, resp *fetch.Response, stored, duplicate bool) {
+// duplicate says the payload was stored as a revisit record; pre is the
+// page as read before it was stored (nil when it was not).
+func (a *Agent) follow(t *frontier.Task, resp *fetch.Response, stored, duplicate bool, pre *early) {
 	m := t.Meta
 	base, err := urlx.Parse(resp.URL)
 	if err != nil {
@@ -131,14 +137,14 @@ func (a *Agent) follow(t *frontier.Task, resp *fetch.Response, stored, duplicate
 			switch {
 			case err != nil:
 				a.refuseLocation(loc, resp.URL, m.Redirect(via), err)
-			case a.passResponse(filter.StageFollow, m, resp, duplicate):
+			case a.passResponse(filter.StageFollow, m, resp, duplicate, ""):
 				a.stats.Redirects.Add(1)
 				a.offer(u, resp.URL, m.Redirect(via))
 			}
 		}
 	case resp.Status >= 200 && resp.Status < 300:
-		if a.passResponse(filter.StageParse, m, resp, duplicate) {
-			a.parse(base, resp, m, via, stored, duplicate)
+		if a.passResponse(filter.StageParse, m, resp, duplicate, pre.languages()) {
+			a.parse(base, resp, m, via, stored, duplicate, pre)
 		}
 	}
 }
@@ -225,15 +231,22 @@ func (a *Agent) location(resp *fetch.Response) string {
 // through requisites (m.Embeds > 0) is not a page, so its links are not
 // followed and it is not in the page log. A page stored whole goes into
 // the page log (as a seed's page when m is a seed's). With
-// --max-embed-hops 0 requisites are not extracted at all.
-func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via uint64, stored, duplicate bool) {
+// --max-embed-hops 0 requisites are not extracted at all. A page read
+// before it was stored (pre, not nil) is not decoded or parsed again.
+func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via uint64, stored, duplicate bool, pre *early) {
 	st := a.stats
 	l := a.live.Load()
 	requisites := a.cfg.MaxEmbedHops > 0
 	if m.Embeds > 0 && !requisites {
 		return // nothing of it would be followed
 	}
-	body, err := fetch.DecodeBody(resp, l.maxBody)
+	var body []byte
+	var err error
+	if pre != nil {
+		body, err = pre.body, pre.err
+	} else {
+		body, err = fetch.DecodeBody(resp, l.maxBody)
+	}
 	if err != nil {
 		a.log.Info("decode body", "url", resp.URL, "err", err)
 	}
@@ -241,7 +254,7 @@ func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via 
 	if requisites && parse.IsCSS(resp.Header, base.Path()) {
 		res := parse.CSS(base, resp.Header, body, parse.Options{MaxLinks: l.maxLinks})
 		st.StyleSheets.Add(1)
-		if a.passResponse(filter.StageFollow, m, resp, duplicate) {
+		if a.passResponse(filter.StageFollow, m, resp, duplicate, "") {
 			embeds.css = true
 			a.offerEmbeds(res, embeds)
 		}
@@ -249,15 +262,20 @@ func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via 
 	}
 	if requisites && a.cfg.JSLiterals && parse.IsJS(resp.Header, base.Path()) {
 		res := parse.JS(base, body, parse.Options{MaxLinks: l.maxLinks})
-		if a.passResponse(filter.StageFollow, m, resp, duplicate) {
+		if a.passResponse(filter.StageFollow, m, resp, duplicate, "") {
 			a.offerEmbeds(res, embeds)
 		}
 		return
 	}
-	if !parse.IsHTML(resp.Header, body) {
+	var res parse.Result
+	switch {
+	case pre != nil && pre.res != nil:
+		res = *pre.res
+	case !parse.IsHTML(resp.Header, body):
 		return
+	default:
+		res = parse.HTML(base, resp.Header, body, parse.Options{MaxLinks: l.maxLinks, Embeds: requisites, JSLiterals: a.cfg.JSLiterals})
 	}
-	res := parse.HTML(base, resp.Header, body, parse.Options{MaxLinks: l.maxLinks, Embeds: requisites, JSLiterals: a.cfg.JSLiterals})
 	st.Parsed.Add(1)
 	if a.pages != nil && stored && resp.Truncated == "" && m.Embeds == 0 {
 		mime, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
@@ -265,7 +283,7 @@ func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via 
 	}
 	st.LinksFound.Add(int64(len(res.Links)))
 	st.LinksDropped.Add(int64(res.LinksDropped))
-	follow := a.passResponse(filter.StageFollow, m, resp, duplicate)
+	follow := a.passResponse(filter.StageFollow, m, resp, duplicate, pre.languages())
 	if res.NoFollow {
 		st.NoFollow.Add(1)
 		if follow {

@@ -348,3 +348,33 @@ func TestOff(t *testing.T) {
 		t.Errorf("files written: %v", ents)
 	}
 }
+
+// TestLanguagesGolden pins the annotation of a page's languages: after
+// the others, the codes separated by ";", read back comma-separated.
+func TestLanguagesGolden(t *testing.T) {
+	e := Entry{Time: t0, Status: 200, Size: 15829, URL: "http://a.test/x.html", HopPath: "L", Via: "http://a.test/",
+		MIME: "text/html", Fetcher: 1, Start: start, Duration: 5 * time.Millisecond,
+		Annotations: []string{"warc:p-1.warc.gz@1234", Languages("eng,fra")}}
+	want := "2026-12-01T07:35:19.123Z   200      15829 http://a.test/x.html L http://a.test/ text/html #001 20261201073518901+5 - - warc:p-1.warc.gz@1234,lang:eng;fra\n"
+	line := string(e.AppendTo(nil))
+	if line != want {
+		t.Errorf("line\n got %q\nwant %q", line, want)
+	}
+	l, err := Parse(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Languages(); got != "eng,fra" {
+		t.Errorf("Languages() = %q, want eng,fra", got)
+	}
+	if w, _ := l.Annotation("warc"); w != "p-1.warc.gz@1234" {
+		t.Errorf("warc annotation %q", w)
+	}
+	if Languages("") != "" || Languages("deu") != "lang:deu" {
+		t.Error(`Languages("") or of one code`)
+	}
+	var none Line
+	if none.Languages() != "" {
+		t.Error("a line without the annotation has languages")
+	}
+}

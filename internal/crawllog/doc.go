@@ -36,7 +36,12 @@
 //	   in V), "warc:FILE@OFFSET" (the record's file and the
 //	   offset of its gzip member), "err:KIND" (why a fetch failed),
 //	   "skip:REASON" (why a URL was refused), "nostore" (the store filter
-//	   kept it out of the WARC files)
+//	   kept it out of the WARC files), and last "lang:CODES" (the page's
+//	   languages when they were detected, --languages or a filter that
+//	   reads them: ISO 639-3 codes, largest share first, separated by ";"
+//	   since a comma separates annotations, as in "lang:eng;fra";
+//	   Languages writes it, Line.Languages reads it back as the CDXJ
+//	   field has it, "eng,fra")
 //
 // The negative codes are Heritrix's (FetchStatusCodes): -1 the name did
 // not resolve, -2 the connection failed, -3 the connection broke, -4 a

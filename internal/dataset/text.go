@@ -1,8 +1,6 @@
 package dataset
 
 import (
-	"strings"
-
 	"github.com/petrel-crawler/petrel/internal/extract"
 	"github.com/petrel-crawler/petrel/internal/lang"
 )
@@ -32,11 +30,7 @@ func pageText(rec *record, t Text) (text []byte, langs string) {
 	if text == nil {
 		text = visibleText(rec)
 	}
-	var codes []string
-	for _, s := range lang.Detect(string(text)) {
-		codes = append(codes, s.Code)
-	}
-	return text, strings.Join(codes, ",")
+	return text, lang.Codes(lang.Detect(string(text)))
 }
 
 // mainText is the main text of rec: the page's title on the first line

@@ -25,8 +25,9 @@
 //
 //	SchemeEquals(https) and not (HostEndsWith(.example.org) or PathEndsWithOneOf(.jpg,.png))
 //
-// The predicates (URL ones decide at every stage; response ones from the
-// parse stage; IsDuplicate in parse and follow only):
+// The predicates (URL ones decide at every stage; response ones, the
+// language's among them, in the parse, follow and store stages;
+// IsDuplicate in parse and follow only):
 //
 //	SchemeEquals(s)              the scheme is s
 //	HostEquals(h)                the host is h (case-insensitive)
@@ -50,6 +51,10 @@
 //	StatusCategory(n)            the status is nxx
 //	StatusEquals(n)              the status is n
 //	IsDuplicate                  the payload is one already stored (a revisit record)
+//	LanguageIsOneOf(c,d,…)       the page's main language (the largest share of its
+//	                             text, package lang) is one of the ISO 639-3 codes;
+//	                             und: none was identified (not an HTML or text/plain
+//	                             page, or too little text), e.g. LanguageIsOneOf(eng,und)
 //
 // Arguments are the text between the parentheses, trimmed; list
 // predicates split it at commas. An argument in double quotes may hold
@@ -61,4 +66,12 @@
 // the seeds; they hold no state that changes during a crawl, so they are
 // safe for concurrent use and a resumed crawl filters as the first run did.
 // A URL refused by a filter is counted by the caller, never fetched.
+//
+// Languages. A filter that reads a page's languages (NeedsLanguage) has
+// the caller detect them before the store stage (package agent: the
+// page is parsed once, before it is stored). A page the store filter
+// refuses for its language is counted and logged as every store refusal
+// is ("nostore" in crawl.log, filter-store in skipped.jsonl); its links
+// are still followed, as the follow filter says (which may read the
+// language too: LanguageIsOneOf in the follow filter stops them).
 package filter

@@ -22,6 +22,7 @@ type needs uint8
 const (
 	needsResponse  needs = 1 << iota // status, content type
 	needsDuplicate                   // whether the payload duplicates one stored
+	needsLanguage                    // the page's languages
 )
 
 // node is one vertex of the predicate tree.
@@ -87,6 +88,10 @@ func (e *Expr) Accept(s *Subject) bool {
 	}
 	return e.root.eval(s)
 }
+
+// NeedsLanguage reports whether the filter reads a page's languages
+// (Subject.Languages), which the caller then detects.
+func (e *Expr) NeedsLanguage() bool { return e != nil && e.needs&needsLanguage != 0 }
 
 // String returns the filter as written.
 func (e *Expr) String() string {

@@ -20,6 +20,7 @@ func subject(t testing.TB, raw string, depth int, hops string) *Subject {
 func TestPredicates(t *testing.T) {
 	page := subject(t, "https://www.Example.org:8443/blog/2024/a.JPG?x=1", 3, "LLE")
 	page.Status, page.ContentType, page.Duplicate = 404, "Text/HTML; charset=utf-8", true
+	page.Languages = "fra,eng"
 	seed := subject(t, "http://example.org/", 0, "")
 	cases := []struct {
 		filter     string
@@ -55,6 +56,10 @@ func TestPredicates(t *testing.T) {
 		{"StatusCategory(4)", true, false},
 		{"StatusEquals(404)", true, false},
 		{"IsDuplicate", true, false},
+		{"LanguageIsOneOf(FRA)", true, false},
+		{"LanguageIsOneOf(deu,fra)", true, false},
+		{"LanguageIsOneOf(eng)", false, false}, // the main language only
+		{"LanguageIsOneOf(eng,und)", false, true},
 		{"not IsSeed", true, false},
 		{"!IsSeed & SchemeEquals(https)", true, false},
 		{"IsSeed or SchemeEquals(https) and false", false, true}, // and binds tighter
@@ -103,6 +108,8 @@ func TestErrors(t *testing.T) {
 		{"StatusCategory(7)", 1, "status class"},
 		{"not IsSeed and URLMatchesRegex([)", 16, "URLMatchesRegex"},
 		{"LastHopIs(Q)", 1, "hop letter"},
+		{"LanguageIsOneOf(en)", 1, "not an ISO 639-3 code"},
+		{"LanguageIsOneOf", 1, "needs ISO 639-3 codes"},
 		{`URLContains("abc)`, 13, "never closed"},
 		{"IsSeed # comment", 8, "unexpected"},
 		{"é or x", 1, `"é"`},
@@ -127,6 +134,7 @@ func TestStages(t *testing.T) {
 	ok := []Settings{
 		{ScheduleFilter: "not PathEndsWithOneOf(.jpg)", FetchFilter: "HostEndsWith(.org)"},
 		{ParseFilter: "ContentTypeStartsWith(text/)", FollowFilter: "not IsDuplicate", StoreFilter: "not StatusCategory(5)"},
+		{StoreFilter: "LanguageIsOneOf(eng,und)", FollowFilter: "LanguageIsOneOf(eng)"},
 		{ScheduleFilter: "true"},
 	}
 	for _, s := range ok {
@@ -145,6 +153,7 @@ func TestStages(t *testing.T) {
 		{Settings{ScheduleFilter: "StatusCategory(2)"}, "--schedule-filter: the schedule stage comes before the response"},
 		{Settings{FetchFilter: "IsDuplicate"}, "--fetch-filter"},
 		{Settings{StoreFilter: "IsDuplicate"}, "--store-filter"},
+		{Settings{FetchFilter: "LanguageIsOneOf(eng)"}, "--fetch-filter: the fetch stage comes before the response"},
 		{Settings{FollowFilter: "IsSeed and"}, "--follow-filter: column 11"},
 	}
 	for _, c := range bad {
@@ -152,8 +161,12 @@ func TestStages(t *testing.T) {
 			t.Errorf("%+v: %v, want %q", c.s, err, c.want)
 		}
 	}
+	st, _ := NewStages(&Settings{StoreFilter: "not LanguageIsOneOf(fra)"})
+	if plain, _ := NewStages(&ok[0]); !st.NeedsLanguage() || plain.NeedsLanguage() {
+		t.Error("NeedsLanguage is true only when a stage's filter reads the languages")
+	}
 	var none *Stages
-	if none.Active(StageParse) || !none.Accept(StageParse, nil) || none.Rule(StageParse) != "" {
+	if none.NeedsLanguage() || none.Active(StageParse) || !none.Accept(StageParse, nil) || none.Rule(StageParse) != "" {
 		t.Error("a nil Stages must accept everything")
 	}
 }

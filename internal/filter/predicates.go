@@ -3,6 +3,7 @@ package filter
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,6 +21,10 @@ type Subject struct {
 	Status      int    // HTTP status (parse, follow, store)
 	ContentType string // Content-Type header as received (parse, follow, store)
 	Duplicate   bool   // the payload duplicates one already stored (parse, follow)
+	// Languages are the page's languages (parse, follow, store), as a
+	// CDXJ line's languages field has them: ISO 639-3 codes, largest
+	// share first, comma-separated; "" when none was identified.
+	Languages string
 
 	str, surt string // computed on first use
 }
@@ -235,11 +240,32 @@ func init() {
 			make: oneInt("StatusEquals", 100, func(n int) func(*Subject) bool {
 				return func(s *Subject) bool { return s.Status == n }
 			})},
+		"LanguageIsOneOf": {arity: 2, list: true, needs: needsResponse | needsLanguage, argHelp: "ISO 639-3 codes (und: none identified)", example: "LanguageIsOneOf(eng,fra)",
+			doc: "the page's main language (the largest share of its text) is one of the ISO 639-3 codes; und stands for a response in which no language was identified (not a page, or too little text)",
+			make: func(args []string) (node, error) {
+				codes := lowerAll(args)
+				for _, c := range codes {
+					if len(c) != 3 || strings.Trim(c, "abcdefghijklmnopqrstuvwxyz") != "" {
+						return nil, fmt.Errorf("%q is not an ISO 639-3 code (three letters)", c)
+					}
+				}
+				return pred("LanguageIsOneOf", args, func(s *Subject) bool { return slices.Contains(codes, mainLanguage(s.Languages)) }), nil
+			}},
 		"IsDuplicate": {arity: 0, needs: needsDuplicate, example: "IsDuplicate", doc: "the response's payload is identical to one already stored (it was written as a revisit record)",
 			make: func([]string) (node, error) {
 				return predicate{text: "IsDuplicate", test: func(s *Subject) bool { return s.Duplicate }}, nil
 			}},
 	}
+}
+
+// mainLanguage returns the first code of a languages field, "und" for
+// an empty one.
+func mainLanguage(langs string) string {
+	if langs == "" {
+		return "und"
+	}
+	code, _, _ := strings.Cut(langs, ",")
+	return code
 }
 
 func regexPred(name string, field func(s *Subject) string) func([]string) (node, error) {

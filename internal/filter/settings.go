@@ -42,7 +42,7 @@ func (s *Settings) Table() settings.Table {
 		"filter a queued URL must pass when it comes up for its request, e.g. 'not HostEndsWith(.example.org)'",
 		"filter a response must pass to be parsed for links, e.g. 'ContentTypeStartsWith(text/html)'",
 		"filter a parsed page must pass for its links and requisites to be followed, e.g. 'StatusCategory(2) and not IsDuplicate'",
-		"filter a response must pass to be written to the WARC files, e.g. 'not StatusCategory(5)'",
+		"filter a response must pass to be written to the WARC files, e.g. 'not StatusCategory(5)', or 'LanguageIsOneOf(eng,und)' (English pages and what is not a page; docs/datasets.md)",
 	}
 	for i, p := range s.filterTexts() {
 		stage := Stage(i)

@@ -40,7 +40,7 @@ func (st Stage) Check(e *Expr) error {
 	}
 	switch {
 	case st <= StageFetch && e.needs&(needsResponse|needsDuplicate) != 0:
-		return fmt.Errorf("the %s stage comes before the response: ContentTypeStartsWith, StatusCategory, StatusEquals and IsDuplicate cannot be decided there", st)
+		return fmt.Errorf("the %s stage comes before the response: ContentTypeStartsWith, StatusCategory, StatusEquals, LanguageIsOneOf and IsDuplicate cannot be decided there", st)
 	case st == StageStore && e.needs&needsDuplicate != 0:
 		return fmt.Errorf("the store stage comes before the WARC writer knows whether the payload is a duplicate: IsDuplicate cannot be decided there (use it in the parse or follow stage)")
 	}
@@ -87,6 +87,20 @@ func (st *Stages) Accept(stage Stage, s *Subject) bool {
 		return true
 	}
 	return st.exprs[stage].Accept(s)
+}
+
+// NeedsLanguage reports whether a stage's filter reads a page's
+// languages.
+func (st *Stages) NeedsLanguage() bool {
+	if st == nil {
+		return false
+	}
+	for _, e := range st.exprs {
+		if e.NeedsLanguage() {
+			return true
+		}
+	}
+	return false
 }
 
 // Rule returns the text of the stage's filter ("" when none).

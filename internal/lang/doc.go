@@ -47,7 +47,8 @@
 // docs/datasets-text.md.
 //
 // Files:
-//   - lang.go: Share, Detect, the chunking and the code mapping.
+//   - lang.go: Share, Detect, the chunking, the code mapping, and Codes
+//     (languages as Common Crawl writes them, "eng,fra").
 //   - model.go: the model file's format, its decoding, a chunk's language.
 //   - ngram.go: a text's character n-grams (hashed) and its scripts.
 //   - model.bin: the model, embedded; written by gen/.
@@ -62,7 +63,9 @@
 //     lingua-go beside them.
 //   - lang_test.go, golden_test.go: Detect (fixed answers, edge cases),
 //     .mo reading, codes; corpus_test.go: the split's families, roff;
-//     bench_test.go: the benchmark as a test, with PETREL_LANG_BENCH=1.
+//     bench_test.go: the benchmark as a test, with PETREL_LANG_BENCH=1;
+//     prefix_test.go: accuracy and time of Detect on the first N KiB of
+//     long man pages, with PETREL_LANG_BENCH=1.
 package lang
 
 //go:generate go run ./gen -locale /usr/share/locale -o model.bin

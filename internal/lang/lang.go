@@ -147,3 +147,21 @@ func Macro(code string) string {
 	}
 	return code
 }
+
+// Codes writes languages as Common Crawl writes them (cc-index's
+// content_languages, the CDXJ field languages, WET's
+// WARC-Identified-Content-Language): their codes, largest share first,
+// comma-separated; "" for none.
+func Codes(shares []Share) string {
+	switch len(shares) {
+	case 0:
+		return ""
+	case 1:
+		return shares[0].Code
+	}
+	codes := make([]string, len(shares))
+	for i, s := range shares {
+		codes[i] = s.Code
+	}
+	return strings.Join(codes, ",")
+}

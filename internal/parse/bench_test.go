@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/petrel-crawler/petrel/internal/lang"
 	"github.com/petrel-crawler/petrel/internal/urlx"
 )
 
@@ -99,5 +100,33 @@ func BenchmarkIsHTML(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = IsHTML(h, page)
+	}
+}
+
+// BenchmarkHTMLSyntheticText is BenchmarkHTMLSynthetic keeping the first
+// 4 KiB of the visible text (Options.MaxText), as a crawl that detects
+// languages parses a page.
+func BenchmarkHTMLSyntheticText(b *testing.B) { benchmarkHTMLSynthetic(b, Options{MaxText: 4 << 10}) }
+
+// BenchmarkHTMLTextLanguages is what a crawl with --languages does with a
+// page beyond the parse: BenchmarkHTMLSyntheticText, then lang.Detect of
+// its title and text, for BenchmarkHTML's page and the synthetic one.
+func BenchmarkHTMLTextLanguages(b *testing.B) {
+	synth, err := os.ReadFile("testdata/synthetic-page.html")
+	if err != nil {
+		b.Fatal(err)
+	}
+	base, _ := urlx.Parse("http://h000.petrel.test:38007/")
+	h := http.Header{"Content-Type": {"text/html; charset=utf-8"}}
+	for name, page := range map[string][]byte{"catalogue": benchPage(), "synthetic": synth} {
+		b.Run(name, func(b *testing.B) {
+			res := HTML(base, h, page, Options{MaxText: 4 << 10})
+			b.Logf("%d bytes of text: %v", len(res.Text), lang.Detect(res.Title+"\n"+string(res.Text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				res := HTML(base, h, page, Options{MaxText: 4 << 10})
+				lang.Detect(res.Title + "\n" + string(res.Text))
+			}
+		})
 	}
 }

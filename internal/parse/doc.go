@@ -80,7 +80,9 @@
 // <base href>, the <meta>, <link> and <script src> elements, the links and
 // embeds with their attributes as written and the anchors' text) and its
 // visible text, one line per block element, for package dataset. Without
-// it the pass costs what it did.
+// it the pass costs what it did. With Options.MaxText the same pass keeps
+// only the first MaxText bytes of the visible text, in Result.Text
+// (visible.go; the crawler detects a page's languages on it).
 //
 // Invariants: HTML never fails and never panics on arbitrary input; every
 // returned link is an absolute, normalised http or https URL.

@@ -31,7 +31,7 @@ type PageMeta struct {
 
 	anchor    int // index in Links of the open <a>, or -1
 	anchorTxt []byte
-	space     bool // white space is pending in Text
+	vis       visibleText // Text as it is collected
 }
 
 // Fields is an element's attributes as name, value pairs: Fields[2i] is a
@@ -50,7 +50,7 @@ func (f Fields) Get(name string) string {
 
 // reset empties m for a new page, keeping its buffers.
 func (m *PageMeta) reset() {
-	*m = PageMeta{Text: m.Text[:0], anchorTxt: m.anchorTxt[:0], anchor: -1}
+	*m = PageMeta{anchorTxt: m.anchorTxt[:0], anchor: -1, vis: visibleText{b: m.Text[:0]}}
 }
 
 // linkElement is how WAT lists an element among Links: the attribute
@@ -193,26 +193,11 @@ func (m *PageMeta) text(t []byte) {
 	if m.anchor >= 0 && len(m.anchorTxt) < MaxAnchorText {
 		m.anchorTxt = append(m.anchorTxt, t[:min(len(t), MaxAnchorText-len(m.anchorTxt))]...)
 	}
-	for _, c := range t {
-		if isSpace(c) {
-			m.space = true
-			continue
-		}
-		if m.space && len(m.Text) > 0 && m.Text[len(m.Text)-1] != '\n' {
-			m.Text = append(m.Text, ' ')
-		}
-		m.space = false
-		m.Text = append(m.Text, c)
-	}
+	m.vis.add(t)
 }
 
 // lineBreak ends the current line of Text, if it has any text.
-func (m *PageMeta) lineBreak() {
-	if len(m.Text) > 0 && m.Text[len(m.Text)-1] != '\n' {
-		m.Text = append(m.Text, '\n')
-	}
-	m.space = false
-}
+func (m *PageMeta) lineBreak() { m.vis.lineBreak() }
 
 // endAnchor gives the open <a> its text, white space collapsed.
 func (m *PageMeta) endAnchor() {
@@ -229,7 +214,7 @@ func (m *PageMeta) endAnchor() {
 // with a line break unless it is empty.
 func (m *PageMeta) finish() {
 	m.endAnchor()
-	m.lineBreak()
+	m.Text = m.vis.text()
 }
 
 // collapseSpace returns b with runs of white space turned into one space,

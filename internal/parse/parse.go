@@ -16,6 +16,10 @@ import (
 // positive.
 const DefaultMaxLinks = 5000
 
+// maxTextCap bounds the room Options.MaxText reserves for the text at
+// the start of a pass.
+const maxTextCap = 64 << 10
+
 // MaxTitle is the longest Result.Title kept, in bytes; a longer title is
 // cut at a character boundary.
 const MaxTitle = 1024
@@ -31,6 +35,9 @@ type Options struct {
 	// Meta, when not nil, is reset and filled in the same pass with the
 	// page's metadata elements and visible text (see PageMeta).
 	Meta *PageMeta
+	// MaxText, when positive, has the same pass keep the first MaxText
+	// bytes of the page's visible text in Result.Text; 0 keeps none.
+	MaxText int
 }
 
 // Result is what one pass over an HTML page yields.
@@ -49,6 +56,10 @@ type Result struct {
 	TextDigest    [16]byte   // BUbiNG-style content digest, see below
 	SimHash       uint64     // 64-bit SimHash of the page text's word shingles (near-duplicate detection; see Hamming)
 	Shingles      int        // shingles behind SimHash (few shingles make an unreliable fingerprint)
+	// Text is the start of the page's visible text (Options.MaxText; nil
+	// without it), as PageMeta.Text has it, cut at a character boundary
+	// at most MaxText bytes in.
+	Text []byte
 }
 
 // dedupMapThreshold is the number of kept links from which duplicates are
@@ -75,7 +86,8 @@ type extractor struct {
 	res      Result
 	dig      digester
 	sim      simhasher
-	page     *PageMeta // Options.Meta
+	page     *PageMeta    // Options.Meta
+	text     *visibleText // Options.MaxText, or nil
 }
 
 // urlList is the links (or requisites) of a page: in order, without
@@ -120,6 +132,9 @@ func (x *extractor) begin(base urlx.URL, header http.Header, body []byte, opts O
 	if x.page = opts.Meta; x.page != nil {
 		x.page.reset()
 	}
+	if opts.MaxText > 0 {
+		x.text = &visibleText{max: opts.MaxText, b: make([]byte, 0, min(opts.MaxText, maxTextCap)+1)}
+	}
 	return text
 }
 
@@ -129,6 +144,9 @@ func (x *extractor) finish() Result {
 	x.res.SimHash, x.res.Shingles = x.sim.sum()
 	if x.page != nil {
 		x.page.finish()
+	}
+	if x.text != nil {
+		x.res.Text = x.text.text()
 	}
 	x.res.Links, x.res.LinksDropped = x.links.urls, x.links.dropped
 	x.res.Embeds, x.res.EmbedsDropped = x.reqs.urls, x.reqs.dropped
@@ -225,6 +243,9 @@ func (x *extractor) run(text []byte) {
 					if x.page != nil {
 						x.page.text(t)
 					}
+					if x.text != nil && !x.text.full() {
+						x.text.add(t)
+					}
 				}
 			}
 		case tokStartTag:
@@ -237,6 +258,9 @@ func (x *extractor) run(text []byte) {
 			if x.page != nil {
 				x.page.startTag(&s, name)
 			}
+			if x.text != nil && !x.text.full() && isBlock(name) {
+				x.text.lineBreak()
+			}
 			x.dig.tag(false, name, src)
 			x.sim.endWord()
 			switch string(name) {
@@ -247,6 +271,9 @@ func (x *extractor) run(text []byte) {
 		case tokEndTag:
 			if x.page != nil {
 				x.page.endTag(s.tagName())
+			}
+			if x.text != nil && !x.text.full() && isBlock(s.tagName()) {
+				x.text.lineBreak()
 			}
 			x.dig.tag(true, s.tagName(), nil)
 			x.sim.endWord()

@@ -100,7 +100,11 @@
 // With Options.Index the writer keeps the CDXJ lines of the open file
 // (memory bounded by Options.IndexBudget, then sorted runs on disk) and
 // writes them, sorted, to NAME.cdxj beside NAME.warc.gz when the file is
-// closed. IndexCrawl merges the per-file indexes of a crawl directory into
+// closed; an Exchange's Languages (the page's, when the crawl detects
+// them) end its line as the field "languages", as in Common Crawl's CDXJ
+// index. The WARC records do not carry them, so an index made again from
+// the WARC file (IndexFile, "petrel warc cdxj", a repair) has no
+// languages field. IndexCrawl merges the per-file indexes of a crawl directory into
 // indexes/index.cdxj, rebuilding from the WARC file any that is missing or
 // older than its file; a file that cannot be read through (cut short) is
 // left out and reported, not an error. Repair, after a crash, cuts each

@@ -22,10 +22,14 @@ import (
 
 // A CDXJ index line is
 //
-//	SURT-KEY 14-DIGIT-TIMESTAMP {"url":…,"mime":…,"status":…,"digest":…,"length":…,"offset":…,"filename":…}
+//	SURT-KEY 14-DIGIT-TIMESTAMP {"url":…,"mime":…,"status":…,"digest":…,"length":…,"offset":…,"filename":…,"languages":…}
 //
 // with the fields in that order, "mime", "status" and "digest" omitted when
-// unknown, and the JSON written as JavaScript's JSON.stringify writes it
+// unknown, "languages" (the page's languages as Common Crawl's cc-index
+// writes them: ISO 639-3 codes, largest share first, comma-separated, as
+// "eng,fra") only in a line the writer wrote for an exchange whose
+// Languages it was given (an index made again from the WARC file has
+// none), and the JSON written as JavaScript's JSON.stringify writes it
 // (no HTML escaping), so that an index equals warcio's cdx-index byte for
 // byte. An index is sorted by the bytes of its lines (LC_ALL=C sort order),
 // which is also the order of key, then timestamp, since a space sorts
@@ -42,6 +46,7 @@ type indexEntry struct {
 	length   int64  // of the record as stored (its gzip member)
 	offset   int64
 	filename string // base name of the WARC file
+	langs    string // the languages field, or "" to leave it out
 }
 
 // cdxjPrefix returns the part of e's line before its length, offset and
@@ -68,20 +73,25 @@ func (e *indexEntry) cdxjPrefix(b []byte) []byte {
 	return b
 }
 
-// cdxjSuffix completes a line begun by cdxjPrefix.
-func cdxjSuffix(b []byte, length, offset int64, filename string) []byte {
+// cdxjSuffix completes a line begun by cdxjPrefix; langs "" leaves the
+// languages field out.
+func cdxjSuffix(b []byte, length, offset int64, filename, langs string) []byte {
 	b = append(b, `,"length":"`...)
 	b = strconv.AppendInt(b, length, 10)
 	b = append(b, `","offset":"`...)
 	b = strconv.AppendInt(b, offset, 10)
 	b = append(b, `","filename":`...)
 	b = appendJSString(b, filename)
+	if langs != "" {
+		b = append(b, `,"languages":`...)
+		b = appendJSString(b, langs)
+	}
 	return append(b, '}')
 }
 
 // line returns e's whole CDXJ line, without a line break.
 func (e *indexEntry) line() []byte {
-	return cdxjSuffix(e.cdxjPrefix(make([]byte, 0, 256)), e.length, e.offset, e.filename)
+	return cdxjSuffix(e.cdxjPrefix(make([]byte, 0, 256)), e.length, e.offset, e.filename, e.langs)
 }
 
 // appendJSString appends s as JSON.stringify quotes a string: '"' and '\'

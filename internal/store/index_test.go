@@ -309,3 +309,42 @@ func TestCat(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterIndexLanguages: an exchange's Languages end its CDXJ line as
+// the languages field, after the filename, as Common Crawl's index has
+// it; an exchange without them has no such field, and the index made
+// again from the WARC file has none.
+func TestWriterIndexLanguages(t *testing.T) {
+	opts := testOptions(t)
+	opts.Index = true
+	w, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i, langs := range []string{"eng,fra", ""} {
+		ex := &Exchange{TargetURI: fmt.Sprintf("http://a.test/%d", i), IP: "127.0.0.1", Date: d, Request: request("/"),
+			Response: response("200 OK", "Content-Type: text/html\r\n", fmt.Sprint("page ", i)), Languages: langs}
+		if _, err := w.Write(ex); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(opts.Dir, "*.warc.gz"))
+	if len(files) != 1 {
+		t.Fatalf("WARC files %v", files)
+	}
+	got, err := os.ReadFile(fileIndexName(files[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n")
+	if len(lines) != 2 || !strings.HasSuffix(lines[0], `.warc.gz","languages":"eng,fra"}`) || strings.Contains(lines[1], "languages") {
+		t.Errorf("index lines:\n%s", got)
+	}
+	if rebuilt := cdxjOf(t, files[0]); strings.Contains(rebuilt, "languages") {
+		t.Errorf("index of the WARC file has languages:\n%s", rebuilt)
+	}
+}

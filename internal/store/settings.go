@@ -20,6 +20,11 @@ type Settings struct {
 	// text, else the visible text) or "all" (the whole page's visible
 	// text); package dataset's Text.
 	WETText string
+	// Languages detects the languages of every HTML and text/plain page
+	// as it is fetched, for its CDXJ line's languages field and its
+	// crawl.log line (a filter that reads them detects them whatever
+	// this says).
+	Languages bool
 	// DedupIndex is an earlier crawl's CDXJ index (a file, a crawl
 	// directory or a directory of *.cdxj files): a 200 response whose
 	// payload it lists is a revisit record referring to that capture.
@@ -56,6 +61,9 @@ func (s *Settings) Table() settings.Table {
 			In(settings.Storage).SetFixed(open),
 		settings.Bool(&s.CCIndex, "cc-index", false, "write the columnar index indexes/cc-index.parquet (Common Crawl's cc-index-table columns) at the end").
 			WithDoc("write `indexes/cc-index.parquet` at the end: Common Crawl's cc-index-table columns and `content_simhash`, one row per capture (docs/datasets.md)").
+			In(settings.Storage).SetFixed(open),
+		settings.Bool(&s.Languages, "languages", false, "detect each page's languages as it is fetched: the CDXJ field languages and a lang: annotation in crawl.log").
+			WithDoc("detect the languages of each HTML and text/plain page as it is fetched (up to three ISO 639-3 codes, from the first 4 KiB of its text) for the `languages` field of its CDXJ line and the `lang:` annotation of its crawl.log line; off by default, as detection adds CPU to every page (BENCHMARKS.md); a filter with `LanguageIsOneOf` detects them whatever this says (docs/datasets.md)").
 			In(settings.Storage).SetFixed(open),
 		settings.String(&s.DedupIndex, "dedup-index", "",
 			"an earlier crawl's CDXJ index (FILE, crawl DIR or DIR of *.cdxj): a 200 response whose payload it lists is stored as a revisit record referring to that capture").

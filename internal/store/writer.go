@@ -174,6 +174,11 @@ type Exchange struct {
 	// to it (WARC-Refers-To, -Target-URI, -Date). Nil for any other
 	// exchange; ignored unless the status is 304.
 	NotModified *Original
+	// Languages are the page's languages as its CDXJ line's languages
+	// field holds them (ISO 639-3 codes, largest share first,
+	// comma-separated: lang.Codes); "" leaves the field out. The WARC
+	// records do not hold them.
+	Languages string
 }
 
 // Original names a stored response record: what a revisit refers to.
@@ -255,6 +260,7 @@ type job struct {
 	rawLen     int64
 	revisit    bool
 	index      []byte        // the response's CDXJ line up to its length (Options.Index)
+	langs      string        // its languages field (Exchange.Languages)
 	compressed chan struct{} // one token when members are ready
 	done       chan struct{} // one token when res/err are final
 	res        Result
@@ -601,6 +607,7 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 			e.mime = "warc/revisit"
 		}
 		j.index = e.cdxjPrefix(j.index[:0])
+		j.langs = ex.Languages
 	}
 	w.ordered <- j
 	w.work <- j
@@ -821,7 +828,7 @@ func (w *Writer) appendJob(j *job) (int64, error) {
 		}
 	}
 	if c.index != nil {
-		if err := c.index.add(cdxjSuffix(bytes.Clone(j.index), j.res.Length, j.res.Offset, c.name)); err != nil {
+		if err := c.index.add(cdxjSuffix(bytes.Clone(j.index), j.res.Length, j.res.Offset, c.name, j.langs)); err != nil {
 			return total, err
 		}
 	}
