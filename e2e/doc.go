@@ -7,8 +7,10 @@
 // tests are built with it (main_test.go): the crawler's concurrency runs
 // under the detector in its packages' own tests, and a race-instrumented
 // crawler on two cores is several times slower. TestCrawlSyntheticWeb
-// alone runs a build with -race, so that one whole crawl runs under the
-// detector end to end.
+// and TestCrawlHostileWeb run a build with -race: whole crawls under the
+// detector end to end (and the hostile web, served by this process with
+// an IP delay of 5 ms, is judged from a log whose times lag a crawler
+// built without the detector).
 //
 // The synthetic web runs in the test process, except for the cluster
 // tests that kill or stop an agent (TestClusterKillAndRestart, the death

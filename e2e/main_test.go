@@ -13,8 +13,8 @@ import (
 // two cores measures the detector, not the crawl, and the agent's
 // concurrency runs under the detector in its own package's tests.
 // racePetrel is the same command built with -race when the tests are (the
-// one whole crawl that runs under the detector end to end,
-// TestCrawlSyntheticWeb), petrel otherwise.
+// whole crawls that run under the detector end to end,
+// TestCrawlSyntheticWeb and TestCrawlHostileWeb), petrel otherwise.
 var petrel, racePetrel string
 
 func TestMain(m *testing.M) {
