@@ -32,13 +32,14 @@ type FetchRecord struct {
 	Bytes int64
 }
 
-// EachFetchRecord calls fn with the FetchRecord of every response and revisit
-// record, in file order, of the WARC files WARCFiles finds in paths that
-// were last modified at or after since (a file not written since holds no
-// record dated after it). A path that does not exist holds no file. A
-// file that cannot be read through is an error, returned after fn has
-// seen the records before the unreadable one; an error of fn stops the
-// walk and is returned.
+// EachFetchRecord calls fn with the FetchRecord of every response and
+// revisit record, in file order, of the WARC files WARCFiles finds in
+// paths that were last modified at or after since (a file not written
+// since holds no record dated after it). A path that does not exist holds
+// no file. A file that cannot be read through is an error: the walk goes
+// on with the next file (fn has seen the records before the unreadable
+// one), and the errors are returned together at the end. An error of fn
+// stops the walk and is returned.
 func EachFetchRecord(paths []string, since time.Time, fn func(FetchRecord) error) error {
 	var existing []string
 	for _, p := range paths {
@@ -67,13 +68,14 @@ func EachFetchRecord(paths []string, since time.Time, fn func(FetchRecord) error
 	return errors.Join(errs...)
 }
 
-// fnError carries an error of EachFetchRecord's fn out of eachFetchRecord.
+// fnError carries an error of EachFetchRecord's fn out of
+// eachFetchRecord.
 type fnError struct{ err error }
 
 func (e fnError) Error() string { return e.err.Error() }
 
-// eachFetchRecord calls fn with the FetchRecord of every response and revisit
-// record of the WARC file at path.
+// eachFetchRecord calls fn with the FetchRecord of every response and
+// revisit record of the WARC file at path.
 func eachFetchRecord(path string, fn func(FetchRecord) error) error {
 	r, err := gowarc.NewWarcFileReader(path, 0,
 		gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore),
@@ -102,8 +104,9 @@ func eachFetchRecord(path string, fn func(FetchRecord) error) error {
 	}
 }
 
-// fetchRecordOf returns the FetchRecord of a response or revisit record; false
-// for any other record, or one without a target URI or a readable date.
+// fetchRecordOf returns the FetchRecord of a response or revisit record;
+// false for any other record, or one without a target URI or a readable
+// date.
 func fetchRecordOf(rec gowarc.Record) (FetchRecord, bool) {
 	wr := rec.WarcRecord
 	typ := wr.Type()
