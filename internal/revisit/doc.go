@@ -32,7 +32,8 @@
 // measures about 570 bytes of file per URL of 60 bytes. The file is memory-mapped, not loaded: the Go
 // heap holds a histogram of 160 counters, the claims of the fetches in
 // flight (at most Config.MaxIssued) and counters, whatever the number of
-// URLs. Writes go to the operating system at each commit (no fsync: they
+// URLs; while Open settles the claims a dead process left, those claims
+// and the visits found of them (as many at most). Writes go to the operating system at each commit (no fsync: they
 // survive the death of the process); Sync, called at each checkpoint and
 // at Close, makes them durable against the machine's. A revisit costs
 // three transactions: its issue (many to one), its claim and its visit
