@@ -69,6 +69,7 @@ func (a *Agent) handle(r *fetched) {
 		// Not stored, but read as a stored page is: its links are
 		// followed as the follow filter says.
 		a.logResponse(t, r.fetcher, resp, nil, "nostore", langs)
+		a.unclaimRevisit(t, r.revisit, true) // revisits.go: a revisit not stored is scheduled again one interval on
 		a.follow(t, resp, false, false, pre)
 		return
 	}

@@ -11,12 +11,9 @@ package agent
 
 import (
 	"context"
-	"encoding/base32"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/console"
@@ -30,13 +27,15 @@ import (
 )
 
 // openRevisits opens the schedule of a --revisit crawl, once the frontier
-// is open; recovering says the last process died.
+// is open and the WARC files are whole (the schedule commits from them
+// the revisits stored before the last process died), before any fetch;
+// recovering says the last process died.
 func (a *Agent) openRevisits(cfg *Config, recovering bool) error {
 	if !cfg.Revisit.On {
 		return nil
 	}
 	s, err := revisit.Open(revisit.Config{Dir: filepath.Join(cfg.Dir, "state", "revisit"), Settings: cfg.Revisit,
-		Issue: a.issueRevisit, Reissue: recovering, Logger: a.log}) // clusterrevisits.go
+		Issue: a.issueRevisit, Reissue: recovering, WARCDir: filepath.Join(cfg.Dir, "warc"), Logger: a.log}) // clusterrevisits.go
 	if err != nil {
 		return err
 	}
@@ -138,7 +137,7 @@ func notModifiedOf(r *fetched) *store.Original {
 	if st == nil || r.resp.Status != http.StatusNotModified || st.RecordID == ([16]byte{}) {
 		return nil
 	}
-	return &store.Original{URI: r.resp.URL, Date: time.Unix(0, st.RecordDate), RecordID: recordIDString(st.RecordID)}
+	return &store.Original{URI: r.resp.URL, Date: time.Unix(0, st.RecordDate), RecordID: revisit.RecordIDString(st.RecordID)}
 }
 
 // visitedRevisit tells the schedule what the fetch of r found, once
@@ -158,10 +157,7 @@ func (a *Agent) visitedRevisit(r *fetched, res store.Result, err error) {
 	if lm, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
 		v.LastModified = lm
 	}
-	if d, err := base32.StdEncoding.DecodeString(strings.TrimPrefix(res.PayloadDigest, "sha1:")); err == nil && len(d) == len(v.Digest) {
-		copy(v.Digest[:], d)
-	}
-	v.RecordID = recordIDBytes(res.RecordID)
+	v.Digest, v.RecordID = revisit.ParseDigest(res.PayloadDigest), revisit.ParseRecordID(res.RecordID)
 	var meta [frontier.MetaLen]byte
 	r.task.Meta.Append(meta[:0])
 	var serr error
@@ -255,21 +251,4 @@ func revisitProgress(f revisit.Figures) string {
 		share = float64(f.NotModified) / float64(f.Revisits)
 	}
 	return fmt.Sprintf(" | revisits %d (304 %.0f%%), due %d, fresh~%.2f", f.Revisits, 100*share, f.Due, f.Freshness)
-}
-
-// recordIDBytes parses a WARC-Record-ID "<urn:uuid:...>" into its 16
-// bytes (zero when it is not one).
-func recordIDBytes(id string) [16]byte {
-	var u [16]byte
-	h := strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(id, "<urn:uuid:"), ">"), "-", "")
-	if b, err := hex.DecodeString(h); err == nil && len(b) == 16 {
-		copy(u[:], b)
-	}
-	return u
-}
-
-// recordIDString is the WARC-Record-ID of the UUID u.
-func recordIDString(u [16]byte) string {
-	h := hex.EncodeToString(u[:])
-	return "<urn:uuid:" + h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:] + ">"
 }

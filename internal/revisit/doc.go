@@ -3,13 +3,16 @@
 // due, through the frontier's politeness, with a conditional GET.
 //
 // Files: state.go (a URL's State, its encoding and its change-rate
-// estimate), schedule.go (the Schedule: its file, claims, visits),
-// later.go (first fetches committed many to a transaction),
-// move.go (entries moved between the schedules of a cluster's agents),
-// issue.go (Run: due URLs to the frontier), policy.go (the policies and
-// the change-rate optimum), hints.go (the sitemaps' changefreq and
-// lastmod), figures.go (counters and the estimated freshness),
-// settings.go (the settings table).
+// estimate), schedule.go (the Schedule: its file, visits, failures),
+// claims.go (Claim and Unclaim: a fetch's hold on a URL, in RAM and on
+// disk), recovery.go (the claims a dead process left, settled from the
+// WARC files), warcnames.go (record IDs and payload digests between
+// their WARC spelling and a State's bytes), later.go (first fetches
+// committed many to a transaction), move.go (entries moved between the
+// schedules of a cluster's agents), issue.go (Run: due URLs to the
+// frontier), policy.go (the policies and the change-rate optimum),
+// hints.go (the sitemaps' changefreq and lastmod), figures.go (counters
+// and the estimated freshness), settings.go (the settings table).
 //
 // # The schedule on disk
 //
@@ -19,7 +22,8 @@
 //	   policy's interval, the change history, ETag, Last-Modified, the
 //	   payload digest, the record ID and date of the last full capture)
 //	d  due time (8 bytes, big-endian) + URL → nothing: the URLs not issued, in due order
-//	i  URL → issue number: the URLs issued to the frontier, not yet visited
+//	i  URL → issue number (8 bytes), then, once a fetch claimed it, the
+//	   claim's time (8 bytes, Unix ns): the URLs issued to the frontier, not yet visited
 //	m  the last issue number; the rate histogram and the freshness sum (saved by Sync)
 //	h  URL → a sitemap's changefreq period (8 bytes), for URLs not yet visited (at most MaxHints)
 //
@@ -28,9 +32,12 @@
 // measures about 570 bytes of file per URL of 60 bytes. The file is memory-mapped, not loaded: the Go
 // heap holds a histogram of 160 counters, the claims of the fetches in
 // flight (at most Config.MaxIssued) and counters, whatever the number of
-// URLs. Writes go to the operating system at each commit (no fsync: they
+// URLs; while Open settles the claims a dead process left, those claims
+// and the visits found of them (as many at most). Writes go to the operating system at each commit (no fsync: they
 // survive the death of the process); Sync, called at each checkpoint and
-// at Close, makes them durable against the machine's.
+// at Close, makes them durable against the machine's. A revisit costs
+// three transactions: its issue (many to one), its claim and its visit
+// (each through bbolt's Batch, shared with concurrent ones).
 //
 // A first fetch (Scheduled) is held with others and committed in one
 // transaction when laterBatch are held, within laterEvery by Run, and at
@@ -46,19 +53,36 @@
 // through the frontier's politeness like any URL (the sieve is bypassed by
 // design: the frontier takes it as a ready URL). Before a revisit task is
 // fetched, Claim checks that its URL is still issued and not held by
-// another fetch; after the response is stored, Visited moves it, in one
-// transaction, from the issued set back to the due index at its next due
-// time. A task whose URL is no longer issued is a duplicate for a due time
-// already done: it is not fetched. Hence:
+// another fetch, and commits the claim's time beside its issue number;
+// after the response is stored, Visited moves it, in one transaction, from
+// the issued set back to the due index at its next due time. A task whose
+// URL is no longer issued is a duplicate for a due time already done: it
+// is not fetched. Hence:
 //   - a clean stop: the frontier saves its queue, revisit tasks included;
-//     the issued set is kept; nothing is issued again;
-//   - a crash (Config.Reissue): the frontier goes back to its checkpoint,
-//     which lacks what was issued since; Run issues the whole issued set
-//     again, and the duplicates of what the checkpoint holds, or of what
-//     was visited since, are refused by Claim.
+//     the issued set is kept; nothing is issued again (a fetch the stop
+//     cut is unclaimed: its claim's time is cleared);
+//   - a crash: Open (Config.WARCDir, the files repaired) looks, for each
+//     URL whose claim is recorded, for a response or revisit record of it
+//     dated at or after the claim (only the claimed fetch can have written
+//     one: the URL stayed issued since). Found, the visit is committed from
+//     the record (its status, payload digest, ETag, Last-Modified, record
+//     ID and date), as Visited would have; not found, the claim is cleared
+//     and the URL stays issued. Then Run (Config.Reissue) issues the whole
+//     issued set again, as the frontier went back to its checkpoint, which
+//     lacks what was issued since; the duplicates of what the checkpoint
+//     holds, or of what was visited since (committed before the crash or
+//     from its record), are refused by Claim.
 //
-// The one window left: the death of the process between a revisit's WARC
-// record and Visited's commit fetches that URL again after the restart.
+// What remains: a request in flight when the process dies (sent, its
+// response not yet stored) has no record; its URL is fetched again after
+// the restart, so the server sees two requests for the due time and the
+// archive holds one record. A power loss or an operating-system crash
+// loses the schedule's writes since its last Sync and the WARC files'
+// since their last fsync, the ones apart from the others: a revisit done
+// since may be done again (two records, when its record survived and its
+// commit did not), none is lost (each URL is back due or issued). A wall
+// clock set back between a claim and its request dates the record before
+// the claim: that revisit is done again.
 //
 // # Policies
 //

@@ -114,7 +114,7 @@ func (s *Schedule) issueDue(now time.Time, n int) (int, time.Time, error) {
 			if err := ub.Put([]byte(url), appendState(nil, &st)); err != nil {
 				return err
 			}
-			if err := ib.Put([]byte(url), binary.BigEndian.AppendUint64(nil, seq)); err != nil {
+			if err := ib.Put([]byte(url), issuedValue(seq, 0)); err != nil {
 				return err
 			}
 			recs = append(recs, record(&st, url))

@@ -19,7 +19,7 @@ import (
 var (
 	bucketURLs   = []byte("u") // URL → State
 	bucketDue    = []byte("d") // dueKey(Due, URL) → nothing, for the URLs not issued
-	bucketIssued = []byte("i") // URL → issue number (8 bytes), for the URLs issued
+	bucketIssued = []byte("i") // URL → issue number (8 bytes), then the claim's time (8 bytes) once claimed (claims.go)
 	bucketMeta   = []byte("m") // "seq" → the last issue number; "rates" → the histogram; "fresh" → the freshness sum (float64 bits)
 )
 
@@ -35,6 +35,11 @@ type Config struct {
 	// checkpoint that may not hold them; those it holds too are skipped
 	// by Claim).
 	Reissue bool
+	// WARCDir is where the crawl's WARC files are, whole (repaired after
+	// a crash): Open commits from them the visits whose records were
+	// stored after their claim and before the death of the last process
+	// (recovery.go). "": none is looked for.
+	WARCDir string
 	// MaxIssued bounds the URLs issued and not yet visited (default 4096).
 	MaxIssued int
 	Now       func() time.Time // nil: time.Now
@@ -72,7 +77,9 @@ type Schedule struct {
 	hintedDue    atomic.Int64 // URLs made due by a sitemap's lastmod (this process)
 }
 
-// Open opens (or creates) the schedule in cfg.Dir.
+// Open opens (or creates) the schedule in cfg.Dir. Before it returns, the
+// claims the last process left are settled from the WARC files in
+// cfg.WARCDir (recovery.go): no fetch may run before.
 func Open(cfg Config) (*Schedule, error) {
 	pol, err := newPolicy(cfg.Settings)
 	if err != nil {
@@ -97,6 +104,10 @@ func Open(cfg Config) (*Schedule, error) {
 	db.MaxBatchDelay, db.MaxBatchSize = 2*time.Millisecond, 256
 	s := &Schedule{cfg: cfg, db: db, pol: pol, now: cfg.Now, wake: make(chan struct{}, 1), claims: map[string]struct{}{}}
 	if err := s.load(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.recoverClaims(); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -164,37 +175,6 @@ func (s *Schedule) Close() error {
 	return errors.Join(err, s.db.Close())
 }
 
-// Claim is called before a revisit task of url is fetched: it returns the
-// URL's State and true when the URL is issued and no other fetch holds it,
-// and then holds it until Visited, Failed or Unclaim. False means the task
-// is a duplicate of a revisit already done (or being done) for its due
-// time: it must not be fetched.
-func (s *Schedule) Claim(url string) (State, bool) {
-	s.mu.Lock()
-	if _, held := s.claims[url]; held {
-		s.mu.Unlock()
-		s.skipped.Add(1)
-		return State{}, false
-	}
-	s.claims[url] = struct{}{}
-	s.mu.Unlock()
-	st, ok, err := s.Lookup(url)
-	if err != nil || !ok || !st.Issued {
-		s.Unclaim(url)
-		s.skipped.Add(1)
-		return State{}, false
-	}
-	return st, true
-}
-
-// Unclaim lets go of a claimed URL whose fetch did not happen (stopped):
-// it stays issued, and its task goes back to the frontier.
-func (s *Schedule) Unclaim(url string) {
-	s.mu.Lock()
-	delete(s.claims, url)
-	s.mu.Unlock()
-}
-
 // Lookup returns the State of url, if the schedule has it.
 func (s *Schedule) Lookup(url string) (State, bool, error) {
 	var st State
@@ -235,7 +215,7 @@ func (s *Schedule) Visited(url string, meta []byte, v Visit) (time.Time, error) 
 		o, err = s.apply(tx, url, meta, v)
 		return err
 	})
-	s.Unclaim(url)
+	s.release(url)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("revisit: %s: %w", url, err)
 	}
@@ -406,7 +386,7 @@ func (s *Schedule) Failed(url string) error {
 		}
 		return ub.Put([]byte(url), appendState(nil, &st))
 	})
-	s.Unclaim(url)
+	s.release(url)
 	if was {
 		s.issued.Add(-1)
 		s.poke()

@@ -152,6 +152,7 @@
 //	read.go      ListRecords, CheckFile
 //	cat.go       Archive, ReadRecord, ReadPayload ("petrel warc cat")
 //	repair.go    Repair of files left open by a crash
+//	fetchrecords.go  EachFetchRecord: what each response and revisit record says of its fetch
 //	settings.go  the store's settings of a crawl
 //
 // # Reading
@@ -161,12 +162,17 @@
 // back "petrel warc ls", "check", "cdxj" and "index". Archive finds the
 // captures of a URL (through indexes/index.cdxj, or the files themselves)
 // and ReadRecord and Archive.ReadPayload print one, for "petrel warc cat".
+// EachFetchRecord reads what each response and revisit record says of its
+// fetch (status, validators, digest, record ID, date) from the files
+// modified since a time: the revisit schedule settles after a crash the
+// fetches it had claimed from it.
 //
 // Files: writer.go (the Writer, its pipeline and revisit decisions),
 // record.go (record headers, digests, warcinfo), http.go (what a response
 // is made of: status, header, payload; de-chunking), dedup.go (Prior and DedupIndex,
 // an earlier crawl's payloads), index.go (CDXJ lines, sorting, merging,
 // IndexCrawl), read.go (ls, check, cdxj), cat.go (Archive: captures of a
-// URL, "warc cat"), repair.go (files left open by a crash), surt.go (SURT
-// keys), settings.go (the store's settings).
+// URL, "warc cat"), repair.go (files left open by a crash), fetchrecords.go
+// (what a record says of its fetch), surt.go (SURT keys), settings.go (the
+// store's settings).
 package store
