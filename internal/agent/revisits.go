@@ -59,8 +59,9 @@ func (a *Agent) flushForCheckpoint() error {
 	return nil
 }
 
-// startRevisits starts the schedule's issuer; the function returned
-// stops it and waits for its end.
+// startRevisits starts the schedule's issuer and, for one agent with
+// --max-urls, the end at that limit; the function returned stops them and
+// waits for their end.
 func (a *Agent) startRevisits(ctx context.Context) (stop func()) {
 	if a.revisits == nil {
 		return func() {}
@@ -74,9 +75,37 @@ func (a *Agent) startRevisits(ctx context.Context) (stop func()) {
 			a.storeFailed(err) // the schedule is state: the run ends, as on a store failure
 		}
 	}()
+	atLimit := make(chan struct{})
+	go func() {
+		defer close(atLimit)
+		if a.router == nil && a.cfg.Frontier.MaxURLs > 0 {
+			a.endRevisitsAtLimit(ctx)
+		}
+	}()
 	return func() {
 		cancel()
 		<-done
+		<-atLimit
+	}
+}
+
+// endRevisitsAtLimit ends a revisit crawl of one agent once --max-urls
+// page fetches are done and nothing is in flight (closing the frontier's
+// Until), as a crawl without --revisit ends there; it returns then, or
+// when ctx ends. In a cluster the crawl's end is the cluster's.
+func (a *Agent) endRevisitsAtLimit(ctx context.Context) {
+	for {
+		settled := a.frontier.Settled()
+		if a.frontier.AtLimit() && a.frontier.Idle() {
+			a.log.Info("revisit crawl: --max-urls page fetches done: the crawl ends")
+			close(a.until)
+			return
+		}
+		select {
+		case <-settled:
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 

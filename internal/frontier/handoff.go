@@ -308,6 +308,10 @@ func (f *Frontier) HoldGivenUp(ctx context.Context) (inFlight int, err error) {
 // the call whose count it waits on, so that no release is missed.
 func (f *Frontier) Released() <-chan struct{} { return f.released.Wait() }
 
+// AtLimit reports whether MaxURLs page fetches are dispatched: nothing
+// more is dispatched until the limit is raised. Safe for concurrent use.
+func (f *Frontier) AtLimit() bool { return f.atLimit.Load() }
+
 // Settled returns a channel closed when the scheduler next finds nothing
 // to do: Idle may then hold. Take it before calling Idle.
 func (f *Frontier) Settled() <-chan struct{} { return f.settled.Wait() }

@@ -20,7 +20,7 @@ func (s *Settings) Table() settings.Table {
 	const atStart = "the schedule is opened with it"
 	return settings.Table{
 		settings.Bool(&s.On, "revisit", false,
-			"keep the crawl running after its first pass: every page fetched is fetched again when due, with If-None-Match and If-Modified-Since, through the same politeness; runs until stopped").
+			"keep the crawl running after its first pass: every page fetched is fetched again when due, with If-None-Match and If-Modified-Since, through the same politeness; runs until stopped, or until --max-urls page fetches are done").
 			In(settings.Operations).SetFixed(atStart).ClusterWide(),
 		settings.Enum(&s.Policy, "revisit-policy", PolicyChangeRate, Policies,
 			"how revisit intervals are chosen: change-rate (estimate each page's change rate, spend the budget where it buys the most freshness), uniform, heritrix (WaitEvaluator) or stormcrawler (AdaptiveScheduler)").
