@@ -47,6 +47,9 @@ var archivePages = map[string]string{
 	"/dup.html":   "Archive site home", // same bytes as "/": a revisit
 }
 
+// archiveAboutETag is the ETag of the archive site's /about.html.
+const archiveAboutETag = `"about-1"`
+
 func startArchiveSite(t *testing.T) *archiveSite {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -71,7 +74,12 @@ func startArchiveSite(t *testing.T) *archiveSite {
 		case "/", "/dup.html":
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			fmt.Fprint(w, page(archivePages["/"]))
-		case "/about.html":
+		case "/about.html": // with a validator: a revisit crawl gets 304s
+			w.Header().Set("ETag", archiveAboutETag)
+			if r.Header.Get("If-None-Match") == archiveAboutETag {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			fmt.Fprint(w, page(archivePages["/about.html"]))
 		case "/style.css":

@@ -221,3 +221,70 @@ func revisitStamp(t *testing.T, dir, uri string) string {
 	t.Fatalf("no revisit of %s in %s", uri, store.MergedIndex(dir))
 	return ""
 }
+
+// TestReplayNotModified crawls the archive site with --revisit until its
+// --max-urls page fetches are done: /about.html, which sends an ETag, is
+// answered 304 to its conditional revisits, stored as server-not-modified
+// revisit records of its first capture. Packaged as a WACZ, its latest
+// capture — a 304 record — replays in ReplayWeb.page with its title and
+// every requisite.
+func TestReplayNotModified(t *testing.T) {
+	chromium, replayDir := replayTools(t)
+	s := startArchiveSite(t)
+	dir := crawlArchiveSite(t, s, "--revisit", "--revisit-min", "300ms", "--revisit-max", "300ms", "--max-urls", "30")
+	about := s.url("/about.html")
+	log, err := os.ReadFile(filepath.Join(dir, "logs", "crawl.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	notModified := 0
+	for _, l := range strings.Split(string(log), "\n") {
+		if strings.Contains(l, " "+about+" ") && strings.Contains(l, "revisit:not-modified") {
+			notModified++
+		}
+	}
+	if notModified == 0 {
+		t.Fatalf("no 304 to a revisit of %s in crawl.log:\n%s", about, log)
+	}
+	stamps := revisitStamps(t, dir, about)
+	wacz := filepath.Join(t.TempDir(), "revisits.wacz")
+	if out, errOut, code := petrelOut(t, "warc", "wacz", dir, "-o", wacz); code != 0 {
+		t.Fatalf("warc wacz: exit %d: %s%s", code, out, errOut)
+	}
+	base := serveReplay(t, replayDir, map[string]string{"revisits.wacz": wacz})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	bctx := replayBrowser(t, ctx, chromium)
+	requisites := []string{"/style.css", "/app.js", "/img/logo.png", "/img/bg.png"}
+	f := replayPage(t, bctx, "revisits.wacz /about.html", base+"/?wacz=revisits.wacz&url="+about, about, archivePages["/about.html"], requisites)
+	if f == nil {
+		return
+	}
+	for _, st := range stamps {
+		if strings.Contains(f.URL, "/"+st+"mp_/") {
+			t.Logf("%d 304s of %s; replayed from the 304 record of %s", notModified, about, st)
+			return
+		}
+	}
+	t.Errorf("%s replayed from %s, not from one of its 304 records %v", about, f.URL, stamps)
+}
+
+// revisitStamps returns the timestamps of the revisit records of uri in a
+// crawl's merged index.
+func revisitStamps(t *testing.T, dir, uri string) []string {
+	t.Helper()
+	b, err := os.ReadFile(store.MergedIndex(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.SplitN(l, " ", 3); len(f) == 3 && strings.Contains(f[2], `"url":"`+uri+`"`) && strings.Contains(f[2], "warc/revisit") {
+			out = append(out, f[1])
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no revisit of %s in %s", uri, store.MergedIndex(dir))
+	}
+	return out
+}

@@ -31,9 +31,18 @@ import (
 // Languages it was given (an index made again from the WARC file has
 // none), and the JSON written as JavaScript's JSON.stringify writes it
 // (no HTML escaping), so that an index equals warcio's cdx-index byte for
-// byte. An index is sorted by the bytes of its lines (LC_ALL=C sort order),
+// byte, but for the status of a server-not-modified revisit record
+// (notModifiedIndexStatus; warcio writes its header's 304). An index is sorted by the bytes of its lines (LC_ALL=C sort order),
 // which is also the order of key, then timestamp, since a space sorts
 // before every character of a key.
+
+// notModifiedIndexStatus is the status an index line gives a
+// server-not-modified revisit record: that of the capture the 304
+// confirms (a 200: conditional requests are sent only for 200s), not the
+// 304 its HTTP header holds. Replay tools take a revisit record of a 3xx
+// status for a redirect's and serve its empty body (ReplayWeb.page does);
+// of a 200, they serve the capture it refers to.
+const notModifiedIndexStatus = 200
 
 // indexEntry is what a CDXJ line says about one response or revisit
 // record.
@@ -41,7 +50,7 @@ type indexEntry struct {
 	uri      string
 	date     time.Time
 	mime     string // "" when unknown; "warc/revisit" for revisits
-	status   int    // 0 when unknown
+	status   int    // 0 when unknown; notModifiedIndexStatus for a server-not-modified revisit
 	digest   string // payload digest without "sha1:", or ""
 	length   int64  // of the record as stored (its gzip member)
 	offset   int64

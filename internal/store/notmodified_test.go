@@ -2,6 +2,8 @@ package store
 
 import (
 	"bytes"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 // capture to refer to stays a response record.
 func TestNotModified(t *testing.T) {
 	opts := testOptions(t)
+	opts.Index = true
 	w, err := Open(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -68,5 +71,26 @@ func TestNotModified(t *testing.T) {
 	}
 	if _, err := CheckFile(path); err != nil {
 		t.Fatal(err)
+	}
+	// Its index line gives the status of the capture it confirms (200),
+	// no digest, alike from the writer and read back from the file.
+	live, err := os.ReadFile(fileIndexName(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := cdxjOf(t, path); string(live) != want {
+		t.Errorf("the writer's index\n%s\ndiffers from the file's\n%s", live, want)
+	}
+	found := false
+	for _, l := range strings.Split(string(live), "\n") {
+		if strings.Contains(l, `"warc/revisit"`) {
+			found = true
+			if !strings.Contains(l, `"status":"200"`) || strings.Contains(l, `"digest"`) {
+				t.Errorf("the 304's index line %s: want status 200 and no digest", l)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no revisit line in the index:\n%s", live)
 	}
 }

@@ -278,5 +278,8 @@ func recordEntry(rec gowarc.Record, filename string) (indexEntry, bool) {
 			e.mime = resp.mime
 		}
 	}
+	if typ == gowarc.Revisit && h.Get(gowarc.WarcProfile) == gowarc.ProfileServerNotModifiedV1_1 {
+		e.status = notModifiedIndexStatus
+	}
 	return e, true
 }

@@ -606,6 +606,9 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 		if j.revisit || notMod {
 			e.mime = "warc/revisit"
 		}
+		if notMod { // as the record: no payload, nor its digest
+			e.status, e.digest = notModifiedIndexStatus, ""
+		}
 		j.index = e.cdxjPrefix(j.index[:0])
 		j.langs = ex.Languages
 	}
