@@ -82,10 +82,7 @@ func Convert(path string, o Options) (res Result, err error) {
 	default:
 		return res, fmt.Errorf("dataset: text %q: want %s or %s", o.Text, TextMain, TextAll)
 	}
-	r, err := gowarc.NewWarcFileReader(path, 0,
-		gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore),
-		gowarc.WithSpecViolationPolicy(gowarc.ErrIgnore),
-		gowarc.WithUnknownRecordTypePolicy(gowarc.ErrIgnore))
+	r, err := store.OpenLenient(path, 0)
 	if err != nil {
 		return res, fmt.Errorf("dataset: %s: %w", path, err)
 	}

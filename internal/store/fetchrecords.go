@@ -77,10 +77,7 @@ func (e fnError) Error() string { return e.err.Error() }
 // eachFetchRecord calls fn with the FetchRecord of every response and
 // revisit record of the WARC file at path.
 func eachFetchRecord(path string, fn func(FetchRecord) error) error {
-	r, err := gowarc.NewWarcFileReader(path, 0,
-		gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore),
-		gowarc.WithSpecViolationPolicy(gowarc.ErrIgnore),
-		gowarc.WithUnknownRecordTypePolicy(gowarc.ErrIgnore))
+	r, err := OpenLenient(path, 0)
 	if err != nil {
 		return fmt.Errorf("store: fetch records %s: %w", path, err)
 	}

@@ -79,13 +79,21 @@ func ListRecords(paths []string, w io.Writer, asJSON bool) error {
 	return nil
 }
 
-// eachRecord calls fn with the description of every record of the WARC file
-// at path, in file order.
-func eachRecord(path string, fn func(RecordInfo) error) error {
-	r, err := gowarc.NewWarcFileReader(path, 0,
+// OpenLenient opens the WARC file at path with gowarc for reading from
+// offset, its syntax errors, spec violations and unknown record types
+// ignored: records are read back whoever wrote them and judged by what
+// they hold (CheckFile is the strict reading).
+func OpenLenient(path string, offset int64) (*gowarc.WarcFileReader, error) {
+	return gowarc.NewWarcFileReader(path, offset,
 		gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore),
 		gowarc.WithSpecViolationPolicy(gowarc.ErrIgnore),
 		gowarc.WithUnknownRecordTypePolicy(gowarc.ErrIgnore))
+}
+
+// eachRecord calls fn with the description of every record of the WARC file
+// at path, in file order.
+func eachRecord(path string, fn func(RecordInfo) error) error {
+	r, err := OpenLenient(path, 0)
 	if err != nil {
 		return fmt.Errorf("store: ls %s: %w", path, err)
 	}
@@ -218,10 +226,7 @@ func checkDechunked(blk gowarc.HttpResponseBlock, want string) error {
 // the CDXJ line (without a line break) of each response and revisit record,
 // in file order.
 func indexRecords(path string, add func([]byte) error) error {
-	r, err := gowarc.NewWarcFileReader(path, 0,
-		gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore),
-		gowarc.WithSpecViolationPolicy(gowarc.ErrIgnore),
-		gowarc.WithUnknownRecordTypePolicy(gowarc.ErrIgnore))
+	r, err := OpenLenient(path, 0)
 	if err != nil {
 		return fmt.Errorf("store: cdxj %s: %w", path, err)
 	}

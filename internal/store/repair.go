@@ -66,10 +66,7 @@ const openSuffix = ".open"
 // completeRecords returns the offset just after the last complete record
 // of the file and how many records precede it.
 func completeRecords(path string) (end int64, records int) {
-	r, err := gowarc.NewWarcFileReader(path, 0,
-		gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore),
-		gowarc.WithSpecViolationPolicy(gowarc.ErrIgnore),
-		gowarc.WithUnknownRecordTypePolicy(gowarc.ErrIgnore))
+	r, err := OpenLenient(path, 0)
 	if err != nil {
 		return 0, 0
 	}
@@ -106,8 +103,7 @@ func CountResponsesAfter(dir string, before map[string]int64) int {
 	n := 0
 	for _, p := range files {
 		off := before[filepath.Base(p)]
-		r, err := gowarc.NewWarcFileReader(p, off, gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore),
-			gowarc.WithSpecViolationPolicy(gowarc.ErrIgnore), gowarc.WithUnknownRecordTypePolicy(gowarc.ErrIgnore))
+		r, err := OpenLenient(p, off)
 		if err != nil {
 			continue
 		}
