@@ -17,7 +17,8 @@ import (
 // Judged from the web's own log: every page is fetched; no page twice
 // within the revisit interval (each due time once, across the moves of
 // schedule entries); pages first fetched by others revisited by the
-// joiner (their entries moved to it as they came due); every page fetched
+// joiner (their entries moved to it at the join's hand-off, as the
+// others' event logs say); every page fetched
 // again after the leave, the leaver's included (its schedule moved with
 // its addresses); politeness across the union of the agents.
 func TestClusterRevisit(t *testing.T) {
@@ -64,6 +65,9 @@ func TestClusterRevisit(t *testing.T) {
 	hits := web.hits(t)
 	checkRevisitsAcrossLeave(t, c, hits, leaver.name, left, interval)
 	checkRevisitedByJoiner(t, hits, joiner.name, joined)
+	if len(logTimes(t, c.agents[0], "revisit schedule entries moved"))+len(logTimes(t, c.agents[2], "revisit schedule entries moved")) == 0 {
+		t.Error("no agent that stayed moved a revisit schedule entry at the join's hand-off")
+	}
 	checkPolitenessWithin(t, hits, hostDelay, ipDelay, clusterTolerance)
 }
 

@@ -13,10 +13,11 @@ import (
 
 // Revisits in a crawl of several agents. A URL's revisit-schedule entry
 // lives with the agent that fetches it, the owner of the address its host
-// was placed at (clusterRouter.ReadyOwner). An entry moves when it is
-// issued on an agent that does not own it (it came due, or its task left
-// the frontier in a hand-off, ForwardReady), and every entry moves at a
-// leave. The sender routes the entry (cluster.KindRevisit) and forgets it
+// was placed at (clusterRouter.ReadyOwner). The entries of the addresses
+// a hand-off gives away move once it is done (every entry at a leave); an
+// entry is also moved when it is issued on an agent that does not own it
+// (one left behind) or its task leaves the frontier in a hand-off
+// (ForwardReady). The sender routes the entry (cluster.KindRevisit) and forgets it
 // once the batches holding it are in its outbox, durable; the receiver
 // adopts it (revisit.Schedule.Adopt), which takes a copy sent twice (a
 // crash before the forget) once. The entries of an agent that died wait
@@ -122,16 +123,20 @@ func (a *Agent) forgetMovedRevisits() error {
 	return err
 }
 
-// moveAllRevisits sends every entry of the schedule to the owner of its
-// host's address: a leave, once the view without this agent is in force.
+// moveAllRevisits sends every entry of the schedule whose host's address
+// another agent owns to that agent: after a hand-off, and at a leave
+// (once the view without this agent is in force) every entry.
 func (a *Agent) moveAllRevisits() error {
 	if a.revisits == nil {
 		return nil
 	}
-	after := ""
+	after, moved := "", 0
 	for {
 		es, err := a.revisits.Entries(after, revisitMoveBatch)
 		if err != nil || len(es) == 0 {
+			if moved > 0 {
+				a.log.Info("cluster: revisit schedule entries moved to the owners of their addresses", "entries", moved)
+			}
 			return errors.Join(err, a.forgetMovedRevisits())
 		}
 		after = es[len(es)-1].URL
@@ -139,6 +144,7 @@ func (a *Agent) moveAllRevisits() error {
 		for _, e := range es {
 			if to := a.router.ReadyOwner(e.Rec); to != frontier.Self {
 				byOwner[to] = append(byOwner[to], e)
+				moved++
 			}
 		}
 		for to, group := range byOwner {

@@ -227,7 +227,15 @@ func (h *clusterHost) handOver(nw *cluster.View, out map[string]cluster.SlotSet)
 	}
 	a.stats.HandedOverSeen.Add(int64(sentSeen))
 	a.log.Info("cluster: hand-off done", "epoch", nw.Epoch, "to", len(out), "seen", sentSeen, "dropped", dropped, "addresses", len(untilAt))
-	return n.GivingDone(nw.Epoch)
+	if err := n.GivingDone(nw.Epoch); err != nil {
+		return err
+	}
+	// The revisit schedule's entries of the addresses given up follow
+	// them; one that stays (an error) moves when it comes due.
+	if err := a.moveAllRevisits(); err != nil { // clusterrevisits.go
+		a.log.Error("cluster: hand-off: revisit schedule entries not moved", "epoch", nw.Epoch, "err", err)
+	}
+	return nil
 }
 
 // slotOwners maps each new owner to the slots this agent gives it.
