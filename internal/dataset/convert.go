@@ -82,11 +82,11 @@ func Convert(path string, o Options) (res Result, err error) {
 	default:
 		return res, fmt.Errorf("dataset: text %q: want %s or %s", o.Text, TextMain, TextAll)
 	}
-	r, err := store.OpenLenient(path, 0)
+	rs, err := store.OpenRecords(path, 0)
 	if err != nil {
 		return res, fmt.Errorf("dataset: %s: %w", path, err)
 	}
-	defer r.Close()
+	defer rs.Close()
 	c := converter{o: o, name: baseName(path), compressed: strings.HasSuffix(path, ".gz")}
 	defer c.abort()
 	now := time.Now()
@@ -106,19 +106,8 @@ func Convert(path string, o Options) (res Result, err error) {
 			return res, err
 		}
 	}
-	for {
-		rec, err := r.Next()
-		if err == io.EOF { // gowarc wraps io.EOF in errors about a record: only a bare one ends the file
-			break
-		}
-		if err != nil {
-			return c.res, fmt.Errorf("dataset: %s: offset %d: %w", path, rec.Offset, err)
-		}
-		err = c.record(rec)
-		_ = rec.Close()
-		if err != nil {
-			return c.res, err
-		}
+	if err := rs.Each("dataset: ", c.record); err != nil {
+		return c.res, err
 	}
 	return c.finish()
 }

@@ -149,7 +149,7 @@
 //	http.go      the HTTP response split into header and body, dechunking
 //	index.go     CDXJ lines, the open file's index, IndexCrawl, WriteCDXJ
 //	surt.go      SURT keys
-//	read.go      ListRecords, CheckFile, OpenLenient
+//	read.go      ListRecords, CheckFile, Records, EachRecord
 //	cat.go       Archive, ReadRecord, ReadPayload ("petrel warc cat")
 //	repair.go    Repair of files left open by a crash
 //	fetchrecords.go  EachFetchRecord: what each response and revisit record says of its fetch

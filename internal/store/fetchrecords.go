@@ -3,8 +3,6 @@ package store
 import (
 	"bytes"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"time"
@@ -77,28 +75,16 @@ func (e fnError) Error() string { return e.err.Error() }
 // eachFetchRecord calls fn with the FetchRecord of every response and
 // revisit record of the WARC file at path.
 func eachFetchRecord(path string, fn func(FetchRecord) error) error {
-	r, err := OpenLenient(path, 0)
-	if err != nil {
-		return fmt.Errorf("store: fetch records %s: %w", path, err)
-	}
-	defer r.Close()
-	for {
-		rec, err := r.Next()
-		if err == io.EOF { // gowarc wraps io.EOF in errors about a record: only a bare one ends the file
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("store: fetch records %s: offset %d: %w", path, rec.Offset, err)
-		}
+	return EachRecord(path, 0, "store: fetch records ", func(rec gowarc.Record) error {
 		c, ok := fetchRecordOf(rec)
-		_ = rec.Close()
 		if !ok {
-			continue
+			return nil
 		}
 		if err := fn(c); err != nil {
 			return fnError{err}
 		}
-	}
+		return nil
+	})
 }
 
 // fetchRecordOf returns the FetchRecord of a response or revisit record;

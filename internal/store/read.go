@@ -79,34 +79,74 @@ func ListRecords(paths []string, w io.Writer, asJSON bool) error {
 	return nil
 }
 
-// OpenLenient opens the WARC file at path with gowarc for reading from
+// openLenient opens the WARC file at path with gowarc for reading from
 // offset, its syntax errors, spec violations and unknown record types
 // ignored: records are read back whoever wrote them and judged by what
 // they hold (CheckFile is the strict reading).
-func OpenLenient(path string, offset int64) (*gowarc.WarcFileReader, error) {
+func openLenient(path string, offset int64) (*gowarc.WarcFileReader, error) {
 	return gowarc.NewWarcFileReader(path, offset,
 		gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore),
 		gowarc.WithSpecViolationPolicy(gowarc.ErrIgnore),
 		gowarc.WithUnknownRecordTypePolicy(gowarc.ErrIgnore))
 }
 
-// eachRecord calls fn with the description of every record of the WARC file
-// at path, in file order.
-func eachRecord(path string, fn func(RecordInfo) error) error {
-	r, err := OpenLenient(path, 0)
+// Records is a WARC file open for reading its records leniently
+// (openLenient).
+type Records struct {
+	path string
+	r    *gowarc.WarcFileReader
+}
+
+// OpenRecords opens the WARC file at path for reading from offset.
+func OpenRecords(path string, offset int64) (*Records, error) {
+	r, err := openLenient(path, offset)
 	if err != nil {
-		return fmt.Errorf("store: ls %s: %w", path, err)
+		return nil, err
 	}
-	defer r.Close()
-	file := filepath.Base(path)
+	return &Records{path: path, r: r}, nil
+}
+
+// Close closes the file.
+func (rs *Records) Close() error { return rs.r.Close() }
+
+// Each calls fn with each record in file order, closing it after, until
+// the end of the file. An error of fn is returned as is; one reading the
+// file as "WHAT PATH: offset N: error" (what names the caller's work,
+// e.g. "store: ls ").
+func (rs *Records) Each(what string, fn func(gowarc.Record) error) error {
 	for {
-		rec, err := r.Next()
+		rec, err := rs.r.Next()
 		if err == io.EOF { // gowarc wraps io.EOF in errors about a record: only a bare one ends the file
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("store: ls %s: offset %d: %w", path, rec.Offset, err)
+			return fmt.Errorf("%s%s: offset %d: %w", what, rs.path, rec.Offset, err)
 		}
+		err = fn(rec)
+		_ = rec.Close()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// EachRecord opens the WARC file at path and calls fn with each of its
+// records from offset (Records.Each); an error opening it is returned as
+// "WHAT PATH: error".
+func EachRecord(path string, offset int64, what string, fn func(gowarc.Record) error) error {
+	rs, err := OpenRecords(path, offset)
+	if err != nil {
+		return fmt.Errorf("%s%s: %w", what, path, err)
+	}
+	defer rs.Close()
+	return rs.Each(what, fn)
+}
+
+// eachRecord calls fn with the description of every record of the WARC file
+// at path, in file order.
+func eachRecord(path string, fn func(RecordInfo) error) error {
+	file := filepath.Base(path)
+	return EachRecord(path, 0, "store: ls ", func(rec gowarc.Record) error {
 		wr := rec.WarcRecord
 		h := wr.WarcHeader()
 		length, _ := wr.ContentLength()
@@ -125,11 +165,8 @@ func eachRecord(path string, fn func(RecordInfo) error) error {
 				ri.Status = parseResponse(blk.ProtocolHeaderBytes()).status
 			}
 		}
-		_ = rec.Close()
-		if err := fn(ri); err != nil {
-			return err
-		}
-	}
+		return fn(ri)
+	})
 }
 
 func dash(s string) string {
@@ -226,28 +263,13 @@ func checkDechunked(blk gowarc.HttpResponseBlock, want string) error {
 // the CDXJ line (without a line break) of each response and revisit record,
 // in file order.
 func indexRecords(path string, add func([]byte) error) error {
-	r, err := OpenLenient(path, 0)
-	if err != nil {
-		return fmt.Errorf("store: cdxj %s: %w", path, err)
-	}
-	defer r.Close()
 	filename := strings.TrimSuffix(filepath.Base(path), openSuffix)
-	for {
-		rec, err := r.Next()
-		if err == io.EOF { // gowarc wraps io.EOF in errors about a record: only a bare one ends the file
-			return nil
+	return EachRecord(path, 0, "store: cdxj ", func(rec gowarc.Record) error {
+		if e, ok := recordEntry(rec, filename); ok {
+			return add(e.line())
 		}
-		if err != nil {
-			return fmt.Errorf("store: cdxj %s: offset %d: %w", path, rec.Offset, err)
-		}
-		e, ok := recordEntry(rec, filename)
-		_ = rec.Close()
-		if ok {
-			if err := add(e.line()); err != nil {
-				return err
-			}
-		}
-	}
+		return nil
+	})
 }
 
 // recordEntry builds the index entry of a response or revisit record.

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -66,7 +65,7 @@ const openSuffix = ".open"
 // completeRecords returns the offset just after the last complete record
 // of the file and how many records precede it.
 func completeRecords(path string) (end int64, records int) {
-	r, err := OpenLenient(path, 0)
+	r, err := openLenient(path, 0)
 	if err != nil {
 		return 0, 0
 	}
@@ -102,22 +101,13 @@ func CountResponsesAfter(dir string, before map[string]int64) int {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
 	n := 0
 	for _, p := range files {
-		off := before[filepath.Base(p)]
-		r, err := OpenLenient(p, off)
-		if err != nil {
-			continue
-		}
-		for {
-			rec, err := r.Next()
-			if errors.Is(err, io.EOF) || err != nil {
-				break
-			}
+		// A file that cannot be read, or read to its end, counts up to there.
+		_ = EachRecord(p, before[filepath.Base(p)], "", func(rec gowarc.Record) error {
 			if t := rec.WarcRecord.Type(); t == gowarc.Response || t == gowarc.Revisit {
 				n++
 			}
-			rec.Close()
-		}
-		r.Close()
+			return nil
+		})
 	}
 	return n
 }
