@@ -30,20 +30,12 @@ const manPerPage = 2
 // trained on.
 func loadManSamples(dir string, o BenchOptions, trained map[string]bool) ([]sample, int, error) {
 	pages := map[string][]string{} // code → page files
-	dirs, err := os.ReadDir(dir)
+	dirs, err := manDirs(dir)
 	if err != nil {
 		return nil, 0, fmt.Errorf("lang bench: %w", err)
 	}
 	for _, d := range dirs {
-		code, glob := localeCode(d.Name()), filepath.Join(dir, d.Name(), "man*", "*")
-		if strings.HasPrefix(d.Name(), "man") {
-			code, glob = "eng", filepath.Join(dir, d.Name(), "*")
-		}
-		if code == "" || !d.IsDir() {
-			continue
-		}
-		files, _ := filepath.Glob(glob)
-		pages[code] = append(pages[code], files...)
+		pages[d.code] = append(pages[d.code], d.files...)
 	}
 	var out []sample
 	dropped := 0
@@ -59,6 +51,37 @@ func loadManSamples(dir string, o BenchOptions, trained map[string]bool) ([]samp
 		return out[i].code < out[j].code || out[i].code == out[j].code && out[i].text < out[j].text
 	})
 	return out, dropped, nil
+}
+
+// manDir is a directory of man pages and the language they are in.
+type manDir struct {
+	code  string   // ISO 639-3
+	files []string // sorted
+}
+
+// manDirs lists the directories of man pages under dir (a man root such
+// as /usr/share/man) in its order: man*/ in English, a locale's directory
+// (its man*/ subdirectories) in its locale's language; a locale without a
+// code is left out.
+func manDirs(dir string) ([]manDir, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []manDir
+	for _, d := range entries {
+		code, glob := localeCode(d.Name()), filepath.Join(dir, d.Name(), "man*", "*")
+		if strings.HasPrefix(d.Name(), "man") {
+			code, glob = "eng", filepath.Join(dir, d.Name(), "*")
+		}
+		if code == "" || !d.IsDir() {
+			continue
+		}
+		files, _ := filepath.Glob(glob)
+		sort.Strings(files)
+		out = append(out, manDir{code: code, files: files})
+	}
+	return out, nil
 }
 
 // manSamplesOf makes the samples of one language's man pages, nil if

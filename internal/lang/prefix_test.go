@@ -2,8 +2,6 @@ package lang
 
 import (
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -63,22 +61,13 @@ func topCode(s []Share) string {
 // under dir with at least min bytes of it, at most per a language, and
 // each one's language (its locale's; English for man*/).
 func longManTexts(t *testing.T, dir string, min, per int) (texts, labels []string) {
-	dirs, err := os.ReadDir(dir)
+	dirs, err := manDirs(dir)
 	if err != nil {
 		t.Skip(err)
 	}
 	for _, d := range dirs {
-		code, glob := localeCode(d.Name()), filepath.Join(dir, d.Name(), "man*", "*")
-		if strings.HasPrefix(d.Name(), "man") {
-			code, glob = "eng", filepath.Join(dir, d.Name(), "*")
-		}
-		if code == "" || !d.IsDir() {
-			continue
-		}
-		files, _ := filepath.Glob(glob)
-		sort.Strings(files)
-		n := 0
-		for _, f := range files {
+		code, n := d.code, 0
+		for _, f := range d.files {
 			if n >= per {
 				break
 			}
