@@ -53,7 +53,9 @@ func TestChangingWeb(t *testing.T) {
 			t.Fatalf("no fast page on a host whose validators are %v", k)
 		}
 	}
+	made := 0 // requests made
 	get := func(u string, hdr ...string) *http.Response {
+		made++
 		req, _ := http.NewRequest("GET", u, nil)
 		for i := 0; i+1 < len(hdr); i += 2 {
 			req.Header.Set(hdr[i], hdr[i+1])
@@ -102,9 +104,14 @@ func TestChangingWeb(t *testing.T) {
 	}
 
 	// The log: each request of a changing page with the version live at
-	// its start; the body says the same version.
+	// its start; the body says the same version. A request is logged once
+	// its handler returns, which may be after the client read the answer.
+	hits := w.Hits()
+	for end := time.Now().Add(5 * time.Second); len(hits) < made && time.Now().Before(end); hits = w.Hits() {
+		time.Sleep(10 * time.Millisecond)
+	}
 	n := 0
-	for _, h := range w.Hits() {
+	for _, h := range hits {
 		u := w.byName[h.Host].origin + h.Path
 		v, ok := w.VersionAt(u, h.Start)
 		if !ok {
