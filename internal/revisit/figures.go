@@ -37,6 +37,9 @@ type Figures struct {
 	Hints        int64 `json:"hints"`
 	HintsDropped int64 `json:"hints_dropped"`
 	HintedDue    int64 `json:"hinted_due"`
+	// Budget is the revisits a second this schedule spends at most and
+	// plans for: --revisit-budget times its share (SetShare); 0: no cap.
+	Budget float64 `json:"budget"`
 }
 
 // FiguresCap bounds the due URLs Figures counts (a scan of the index).
@@ -46,7 +49,8 @@ const FiguresCap = 100000
 func (s *Schedule) Figures() Figures {
 	f := Figures{Scheduled: s.scheduled.Load(), Issued: s.issued.Load(), Revisits: s.visits.Load(),
 		NotModified: s.notMod.Load(), Unchanged: s.unchanged.Load(), Skipped: s.skipped.Load(), BytesSaved: s.savedBytes.Load(),
-		Hints: s.hints.Load(), HintsDropped: s.hintsDropped.Load(), HintedDue: s.hintedDue.Load()}
+		Hints: s.hints.Load(), HintsDropped: s.hintsDropped.Load(), HintedDue: s.hintedDue.Load(),
+		Budget: s.pol.rates.Budget()}
 	if f.Scheduled > 0 {
 		f.Freshness = min(max(s.fresh.get()/float64(f.Scheduled), 0), 1)
 	}
