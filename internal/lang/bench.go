@@ -102,13 +102,7 @@ func RunBench(ctx context.Context, o BenchOptions, jsonOut, tableOut io.Writer) 
 		return err
 	}
 	if o.Man != "" {
-		trained := map[string]bool{}
-		for _, set := range c.train {
-			for m := range set {
-				trained[lettersKey(m)] = true
-			}
-		}
-		man, dropped, err := loadManSamples(o.Man, o, trained)
+		man, dropped, err := loadManSamples(o.Man, o, c.trainedKeys())
 		if err != nil {
 			return err
 		}
@@ -122,6 +116,18 @@ func RunBench(ctx context.Context, o BenchOptions, jsonOut, tableOut io.Writer) 
 	enc := json.NewEncoder(jsonOut)
 	enc.SetIndent("", "  ")
 	return enc.Encode(results)
+}
+
+// trainedKeys returns the letters (lettersKey) of every message trained
+// on, in any language.
+func (c corpus) trainedKeys() map[string]bool {
+	trained := map[string]bool{}
+	for _, set := range c.train {
+		for m := range set {
+			trained[lettersKey(m)] = true
+		}
+	}
+	return trained
 }
 
 // benchCorpus measures each detector on the samples of one corpus and

@@ -18,8 +18,19 @@
 // character 1-, 2- and 3-grams (letters lower-cased, word boundaries as a
 // space; ngram.go) scores the chunk's grams highest, a gram scoring its
 // quantized log-probability in the language, nothing if the language's
-// table lacks it. The tables are hashed into one array (model.go), read
-// from model.bin, which is embedded.
+// table lacks it. The grams are scored in the chunk's order, and the
+// scoring stops once one language leads every other by stopMargin
+// (looked at every checkEvery grams): a chunk whose language is plain
+// early is not read to its end (margin_test.go measures the margin's
+// accuracy and saving).
+//
+// The tables are hashed into one array in model.bin (model.go), which is
+// embedded. At the first Detect they are rearranged, once, into a table
+// per script of several languages (table.go): one lookup of a gram's hash
+// gives its scores in all the script's languages, a byte each, side by
+// side (a short list instead for a gram few of them have), added eight
+// languages at a time. The table's sums are exactly those of the file's
+// entries (table_test.go).
 //
 // Where model.bin comes from. gen/ trains it: from the module's root,
 //
@@ -50,6 +61,7 @@
 //   - lang.go: Share, Detect, the chunking, the code mapping, and Codes
 //     (languages as Common Crawl writes them, "eng,fra").
 //   - model.go: the model file's format, its decoding, a chunk's language.
+//   - table.go: a script's table, built from the file; a chunk's scoring.
 //   - ngram.go: a text's character n-grams (hashed) and its scripts.
 //   - model.bin: the model, embedded; written by gen/.
 //   - train.go: WriteModel, the training.
@@ -65,7 +77,10 @@
 //     .mo reading, codes; corpus_test.go: the split's families, roff;
 //     bench_test.go: the benchmark as a test, with PETREL_LANG_BENCH=1;
 //     prefix_test.go: accuracy and time of Detect on the first N KiB of
-//     long man pages, with PETREL_LANG_BENCH=1.
+//     long man pages, with PETREL_LANG_BENCH=1; table_test.go: the tables
+//     against the file's entries scored one by one; margin_test.go:
+//     accuracy and grams scored against the early stop's margin, with
+//     PETREL_LANG_BENCH=1.
 package lang
 
 //go:generate go run ./gen -locale /usr/share/locale -o model.bin

@@ -1,7 +1,8 @@
 package lang
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -39,45 +40,58 @@ const maxCalls = 4
 
 // shares is Detect with detect identifying a chunk.
 func shares(text string, detect func(string) string) []Share {
-	var chunks []string
-	for rest := text; rest != ""; {
+	n := 0
+	for rest := text; rest != ""; n++ {
+		_, rest = nextChunk(rest)
+	}
+	var found [maxCalls]Share // languages found, with their letters as Share
+	langs, total, asked := 0, 0, 0
+	for i, rest := 0, text; rest != "" && asked < maxCalls; i++ {
 		var chunk string
 		chunk, rest = nextChunk(rest)
-		chunks = append(chunks, chunk)
-	}
-	if len(chunks) > maxCalls { // maxCalls evenly spaced, first and last included
-		sampled := make([]string, maxCalls)
-		for i := range sampled {
-			sampled[i] = chunks[i*(len(chunks)-1)/(maxCalls-1)]
-		}
-		chunks = sampled
-	}
-	by := map[string]int{}
-	total := 0
-	for _, chunk := range chunks {
-		n := letters(chunk)
-		total += n
-		if n < minLetters {
+		if n > maxCalls && i != asked*(n-1)/(maxCalls-1) { // maxCalls evenly spaced, first and last included
 			continue
 		}
-		if code := detect(head(chunk, maxAsk)); code != "" {
-			by[code] += n
+		asked++
+		k := letters(chunk)
+		total += k
+		if k < minLetters {
+			continue
 		}
+		code := detect(head(chunk, maxAsk))
+		if code == "" {
+			continue
+		}
+		l := 0
+		for l < langs && found[l].Code != code {
+			l++
+		}
+		if l == langs {
+			found[l].Code, langs = code, langs+1
+		}
+		found[l].Share += float64(k)
 	}
-	if len(by) == 0 {
+	return ranked(found[:langs], total)
+}
+
+// ranked turns the letters of each language found (in Share) into shares
+// of total, and returns those of at least MinShare, largest first (by code
+// on a tie), at most three; nil for none.
+func ranked(found []Share, total int) []Share {
+	if len(found) == 0 {
 		return nil
 	}
-	out := make([]Share, 0, len(by))
-	for code, n := range by {
-		if s := float64(n) / float64(total); s >= MinShare {
-			out = append(out, Share{Code: code, Share: s})
+	out := make([]Share, 0, len(found))
+	for _, f := range found {
+		if s := f.Share / float64(total); s >= MinShare {
+			out = append(out, Share{Code: f.Code, Share: s})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Share != out[j].Share {
-			return out[i].Share > out[j].Share
+	slices.SortFunc(out, func(a, b Share) int {
+		if a.Share != b.Share {
+			return cmp.Compare(b.Share, a.Share)
 		}
-		return out[i].Code < out[j].Code
+		return strings.Compare(a.Code, b.Code)
 	})
 	if len(out) == 0 {
 		return nil

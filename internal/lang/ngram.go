@@ -11,10 +11,11 @@ import (
 const maxOrder = 3
 
 // grams calls fn with the hash and the order of each character n-gram of
-// s, of orders 1 to maxOrder, in one pass and without allocating. Letters are
-// lower-cased; any run of other characters is one word boundary. A
-// gram of boundaries alone, and a unigram of a boundary, is not called.
-func grams(s string, fn func(h uint32, order int)) {
+// s, of orders 1 to maxOrder, in one pass and without allocating, until fn
+// returns false. Letters are lower-cased; any run of other characters is
+// one word boundary. A gram of boundaries alone, and a unigram of a
+// boundary, is not called.
+func grams(s string, fn func(h uint32, order int) bool) {
 	var win [maxOrder]rune // the last runes, win[0] the newest; 0 before the text
 	win[0] = ' '
 	for i := 0; i < len(s); {
@@ -49,8 +50,8 @@ func grams(s string, fn func(h uint32, order int)) {
 				break
 			}
 			h = (h ^ uint32(win[k])) * 16777619
-			if k > 0 || r != ' ' {
-				fn(h^uint32(k)*0x9E3779B1, k+1)
+			if (k > 0 || r != ' ') && !fn(h^uint32(k)*0x9E3779B1, k+1) {
+				return
 			}
 		}
 	}

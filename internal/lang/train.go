@@ -121,10 +121,11 @@ func languageEntries(text string, l uint8, n int) []gramEntry {
 	counts := map[uint32]int{}
 	order := map[uint32]int{}
 	var total [maxOrder + 1]int
-	grams(text, func(h uint32, k int) {
+	grams(text, func(h uint32, k int) bool {
 		counts[h]++
 		order[h] = k
 		total[k]++
+		return true
 	})
 	hashes := make([]uint32, 0, len(counts))
 	for h := range counts {
