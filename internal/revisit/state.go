@@ -23,10 +23,11 @@ type State struct {
 	Last     int64         // the last visit
 
 	Visits, Changes uint32 // visits after the first; those that found a change
-	// Exposure is the time, ns, the URL was watched for changes: per
-	// visit, the interval since the previous one, or (a change, with a
-	// Last-Modified inside that interval) the time until its change.
-	// Timed counts those changes whose time Last-Modified gave.
+	// Exposure is the time, ns, the URL is known to have stayed
+	// unchanged: per visit, the interval since the previous one, or (a
+	// change, with a Last-Modified inside that interval) the time since
+	// the last change, which Last-Modified dates. Timed counts those
+	// changes.
 	Exposure int64
 	Timed    uint32
 
@@ -137,11 +138,14 @@ func dueKey(due int64, url string) []byte {
 // Garcia-Molina for visits that only say "changed" or "not",
 // r = −ln((n−X+0.5)/(n+0.5)) / I (n visits, X changes, I the mean
 // interval), or, when Last-Modified dated most changes, the changes over
-// the time watched. Both are shrunk toward prior by half a change over
-// 0.5/prior seconds: (X+0.5)/(T+0.5/prior) is also the estimate when no
-// change was seen, where Cho and Garcia-Molina's is 0 (a page found
-// unchanged once would be visited every Max: too seldom for most pages).
-// It returns prior before the second visit.
+// the time the URL is known to have stayed unchanged (Exposure: with
+// Poisson changes the time since the last change before a visit is
+// exponential, so X/T is the rate's maximum-likelihood estimate, however
+// many changes each interval held). Both are shrunk toward prior by half
+// a change over 0.5/prior seconds: (X+0.5)/(T+0.5/prior) is also the
+// estimate when no change was seen, where Cho and Garcia-Molina's is 0
+// (a page found unchanged once would be visited every Max: too seldom
+// for most pages). It returns prior before the second visit.
 func (st *State) Rate(prior float64) float64 {
 	n, x := float64(st.Visits), float64(st.Changes)
 	if n == 0 || st.Exposure <= 0 {
@@ -153,6 +157,27 @@ func (st *State) Rate(prior float64) float64 {
 		return shrunk
 	}
 	return max(-math.Log((n-x+0.5)/(n+0.5))/(expo/n), shrunk)
+}
+
+// watch adds to st's history a visit at now (Unix ns) that found the URL
+// changed or not; lm is the response's Last-Modified (Unix ns, 0: none).
+// The first visit only sets Last.
+func (st *State) watch(now, lm int64, changed bool) {
+	if st.Last != 0 && now > st.Last {
+		st.Visits++
+		if changed {
+			st.Changes++
+			if lm != 0 && lm > st.Last && lm <= now {
+				st.Timed++
+				st.Exposure += now - lm
+			} else {
+				st.Exposure += now - st.Last
+			}
+		} else {
+			st.Exposure += now - st.Last
+		}
+	}
+	st.Last = now
 }
 
 // time returns the time of Unix nanoseconds ns (zero for 0).
