@@ -88,7 +88,7 @@ func TestRateEstimate(t *testing.T) {
 				if timed {
 					lm = now - int64(since*1e9)
 				}
-				st.watch(now, lm, since < iv)
+				st.watch(now, lm, since < iv, true)
 			}
 			if got := st.Rate(1); math.Abs(got-lambda)/lambda > 0.2 {
 				t.Errorf("rate %.5f/s, timed %v: estimate %.5f/s", lambda, timed, got)
@@ -128,5 +128,33 @@ func TestChangeRateSmallSchedule(t *testing.T) {
 	}
 	if f := s.Figures().Freshness; f < 0.55 || f > 0.75 {
 		t.Fatalf("estimated freshness %.3f, want about 1 − 1/e", f)
+	}
+}
+
+// TestLastModifiedWrong: a Last-Modified that moves while the payload does
+// not (the time of the request, as some servers send) stops timing the
+// changes: they count their whole intervals, as without Last-Modified.
+func TestLastModifiedWrong(t *testing.T) {
+	sec := int64(time.Second)
+	st := &State{Last: 100 * sec, LastModified: 100}
+	st.watch(200*sec, 200*sec, true, true) // changed: timed, 0 s since its date
+	if st.Timed != 1 || st.LMWrong {
+		t.Fatalf("a change dated by a true-looking Last-Modified: %+v", st)
+	}
+	st.LastModified = 200
+	st.watch(300*sec, 300*sec, false, true) // unchanged, the date moved
+	if !st.LMWrong {
+		t.Fatalf("an unchanged 200 of another Last-Modified: not flagged")
+	}
+	st.LastModified = 300
+	st.watch(400*sec, 400*sec, true, true)
+	if st.Timed != 1 || st.Exposure != 200*sec {
+		t.Fatalf("a change after the flag: timed %d, exposure %v", st.Timed, time.Duration(st.Exposure))
+	}
+	// A 304 keeps the last capture's validators: its Last-Modified says nothing.
+	ok := &State{Last: 100 * sec, LastModified: 50}
+	ok.watch(200*sec, 150*sec, false, false)
+	if ok.LMWrong {
+		t.Fatal("a 304 flagged")
 	}
 }

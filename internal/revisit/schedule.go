@@ -302,7 +302,7 @@ func (s *Schedule) observe(st *State, v Visit) bool {
 	if !v.LastModified.IsZero() {
 		lm = v.LastModified.UnixNano()
 	}
-	st.watch(now, lm, changed)
+	st.watch(now, lm, changed, v.Status != 304)
 	if v.Status == 304 {
 		return false // the validators and the capture stay the last full one's
 	}

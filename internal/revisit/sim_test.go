@@ -93,8 +93,9 @@ func simVisit(p *policy, pg *simPage, prev, now float64, rng *rand.Rand) (stale 
 		lm = pg.st.LastModified * 1e9
 	}
 	from := pg.st.Rate(p.prior())
-	pg.st.watch(simNs(now), lm, changed)
-	if changed || pg.lm != lmTrue { // a 200: its Last-Modified is kept
+	full := changed || pg.lm != lmTrue // a 200: its Last-Modified is kept
+	pg.st.watch(simNs(now), lm, changed, full)
+	if full {
 		pg.st.LastModified = lm / 1e9
 	}
 	p.rates.Move(from, pg.st.Rate(p.prior()))

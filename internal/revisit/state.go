@@ -30,6 +30,10 @@ type State struct {
 	// changes.
 	Exposure int64
 	Timed    uint32
+	// LMWrong says the URL's Last-Modified moved at a visit that found its
+	// payload unchanged (as a server that sends the time of the request
+	// does): it does not date the changes, and no longer times them.
+	LMWrong bool
 
 	ETag         string // of the last capture ("" none); at most MaxETag bytes
 	LastModified int64  // of the last capture, Unix seconds (0 none)
@@ -50,12 +54,15 @@ const MetaLen = frontier.MetaLen
 const MaxETag = 128
 
 // stateVersion is the version of the encoding appendState writes;
-// decodeState also reads version 1, which has no Size nor Hint.
-const stateVersion = 2
+// decodeState also reads version 2, which has no flags, and version 1,
+// which has no Size nor Hint either.
+const stateVersion = 3
 
-// fixedLen is the encoded length of a version-2 State without its ETag
-// (a version-1 State is 16 bytes shorter).
-const fixedLen = 1 + MetaLen + 8 + 1 + 8 + 8 + 8 + 4 + 4 + 8 + 4 + 8 + 20 + 16 + 8 + 8 + 8 + 1
+// fixedLen is the encoded length of a version-3 State without its ETag;
+// shorter is how much shorter one of each older version is.
+const fixedLen = 1 + MetaLen + 8 + 1 + 8 + 8 + 8 + 4 + 4 + 8 + 4 + 8 + 20 + 16 + 8 + 8 + 8 + 1 + 1
+
+var shorter = [stateVersion + 1]int{1: 17, 2: 1}
 
 // appendState appends the encoding of st: a version byte, the fixed
 // fields big-endian in declaration order (ETag excepted), then the ETag's
@@ -78,6 +85,7 @@ func appendState(b []byte, st *State) []byte {
 	b = binary.BigEndian.AppendUint64(b, uint64(st.RecordDate))
 	b = binary.BigEndian.AppendUint64(b, uint64(st.Size))
 	b = binary.BigEndian.AppendUint64(b, uint64(st.Hint))
+	b = append(b, boolByte(st.LMWrong)) // flags: bit 0 LMWrong
 	b = append(b, byte(len(st.ETag)))
 	return append(b, st.ETag...)
 }
@@ -94,7 +102,7 @@ var errState = errors.New("revisit: corrupt state record")
 // decodeState decodes a State encoded by appendState.
 func decodeState(b []byte) (State, error) {
 	var st State
-	if len(b) == 0 || b[0] < 1 || b[0] > stateVersion || len(b) < fixedLen-16*int(stateVersion-b[0]) {
+	if len(b) == 0 || b[0] < 1 || b[0] > stateVersion || len(b) < fixedLen-shorter[b[0]] {
 		return st, fmt.Errorf("%w (%d bytes)", errState, len(b))
 	}
 	p := 1
@@ -117,6 +125,10 @@ func decodeState(b []byte) (State, error) {
 	st.RecordDate = int64(u64())
 	if b[0] >= 2 {
 		st.Size, st.Hint = int64(u64()), int64(u64())
+	}
+	if b[0] >= 3 {
+		st.LMWrong = b[p]&1 != 0
+		p++
 	}
 	n := int(b[p])
 	p++
@@ -160,14 +172,18 @@ func (st *State) Rate(prior float64) float64 {
 }
 
 // watch adds to st's history a visit at now (Unix ns) that found the URL
-// changed or not; lm is the response's Last-Modified (Unix ns, 0: none).
-// The first visit only sets Last.
-func (st *State) watch(now, lm int64, changed bool) {
+// changed or not; lm is the response's Last-Modified (Unix ns, 0: none),
+// full says the response was a 200 (not a 304). The first visit only sets
+// Last. It is called before st takes the response's validators.
+func (st *State) watch(now, lm int64, changed, full bool) {
+	if full && !changed && lm != 0 && st.LastModified != 0 && lm/1e9 != st.LastModified {
+		st.LMWrong = true
+	}
 	if st.Last != 0 && now > st.Last {
 		st.Visits++
 		if changed {
 			st.Changes++
-			if lm != 0 && lm > st.Last && lm <= now {
+			if lm != 0 && !st.LMWrong && lm > st.Last && lm <= now {
 				st.Timed++
 				st.Exposure += now - lm
 			} else {
