@@ -238,7 +238,11 @@ func (a *Agent) whyRevisit(w *console.Why) {
 		w.Add("revisit due", time.Unix(0, st.Due))
 	}
 	w.Add("revisit interval", time.Duration(st.Interval).String()+" (policy "+a.cfg.Revisit.Policy+")")
-	w.Add("revisit history", fmt.Sprintf("%d revisits, %d found it changed (%d with a Last-Modified time), watched %v", st.Visits, st.Changes, st.Timed, time.Duration(st.Exposure).Round(time.Millisecond)))
+	hist := fmt.Sprintf("%d revisits, %d found it changed (%d with a Last-Modified time), known unchanged for %v", st.Visits, st.Changes, st.Timed, time.Duration(st.Exposure).Round(time.Millisecond))
+	if st.LMWrong {
+		hist += "; its Last-Modified moved while its payload did not: not used to time changes"
+	}
+	w.Add("revisit history", hist)
 	if r := st.Rate(0); r > 0 {
 		w.Add("estimated change rate", fmt.Sprintf("one change every %v", time.Duration(1e9/r).Round(time.Millisecond)))
 	}

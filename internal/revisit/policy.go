@@ -77,7 +77,12 @@ func (p *policy) next(st *State, changed bool) time.Duration {
 	default:
 		d = p.initialOf(st) // the first URL: no histogram to plan from yet
 		if p.rates.Count() > 0 {
-			d = p.rates.Interval(st.Rate(p.priorOf(st)))
+			// An estimate from a few visits may be far off, and the
+			// next visit is where more evidence comes from: the interval
+			// at most doubles from one visit to the next, so a URL that
+			// one visit made look given up (μλ ≥ 1) or unchanging is
+			// seen again long before Max.
+			d = min(p.rates.Interval(st.Rate(p.priorOf(st))), 2*cur)
 		}
 	}
 	return min(max(d, p.min), p.max)
