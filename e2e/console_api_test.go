@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/netip"
 	"os"
@@ -308,10 +307,4 @@ func TestConsoleAPI(t *testing.T) {
 			t.Errorf("no summary:\n%s", c.log())
 		}
 	})
-}
-
-// readAll is io.ReadAll for a response body that may be nil.
-func readAll(r io.Reader) string {
-	b, _ := io.ReadAll(r)
-	return string(b)
 }

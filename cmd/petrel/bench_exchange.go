@@ -13,11 +13,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/petrel-crawler/petrel/internal/benchexchange"
 	"github.com/petrel-crawler/petrel/internal/cluster"
 )
 
 func benchExchangeCmd() *cobra.Command {
-	var o cluster.BenchOptions
+	var o benchexchange.Options
 	var role, keyFile, bind, peer string
 	cmd := &cobra.Command{
 		Use:   "exchange",
@@ -30,7 +31,7 @@ func benchExchangeCmd() *cobra.Command {
 					return err
 				}
 				o.Key, o.Bind = k, netip.MustParseAddrPort(bind)
-				return cluster.RunBenchReceiver(cmd.Context(), o, os.Stdout)
+				return benchexchange.RunReceiver(cmd.Context(), o, os.Stdout)
 			}
 			return runBenchExchange(cmd, o)
 		},
@@ -50,7 +51,7 @@ func benchExchangeCmd() *cobra.Command {
 	return cmd
 }
 
-func runBenchExchange(cmd *cobra.Command, o cluster.BenchOptions) error {
+func runBenchExchange(cmd *cobra.Command, o benchexchange.Options) error {
 	dir := o.Dir
 	if dir == "" {
 		d, err := os.MkdirTemp("", "petrel-bench-exchange-")
@@ -86,7 +87,7 @@ func runBenchExchange(cmd *cobra.Command, o cluster.BenchOptions) error {
 	o.Bind, o.Peer = netip.MustParseAddrPort(sendBind), netip.MustParseAddrPort(recvBind)
 	var before syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &before)
-	send, start, err := cluster.RunBenchSender(cmd.Context(), o)
+	send, start, err := benchexchange.RunSender(cmd.Context(), o)
 	if err != nil {
 		child.Process.Kill()
 		child.Wait()
@@ -97,7 +98,7 @@ func runBenchExchange(cmd *cobra.Command, o cluster.BenchOptions) error {
 	if err := child.Wait(); err != nil {
 		return fmt.Errorf("receiver: %v", err)
 	}
-	var recv cluster.BenchSide
+	var recv benchexchange.Side
 	if err := json.Unmarshal(out.Bytes(), &recv); err != nil {
 		return fmt.Errorf("receiver said %q: %v", out.String(), err)
 	}

@@ -429,11 +429,9 @@ func (a *Agent) openFrontier(cfg *Config, hosts map[string][]netip.Addr, seeds [
 		Workers: func() (int, int) { l := a.live.Load(); return l.fetchers, l.parsers },
 		WARC:    a.warcFigures,
 		Cluster: clusterSource(cfg, a),
-		Revisits: func() (metrics.RevisitFigures, bool) {
-			if a.revisits == nil {
-				return metrics.RevisitFigures{}, cfg.Revisit.On
-			}
-			return revisitMetrics(a.revisits.Figures()), true // revisits.go
+		Revisits: func() (revisit.Figures, bool) {
+			f, ok := a.Revisits() // revisits.go
+			return f, ok || cfg.Revisit.On
 		},
 		Logs: func() metrics.LogFigures {
 			f := a.crawlLog.Figures()

@@ -333,6 +333,7 @@ func (a *Agent) waitCluster(ctx context.Context) error {
 		return err
 	}
 	a.log.Info("cluster ready", "view", v.String())
+	a.shareRevisitBudget(v) // clusterrevisits.go
 	a.clusterIn.Store(true)
 	if a.progress != nil {
 		fmt.Fprintf(a.progress, "petrel: agent %s: view %s\n", a.cfg.Cluster.Agent, v)

@@ -188,3 +188,12 @@ func splitRevisitEntry(rec []byte) (revisit.Entry, error) {
 	}
 	return revisit.Entry{URL: string(url), Rec: inner, State: rec[k+int(n):]}, nil
 }
+
+// shareRevisitBudget gives the schedule this agent's share of
+// --revisit-budget in view v: its share of the keys, so that the crawl's
+// agents together spend the budget once.
+func (a *Agent) shareRevisitBudget(v *cluster.View) {
+	if a.revisits != nil && v != nil {
+		a.revisits.SetShare(v.Share(a.cfg.Cluster.Agent))
+	}
+}

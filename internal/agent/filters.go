@@ -28,13 +28,8 @@ var stageReasons = [filter.NumStages]crawllog.Reason{
 // countFiltered counts one refusal of a stage.
 func (a *Agent) countFiltered(stage filter.Stage) { a.countRefusal(stageReasons[stage]) }
 
-// passURL applies a URL stage's filter (schedule or fetch) to u found on
-// via with Meta m; a refusal is counted and logged to both logs.
-func (a *Agent) passURL(stage filter.Stage, u urlx.URL, via string, m frontier.Meta) bool {
-	return a.passURLWith(a.live.Load().filters, stage, u, via, m)
-}
-
-// passURLWith is passURL with the filters fs.
+// passURLWith applies a URL stage's filter (schedule or fetch) of fs to u
+// found on via with Meta m; a refusal is counted and logged to both logs.
 func (a *Agent) passURLWith(fs *filter.Stages, stage filter.Stage, u urlx.URL, via string, m frontier.Meta) bool {
 	if !fs.Active(stage) {
 		return true

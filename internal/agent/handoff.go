@@ -156,6 +156,7 @@ func (h *clusterHost) ViewChanged(c cluster.ViewChange) {
 	}
 	h.ho.mu.Unlock()
 	h.noteDeclaredDead(c)
+	a.shareRevisitBudget(nw) // clusterrevisits.go
 	a.log.Info("cluster: view change", "from", old.String(), "to", nw.String(), "giving", len(c.Give))
 	if len(c.Give) > 0 {
 		h.goHandOver(nw, c.Give)

@@ -19,7 +19,6 @@ import (
 	"github.com/petrel-crawler/petrel/internal/console"
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/frontier"
-	"github.com/petrel-crawler/petrel/internal/metrics"
 	"github.com/petrel-crawler/petrel/internal/parse"
 	"github.com/petrel-crawler/petrel/internal/revisit"
 	"github.com/petrel-crawler/petrel/internal/stats"
@@ -239,7 +238,11 @@ func (a *Agent) whyRevisit(w *console.Why) {
 		w.Add("revisit due", time.Unix(0, st.Due))
 	}
 	w.Add("revisit interval", time.Duration(st.Interval).String()+" (policy "+a.cfg.Revisit.Policy+")")
-	w.Add("revisit history", fmt.Sprintf("%d revisits, %d found it changed (%d with a Last-Modified time), watched %v", st.Visits, st.Changes, st.Timed, time.Duration(st.Exposure).Round(time.Millisecond)))
+	hist := fmt.Sprintf("%d revisits, %d found it changed (%d with a Last-Modified time), known unchanged for %v", st.Visits, st.Changes, st.Timed, time.Duration(st.Exposure).Round(time.Millisecond))
+	if st.LMWrong {
+		hist += "; its Last-Modified moved while its payload did not: not used to time changes"
+	}
+	w.Add("revisit history", hist)
 	if r := st.Rate(0); r > 0 {
 		w.Add("estimated change rate", fmt.Sprintf("one change every %v", time.Duration(1e9/r).Round(time.Millisecond)))
 	}
@@ -248,23 +251,13 @@ func (a *Agent) whyRevisit(w *console.Why) {
 	}
 }
 
-// revisitMetrics are the schedule's figures for /metrics.
-func revisitMetrics(f revisit.Figures) metrics.RevisitFigures {
-	return metrics.RevisitFigures{Scheduled: f.Scheduled, Issued: f.Issued, Due: f.Due, DueHour: f.DueHour,
-		Revisits: f.Revisits, NotModified: f.NotModified, Unchanged: f.Unchanged, Skipped: f.Skipped,
-		BytesSaved: f.BytesSaved, Freshness: f.Freshness}
-}
-
 // Revisits returns the schedule's figures for the console; false when
 // the crawl is not a revisit crawl.
-func (a *Agent) Revisits() (console.RevisitFigures, bool) {
+func (a *Agent) Revisits() (revisit.Figures, bool) {
 	if a.revisits == nil {
-		return console.RevisitFigures{}, false
+		return revisit.Figures{}, false
 	}
-	f := a.revisits.Figures()
-	return console.RevisitFigures{Scheduled: f.Scheduled, Due: f.Due, DueHour: f.DueHour, Issued: f.Issued,
-		Revisits: f.Revisits, NotModified: f.NotModified, Unchanged: f.Unchanged, Skipped: f.Skipped,
-		BytesSaved: f.BytesSaved, Freshness: f.Freshness}, true
+	return a.revisits.Figures(), true
 }
 
 // revisitSummary is the end summary's line on the revisit schedule.

@@ -63,21 +63,6 @@ func (a *Agent) noteSeedRefused(url string, m frontier.Meta, reason crawllog.Rea
 	a.noteSeed(url, m, why)
 }
 
-// noteSeedDropped records a seed the frontier gave up.
-func (a *Agent) noteSeedDropped(url string, m frontier.Meta, why frontier.DropReason) {
-	if m.Seed == 0 {
-		return
-	}
-	a.noteSeedRefused(url, m, dropReasons[why], "")
-}
-
-// dropReasons is the skipped.jsonl reason of each frontier drop.
-var dropReasons = map[frontier.DropReason]crawllog.Reason{
-	frontier.DropBrokenHost: crawllog.ReasonBrokenHost, frontier.DropRobotsUnavailable: crawllog.ReasonRobotsFailed,
-	frontier.DropDNS: crawllog.ReasonDNS, frontier.DropAddress: crawllog.ReasonAddress, frontier.DropBlocked: crawllog.ReasonBlocklist,
-	frontier.DropOverBudget: crawllog.ReasonOverBudget, frontier.DropHostDown: crawllog.ReasonHostDown, frontier.DropRetries: crawllog.ReasonRetries,
-}
-
 // noSeedFetched returns the error of a run that ended with nothing left
 // to do, alone, with seeds given and no page fetched by the crawl: one
 // line per seed saying why it was not fetched. Nil otherwise.

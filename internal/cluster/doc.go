@@ -48,9 +48,8 @@
 //	handoffstate.go the hand-offs' durable state (awaiting.json)
 //	placement.go    Placements: the address a key owner first placed a host at
 //	placementlog.go its file, kept across restarts (format beside the code)
-//	status.go       Status (petrel cluster status), the slots each agent owns
+//	status.go       Status (petrel cluster status), the slots each agent owns; Traffic, WaitSent
 //	why.go          asking another agent what it knows of a URL
-//	bench.go        petrel bench exchange
 //
 // Invariants:
 //

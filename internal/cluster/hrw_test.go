@@ -180,3 +180,17 @@ func NextView(v *View, add []ViewAgent, remove ...string) (*View, error) {
 	}
 	return nv, err
 }
+
+// TestViewShare: an agent's share of the keys is its weight over the
+// owners'; an agent not an owner has none.
+func TestViewShare(t *testing.T) {
+	v, err := NewView(7, []ViewAgent{{Name: "a1"}, {Name: "a2", Weight: 2}, {Name: "a3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]float64{"a1": 0.25, "a2": 0.5, "a3": 0.25, "a4": 0} {
+		if got := v.Share(name); got != want {
+			t.Errorf("Share(%s) = %v, want %v", name, got, want)
+		}
+	}
+}

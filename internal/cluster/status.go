@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"time"
@@ -131,4 +132,37 @@ func (v *View) SlotsOwned() map[string]int {
 		out[a.Name] = counts[i]
 	}
 	return out
+}
+
+// Traffic is what the exchange carried since this process started, for
+// petrel bench exchange.
+type Traffic struct {
+	SentBatches, AppliedBatches uint64
+	OutboxWritten, OutboxSyncs  int64 // the outbox log's bytes written and fsyncs
+	InboxBytes, InboxSyncs      int64 // the inbox's bytes held and fsyncs
+}
+
+// Traffic returns what the exchange carried since this process started.
+func (n *Node) Traffic() Traffic {
+	return Traffic{SentBatches: n.counts.sentBatches.Load(), AppliedBatches: n.counts.appliedBatches.Load(),
+		OutboxWritten: n.outbox.Written(), OutboxSyncs: n.outbox.Syncs(),
+		InboxBytes: n.inbox.Size(), InboxSyncs: n.inbox.Syncs()}
+}
+
+// WaitSent returns once no routed record is gathered or being written
+// and the outbox is empty (every batch acknowledged), or ctx ends.
+func (n *Node) WaitSent(ctx context.Context) error {
+	for {
+		changed := n.outbox.Changed() // a batch written, or acknowledged
+		if n.batch.empty() {
+			if b, _ := n.outbox.Len(); b == 0 {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		}
+	}
 }

@@ -118,3 +118,19 @@ func (v *View) String() string {
 	}
 	return s
 }
+
+// Share returns name's part of the keys: its weight over the sum of the
+// owners' weights (0 when name owns none).
+func (v *View) Share(name string) float64 {
+	var mine, all float64
+	for _, a := range v.Agents {
+		all += float64(a.Weight)
+		if a.Name == name {
+			mine = float64(a.Weight)
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return mine / all
+}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/petrel-crawler/petrel/internal/revisit"
 	"github.com/petrel-crawler/petrel/internal/stats"
 )
 
@@ -31,7 +32,7 @@ type fakeCrawl struct {
 	blocked     []string
 	whyAsked    string
 	checkpoints int
-	revisits    *RevisitFigures // nil: not a revisit crawl
+	revisits    *revisit.Figures // nil: not a revisit crawl
 }
 
 func (f *fakeCrawl) called(name string) {
@@ -104,9 +105,9 @@ func (f *fakeCrawl) Block(_ context.Context, entries []string) (BlockResult, err
 	return BlockResult{Added: entries, Dropped: 3}, nil
 }
 func (f *fakeCrawl) Members() []Member { return nil }
-func (f *fakeCrawl) Revisits() (RevisitFigures, bool) {
+func (f *fakeCrawl) Revisits() (revisit.Figures, bool) {
 	if f.revisits == nil {
-		return RevisitFigures{}, false
+		return revisit.Figures{}, false
 	}
 	return *f.revisits, true
 }
@@ -228,7 +229,7 @@ func TestAPIStatusRevisits(t *testing.T) {
 	if code, v := c.call("GET", "/status", "", "", false); code != 200 || field(v, "revisits") != nil {
 		t.Errorf("status of a crawl without --revisit: %d, revisits %v, want none", code, field(v, "revisits"))
 	}
-	crawl.revisits = &RevisitFigures{Scheduled: 40, Due: 2, DueHour: 9, Issued: 3, Revisits: 20, NotModified: 12, BytesSaved: 4096, Freshness: 0.75}
+	crawl.revisits = &revisit.Figures{Scheduled: 40, Due: 2, DueHour: 9, Issued: 3, Revisits: 20, NotModified: 12, BytesSaved: 4096, Freshness: 0.75}
 	code, v := c.call("GET", "/status", "", "", false)
 	for path, want := range map[string]float64{"revisits.scheduled": 40, "revisits.due": 2, "revisits.due_hour": 9,
 		"revisits.not_modified": 12, "revisits.bytes_saved": 4096, "revisits.freshness": 0.75} {

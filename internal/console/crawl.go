@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/petrel-crawler/petrel/internal/revisit"
 	"github.com/petrel-crawler/petrel/internal/stats"
 )
 
@@ -50,7 +51,7 @@ type Crawl interface {
 	Members() []Member
 	// Revisits returns the figures of a revisit crawl's schedule; false
 	// when the crawl is not one.
-	Revisits() (RevisitFigures, bool)
+	Revisits() (revisit.Figures, bool)
 }
 
 // ErrInvalid marks a request the crawl refused because it is wrong (the

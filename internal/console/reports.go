@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -82,14 +81,4 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 	}
 	tw.Flush()
 	bw.Flush()
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

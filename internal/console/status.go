@@ -3,6 +3,7 @@ package console
 import (
 	"time"
 
+	"github.com/petrel-crawler/petrel/internal/revisit"
 	"github.com/petrel-crawler/petrel/internal/stats"
 )
 
@@ -24,7 +25,7 @@ type Status struct {
 	Errors   []ErrorLine      `json:"recent_errors"`
 	Settings map[string]any   `json:"settings"`
 	Cluster  []Member         `json:"cluster,omitempty"`
-	Revisits *RevisitFigures  `json:"revisits,omitempty"`
+	Revisits *revisit.Figures `json:"revisits,omitempty"`
 	History  []Sample         `json:"history,omitempty"`
 	Counters stats.Snapshot   `json:"counters"`
 }
@@ -63,23 +64,6 @@ type FrontierFigures struct {
 	IPEntries     int64 `json:"ip_entries"`
 	FrontSize     int64 `json:"front_size"`
 	InFlight      int64 `json:"in_flight"`
-}
-
-// RevisitFigures are the schedule of a revisit crawl (crawl --revisit):
-// its URLs by state, what its revisits found and spared, and the
-// schedule's estimated freshness. Status carries them only for a revisit
-// crawl.
-type RevisitFigures struct {
-	Scheduled   int64   `json:"scheduled"`    // URLs in the schedule
-	Due         int64   `json:"due"`          // due now or overdue, not yet issued
-	DueHour     int64   `json:"due_hour"`     // due within the next hour
-	Issued      int64   `json:"issued"`       // handed to the frontier, not yet visited
-	Revisits    int64   `json:"revisits"`     // revisits done
-	NotModified int64   `json:"not_modified"` // of which answered 304
-	Unchanged   int64   `json:"unchanged"`    // of which a 200 with the last capture's payload
-	Skipped     int64   `json:"skipped"`      // duplicate tasks for a due time done, not fetched
-	BytesSaved  int64   `json:"bytes_saved"`  // body bytes the 304s spared
-	Freshness   float64 `json:"freshness"`    // estimated time-averaged share of fresh copies, 0 to 1
 }
 
 // FetcherFigures say how much the fetchers waited for work.

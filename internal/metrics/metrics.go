@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/petrel-crawler/petrel/internal/revisit"
 	"github.com/petrel-crawler/petrel/internal/stats"
 )
 
@@ -34,15 +35,7 @@ type Sources struct {
 	// Revisits returns the figures of a revisit crawl's schedule, and
 	// false for a crawl without --revisit (then no petrel_revisit_ metric
 	// is served).
-	Revisits func() (RevisitFigures, bool)
-}
-
-// RevisitFigures are the figures of a revisit crawl's schedule.
-type RevisitFigures struct {
-	Scheduled, Issued, Due, DueHour           int64   // URLs in the schedule; issued, not yet visited; due now (overdue); due within the hour
-	Revisits, NotModified, Unchanged, Skipped int64   // revisits done; answered 304; an unchanged 200; duplicate tasks not fetched
-	BytesSaved                                int64   // bytes the 304s spared (the last full capture's size less the 304's)
-	Freshness                                 float64 // the schedule's estimated time-averaged freshness, 0 to 1
+	Revisits func() (revisit.Figures, bool)
 }
 
 // ClusterFigures are an agent's view of a crawl of several agents.

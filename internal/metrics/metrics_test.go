@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/petrel-crawler/petrel/internal/revisit"
 	"github.com/petrel-crawler/petrel/internal/stats"
 )
 
@@ -247,8 +248,8 @@ func lintClean(t *testing.T, body []byte) {
 // and with the fixed labels; a crawl without --revisit serves none.
 func TestRevisits(t *testing.T) {
 	var st stats.Crawl
-	m := New(Sources{Stats: &st, Version: "x", Revisits: func() (RevisitFigures, bool) {
-		return RevisitFigures{Scheduled: 40, Issued: 3, Due: 2, DueHour: 9, Revisits: 20, NotModified: 12, Unchanged: 5, Skipped: 1}, true
+	m := New(Sources{Stats: &st, Version: "x", Revisits: func() (revisit.Figures, bool) {
+		return revisit.Figures{Scheduled: 40, Issued: 3, Due: 2, DueHour: 9, Revisits: 20, NotModified: 12, Unchanged: 5, Skipped: 1}, true
 	}})
 	body := scrape(t, m)
 	lintClean(t, body)
@@ -267,7 +268,7 @@ func TestRevisits(t *testing.T) {
 			}
 		}
 	}
-	off := New(Sources{Stats: &st, Version: "x", Revisits: func() (RevisitFigures, bool) { return RevisitFigures{}, false }})
+	off := New(Sources{Stats: &st, Version: "x", Revisits: func() (revisit.Figures, bool) { return revisit.Figures{}, false }})
 	if bytes.Contains(scrape(t, off), []byte("petrel_revisit")) {
 		t.Error("a crawl without --revisit serves petrel_revisit metrics")
 	}

@@ -92,15 +92,19 @@
 // when changed, ×1.5 when not. Both start at 24×Min (their one day for a
 // minimum of one hour), and stay within [Min, Max]. change-rate: each
 // URL's change rate λ is estimated from its history (State.Rate: Cho and
-// Garcia-Molina's estimator from changed/unchanged visits, or the
-// changes' times that Last-Modified gives over the time watched, both
-// shrunk toward a prior of one change a day, so that a page found
-// unchanged once is not taken for one that never changes); the
+// Garcia-Molina's estimator from changed/unchanged visits, or, where
+// Last-Modified dates the changes, the changes over the time the URL is
+// known to have stayed unchanged, each change's from its Last-Modified
+// to the visit; both shrunk toward a prior of one change a day, so that
+// a page found unchanged once is not taken for one that never changes;
+// a Last-Modified seen to move without a change times nothing); the
 // interval maximises the expected freshness of the whole schedule for
 // the budget: with Poisson changes and a visit every 1/f, a page's
 // freshness is (f/λ)(1−e^(−λ/f)), and at the optimum every page's
 // marginal freshness per visit is the same μ, which gives each page's
 // interval from its λ (Rates.Interval); μ is solved by bisection so that
 // the visits a second of the rate histogram sum to the budget. A page
-// changing too often for μ is visited every Max only.
+// changing too often for μ is visited every Max only. An interval at most
+// doubles from one visit to the next, so that a URL one misleading visit
+// sent toward Max is seen again soon.
 package revisit

@@ -9,29 +9,37 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Figures are the schedule's counters, for the progress line and metrics.
+// Figures are the schedule's counters, for the progress line, the
+// metrics and the API (GET /api/v1/status's "revisits", named by the JSON
+// tags).
 type Figures struct {
-	Scheduled int64 // URLs in the schedule
-	Issued    int64 // issued to the frontier, not yet visited
+	Scheduled int64 `json:"scheduled"` // URLs in the schedule
+	Issued    int64 `json:"issued"`    // issued to the frontier, not yet visited
 	// Due counts the URLs not issued that are due now (overdue: waiting
 	// for a slot or the budget), DueHour those due within the next hour,
 	// each up to FiguresCap.
-	Due, DueHour int64
-	Revisits     int64 // revisits done by this process
-	NotModified  int64 // of which answered 304
-	Unchanged    int64 // of which a 200 with the same payload
-	Skipped      int64 // duplicate revisit tasks not fetched
+	Due         int64 `json:"due"`
+	DueHour     int64 `json:"due_hour"`
+	Revisits    int64 `json:"revisits"`     // revisits done by this process
+	NotModified int64 `json:"not_modified"` // of which answered 304
+	Unchanged   int64 `json:"unchanged"`    // of which a 200 with the last capture's payload
+	Skipped     int64 `json:"skipped"`      // duplicate revisit tasks for a due time done, not fetched
 	// BytesSaved is the bytes the 304s of this process spared: for each,
 	// the size on the wire of the URL's last full capture less the 304's.
-	BytesSaved int64
+	BytesSaved int64 `json:"bytes_saved"`
 	// Freshness is the schedule's estimated time-averaged freshness: the
 	// mean over its URLs of the expected freshness of a page changing at
 	// its estimated rate, visited at its current interval (0 when empty).
-	Freshness float64
+	Freshness float64 `json:"freshness"`
 	// Hints are the sitemap hints held for URLs not yet visited;
 	// HintsDropped those not kept (MaxHints held); HintedDue the URLs a
 	// sitemap's lastmod made due (the last two counted by this process).
-	Hints, HintsDropped, HintedDue int64
+	Hints        int64 `json:"hints"`
+	HintsDropped int64 `json:"hints_dropped"`
+	HintedDue    int64 `json:"hinted_due"`
+	// Budget is the revisits a second this schedule spends at most and
+	// plans for: --revisit-budget times its share (SetShare); 0: no cap.
+	Budget float64 `json:"budget"`
 }
 
 // FiguresCap bounds the due URLs Figures counts (a scan of the index).
@@ -41,7 +49,8 @@ const FiguresCap = 100000
 func (s *Schedule) Figures() Figures {
 	f := Figures{Scheduled: s.scheduled.Load(), Issued: s.issued.Load(), Revisits: s.visits.Load(),
 		NotModified: s.notMod.Load(), Unchanged: s.unchanged.Load(), Skipped: s.skipped.Load(), BytesSaved: s.savedBytes.Load(),
-		Hints: s.hints.Load(), HintsDropped: s.hintsDropped.Load(), HintedDue: s.hintedDue.Load()}
+		Hints: s.hints.Load(), HintsDropped: s.hintsDropped.Load(), HintedDue: s.hintedDue.Load(),
+		Budget: s.pol.rates.Budget()}
 	if f.Scheduled > 0 {
 		f.Freshness = min(max(s.fresh.get()/float64(f.Scheduled), 0), 1)
 	}

@@ -11,12 +11,26 @@ import (
 	"github.com/petrel-crawler/petrel/internal/frontier"
 )
 
+// SetShare sets the part of Settings.Budget this schedule spends and
+// plans for: in a crawl of several agents, this agent's share of the
+// keys, so that the crawl's agents together spend the budget once. A
+// schedule starts with the whole budget (share 1). A share below
+// minShare counts as minShare, so that a budget never becomes none.
+func (s *Schedule) SetShare(share float64) {
+	s.pol.rates.SetBudget(s.cfg.Settings.Budget * min(max(share, minShare), 1))
+	s.poke()
+}
+
+// minShare is the least share of the budget a schedule spends.
+const minShare = 1.0 / 1024
+
 // issueBatch bounds the URLs issued in one transaction.
 const issueBatch = 256
 
 // Run issues the due URLs to the frontier until ctx is done: in due
-// order, at most MaxIssued outstanding, and, with a budget, at most
-// Budget a second (a burst of one second's worth). It waits on a timer
+// order, at most MaxIssued outstanding, and, with a budget, at most the
+// budget in force a second (Budget times the share, SetShare; a burst of
+// one second's worth). It waits on a timer
 // for the next due time, or for a visit that frees a slot.
 func (s *Schedule) Run(ctx context.Context) error {
 	if s.cfg.Reissue {
@@ -24,12 +38,11 @@ func (s *Schedule) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	budget := s.cfg.Settings.Budget
-	tokens, last := max(budget, 1), s.now()
+	tokens, last := max(s.pol.rates.Budget(), 1), s.now()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		now := s.now()
+		now, budget := s.now(), s.pol.rates.Budget()
 		if d, held := s.laterDue(now); held && d <= 0 {
 			if err := s.flushLater(); err != nil {
 				return err

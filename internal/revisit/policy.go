@@ -24,8 +24,7 @@ var Policies = []string{PolicyChangeRate, PolicyUniform, PolicyHeritrix, PolicyS
 type policy struct {
 	name     string
 	min, max time.Duration
-	budget   float64 // fetches per second (0: none)
-	rates    *Rates
+	rates    *Rates // with the budget in force
 }
 
 // initial is the first interval: the anchors' one day, which is 24 times
@@ -72,13 +71,18 @@ func (p *policy) next(st *State, changed bool) time.Duration {
 		}
 	case PolicyUniform:
 		d = p.initial() // one interval for all: a hint does not apply
-		if n := p.rates.Count(); p.budget > 0 && n > 0 {
-			d = time.Duration(float64(n) / p.budget * 1e9)
+		if n, b := p.rates.Count(), p.rates.Budget(); b > 0 && n > 0 {
+			d = time.Duration(float64(n) / b * 1e9)
 		}
 	default:
 		d = p.initialOf(st) // the first URL: no histogram to plan from yet
 		if p.rates.Count() > 0 {
-			d = p.rates.Interval(st.Rate(p.priorOf(st)))
+			// An estimate from a few visits may be far off, and the
+			// next visit is where more evidence comes from: the interval
+			// at most doubles from one visit to the next, so a URL that
+			// one visit made look given up (μλ ≥ 1) or unchanging is
+			// seen again long before Max.
+			d = min(p.rates.Interval(st.Rate(p.priorOf(st))), 2*cur)
 		}
 	}
 	return min(max(d, p.min), p.max)
@@ -141,6 +145,23 @@ func (r *Rates) Count() int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.n
+}
+
+// Budget returns the revisits a second planned for (0: none).
+func (r *Rates) Budget() float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.budget
+}
+
+// SetBudget plans for b revisits a second from now on (0: none); the
+// multiplier is solved again at the next Interval.
+func (r *Rates) SetBudget(b float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if b != r.budget {
+		r.budget, r.mu0 = b, 0
+	}
 }
 
 // gain is g(x) = 1 − (1+x)e^(−x): with x = λ/f, the marginal freshness of
@@ -220,7 +241,7 @@ func (r *Rates) solve() {
 
 // newPolicy returns the policy of s.
 func newPolicy(s Settings) (*policy, error) {
-	p := &policy{name: s.Policy, min: s.Min, max: s.Max, budget: s.Budget}
+	p := &policy{name: s.Policy, min: s.Min, max: s.Max}
 	switch s.Policy {
 	case PolicyUniform, PolicyHeritrix, PolicyStorm, PolicyChangeRate:
 	default:

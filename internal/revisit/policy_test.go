@@ -68,28 +68,31 @@ func TestChangeRateOptimum(t *testing.T) {
 }
 
 // TestRateEstimate: the estimate from changed/unchanged visits, and from
-// Last-Modified times, approaches the true rate.
+// Last-Modified times, approaches the true rate, for a page that changes
+// less often than it is visited and for one that changes much more often
+// (where Last-Modified, the time of the last change before a visit, is
+// what tells them apart).
 func TestRateEstimate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	const lambda = 1.0 / 600 // one change in 10 minutes
-	for _, timed := range []bool{false, true} {
-		st := &State{}
-		for range 400 {
-			iv := 5 * time.Minute
-			wait := rng.ExpFloat64() / lambda
-			st.Visits++
-			if wait < iv.Seconds() {
-				st.Changes++
-				if timed {
-					st.Timed++
-					st.Exposure += int64(wait * 1e9)
-					continue
-				}
+	const iv = 300.0 // a visit every 5 minutes
+	for _, lambda := range []float64{1.0 / 600, 1.0 / 20} {
+		for _, timed := range []bool{false, true} {
+			if lambda > 1/iv && !timed {
+				continue // every visit finds a change: only a lower bound
 			}
-			st.Exposure += int64(iv)
-		}
-		if got := st.Rate(1); math.Abs(got-lambda)/lambda > 0.2 {
-			t.Errorf("timed %v: estimate %.5f/s, true %.5f/s", timed, got, lambda)
+			st := &State{Last: int64(time.Hour)}
+			for range 400 {
+				now := st.Last + int64(iv*1e9)
+				since := rng.ExpFloat64() / lambda // since the last change before now
+				var lm int64
+				if timed {
+					lm = now - int64(since*1e9)
+				}
+				st.watch(now, lm, since < iv, true)
+			}
+			if got := st.Rate(1); math.Abs(got-lambda)/lambda > 0.2 {
+				t.Errorf("rate %.5f/s, timed %v: estimate %.5f/s", lambda, timed, got)
+			}
 		}
 	}
 	// Found unchanged once: not a rate of zero, but half a change over the
@@ -125,5 +128,33 @@ func TestChangeRateSmallSchedule(t *testing.T) {
 	}
 	if f := s.Figures().Freshness; f < 0.55 || f > 0.75 {
 		t.Fatalf("estimated freshness %.3f, want about 1 − 1/e", f)
+	}
+}
+
+// TestLastModifiedWrong: a Last-Modified that moves while the payload does
+// not (the time of the request, as some servers send) stops timing the
+// changes: they count their whole intervals, as without Last-Modified.
+func TestLastModifiedWrong(t *testing.T) {
+	sec := int64(time.Second)
+	st := &State{Last: 100 * sec, LastModified: 100}
+	st.watch(200*sec, 200*sec, true, true) // changed: timed, 0 s since its date
+	if st.Timed != 1 || st.LMWrong {
+		t.Fatalf("a change dated by a true-looking Last-Modified: %+v", st)
+	}
+	st.LastModified = 200
+	st.watch(300*sec, 300*sec, false, true) // unchanged, the date moved
+	if !st.LMWrong {
+		t.Fatalf("an unchanged 200 of another Last-Modified: not flagged")
+	}
+	st.LastModified = 300
+	st.watch(400*sec, 400*sec, true, true)
+	if st.Timed != 1 || st.Exposure != 200*sec {
+		t.Fatalf("a change after the flag: timed %d, exposure %v", st.Timed, time.Duration(st.Exposure))
+	}
+	// A 304 keeps the last capture's validators: its Last-Modified says nothing.
+	ok := &State{Last: 100 * sec, LastModified: 50}
+	ok.watch(200*sec, 150*sec, false, false)
+	if ok.LMWrong {
+		t.Fatal("a 304 flagged")
 	}
 }

@@ -298,22 +298,11 @@ func (s *Schedule) observe(st *State, v Visit) bool {
 	default:
 		changed = !first
 	}
-	if !first && now > st.Last {
-		st.Visits++
-		lm := v.LastModified.UnixNano()
-		if changed {
-			st.Changes++
-			if !v.LastModified.IsZero() && lm > st.Last && lm <= now {
-				st.Timed++
-				st.Exposure += lm - st.Last
-			} else {
-				st.Exposure += now - st.Last
-			}
-		} else {
-			st.Exposure += now - st.Last
-		}
+	var lm int64
+	if !v.LastModified.IsZero() {
+		lm = v.LastModified.UnixNano()
 	}
-	st.Last = now
+	st.watch(now, lm, changed, v.Status != 304)
 	if v.Status == 304 {
 		return false // the validators and the capture stay the last full one's
 	}

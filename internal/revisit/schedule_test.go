@@ -156,7 +156,7 @@ func TestScheduleExactlyOnce(t *testing.T) {
 
 // TestStateRoundTrip: a State decodes as encoded.
 func TestStateRoundTrip(t *testing.T) {
-	st := State{Due: 5, Issued: true, Seq: 7, Interval: 9, Last: 11, Visits: 3, Changes: 2, Exposure: 13, Timed: 1,
+	st := State{Due: 5, Issued: true, Seq: 7, Interval: 9, Last: 11, Visits: 3, Changes: 2, Exposure: 13, Timed: 1, LMWrong: true,
 		ETag: `W/"x"`, LastModified: 17, Digest: [20]byte{1}, RecordID: [16]byte{2}, RecordDate: 19, Size: 23, Hint: 29}
 	st.Meta[0] = 1
 	enc := appendState(nil, &st)
@@ -167,15 +167,21 @@ func TestStateRoundTrip(t *testing.T) {
 	if _, err := decodeState(enc[:fixedLen-1]); err == nil {
 		t.Fatal("a short record decoded")
 	}
-	// Version 1: the same fields without Size and Hint, which decode as 0.
-	end := fixedLen - 1 - 16 // where Size begins
-	v1 := append(append([]byte{1}, enc[1:end]...), enc[end+16:]...)
+	// Version 2: the same fields without the flags, which decode as
+	// false; version 1 without Size and Hint either, which decode as 0.
+	end := fixedLen - 2 - 16 // where Size begins
+	v2 := append(append([]byte{2}, enc[1:end+16]...), enc[end+17:]...)
 	want := st
+	want.LMWrong = false
+	if got, err := decodeState(v2); err != nil || got != want {
+		t.Fatalf("version 2: %+v, %v; want %+v", got, err, want)
+	}
+	v1 := append(append([]byte{1}, enc[1:end]...), enc[end+17:]...)
 	want.Size, want.Hint = 0, 0
 	if got, err := decodeState(v1); err != nil || got != want {
 		t.Fatalf("version 1: %+v, %v; want %+v", got, err, want)
 	}
-	if _, err := decodeState(append([]byte{3}, enc[1:]...)); err == nil {
+	if _, err := decodeState(append([]byte{4}, enc[1:]...)); err == nil {
 		t.Fatal("a record of an unknown version decoded")
 	}
 }

@@ -23,12 +23,17 @@ type State struct {
 	Last     int64         // the last visit
 
 	Visits, Changes uint32 // visits after the first; those that found a change
-	// Exposure is the time, ns, the URL was watched for changes: per
-	// visit, the interval since the previous one, or (a change, with a
-	// Last-Modified inside that interval) the time until its change.
-	// Timed counts those changes whose time Last-Modified gave.
+	// Exposure is the time, ns, the URL is known to have stayed
+	// unchanged: per visit, the interval since the previous one, or (a
+	// change, with a Last-Modified inside that interval) the time since
+	// the last change, which Last-Modified dates. Timed counts those
+	// changes.
 	Exposure int64
 	Timed    uint32
+	// LMWrong says the URL's Last-Modified moved at a visit that found its
+	// payload unchanged (as a server that sends the time of the request
+	// does): it does not date the changes, and no longer times them.
+	LMWrong bool
 
 	ETag         string // of the last capture ("" none); at most MaxETag bytes
 	LastModified int64  // of the last capture, Unix seconds (0 none)
@@ -49,12 +54,15 @@ const MetaLen = frontier.MetaLen
 const MaxETag = 128
 
 // stateVersion is the version of the encoding appendState writes;
-// decodeState also reads version 1, which has no Size nor Hint.
-const stateVersion = 2
+// decodeState also reads version 2, which has no flags, and version 1,
+// which has no Size nor Hint either.
+const stateVersion = 3
 
-// fixedLen is the encoded length of a version-2 State without its ETag
-// (a version-1 State is 16 bytes shorter).
-const fixedLen = 1 + MetaLen + 8 + 1 + 8 + 8 + 8 + 4 + 4 + 8 + 4 + 8 + 20 + 16 + 8 + 8 + 8 + 1
+// fixedLen is the encoded length of a version-3 State without its ETag;
+// shorter is how much shorter one of each older version is.
+const fixedLen = 1 + MetaLen + 8 + 1 + 8 + 8 + 8 + 4 + 4 + 8 + 4 + 8 + 20 + 16 + 8 + 8 + 8 + 1 + 1
+
+var shorter = [stateVersion + 1]int{1: 17, 2: 1}
 
 // appendState appends the encoding of st: a version byte, the fixed
 // fields big-endian in declaration order (ETag excepted), then the ETag's
@@ -77,6 +85,7 @@ func appendState(b []byte, st *State) []byte {
 	b = binary.BigEndian.AppendUint64(b, uint64(st.RecordDate))
 	b = binary.BigEndian.AppendUint64(b, uint64(st.Size))
 	b = binary.BigEndian.AppendUint64(b, uint64(st.Hint))
+	b = append(b, boolByte(st.LMWrong)) // flags: bit 0 LMWrong
 	b = append(b, byte(len(st.ETag)))
 	return append(b, st.ETag...)
 }
@@ -93,7 +102,7 @@ var errState = errors.New("revisit: corrupt state record")
 // decodeState decodes a State encoded by appendState.
 func decodeState(b []byte) (State, error) {
 	var st State
-	if len(b) == 0 || b[0] < 1 || b[0] > stateVersion || len(b) < fixedLen-16*int(stateVersion-b[0]) {
+	if len(b) == 0 || b[0] < 1 || b[0] > stateVersion || len(b) < fixedLen-shorter[b[0]] {
 		return st, fmt.Errorf("%w (%d bytes)", errState, len(b))
 	}
 	p := 1
@@ -117,6 +126,10 @@ func decodeState(b []byte) (State, error) {
 	if b[0] >= 2 {
 		st.Size, st.Hint = int64(u64()), int64(u64())
 	}
+	if b[0] >= 3 {
+		st.LMWrong = b[p]&1 != 0
+		p++
+	}
 	n := int(b[p])
 	p++
 	if len(b) != p+n {
@@ -137,11 +150,14 @@ func dueKey(due int64, url string) []byte {
 // Garcia-Molina for visits that only say "changed" or "not",
 // r = −ln((n−X+0.5)/(n+0.5)) / I (n visits, X changes, I the mean
 // interval), or, when Last-Modified dated most changes, the changes over
-// the time watched. Both are shrunk toward prior by half a change over
-// 0.5/prior seconds: (X+0.5)/(T+0.5/prior) is also the estimate when no
-// change was seen, where Cho and Garcia-Molina's is 0 (a page found
-// unchanged once would be visited every Max: too seldom for most pages).
-// It returns prior before the second visit.
+// the time the URL is known to have stayed unchanged (Exposure: with
+// Poisson changes the time since the last change before a visit is
+// exponential, so X/T is the rate's maximum-likelihood estimate, however
+// many changes each interval held). Both are shrunk toward prior by half
+// a change over 0.5/prior seconds: (X+0.5)/(T+0.5/prior) is also the
+// estimate when no change was seen, where Cho and Garcia-Molina's is 0
+// (a page found unchanged once would be visited every Max: too seldom
+// for most pages). It returns prior before the second visit.
 func (st *State) Rate(prior float64) float64 {
 	n, x := float64(st.Visits), float64(st.Changes)
 	if n == 0 || st.Exposure <= 0 {
@@ -153,6 +169,31 @@ func (st *State) Rate(prior float64) float64 {
 		return shrunk
 	}
 	return max(-math.Log((n-x+0.5)/(n+0.5))/(expo/n), shrunk)
+}
+
+// watch adds to st's history a visit at now (Unix ns) that found the URL
+// changed or not; lm is the response's Last-Modified (Unix ns, 0: none),
+// full says the response was a 200 (not a 304). The first visit only sets
+// Last. It is called before st takes the response's validators.
+func (st *State) watch(now, lm int64, changed, full bool) {
+	if full && !changed && lm != 0 && st.LastModified != 0 && lm/1e9 != st.LastModified {
+		st.LMWrong = true
+	}
+	if st.Last != 0 && now > st.Last {
+		st.Visits++
+		if changed {
+			st.Changes++
+			if lm != 0 && !st.LMWrong && lm > st.Last && lm <= now {
+				st.Timed++
+				st.Exposure += now - lm
+			} else {
+				st.Exposure += now - st.Last
+			}
+		} else {
+			st.Exposure += now - st.Last
+		}
+	}
+	st.Last = now
 }
 
 // time returns the time of Unix nanoseconds ns (zero for 0).

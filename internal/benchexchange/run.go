@@ -1,4 +1,4 @@
-package cluster
+package benchexchange
 
 import (
 	"context"
@@ -17,29 +17,23 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/petrel-crawler/petrel/internal/cluster"
 	"github.com/petrel-crawler/petrel/internal/coord"
 )
 
-// The exchange benchmark (petrel bench exchange): one agent routes URLs to
-// another over loopback through everything a crawl uses — batches, the
-// sender's durable outbox, HTTP/2 over mutual TLS, the receiver's inbox
-// (acknowledged after its group-committed fsync) and the applier — with a
-// host that only counts what it is given. Sender and receiver run in two
-// processes, so that each side's CPU time is its own.
-
-// BenchOptions configure one side of the benchmark.
-type BenchOptions struct {
+// Options configure one side of the benchmark.
+type Options struct {
 	URLs      int            // URLs sent
 	BatchURLs int            // records per batch
 	Senders   int            // goroutines routing URLs at once
 	Dir       string         // state directory of this side
 	Bind      netip.AddrPort // this side.s address (the exchange on its port + 1)
 	Peer      netip.AddrPort // the receiver.s (it runs the coordinator on its port + 2)
-	Key       Key
+	Key       cluster.Key
 }
 
-// BenchSide is what one side reports.
-type BenchSide struct {
+// Side is what one side reports.
+type Side struct {
 	URLs      int64   `json:"urls"`
 	Batches   uint64  `json:"batches"`
 	Bytes     int64   `json:"bytes"`  // batches' wire bytes
@@ -48,7 +42,7 @@ type BenchSide struct {
 	DoneNanos int64   `json:"done_unix_nanos"` // when the last URL was applied (receiver)
 	MeanLen   float64 `json:"mean_url_bytes,omitempty"`
 	// GenerateCPU is the CPU time the sender spends making the URLs
-	// (BenchURL) alone, measured apart on one thread before the run: it
+	// (URL) alone, measured apart on one thread before the run: it
 	// is part of the sender's CPU, not of the exchange's.
 	GenerateCPU time.Duration `json:"generate_cpu_ns,omitempty"`
 }
@@ -64,7 +58,7 @@ func generateCPU(n int) time.Duration {
 	var buf []byte
 	var sum int
 	for i := range n {
-		buf = BenchURL(buf[:0], i)
+		buf = URL(buf[:0], i)
 		sum += len(buf)
 	}
 	syscall.Getrusage(rusageThread, &after)
@@ -74,9 +68,9 @@ func generateCPU(n int) time.Duration {
 	return time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
 }
 
-// BenchURL is the i-th URL of the benchmark: the shape of the synthetic
+// URL is the i-th URL of the benchmark: the shape of the synthetic
 // web's URLs (host names of a large web, paths of a few segments).
-func BenchURL(dst []byte, i int) []byte {
+func URL(dst []byte, i int) []byte {
 	dst = append(dst, "https://h"...)
 	h := i % 100_000
 	for d := 100_000; d >= 1; d /= 10 { // six digits, zero-padded
@@ -97,35 +91,35 @@ type countingHost struct {
 	once sync.Once
 }
 
-func (h *countingHost) Apply(b *Batch) error {
+func (h *countingHost) Apply(b *cluster.Batch) error {
 	if h.n.Add(int64(len(b.Records))) >= h.want {
 		h.once.Do(func() { close(h.done) })
 	}
 	return nil
 }
-func (h *countingHost) Idle() bool         { return true }
-func (h *countingHost) Stop(string)        {}
-func (h *countingHost) Progress() Progress { return Progress{} }
+func (h *countingHost) Idle() bool                 { return true }
+func (h *countingHost) Stop(string)                {}
+func (h *countingHost) Progress() cluster.Progress { return cluster.Progress{} }
 
 // The benchmark's two agents keep one view: nothing moves, nothing is
 // re-routed, no setting changes, no one asks why.
-func (h *countingHost) Owner(Kind, []byte) string                                  { return "" }
-func (h *countingHost) ViewChanged(ViewChange)                                     {}
-func (h *countingHost) ResumeHolds([]PendingHold, map[string]time.Time)            {}
-func (h *countingHost) ApplyHandoff(*Handoff) error                                { return nil }
+func (h *countingHost) Owner(cluster.Kind, []byte) string                          { return "" }
+func (h *countingHost) ViewChanged(cluster.ViewChange)                             {}
+func (h *countingHost) ResumeHolds([]cluster.PendingHold, map[string]time.Time)    {}
+func (h *countingHost) ApplyHandoff(*cluster.Handoff) error                        { return nil }
 func (h *countingHost) PrepareConfig(map[string]any) error                         { return nil }
 func (h *countingHost) CommitConfig(context.Context, uint64, map[string]any) error { return nil }
 func (h *countingHost) WhyJSON(context.Context, string, bool) ([]byte, error) {
 	return nil, errors.New("the exchange benchmark answers no why")
 }
 
-var _ Host = (*countingHost)(nil)
+var _ cluster.Host = (*countingHost)(nil)
 
 // benchNode starts one side of the benchmark; the receiver runs the
 // crawl's one coordinator, on its address's port + 2.
-func benchNode(o BenchOptions, name string, recv netip.AddrPort, host Host) (*Node, error) {
+func benchNode(o Options, name string, recv netip.AddrPort, host cluster.Host) (*cluster.Node, error) {
 	coordinator := coord.AgentCoordinator("receiver", recv)
-	n, err := Start(Config{Name: name, Bind: o.Bind, Key: o.Key, Wait: 2, CrawlName: "bench",
+	n, err := cluster.Start(cluster.Config{Name: name, Bind: o.Bind, Key: o.Key, Wait: 2, CrawlName: "bench",
 		Coordinators: []coord.Coordinator{coordinator}, LeaseTTL: 5 * time.Second,
 		Dir:       filepath.Join(o.Dir, name),
 		BatchURLs: o.BatchURLs, BatchDelay: 20 * time.Millisecond,
@@ -137,9 +131,9 @@ func benchNode(o BenchOptions, name string, recv netip.AddrPort, host Host) (*No
 	return n, err
 }
 
-// RunBenchReceiver is the receiving side: it reports (JSON on out) once it
+// RunReceiver is the receiving side: it reports (JSON on out) once it
 // has applied o.URLs URLs, then stops.
-func RunBenchReceiver(ctx context.Context, o BenchOptions, out io.Writer) error {
+func RunReceiver(ctx context.Context, o Options, out io.Writer) error {
 	h := &countingHost{want: int64(o.URLs), done: make(chan struct{})}
 	n, err := benchNode(o, "receiver", o.Bind, h)
 	if err != nil {
@@ -156,22 +150,23 @@ func RunBenchReceiver(ctx context.Context, o BenchOptions, out io.Writer) error 
 		return ctx.Err()
 	}
 	done := time.Now()
-	return json.NewEncoder(out).Encode(BenchSide{URLs: h.n.Load(), Batches: n.counts.appliedBatches.Load(),
-		Bytes: n.inbox.Size(), Fsyncs: n.inbox.Syncs(), Seconds: done.Sub(start).Seconds(), DoneNanos: done.UnixNano()})
+	t := n.Traffic()
+	return json.NewEncoder(out).Encode(Side{URLs: h.n.Load(), Batches: t.AppliedBatches,
+		Bytes: t.InboxBytes, Fsyncs: t.InboxSyncs, Seconds: done.Sub(start).Seconds(), DoneNanos: done.UnixNano()})
 }
 
-// RunBenchSender is the sending side: it joins the receiver, routes
+// RunSender is the sending side: it joins the receiver, routes
 // o.URLs URLs from o.Senders goroutines, and returns once its outbox is
 // empty (every batch acknowledged).
-func RunBenchSender(ctx context.Context, o BenchOptions) (BenchSide, time.Time, error) {
+func RunSender(ctx context.Context, o Options) (Side, time.Time, error) {
 	gen := generateCPU(o.URLs)
 	n, err := benchNode(o, "sender", o.Peer, &countingHost{want: 1 << 62})
 	if err != nil {
-		return BenchSide{}, time.Time{}, err
+		return Side{}, time.Time{}, err
 	}
 	defer n.Close(time.Second)
 	if _, err := n.WaitReady(ctx); err != nil {
-		return BenchSide{}, time.Time{}, err
+		return Side{}, time.Time{}, err
 	}
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -191,29 +186,18 @@ func RunBenchSender(ctx context.Context, o BenchOptions) (BenchSide, time.Time, 
 	defer func() { fmt.Fprintf(os.Stderr, "bench exchange: routed in %s\n", routed) }()
 	select {
 	case err := <-errc:
-		return BenchSide{}, start, err
+		return Side{}, start, err
 	default:
 	}
 	if err := n.Flush(); err != nil {
-		return BenchSide{}, start, err
+		return Side{}, start, err
 	}
-	// Done when no batch is gathered or being written (the flush loop may
-	// hold some that Flush did not see), and then the outbox is empty.
-	for {
-		changed := n.outbox.Changed() // a batch written, or acknowledged
-		if n.batch.empty() {
-			if b, _ := n.outbox.Len(); b == 0 {
-				break
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return BenchSide{}, start, ctx.Err()
-		case <-changed:
-		}
+	if err := n.WaitSent(ctx); err != nil {
+		return Side{}, start, err
 	}
-	return BenchSide{URLs: int64(o.URLs), Batches: n.counts.sentBatches.Load(), Bytes: n.outbox.Written(),
-		Fsyncs: n.outbox.Syncs(), Seconds: time.Since(start).Seconds(),
+	t := n.Traffic()
+	return Side{URLs: int64(o.URLs), Batches: t.SentBatches, Bytes: t.OutboxWritten,
+		Fsyncs: t.OutboxSyncs, Seconds: time.Since(start).Seconds(),
 		MeanLen: float64(total.Load()) / float64(o.URLs), GenerateCPU: gen}, start, nil
 }
 
@@ -223,14 +207,14 @@ const benchRouteChunk = 64
 
 // benchRoute routes the URLs w, w+o.Senders, w+2·o.Senders… of the
 // benchmark, benchRouteChunk at a time, and adds their bytes to total.
-func benchRoute(n *Node, w int, o BenchOptions, total *atomic.Int64) error {
+func benchRoute(n *cluster.Node, w int, o Options, total *atomic.Int64) error {
 	var arena []byte
 	ends := make([]int, 0, benchRouteChunk)
 	recs := make([][]byte, 0, benchRouteChunk)
 	for i := w; i < o.URLs; {
 		arena, ends, recs = arena[:0], ends[:0], recs[:0]
 		for ; i < o.URLs && len(ends) < benchRouteChunk; i += o.Senders {
-			arena = BenchURL(arena, i)
+			arena = URL(arena, i)
 			ends = append(ends, len(arena))
 		}
 		start := 0
@@ -239,7 +223,7 @@ func benchRoute(n *Node, w int, o BenchOptions, total *atomic.Int64) error {
 			start = end
 		}
 		total.Add(int64(len(arena)))
-		if err := n.RouteAll("receiver", KindURLs, recs); err != nil {
+		if err := n.RouteAll("receiver", cluster.KindURLs, recs); err != nil {
 			return err
 		}
 	}
