@@ -570,7 +570,7 @@ func (a *Agent) openFetcherAndStore(cfg *Config) (err error) {
 		return err
 	}
 	if a.datasets = newDatasets(cfg.Store, a.log); a.datasets != nil {
-		sopts.Closed = a.datasets.closed
+		sopts.Closed, sopts.Appended = a.datasets.closed, a.datasets.appended
 	}
 	a.store, err = store.Open(sopts)
 	if err != nil {

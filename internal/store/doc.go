@@ -114,8 +114,13 @@
 // sorted by the bytes of its lines and written as warcio's cdx-index
 // writes it (see index.go).
 //
-// Options.Closed is told of each file once it is closed and renamed (the
-// crawler derives its WAT and WET files from it, package dataset).
+// Options.Appended is told of each record once it is appended (the
+// warcinfo record of each file first, then the records in file order):
+// its file, offset, gzip member length, WARC header fields and block,
+// and the Exchange's Note, which the store hands on without reading it.
+// Options.Closed is told of each file once it is closed and renamed.
+// The crawler writes its WAT and WET files and index rows from them
+// (package dataset) as the records are written.
 //
 // # Compression level
 //
@@ -144,6 +149,7 @@
 // # Files
 //
 //	writer.go    Writer: Open, Write, the compressors and the appender
+//	appended.go  Appended: each record as appended, for Options.Appended
 //	record.go    record headers, IDs, digests, the warcinfo block
 //	member.go    the gzip member of a record whose body is stored
 //	http.go      the HTTP response split into header and body, dechunking
@@ -168,7 +174,7 @@
 // fetches it had claimed from it.
 //
 // Files: writer.go (the Writer, its pipeline and revisit decisions),
-// record.go (record headers, digests, warcinfo), http.go (what a response
+// appended.go (each record as appended, for Options.Appended), record.go (record headers, digests, warcinfo), http.go (what a response
 // is made of: status, header, payload; de-chunking), dedup.go (Prior and DedupIndex,
 // an earlier crawl's payloads), index.go (CDXJ lines, sorting, merging,
 // IndexCrawl), read.go (ls, check, cdxj), cat.go (Archive: captures of a
