@@ -1063,7 +1063,7 @@ func (a *Agent) closeStore(state string) (errs []error) {
 // event log; the crawl goes on. It returns what kept the index from being
 // written.
 func (a *Agent) indexCrawl() []error {
-	rep, err := store.IndexCrawl(a.cfg.Dir)
+	rep, err := store.IndexCrawl(a.cfg.Dir, a.indexOptions()) // indexlang.go
 	for _, s := range rep.Skipped {
 		a.log.Warn("index: WARC file left out", "err", s)
 		if a.progress != nil {

@@ -3,7 +3,6 @@ package agent
 import (
 	"github.com/petrel-crawler/petrel/internal/dataset"
 	"github.com/petrel-crawler/petrel/internal/fetch"
-	"github.com/petrel-crawler/petrel/internal/lang"
 	"github.com/petrel-crawler/petrel/internal/parse"
 	"github.com/petrel-crawler/petrel/internal/store"
 	"github.com/petrel-crawler/petrel/internal/urlx"
@@ -34,9 +33,9 @@ func (a *Agent) readForDatasets(resp *fetch.Response, base urlx.URL, baseOK, lan
 	switch {
 	case !langs:
 	case e.res != nil:
-		e.langs = lang.Codes(lang.Detect(pageText(e.res.Title, e.res.Text)))
+		e.langs = htmlLanguages(e.res)
 	case isPlainText(p.Header.Get("Content-Type")):
-		e.langs = lang.Codes(lang.Detect(string(textHead(p.Body, MaxLanguageText))))
+		e.langs = plainLanguages(p.Body)
 	}
 	return e
 }

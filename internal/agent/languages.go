@@ -104,9 +104,9 @@ func (a *Agent) readLanguages(resp *fetch.Response, base urlx.URL) *early {
 	case parse.IsHTML(resp.Header, body):
 		res := parse.HTML(base, resp.Header, body, a.pageOptions(nil, true))
 		e.res = &res
-		e.langs = lang.Codes(lang.Detect(pageText(res.Title, res.Text)))
+		e.langs = htmlLanguages(&res)
 	case isPlainText(resp.Header.Get("Content-Type")):
-		e.langs = lang.Codes(lang.Detect(string(textHead(body, MaxLanguageText))))
+		e.langs = plainLanguages(body)
 	default:
 		return nil
 	}
@@ -122,6 +122,17 @@ func (a *Agent) pageOptions(meta *parse.PageMeta, text bool) parse.Options {
 		o.MaxText = MaxLanguageText
 	}
 	return o
+}
+
+// htmlLanguages returns the languages of a page parsed with
+// MaxLanguageText as parse.Options.MaxText, as the CDXJ field has them.
+func htmlLanguages(res *parse.Result) string {
+	return lang.Codes(lang.Detect(pageText(res.Title, res.Text)))
+}
+
+// plainLanguages returns the languages of a text/plain body.
+func plainLanguages(body []byte) string {
+	return lang.Codes(lang.Detect(string(textHead(body, MaxLanguageText))))
 }
 
 // pageText is the text a page's languages are detected on, from its

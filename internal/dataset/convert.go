@@ -87,7 +87,7 @@ func Convert(path string, o Options) (res Result, err error) {
 	if err := o.normalize(path); err != nil {
 		return res, err
 	}
-	rs, err := store.OpenRecords(path, 0)
+	rs, err := store.OpenRecordBlocks(path, 0)
 	if err != nil {
 		return res, fmt.Errorf("dataset: %s: %w", path, err)
 	}

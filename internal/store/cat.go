@@ -78,7 +78,7 @@ func (a Archive) Captures(uri string) ([]Capture, error) {
 		out, err = a.indexCaptures(key)
 	} else {
 		for _, p := range a.Files {
-			err = indexRecords(p, func(line []byte) error {
+			err = indexRecords(p, nil, func(line []byte) error {
 				if c, ok := parseCDXJCapture(line, key); ok {
 					c.Path = p
 					out = append(out, c)

@@ -102,9 +102,12 @@
 // writes them, sorted, to NAME.cdxj beside NAME.warc.gz when the file is
 // closed; an Exchange's Languages (the page's, when the crawl detects
 // them) end its line as the field "languages", as in Common Crawl's CDXJ
-// index. The WARC records do not carry them, so an index made again from
-// the WARC file (IndexFile, "petrel warc cdxj", a repair) has no
-// languages field. IndexCrawl merges the per-file indexes of a crawl directory into
+// index. The WARC records do not carry them: an index made again from
+// the WARC file (IndexFile, WriteCDXJ, IndexCrawl, Repair) has them only
+// when its IndexOptions has a Languages, which detects them in each 2xx
+// response's payload as the crawl did (indexlang.go; a revisit record
+// gets those of the response with its payload read before it in the same
+// making). IndexCrawl merges the per-file indexes of a crawl directory into
 // indexes/index.cdxj, rebuilding from the WARC file any that is missing or
 // older than its file; a file that cannot be read through (cut short) is
 // left out and reported, not an error. Repair, after a crash, cuts each
@@ -154,6 +157,7 @@
 //	member.go    the gzip member of a record whose body is stored
 //	http.go      the HTTP response split into header and body, dechunking
 //	index.go     CDXJ lines, the open file's index, IndexCrawl, WriteCDXJ
+//	indexlang.go IndexOptions: the languages of an index made from WARC files
 //	surt.go      SURT keys
 //	read.go      ListRecords, CheckFile, Records, EachRecord
 //	cat.go       Archive, ReadRecord, ReadPayload ("petrel warc cat")
@@ -177,7 +181,8 @@
 // appended.go (each record as appended, for Options.Appended), record.go (record headers, digests, warcinfo), http.go (what a response
 // is made of: status, header, payload; de-chunking), dedup.go (Prior and DedupIndex,
 // an earlier crawl's payloads), index.go (CDXJ lines, sorting, merging,
-// IndexCrawl), read.go (ls, check, cdxj), cat.go (Archive: captures of a
+// IndexCrawl), indexlang.go (the languages of an index made from WARC
+// files), read.go (ls, check, cdxj), cat.go (Archive: captures of a
 // URL, "warc cat"), repair.go (files left open by a crash), fetchrecords.go
 // (what a record says of its fetch), surt.go (SURT keys), settings.go (the
 // store's settings).
