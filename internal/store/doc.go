@@ -177,6 +177,14 @@
 // modified since a time: the revisit schedule settles after a crash the
 // fetches it had claimed from it.
 //
+// OpenRecords and EachRecord read leniently (gowarc's syntax errors, spec
+// violations and unknown record types ignored), and gowarc then keeps of
+// each block only what its header's parse buffered (a few KiB): enough
+// for the HTTP header. OpenRecordBlocks reads as leniently but keeps the
+// whole blocks (spec violations as warnings, so that gowarc reads each
+// block through its digest check), for the dataset conversion and an
+// index with languages.
+//
 // Files: writer.go (the Writer, its pipeline and revisit decisions),
 // appended.go (each record as appended, for Options.Appended), record.go (record headers, digests, warcinfo), http.go (what a response
 // is made of: status, header, payload; de-chunking), dedup.go (Prior and DedupIndex,
