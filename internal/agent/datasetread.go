@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"net/http"
+
 	"github.com/petrel-crawler/petrel/internal/dataset"
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/parse"
@@ -17,7 +19,7 @@ import (
 // detects them when langs is set. The Capture made of it goes with the
 // exchange to the store, and from there to the outputs (datasets.go).
 func (a *Agent) readForDatasets(resp *fetch.Response, base urlx.URL, baseOK, langs bool) *early {
-	p := dataset.Decode(resp.RawResponse, resp.Truncated)
+	p := dataset.Decode(resp.RawResponse, resp.Truncated, pooledDecoder(resp))
 	if int64(len(p.Body)) > a.live.Load().maxBody {
 		return a.readBeyondMaxBody(resp, base, baseOK, p, langs)
 	}
@@ -64,4 +66,15 @@ func (a *Agent) readBeyondMaxBody(resp *fetch.Response, base urlx.URL, baseOK bo
 	}
 	e.capture = c
 	return e
+}
+
+// pooledDecoder returns the store.BodyDecoder that undoes a body's
+// Content-Encoding as fetch.DecodeBody does, with the decompressors the
+// fetcher of resp pools.
+func pooledDecoder(resp *fetch.Response) store.BodyDecoder {
+	return func(h http.Header, body []byte, max int64) ([]byte, error) {
+		r := *resp
+		r.Header, r.Body = h, body
+		return fetch.DecodeBody(&r, max)
+	}
 }

@@ -62,7 +62,7 @@ func TestDatasetsWrittenAsStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp := "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<html><title>Stored</title><p>text</p></html>"
-	p := dataset.Decode([]byte(resp), "")
+	p := dataset.Decode([]byte(resp), "", nil)
 	var meta parse.PageMeta
 	base, _ := urlx.Parse("http://a.example/")
 	res := parse.HTML(base, p.Header, p.Body, parse.Options{Meta: &meta})

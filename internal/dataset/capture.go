@@ -16,13 +16,17 @@ const sniffLen = 512
 
 // Decode returns the payload of an HTTP response (as received, truncated
 // as its record's WARC-Truncated says) as Convert reads it from the
-// response record: de-chunked, its Content-Encoding undone, the block
-// and the body cut at MaxBlock bytes.
-func Decode(response []byte, truncated string) store.Payload {
+// response record: de-chunked, its Content-Encoding undone by decode
+// (which gives what fetch.DecodeBody gives; nil: store.DecodeResponse's),
+// the block and the body cut at MaxBlock bytes.
+func Decode(response []byte, truncated string, decode store.BodyDecoder) store.Payload {
 	if len(response) > MaxBlock {
 		response = response[:MaxBlock]
 	}
-	return store.DecodeResponse(response, truncated, MaxBlock)
+	if decode == nil {
+		return store.DecodeResponse(response, truncated, MaxBlock)
+	}
+	return store.DecodeResponseWith(response, truncated, MaxBlock, decode)
 }
 
 // Capture is what the outputs need of a response the crawl has read
