@@ -75,36 +75,7 @@ the record it points at (URL, payload digest, date, length).`,
 			}
 			return nil
 		},
-	}, &cobra.Command{
-		Use:   "cdxj FILE|DIR...",
-		Short: "Write one CDXJ index of WARC files to stdout, sorted as a whole (LC_ALL=C order)",
-		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return store.WriteCDXJ(args, cmd.OutOrStdout())
-		},
-	}, &cobra.Command{
-		Use:   "index CRAWL-DIR...",
-		Short: "Write each crawl directory's merged, sorted index, indexes/index.cdxj (and any missing per-file index)",
-		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var skipped int
-			for _, d := range args {
-				rep, err := store.IndexCrawl(d)
-				if err != nil {
-					return err
-				}
-				for _, s := range rep.Skipped {
-					fmt.Fprintf(cmd.ErrOrStderr(), "petrel: %v: left out of the index\n", s)
-				}
-				skipped += len(rep.Skipped)
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: %d captures indexed\n", store.MergedIndex(d), rep.Lines)
-			}
-			if skipped > 0 {
-				return fmt.Errorf("%d WARC files cannot be read through: left out of the index", skipped)
-			}
-			return nil
-		},
-	}, catCmd(), waczCmd())
+	}, cdxjCmd(), indexCmd(), catCmd(), waczCmd())
 	cmd.AddCommand(datasetCmds()...)
 	return cmd
 }

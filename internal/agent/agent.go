@@ -568,7 +568,7 @@ func (a *Agent) openFetcherAndStore(cfg *Config) (err error) {
 		return err
 	}
 	if a.datasets = newDatasets(cfg.Store, a.log); a.datasets != nil {
-		sopts.Closed = a.datasets.closed
+		sopts.Closed, sopts.Appended = a.datasets.closed, a.datasets.appended
 	}
 	a.store, err = store.Open(sopts)
 	if err != nil {
@@ -1061,7 +1061,7 @@ func (a *Agent) closeStore(state string) (errs []error) {
 // event log; the crawl goes on. It returns what kept the index from being
 // written.
 func (a *Agent) indexCrawl() []error {
-	rep, err := store.IndexCrawl(a.cfg.Dir)
+	rep, err := store.IndexCrawl(a.cfg.Dir, a.indexOptions()) // indexlang.go
 	for _, s := range rep.Skipped {
 		a.log.Warn("index: WARC file left out", "err", s)
 		if a.progress != nil {

@@ -627,7 +627,7 @@ func (a *Agent) recover(state string) error {
 // failed): the directory lock is ours, so no process writes them. Each is
 // cut after its last whole record, renamed and indexed, and said.
 func (a *Agent) repairOpenWARC() error {
-	report, err := store.Repair(filepath.Join(a.cfg.Dir, "warc"), a.cfg.Store.Index)
+	report, err := store.Repair(filepath.Join(a.cfg.Dir, "warc"), a.cfg.Store.Index, a.indexOptions())
 	if err != nil {
 		return fmt.Errorf("agent: WARC files left open: %w", err)
 	}
@@ -667,7 +667,7 @@ func checkStateFiles(state string) error {
 // crash, and repairs torn WARC files. It returns a one-line report.
 func (a *Agent) recoverFromCrash(state string) (string, error) {
 	var notes []string
-	if n, err := store.Repair(filepath.Join(a.cfg.Dir, "warc"), a.cfg.Store.Index); err != nil {
+	if n, err := store.Repair(filepath.Join(a.cfg.Dir, "warc"), a.cfg.Store.Index, a.indexOptions()); err != nil {
 		return "", err
 	} else if n != "" {
 		notes = append(notes, n)

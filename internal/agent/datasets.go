@@ -4,41 +4,56 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sync"
 
 	"github.com/petrel-crawler/petrel/internal/dataset"
+	"github.com/petrel-crawler/petrel/internal/parse"
 	"github.com/petrel-crawler/petrel/internal/store"
 )
 
-// closedQueue bounds the closed WARC files waiting for their conversion;
-// the store's appender waits when it is full.
-const closedQueue = 4
+// eventQueue bounds the records and closings waiting for the datasets'
+// goroutine; the store's appender waits when it is full.
+const eventQueue = 256
 
 // datasets makes the dataset outputs of a crawl (package dataset): the WAT
-// and WET files and the index rows of each WARC file once the store has
-// closed it, one file at a time on a goroutine of its own, and the
-// columnar index at the end. The goroutine ends when close is called.
+// and WET files and the index rows of each WARC file as the store appends
+// its records (each response with the Capture the parsers made of it, so
+// that its page is not parsed again), written by a goroutine of its own
+// in file order, and the columnar index at the end. The goroutine ends
+// when close is called.
 type datasets struct {
-	files   chan string // closed WARC files waiting
+	events  chan datasetEvent // from the store's appender, in file order
 	done    chan struct{}
 	opts    dataset.Options
 	ccIndex bool
 	log     *slog.Logger
-	errs    []error // the goroutine's, read after done
+	metas   sync.Pool // *parse.PageMeta for the parsers
+	// owned by the goroutine
+	cur     *dataset.FileWriter // the outputs of the file being written
+	curPath string              // that file ("" before the first)
+	errs    []error             // the goroutine's, read after done
 }
 
-// newDatasets starts the conversion of the files s asks for; nil when
-// s asks for none.
+// datasetEvent is a record appended, or else a file closed.
+type datasetEvent struct {
+	rec    *dataset.Record
+	closed string
+}
+
+// newDatasets starts the goroutine that writes the outputs s asks for;
+// nil when s asks for none.
 func newDatasets(s store.Settings, log *slog.Logger) *datasets {
 	if !s.WAT && !s.WET && !s.CCIndex {
 		return nil
 	}
 	d := &datasets{
-		files:   make(chan string, closedQueue),
+		events:  make(chan datasetEvent, eventQueue),
 		done:    make(chan struct{}),
 		opts:    dataset.Options{WAT: s.WAT, WET: s.WET, Text: dataset.Text(s.WETText), Rows: s.CCIndex, GzipLevel: s.GzipLevel, Software: "Petrel/" + Version},
 		ccIndex: s.CCIndex,
 		log:     log,
 	}
+	d.metas.New = func() any { return new(parse.PageMeta) }
 	go d.run()
 	return d
 }
@@ -51,36 +66,97 @@ func (d *datasets) stale(p string) bool {
 		d.opts.Rows && !dataset.Current(p, dataset.RowsName(p))
 }
 
+// appended queues a copy of a record the store appended
+// (store.Options.Appended).
+func (d *datasets) appended(a *store.Appended) { d.events <- datasetEvent{rec: dataset.RecordOf(a)} }
+
 // closed queues a WARC file the store has closed (store.Options.Closed).
-func (d *datasets) closed(path string) { d.files <- path }
+func (d *datasets) closed(path string) { d.events <- datasetEvent{closed: path} }
 
 func (d *datasets) run() {
 	defer close(d.done)
-	for p := range d.files {
-		if err := d.convert(p); err != nil {
-			d.log.Error("datasets: conversion failed", "file", p, "err", err)
+	for ev := range d.events {
+		var err error
+		if ev.rec != nil {
+			err = d.add(ev.rec)
+		} else {
+			err = d.finish(ev.closed)
+		}
+		if err != nil {
+			d.log.Error("datasets: writing failed", "file", d.curPath, "err", err)
 			d.errs = append(d.errs, err)
 		}
 	}
+	if d.cur != nil { // its WARC file was never closed: it failed
+		d.cur.Abort()
+	}
 }
 
-// convert writes the outputs of the WARC file p.
+// add writes the outputs of a record, starting those of its file with its
+// first record. After a failure the file's outputs are dropped (the end
+// of the run converts it).
+func (d *datasets) add(r *dataset.Record) error {
+	if r.Path() != d.curPath {
+		if d.cur != nil {
+			d.cur.Abort()
+		}
+		d.curPath = r.Path()
+		var err error
+		if d.cur, err = dataset.Create(d.curPath, d.opts); err != nil {
+			return err
+		}
+	}
+	if d.cur == nil {
+		return nil
+	}
+	if err := d.cur.Add(r); err != nil {
+		d.cur.Abort()
+		d.cur = nil
+		return err
+	}
+	return nil
+}
+
+// finish completes the outputs of the WARC file p once the store has
+// closed it: the WAT and WET files get their names, the index rows go to
+// its RowsName file.
+func (d *datasets) finish(p string) error {
+	if d.cur == nil || d.curPath != p {
+		return nil
+	}
+	w := d.cur
+	d.cur = nil
+	res, err := w.Close()
+	if err != nil {
+		return err
+	}
+	return d.written(p, res)
+}
+
+// convert writes the outputs of the finished WARC file p from the file.
 func (d *datasets) convert(p string) error {
 	res, err := dataset.Convert(p, d.opts)
 	if err != nil {
 		return err
 	}
+	return d.written(p, res)
+}
+
+// written writes the index rows of the WARC file p, whose WAT and WET
+// files res describes.
+func (d *datasets) written(p string, res dataset.Result) error {
 	if d.opts.Rows {
 		if err := dataset.WriteRows(dataset.RowsName(p), res.Rows); err != nil {
 			return fmt.Errorf("dataset: %w", err)
 		}
 	}
-	d.log.Debug("datasets: converted", "file", filepath.Base(p), "records", res.Records, "pages", res.Pages,
+	d.log.Debug("datasets: written", "file", filepath.Base(p), "records", res.Records, "pages", res.Pages,
 		"wat_bytes", res.WATBytes, "wet_bytes", res.WETBytes, "rows", len(res.Rows))
 	return nil
 }
 
-// close waits for the files queued and, when index is set (the crawl
+// close waits for the records and closings queued (the store is
+// closed) and, when index is set (the crawl
 // opened and its WARC files are whole), converts the WARC files of the
 // crawl directory dir whose outputs are missing or older than them (files
 // repaired after a crash, closed by a run that stopped before converting
@@ -88,7 +164,7 @@ func (d *datasets) convert(p string) error {
 // columnar index of them all if the crawl asks for it. It returns what
 // failed.
 func (d *datasets) close(dir string, index bool) []error {
-	close(d.files)
+	close(d.events)
 	<-d.done
 	errs := d.errs
 	if !index {

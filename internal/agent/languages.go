@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/petrel-crawler/petrel/internal/dataset"
 	"github.com/petrel-crawler/petrel/internal/fetch"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/lang"
@@ -17,8 +18,9 @@ import (
 // text/plain body. BENCHMARKS.md has how it was chosen.
 const MaxLanguageText = 4 << 10
 
-// early is a page read before it is stored, because its languages are
-// wanted there (the store filter, the CDXJ line, the crawl.log line): its
+// early is a response read before it is stored, because its languages
+// are wanted there (the store filter, the CDXJ line, the crawl.log line)
+// or because the dataset outputs are written (datasetread.go): its
 // decoded body and, for an HTML page, the result of its one parse, which
 // parse (parsers.go) then uses instead of parsing the page again.
 type early struct {
@@ -28,6 +30,9 @@ type early struct {
 	// langs are the page's languages as the CDXJ field has them
 	// (lang.Codes); "" when none was identified.
 	langs string
+	// capture is what the dataset outputs take of the response (nil
+	// unless they are written).
+	capture *dataset.Capture
 }
 
 // languages returns the languages of e's page; "" for a nil e.
@@ -38,50 +43,96 @@ func (e *early) languages() string {
 	return e.langs
 }
 
+// note returns what goes with the response to the store for the dataset
+// outputs (store.Exchange.Note): its Capture, or nil.
+func (e *early) note() any {
+	if e == nil || e.capture == nil {
+		return nil
+	}
+	return e.capture
+}
+
 // wantLanguages reports whether the languages of pages are detected:
 // --languages, or a filter in force reads them.
 func (a *Agent) wantLanguages() bool {
 	return a.cfg.Store.Languages || a.live.Load().filters.NeedsLanguage()
 }
 
-// readEarly reads the response to t before it is stored when languages
-// are wanted and it is a page parse would read: a 2xx HTML page (parsed
-// once, with its visible text kept) or a 2xx text/plain one. It returns
-// nil for any other response (robots.txt, sitemaps, redirects, style
-// sheets and scripts taken as requisites, images).
-func (a *Agent) readEarly(t *frontier.Task, resp *fetch.Response) *early {
+// languagePage reports whether the languages of the response to t are
+// detected: they are wanted and it is a page parse would read, a 2xx
+// response that is not a robots.txt, a sitemap, nor a style sheet or a
+// script taken as a requisite (an HTML or text/plain body, to be seen).
+func (a *Agent) languagePage(t *frontier.Task, resp *fetch.Response, base urlx.URL) bool {
 	if t.Robots || resp.Status < 200 || resp.Status >= 300 || !a.wantLanguages() {
-		return nil
+		return false
 	}
 	if _, ok := sitemapLevel(t.Meta); ok && a.cfg.Sitemaps {
-		return nil
+		return false
 	}
 	requisites := a.cfg.MaxEmbedHops > 0
 	if t.Meta.Embeds > 0 && !requisites {
-		return nil
+		return false
 	}
+	path := base.Path()
+	return !requisites || !parse.IsCSS(resp.Header, path) && !(a.cfg.JSLiterals && parse.IsJS(resp.Header, path))
+}
+
+// readEarly reads the response to t before it is stored when the dataset
+// outputs are written (readForDatasets), or when languages are wanted and
+// it is a page parse would read (languagePage): a 2xx HTML page (parsed
+// once, with its visible text kept) or a 2xx text/plain one. Else it
+// returns nil.
+func (a *Agent) readEarly(t *frontier.Task, resp *fetch.Response) *early {
 	base, err := urlx.Parse(resp.URL)
-	if err != nil {
+	if a.datasets != nil {
+		return a.readForDatasets(resp, base, err == nil, err == nil && a.languagePage(t, resp, base))
+	}
+	if err != nil || !a.languagePage(t, resp, base) {
 		return nil
 	}
-	if path := base.Path(); requisites && (parse.IsCSS(resp.Header, path) || a.cfg.JSLiterals && parse.IsJS(resp.Header, path)) {
-		return nil
-	}
-	l := a.live.Load()
-	body, err := fetch.DecodeBody(resp, l.maxBody)
+	return a.readLanguages(resp, base)
+}
+
+// readLanguages decodes the body of a response whose languages are
+// wanted and detects them: from the one parse of an HTML page (its
+// visible text kept), or from the start of a text/plain body; nil for
+// any other response.
+func (a *Agent) readLanguages(resp *fetch.Response, base urlx.URL) *early {
+	body, err := fetch.DecodeBody(resp, a.live.Load().maxBody)
 	e := &early{body: body, err: err}
 	switch {
 	case parse.IsHTML(resp.Header, body):
-		res := parse.HTML(base, resp.Header, body, parse.Options{MaxLinks: l.maxLinks, Embeds: requisites,
-			JSLiterals: a.cfg.JSLiterals, MaxText: MaxLanguageText})
+		res := parse.HTML(base, resp.Header, body, a.pageOptions(nil, true))
 		e.res = &res
-		e.langs = lang.Codes(lang.Detect(pageText(res.Title, res.Text)))
+		e.langs = htmlLanguages(&res)
 	case isPlainText(resp.Header.Get("Content-Type")):
-		e.langs = lang.Codes(lang.Detect(string(textHead(body, MaxLanguageText))))
+		e.langs = plainLanguages(body)
 	default:
 		return nil
 	}
 	return e
+}
+
+// pageOptions are the options of the crawl's parse of an HTML page, with
+// meta filled in the same pass (when not nil) and the start of its
+// visible text kept when text is set (for its languages).
+func (a *Agent) pageOptions(meta *parse.PageMeta, text bool) parse.Options {
+	o := parse.Options{MaxLinks: a.live.Load().maxLinks, Embeds: a.cfg.MaxEmbedHops > 0, JSLiterals: a.cfg.JSLiterals, Meta: meta}
+	if text {
+		o.MaxText = MaxLanguageText
+	}
+	return o
+}
+
+// htmlLanguages returns the languages of a page parsed with
+// MaxLanguageText as parse.Options.MaxText, as the CDXJ field has them.
+func htmlLanguages(res *parse.Result) string {
+	return lang.Codes(lang.Detect(pageText(res.Title, res.Text)))
+}
+
+// plainLanguages returns the languages of a text/plain body.
+func plainLanguages(body []byte) string {
+	return lang.Codes(lang.Detect(string(textHead(body, MaxLanguageText))))
 }
 
 // pageText is the text a page's languages are detected on, from its

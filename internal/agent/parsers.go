@@ -84,6 +84,7 @@ func (a *Agent) handle(r *fetched) {
 		HTTP2:       resp.Proto == fetch.Proto2,
 		NotModified: notModifiedOf(r), // revisits.go
 		Languages:   langs,
+		Note:        pre.note(), // datasetread.go
 	})
 	a.visitedRevisit(r, res, err)
 	stored := err == nil
@@ -275,7 +276,7 @@ func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via 
 	case !parse.IsHTML(resp.Header, body):
 		return
 	default:
-		res = parse.HTML(base, resp.Header, body, parse.Options{MaxLinks: l.maxLinks, Embeds: requisites, JSLiterals: a.cfg.JSLiterals})
+		res = parse.HTML(base, resp.Header, body, a.pageOptions(nil, false))
 	}
 	st.Parsed.Add(1)
 	if a.pages != nil && stored && resp.Truncated == "" && m.Embeds == 0 {

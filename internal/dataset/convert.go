@@ -1,9 +1,7 @@
 package dataset
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 	"time"
@@ -12,7 +10,6 @@ import (
 
 	"github.com/petrel-crawler/petrel/internal/parse"
 	"github.com/petrel-crawler/petrel/internal/store"
-	"github.com/petrel-crawler/petrel/internal/urlx"
 )
 
 // MaxBlock bounds the bytes of a record's block that are read; a longer
@@ -61,11 +58,8 @@ func derivedName(p, ext string) string {
 
 func baseName(p string) string { return filepath.Base(strings.TrimSuffix(p, openSuffix)) }
 
-// Convert reads the WARC file at path (Petrel's or any crawler's) once
-// and writes what o asks: its WAT file, its WET file, its index rows.
-// The outputs are written as NAME.open and renamed when complete; on an
-// error they are removed.
-func Convert(path string, o Options) (res Result, err error) {
+// normalize sets o's defaults and checks its text form.
+func (o *Options) normalize(warcPath string) error {
 	if o.GzipLevel == 0 {
 		o.GzipLevel = 1
 	}
@@ -73,46 +67,50 @@ func Convert(path string, o Options) (res Result, err error) {
 		o.Software = "Petrel"
 	}
 	if o.Filename == "" {
-		o.Filename = baseName(path)
+		o.Filename = baseName(warcPath)
 	}
 	switch o.Text {
 	case "":
 		o.Text = TextMain
 	case TextMain, TextAll:
 	default:
-		return res, fmt.Errorf("dataset: text %q: want %s or %s", o.Text, TextMain, TextAll)
+		return fmt.Errorf("dataset: text %q: want %s or %s", o.Text, TextMain, TextAll)
 	}
-	rs, err := store.OpenRecords(path, 0)
+	return nil
+}
+
+// Convert reads the WARC file at path (Petrel's or any crawler's) once
+// and writes what o asks: its WAT file, its WET file, its index rows.
+// The outputs are written as NAME.open and renamed when complete; on an
+// error they are removed.
+func Convert(path string, o Options) (res Result, err error) {
+	if err := o.normalize(path); err != nil {
+		return res, err
+	}
+	rs, err := store.OpenRecordBlocks(path, 0)
 	if err != nil {
 		return res, fmt.Errorf("dataset: %s: %w", path, err)
 	}
 	defer rs.Close()
-	c := converter{o: o, name: baseName(path), compressed: strings.HasSuffix(path, ".gz")}
-	defer c.abort()
-	now := time.Now()
-	if o.WAT {
-		if c.wat, err = createWARC(WATName(path), o.GzipLevel); err != nil {
-			return res, err
-		}
-		if err := c.wat.warcinfo(o.Software, c.name, "WAT metadata of "+c.name, now); err != nil {
-			return res, err
-		}
+	w, err := Create(path, o)
+	if err != nil {
+		return res, err
 	}
-	if o.WET {
-		if c.wet, err = createWARC(WETName(path), o.GzipLevel); err != nil {
-			return res, err
+	defer w.Abort()
+	err = rs.Each("dataset: ", func(gr gowarc.Record) error {
+		rec, err := w.c.read(gr)
+		if err != nil {
+			return err
 		}
-		if err := c.wet.warcinfo(o.Software, c.name, "WET text of "+c.name, now); err != nil {
-			return res, err
-		}
+		return w.c.record(rec)
+	})
+	if err != nil {
+		return w.c.res, err
 	}
-	if err := rs.Each("dataset: ", c.record); err != nil {
-		return c.res, err
-	}
-	return c.finish()
+	return w.Close()
 }
 
-// converter holds the state of one Convert.
+// converter holds the state of the conversion of one WARC file.
 type converter struct {
 	o          Options
 	name       string // the WARC file's base name
@@ -123,13 +121,37 @@ type converter struct {
 	res        Result
 }
 
-// record converts one record.
-func (c *converter) record(gr gowarc.Record) error {
-	rec, err := c.read(gr)
-	if err != nil {
-		return err
+// open creates the outputs o asks for of the WARC file path, each with
+// its warcinfo record.
+func (c *converter) open(path string) error {
+	now := time.Now()
+	var err error
+	if c.o.WAT {
+		if c.wat, err = createWARC(WATName(path), c.o.GzipLevel); err != nil {
+			return err
+		}
+		if err := c.wat.warcinfo(c.o.Software, c.name, "WAT metadata of "+c.name, now); err != nil {
+			return err
+		}
 	}
+	if c.o.WET {
+		if c.wet, err = createWARC(WETName(path), c.o.GzipLevel); err != nil {
+			return err
+		}
+		if err := c.wet.warcinfo(c.o.Software, c.name, "WET text of "+c.name, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// record writes the outputs of one record, read whole (its payload
+// decoded and, for a page, parsed).
+func (c *converter) record(rec *record) error {
 	c.res.Records++
+	if rec.page != nil {
+		c.res.Pages++
+	}
 	if rec.typ == gowarc.Warcinfo && c.crawl == "" {
 		c.crawl = fieldsObjValue(rec.block, "isPartOf")
 	}
@@ -138,15 +160,12 @@ func (c *converter) record(gr gowarc.Record) error {
 			return err
 		}
 	}
-	if rec.meta != nil && (c.wet != nil || c.o.Rows) {
-		rec.text, rec.langs = pageText(rec, c.o.Text)
-	}
-	if c.wet != nil && rec.meta != nil {
+	if c.wet != nil && rec.page != nil {
 		f := derivedFields(rec, "conversion", "text/plain")
-		if rec.langs != "" { // before Content-Type, as in Common Crawl's
-			f = append(f[:len(f)-1], field{"WARC-Identified-Content-Language", rec.langs}, f[len(f)-1])
+		if rec.page.langs != "" { // before Content-Type, as in Common Crawl's
+			f = append(f[:len(f)-1], field{"WARC-Identified-Content-Language", rec.page.langs}, f[len(f)-1])
 		}
-		if err := c.wet.record(f, rec.text); err != nil {
+		if err := c.wet.record(f, rec.page.text); err != nil {
 			return err
 		}
 		c.res.Texts++
@@ -187,6 +206,7 @@ func (c *converter) abort() {
 			w.abort()
 		}
 	}
+	c.wat, c.wet = nil, nil
 }
 
 // derivedFields are the WARC fields of the WAT or WET record of rec.
@@ -203,117 +223,4 @@ func derivedFields(rec *record, typ, contentType string) []field {
 		f = append(f, field{"WARC-Refers-To", id})
 	}
 	return append(f, field{"Content-Type", contentType})
-}
-
-// record is one WARC record read for conversion.
-type record struct {
-	typ        gowarc.RecordType
-	header     *gowarc.WarcFields
-	offset     int64 // of the record (its gzip member) in the file
-	size       int64 // bytes of the record in the file
-	compressed bool
-	headerLen  int    // bytes of the WARC header
-	block      []byte // the block, at most MaxBlock bytes of it
-	blockLen   int64  // the block's Content-Length
-	payload    *store.Payload
-	page       parse.Result
-	meta       *parse.PageMeta // nil unless the payload was parsed as HTML
-	// text is the page's text (pageText) and langs its languages, as the
-	// WET record and the index row have them; set for an HTML page when
-	// either is written.
-	text  []byte
-	langs string
-}
-
-// read reads gr's block and, for an HTML response, parses its payload.
-func (c *converter) read(gr gowarc.Record) (*record, error) {
-	wr := gr.WarcRecord
-	h := wr.WarcHeader()
-	rec := &record{typ: wr.Type(), header: h, offset: gr.Offset, size: gr.Size, compressed: c.compressed}
-	rec.headerLen = len("WARC/1.1\r\n\r\n")
-	for _, nv := range *h {
-		rec.headerLen += len(nv.Name) + len(nv.Value) + 4
-	}
-	rd, err := wr.Block().RawBytes()
-	if err != nil {
-		return nil, fmt.Errorf("dataset: %s: offset %d: %w", c.name, gr.Offset, err)
-	}
-	rec.block, err = io.ReadAll(io.LimitReader(rd, MaxBlock))
-	if err != nil {
-		return nil, fmt.Errorf("dataset: %s: offset %d: %w", c.name, gr.Offset, err)
-	}
-	if rec.blockLen, err = h.GetInt64(gowarc.ContentLength); err != nil {
-		rec.blockLen = int64(len(rec.block))
-	}
-	if (rec.typ == gowarc.Response || rec.typ == gowarc.Revisit) && rec.isHTTP() {
-		p := store.DecodeResponse(rec.block, h.Get(gowarc.WarcTruncated), MaxBlock)
-		rec.payload = &p
-		if rec.typ == gowarc.Response {
-			c.parse(rec)
-		}
-	}
-	return rec, nil
-}
-
-// parse parses the payload of rec when it is an HTML page.
-func (c *converter) parse(rec *record) {
-	p := rec.payload
-	if p.Status < 200 || p.Status >= 300 || !parse.IsHTML(p.Header, p.Body) {
-		return
-	}
-	base, err := urlx.Parse(rec.header.Get(gowarc.WarcTargetURI))
-	if err != nil {
-		return
-	}
-	rec.page = parse.HTML(base, p.Header, p.Body, parse.Options{Meta: &c.meta})
-	rec.meta = &c.meta
-	c.res.Pages++
-}
-
-// isHTTP reports whether the block is an HTTP message.
-func (r *record) isHTTP() bool {
-	return strings.HasPrefix(r.header.Get(gowarc.ContentType), "application/http")
-}
-
-// httpHeader returns the HTTP header at the start of the block, the blank
-// line included (the whole block when it has no blank line).
-func (r *record) httpHeader() []byte {
-	if r.payload != nil {
-		return r.payload.RawHeader
-	}
-	b := r.block
-	if i := bytes.Index(b, []byte("\r\n\r\n")); i >= 0 {
-		return b[:i+4]
-	}
-	if i := bytes.Index(b, []byte("\n\n")); i >= 0 {
-		return b[:i+2]
-	}
-	return b
-}
-
-// blockDigest returns the record's WARC-Block-Digest, or computes it.
-func (r *record) blockDigest() string {
-	if d := r.header.Get(gowarc.WarcBlockDigest); d != "" {
-		return d
-	}
-	return store.SHA1Digest(r.block)
-}
-
-// contentType returns the payload's Content-Type.
-func (r *record) contentType() string {
-	if r.payload == nil {
-		return ""
-	}
-	return r.payload.Header.Get("Content-Type")
-}
-
-// fieldsObjValue returns the value of the field name in an
-// application/warc-fields block.
-func fieldsObjValue(block []byte, name string) string {
-	for _, m := range fieldsObj(block) {
-		if m.key == name {
-			return m.value.(string)
-		}
-	}
-	return ""
 }

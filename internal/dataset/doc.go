@@ -4,16 +4,31 @@
 // the cc-index-table's columns), with Petrel's SimHash of each page in
 // the WAT and the index.
 //
-// # One pass
+// # One parse per page, at write time or from the file
 //
-// Convert reads one WARC file (Petrel's or another crawler's, through
-// github.com/nlnwa/gowarc/v3) once. Each HTML response payload (2xx,
-// de-chunked, Content-Encoding undone) goes through Petrel's one-pass
-// parser (internal/parse) with parse.Options.Meta, which collects in the
-// same tokenizer pass the elements WAT lists and the visible text; no
-// other HTML parser is involved. From that pass come the WAT record of
-// every record, the WET conversion record of every HTML page, and the
-// index row of every response and revisit record.
+// The outputs of a WARC file are made record by record, in file order,
+// by a FileWriter: its WAT record of every record, the WET conversion
+// record of every HTML page, and the index row of every response and
+// revisit record. A page (a 2xx response whose payload, de-chunked and
+// its Content-Encoding undone, is HTML: IsPage) goes through Petrel's
+// one-pass parser (internal/parse) with parse.Options.Meta, which
+// collects in the same tokenizer pass the elements WAT lists and the
+// visible text; no other HTML parser is involved. From that pass, with the
+// page's main text and its languages, comes its Page.
+//
+// A crawl writes the outputs as the store appends the records
+// (store.Options.Appended): the crawl decodes each response as the
+// outputs read it (Decode) and, for a page, collects the Meta in its
+// own parse, the one whose links it follows; NewCapture makes of it the
+// Capture that goes with the exchange to the store (store.Exchange.Note)
+// and RecordOf copies each appended record, with its Capture, for the
+// FileWriter. Nothing is read back nor parsed again.
+//
+// Convert does the same from a finished WARC file (Petrel's or another
+// crawler's, through github.com/nlnwa/gowarc/v3): it reads the file once
+// and hands each record, decoded and parsed, to a FileWriter. Both give
+// the same outputs but for the record IDs of the outputs' records and
+// the date of their warcinfo records.
 //
 // # WAT
 //
@@ -61,11 +76,15 @@
 //
 // # Files
 //
-//	convert.go  Convert: one pass over a WARC file, the records read
-//	wat.go      the WAT JSON of a record
-//	text.go     a page's WET text and languages
-//	json.go     JSON objects that keep their members' order
-//	warcout.go  the WAT and WET files' writer
-//	row.go      Row, the index row of a capture
-//	parquet.go  the Parquet index: WriteRows, ReadRows, WriteIndex
+//	convert.go     Convert, Options, Result: a finished WARC file, read once
+//	filewriter.go  FileWriter: the outputs of one WARC file, record by record
+//	record.go      record: a WARC record as the outputs describe it, read and decoded
+//	capture.go     Decode, Capture, Record: what the crawl hands over at write time
+//	page.go        Page and IsPage: an HTML page's part of the outputs
+//	wat.go         the WAT JSON of a record
+//	text.go        a page's WET text and languages
+//	json.go        JSON objects that keep their members' order
+//	warcout.go     the WAT and WET files' writer
+//	row.go         Row, the index row of a capture
+//	parquet.go     the Parquet index: WriteRows, ReadRows, WriteIndex
 package dataset

@@ -119,11 +119,11 @@ func rowOf(rec *record, filename, crawl string) (Row, bool) {
 		mt, _, _ := strings.Cut(http.DetectContentType(p.Body), ";")
 		row.ContentMimeDetected = mt
 	}
-	if rec.meta != nil {
-		row.ContentCharset = strings.ToUpper(rec.page.Charset)
-		h := int64(rec.page.SimHash)
+	if pg := rec.page; pg != nil {
+		row.ContentCharset = strings.ToUpper(pg.charset)
+		h := int64(pg.simHash)
 		row.ContentSimHash = &h
-		row.ContentLanguages = rec.langs
+		row.ContentLanguages = pg.langs
 	}
 	row.Subset = subset(path, p.Status)
 	return row, true

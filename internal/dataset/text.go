@@ -3,6 +3,8 @@ package dataset
 import (
 	"github.com/petrel-crawler/petrel/internal/extract"
 	"github.com/petrel-crawler/petrel/internal/lang"
+	"github.com/petrel-crawler/petrel/internal/parse"
+	"github.com/petrel-crawler/petrel/internal/store"
 )
 
 // Text says what the WET record of a page holds. The zero value is
@@ -22,47 +24,48 @@ const (
 	TextAll Text = "all"
 )
 
-// pageText returns the text of an HTML page rec in form t, and the
-// languages identified in it as Common Crawl writes them (ISO 639-3
-// codes, comma-separated, largest share first; "" when none).
-func pageText(rec *record, t Text) (text []byte, langs string) {
-	text = mainText(rec, t)
+// pageText returns the text of the HTML page p (titled title, its
+// visible text in meta) in form t, and the languages identified in it as
+// Common Crawl writes them (ISO 639-3 codes, comma-separated, largest
+// share first; "" when none).
+func pageText(p *store.Payload, title string, meta *parse.PageMeta, t Text) (text []byte, langs string) {
+	text = mainText(p, title, t)
 	if text == nil {
-		text = visibleText(rec)
+		text = visibleText(title, meta)
 	}
 	return text, lang.Codes(lang.Detect(string(text)))
 }
 
-// mainText is the main text of rec: the page's title on the first line
+// mainText is the main text of p: the page's title on the first line
 // (as in Common Crawl's WET), then a blank line and the main text's
 // blocks, led by its headline when that is not the title; nil when t is
 // TextAll or no main text is found.
-func mainText(rec *record, t Text) []byte {
+func mainText(p *store.Payload, title string, t Text) []byte {
 	if t == TextAll {
 		return nil
 	}
-	d, err := extract.MainText(rec.payload.Body, rec.contentType())
+	d, err := extract.MainText(p.Body, p.Header.Get("Content-Type"))
 	if err != nil { // extract.ErrNoMainText: only boilerplate, or no text
 		return nil
 	}
 	var b []byte
-	if rec.page.Title != "" {
-		b = append(append(b, rec.page.Title...), "\n\n"...)
+	if title != "" {
+		b = append(append(b, title...), "\n\n"...)
 	}
-	if d.Title != "" && d.Title != rec.page.Title {
+	if d.Title != "" && d.Title != title {
 		b = append(append(b, d.Title...), "\n\n"...)
 	}
 	b = append(b, d.Text()...)
 	return append(b, '\n')
 }
 
-// visibleText is the visible text of rec: its title on the first line,
-// then one line per block element.
-func visibleText(rec *record) []byte {
+// visibleText is the visible text of a page: its title on the first
+// line, then one line per block element.
+func visibleText(title string, meta *parse.PageMeta) []byte {
 	var b []byte
-	if t := rec.page.Title; t != "" {
-		b = append(b, t...)
+	if title != "" {
+		b = append(b, title...)
 		b = append(b, '\n')
 	}
-	return append(b, rec.meta.Text...)
+	return append(b, meta.Text...)
 }

@@ -58,8 +58,8 @@ func payloadMetadata(rec *record) obj {
 	case (rec.typ == gowarc.Response || rec.typ == gowarc.Revisit) && rec.isHTTP():
 		pm.add("Actual-Content-Type", "application/http; msgtype=response")
 		hm := httpMetadata(rec, "Response-Message", responseMessage)
-		if rec.meta != nil {
-			hm.add("HTML-Metadata", htmlMetadata(rec))
+		if rec.page != nil && rec.page.html != nil {
+			hm.add("HTML-Metadata", rec.page.html)
 		}
 		pm.add("HTTP-Response-Metadata", hm)
 	default:
@@ -156,10 +156,9 @@ func lines(b []byte) []string {
 // htmlMetadata is WAT's HTML-Metadata of a parsed page: Head (Title, Base,
 // Metas, Link, Scripts) and Links, and Petrel's SimHash of the page's
 // text (16 hexadecimal digits) with the shingles behind it.
-func htmlMetadata(rec *record) obj {
-	m := rec.meta
+func htmlMetadata(pg *Page, m *parse.PageMeta) obj {
 	var head obj
-	head.addNonEmpty("Title", rec.page.Title)
+	head.addNonEmpty("Title", pg.title)
 	head.addNonEmpty("Base", m.Base)
 	addFields(&head, "Metas", m.Metas)
 	addFields(&head, "Link", m.LinkTags)
@@ -167,8 +166,8 @@ func htmlMetadata(rec *record) obj {
 	var hm obj
 	hm.add("Head", head)
 	addFields(&hm, "Links", m.Links)
-	hm.add("SimHash", simhashHex(rec.page.SimHash))
-	hm.add("SimHash-Shingles", strconv.Itoa(rec.page.Shingles))
+	hm.add("SimHash", simhashHex(pg.simHash))
+	hm.add("SimHash-Shingles", strconv.Itoa(pg.shingles))
 	return hm
 }
 

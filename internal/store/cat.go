@@ -78,7 +78,7 @@ func (a Archive) Captures(uri string) ([]Capture, error) {
 		out, err = a.indexCaptures(key)
 	} else {
 		for _, p := range a.Files {
-			err = indexRecords(p, func(line []byte) error {
+			err = indexRecords(p, nil, func(line []byte) error {
 				if c, ok := parseCDXJCapture(line, key); ok {
 					c.Path = p
 					out = append(out, c)
@@ -297,6 +297,24 @@ func parseFields(b []byte) http.Header {
 // and its body de-chunked and with its Content-Encoding undone, at most
 // max bytes of it.
 func DecodeResponse(block []byte, truncated string, max int64) Payload {
+	return DecodeResponseWith(block, truncated, max, decodeBody)
+}
+
+// BodyDecoder undoes the Content-Encoding of a de-chunked body whose
+// response header is h, as fetch.DecodeBody does, keeping at most max
+// bytes.
+type BodyDecoder func(h http.Header, body []byte, max int64) ([]byte, error)
+
+// decodeBody is the BodyDecoder of DecodeResponse: fetch.DecodeBody with
+// decompressors of its own.
+func decodeBody(h http.Header, body []byte, max int64) ([]byte, error) {
+	return fetch.DecodeBody(&fetch.Response{Header: h, Body: body}, max)
+}
+
+// DecodeResponseWith is DecodeResponse with the body's Content-Encoding
+// undone by decode (one that gives what fetch.DecodeBody gives, e.g. with
+// a fetcher's pooled decompressors).
+func DecodeResponseWith(block []byte, truncated string, max int64, decode BodyDecoder) Payload {
 	resp := parseResponse(block)
 	body := resp.body
 	if resp.chunked {
@@ -306,7 +324,7 @@ func DecodeResponse(block []byte, truncated string, max int64) Payload {
 		}
 	}
 	p := Payload{Status: resp.status, Header: parseFields(resp.header), RawHeader: resp.header, Truncated: truncated}
-	p.Body, p.Err = fetch.DecodeBody(&fetch.Response{Header: p.Header, Body: body}, max)
+	p.Body, p.Err = decode(p.Header, body, max)
 	return p
 }
 

@@ -102,9 +102,12 @@
 // writes them, sorted, to NAME.cdxj beside NAME.warc.gz when the file is
 // closed; an Exchange's Languages (the page's, when the crawl detects
 // them) end its line as the field "languages", as in Common Crawl's CDXJ
-// index. The WARC records do not carry them, so an index made again from
-// the WARC file (IndexFile, "petrel warc cdxj", a repair) has no
-// languages field. IndexCrawl merges the per-file indexes of a crawl directory into
+// index. The WARC records do not carry them: an index made again from
+// the WARC file (IndexFile, WriteCDXJ, IndexCrawl, Repair) has them only
+// when its IndexOptions has a Languages, which detects them in each 2xx
+// response's payload as the crawl did (indexlang.go; a revisit record
+// gets those of the response with its payload read before it in the same
+// making). IndexCrawl merges the per-file indexes of a crawl directory into
 // indexes/index.cdxj, rebuilding from the WARC file any that is missing or
 // older than its file; a file that cannot be read through (cut short) is
 // left out and reported, not an error. Repair, after a crash, cuts each
@@ -114,8 +117,13 @@
 // sorted by the bytes of its lines and written as warcio's cdx-index
 // writes it (see index.go).
 //
-// Options.Closed is told of each file once it is closed and renamed (the
-// crawler derives its WAT and WET files from it, package dataset).
+// Options.Appended is told of each record once it is appended (the
+// warcinfo record of each file first, then the records in file order):
+// its file, offset, gzip member length, WARC header fields and block,
+// and the Exchange's Note, which the store hands on without reading it.
+// Options.Closed is told of each file once it is closed and renamed.
+// The crawler writes its WAT and WET files and index rows from them
+// (package dataset) as the records are written.
 //
 // # Compression level
 //
@@ -144,10 +152,12 @@
 // # Files
 //
 //	writer.go    Writer: Open, Write, the compressors and the appender
+//	appended.go  Appended: each record as appended, for Options.Appended
 //	record.go    record headers, IDs, digests, the warcinfo block
 //	member.go    the gzip member of a record whose body is stored
 //	http.go      the HTTP response split into header and body, dechunking
 //	index.go     CDXJ lines, the open file's index, IndexCrawl, WriteCDXJ
+//	indexlang.go IndexOptions: the languages of an index made from WARC files
 //	surt.go      SURT keys
 //	read.go      ListRecords, CheckFile, Records, EachRecord
 //	cat.go       Archive, ReadRecord, ReadPayload ("petrel warc cat")
@@ -167,11 +177,20 @@
 // modified since a time: the revisit schedule settles after a crash the
 // fetches it had claimed from it.
 //
+// OpenRecords and EachRecord read leniently (gowarc's syntax errors, spec
+// violations and unknown record types ignored), and gowarc then keeps of
+// each block only what its header's parse buffered (a few KiB): enough
+// for the HTTP header. OpenRecordBlocks reads as leniently but keeps the
+// whole blocks (spec violations as warnings, so that gowarc reads each
+// block through its digest check), for the dataset conversion and an
+// index with languages.
+//
 // Files: writer.go (the Writer, its pipeline and revisit decisions),
-// record.go (record headers, digests, warcinfo), http.go (what a response
+// appended.go (each record as appended, for Options.Appended), record.go (record headers, digests, warcinfo), http.go (what a response
 // is made of: status, header, payload; de-chunking), dedup.go (Prior and DedupIndex,
 // an earlier crawl's payloads), index.go (CDXJ lines, sorting, merging,
-// IndexCrawl), read.go (ls, check, cdxj), cat.go (Archive: captures of a
+// IndexCrawl), indexlang.go (the languages of an index made from WARC
+// files), read.go (ls, check, cdxj), cat.go (Archive: captures of a
 // URL, "warc cat"), repair.go (files left open by a crash), fetchrecords.go
 // (what a record says of its fetch), surt.go (SURT keys), settings.go (the
 // store's settings).

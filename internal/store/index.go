@@ -28,8 +28,8 @@ import (
 // unknown, "languages" (the page's languages as Common Crawl's cc-index
 // writes them: ISO 639-3 codes, largest share first, comma-separated, as
 // "eng,fra") only in a line the writer wrote for an exchange whose
-// Languages it was given (an index made again from the WARC file has
-// none), and the JSON written as JavaScript's JSON.stringify writes it
+// Languages it was given or, in an index made again from the WARC file,
+// when IndexOptions.Languages found them, and the JSON written as JavaScript's JSON.stringify writes it
 // (no HTML escaping), so that an index equals warcio's cdx-index byte for
 // byte, but for the status of a server-not-modified revisit record
 // (notModifiedIndexStatus; warcio writes its header's 304). An index is sorted by the bytes of its lines (LC_ALL=C sort order),
@@ -391,17 +391,18 @@ func fileIndexName(warcPath string) string {
 // or directories as WARCFiles expands them) to w, sorted as a whole by the
 // bytes of its lines (LC_ALL=C order), as pywb and the WACZ format need.
 // Each file is read with gowarc; memory stays within a bound however many
-// records there are (runs spill to temporary files in os.TempDir()). It
-// backs "petrel warc cdxj".
-func WriteCDXJ(paths []string, w io.Writer) error {
+// records there are (runs spill to temporary files in os.TempDir()). o
+// says whether lines get languages. It backs "petrel warc cdxj".
+func WriteCDXJ(paths []string, w io.Writer, o IndexOptions) error {
 	files, err := WARCFiles(paths)
 	if err != nil {
 		return err
 	}
 	s := newLineSorter(os.TempDir(), defaultSortBudget)
 	defer s.close()
+	langs := newIndexLanguages(o)
 	for _, p := range files {
-		if err := indexRecords(p, s.add); err != nil {
+		if err := indexRecords(p, langs, s.add); err != nil {
 			return err
 		}
 	}
@@ -577,20 +578,21 @@ func setCDXJField(f *cdxjFields, key, val []byte, str bool) bool {
 }
 
 // IndexFile writes the CDXJ index of the WARC file at path beside it
-// (NAME.cdxj), as the writer does when it closes a file.
-func IndexFile(path string) error {
-	_, err := indexFile(path)
+// (NAME.cdxj), as the writer does when it closes a file; o says whether
+// lines get languages.
+func IndexFile(path string, o IndexOptions) error {
+	_, err := indexFile(path, newIndexLanguages(o))
 	return err
 }
 
 // indexFile is IndexFile; unreadable says the error is the WARC file's:
 // it cannot be read through (cut short, corrupt).
-func indexFile(path string) (unreadable bool, err error) {
+func indexFile(path string, langs *indexLanguages) (unreadable bool, err error) {
 	s := newLineSorter(filepath.Dir(path), defaultSortBudget)
 	defer s.close()
 	var addErr error // the sorter's: not the WARC file's
 	add := func(line []byte) error { addErr = s.add(line); return addErr }
-	if err := indexRecords(path, add); err != nil {
+	if err := indexRecords(path, langs, add); err != nil {
 		return addErr == nil, err
 	}
 	err = atomicfile.Write(fileIndexName(path), atomicfile.Options{Sync: true, Buffer: 256 << 10}, func(w io.Writer) error { _, err := s.writeTo(w); return err })
@@ -620,15 +622,17 @@ type IndexReport struct {
 // written (through a temporary file, renamed) as the merge of all of them,
 // sorted by the bytes of its lines. A WARC file that cannot be read
 // through is left out and named in the report's Skipped; the error is for
-// what keeps the index from being written. It backs "petrel warc index"
+// what keeps the index from being written. o says whether the lines of
+// the per-file indexes made get languages. It backs "petrel warc index"
 // and runs at the end of a crawl.
-func IndexCrawl(dir string) (IndexReport, error) {
+func IndexCrawl(dir string, o IndexOptions) (IndexReport, error) {
 	var rep IndexReport
 	warcDir := filepath.Join(dir, "warc")
 	files, err := WARCFiles([]string{warcDir})
 	if err != nil {
 		return rep, err
 	}
+	langs := newIndexLanguages(o)
 	var inputs []io.Reader
 	defer func() {
 		for _, in := range inputs {
@@ -638,7 +642,7 @@ func IndexCrawl(dir string) (IndexReport, error) {
 	for _, p := range files {
 		idx := fileIndexName(p)
 		if !indexCurrent(p, idx) {
-			if unreadable, err := indexFile(p); unreadable {
+			if unreadable, err := indexFile(p, langs); unreadable {
 				rep.Skipped = append(rep.Skipped, err)
 				continue
 			} else if err != nil {

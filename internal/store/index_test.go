@@ -63,7 +63,7 @@ func writeCrawl(t *testing.T, dir string, n int) []string {
 func cdxjOf(t *testing.T, paths ...string) string {
 	t.Helper()
 	var out bytes.Buffer
-	if err := WriteCDXJ(paths, &out); err != nil {
+	if err := WriteCDXJ(paths, &out, IndexOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return out.String()
@@ -110,7 +110,7 @@ func TestWriteCDXJSortedAcrossFilesAndDirs(t *testing.T) {
 	if !strings.Contains(whole, `?b=1&a=%3C1%3E","mime":"Text/HTML","status":"200"`) {
 		t.Errorf("index escapes like Go, not like JSON.stringify, or lowers the mime:\n%s", whole)
 	}
-	if err := WriteCDXJ([]string{filepath.Join(dir, "missing")}, &bytes.Buffer{}); err == nil {
+	if err := WriteCDXJ([]string{filepath.Join(dir, "missing")}, &bytes.Buffer{}, IndexOptions{}); err == nil {
 		t.Error("cdxj of a missing file succeeded")
 	}
 }
@@ -138,7 +138,7 @@ func TestWriterIndex(t *testing.T) {
 	os.Chtimes(fileIndexName(files[2]), old, old) // older than its WARC file: rebuilt
 	os.WriteFile(fileIndexName(files[2]), []byte("stale 1 {}\n"), 0o644)
 	os.Chtimes(fileIndexName(files[2]), old, old)
-	rep, err := IndexCrawl(crawl)
+	rep, err := IndexCrawl(crawl, IndexOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestIndexCrawlSkipsCutFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Remove(fileIndexName(cut))
-	rep, err := IndexCrawl(crawl)
+	rep, err := IndexCrawl(crawl, IndexOptions{})
 	if err != nil {
 		t.Fatalf("IndexCrawl with a file cut short: %v", err)
 	}
@@ -218,7 +218,7 @@ func TestWarcioAgrees(t *testing.T) {
 	}
 	crawl := t.TempDir()
 	files := writeCrawl(t, filepath.Join(crawl, "warc"), 40)
-	if _, err := IndexCrawl(crawl); err != nil {
+	if _, err := IndexCrawl(crawl, IndexOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(warcio, append([]string{"cdx-index"}, files...)...).Output()
@@ -267,7 +267,7 @@ func TestCat(t *testing.T) {
 	crawl := filepath.Dir(opts.Dir)
 	for _, indexed := range []bool{false, true} {
 		if indexed {
-			if _, err := IndexCrawl(crawl); err != nil {
+			if _, err := IndexCrawl(crawl, IndexOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -82,11 +82,23 @@ func ListRecords(paths []string, w io.Writer, asJSON bool) error {
 // openLenient opens the WARC file at path with gowarc for reading from
 // offset, its syntax errors, spec violations and unknown record types
 // ignored: records are read back whoever wrote them and judged by what
-// they hold (CheckFile is the strict reading).
+// they hold (CheckFile is the strict reading). gowarc then reads past
+// each block without keeping it: a record's block holds only what its
+// header's parse buffered (a few KiB). openBlocks keeps them.
 func openLenient(path string, offset int64) (*gowarc.WarcFileReader, error) {
 	return gowarc.NewWarcFileReader(path, offset,
 		gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore),
 		gowarc.WithSpecViolationPolicy(gowarc.ErrIgnore),
+		gowarc.WithUnknownRecordTypePolicy(gowarc.ErrIgnore))
+}
+
+// openBlocks is openLenient for readers of whole blocks: spec violations
+// are warnings (in Record.Validation, not acted on), so that gowarc
+// reads each block through its digest check and keeps it whole.
+func openBlocks(path string, offset int64) (*gowarc.WarcFileReader, error) {
+	return gowarc.NewWarcFileReader(path, offset,
+		gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore),
+		gowarc.WithSpecViolationPolicy(gowarc.ErrWarn),
 		gowarc.WithUnknownRecordTypePolicy(gowarc.ErrIgnore))
 }
 
@@ -97,9 +109,21 @@ type Records struct {
 	r    *gowarc.WarcFileReader
 }
 
-// OpenRecords opens the WARC file at path for reading from offset.
+// OpenRecords opens the WARC file at path for reading from offset. A
+// record's block holds only its start (openLenient): enough for an HTTP
+// header, not for a payload.
 func OpenRecords(path string, offset int64) (*Records, error) {
 	r, err := openLenient(path, offset)
+	if err != nil {
+		return nil, err
+	}
+	return &Records{path: path, r: r}, nil
+}
+
+// OpenRecordBlocks is OpenRecords for reading the records' whole blocks
+// (openBlocks).
+func OpenRecordBlocks(path string, offset int64) (*Records, error) {
+	r, err := openBlocks(path, offset)
 	if err != nil {
 		return nil, err
 	}
@@ -262,18 +286,28 @@ func checkDechunked(blk gowarc.HttpResponseBlock, want string) error {
 // indexRecords reads the WARC file at path with gowarc and calls add with
 // the CDXJ line (without a line break) of each response and revisit record,
 // in file order.
-func indexRecords(path string, add func([]byte) error) error {
+func indexRecords(path string, langs *indexLanguages, add func([]byte) error) error {
 	filename := strings.TrimSuffix(filepath.Base(path), openSuffix)
-	return EachRecord(path, 0, "store: cdxj ", func(rec gowarc.Record) error {
-		if e, ok := recordEntry(rec, filename); ok {
+	open := OpenRecords
+	if langs != nil { // the languages are in the payloads
+		open = OpenRecordBlocks
+	}
+	rs, err := open(path, 0)
+	if err != nil {
+		return fmt.Errorf("store: cdxj %s: %w", path, err)
+	}
+	defer rs.Close()
+	return rs.Each("store: cdxj ", func(rec gowarc.Record) error {
+		if e, ok := recordEntry(rec, filename, langs); ok {
 			return add(e.line())
 		}
 		return nil
 	})
 }
 
-// recordEntry builds the index entry of a response or revisit record.
-func recordEntry(rec gowarc.Record, filename string) (indexEntry, bool) {
+// recordEntry builds the index entry of a response or revisit record,
+// with the languages langs finds.
+func recordEntry(rec gowarc.Record, filename string, langs *indexLanguages) (indexEntry, bool) {
 	wr := rec.WarcRecord
 	typ := wr.Type()
 	if typ != gowarc.Response && typ != gowarc.Revisit {
@@ -305,6 +339,7 @@ func recordEntry(rec gowarc.Record, filename string) (indexEntry, bool) {
 			e.mime = resp.mime
 		}
 	}
+	e.langs = langs.record(wr, uri, e.status)
 	if typ == gowarc.Revisit && h.Get(gowarc.WarcProfile) == gowarc.ProfileServerNotModifiedV1_1 {
 		e.status = notModifiedIndexStatus
 	}

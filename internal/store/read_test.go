@@ -108,7 +108,7 @@ func itoa(n int64) string {
 func TestWriteCDXJ(t *testing.T) {
 	path, res := writeSample(t)
 	var out bytes.Buffer
-	if err := WriteCDXJ([]string{path}, &out); err != nil {
+	if err := WriteCDXJ([]string{path}, &out, IndexOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")

@@ -16,7 +16,7 @@ import (
 // is dropped), fsynced and renamed to its final name, and with index its
 // CDXJ index is written beside it (NAME.cdxj). It returns a report of what
 // it cut and kept, empty when there was nothing to do.
-func Repair(dir string, index bool) (string, error) {
+func Repair(dir string, index bool, o IndexOptions) (string, error) {
 	open, err := filepath.Glob(filepath.Join(dir, "*"+openSuffix))
 	if err != nil {
 		return "", err
@@ -50,7 +50,7 @@ func Repair(dir string, index bool) (string, error) {
 			return "", fmt.Errorf("store: repair: %w", err)
 		}
 		if index {
-			if err := IndexFile(final); err != nil {
+			if err := IndexFile(final, o); err != nil {
 				return "", fmt.Errorf("store: repair: %w", err)
 			}
 		}

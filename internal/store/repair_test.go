@@ -43,7 +43,7 @@ func TestRepairCutsTornRecord(t *testing.T) {
 	if err := os.WriteFile(torn, data[:len(data)-30], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	report, err := Repair(dir, true)
+	report, err := Repair(dir, true, IndexOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestRepairCutsTornRecord(t *testing.T) {
 		t.Fatalf("no index written for the repaired file: %v", err)
 	}
 	var want strings.Builder
-	if err := WriteCDXJ([]string{final}, &want); err != nil {
+	if err := WriteCDXJ([]string{final}, &want, IndexOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if string(idx) != want.String() || strings.Count(string(idx), "\n") != 4 {

@@ -141,6 +141,12 @@ type Options struct {
 	// records: while it runs, no record is written (so it should only
 	// hand the path on).
 	Closed func(path string)
+	// Appended, when not nil, is called with each record once it is
+	// appended to its file (the warcinfo record of each file first, then
+	// the records in file order), from the goroutine that appends
+	// records: while it runs, no record is written. The Appended and its
+	// slices are valid only during the call.
+	Appended func(*Appended)
 }
 
 // Exchange is one HTTP request and its response, as sent and received.
@@ -179,6 +185,9 @@ type Exchange struct {
 	// comma-separated: lang.Codes); "" leaves the field out. The WARC
 	// records do not hold them.
 	Languages string
+	// Note is handed, untouched, to Options.Appended with the exchange's
+	// request and response (or revisit) records; the store does not read it.
+	Note any
 }
 
 // Original names a stored response record: what a revisit refers to.
@@ -261,6 +270,7 @@ type job struct {
 	revisit    bool
 	index      []byte        // the response's CDXJ line up to its length (Options.Index)
 	langs      string        // its languages field (Exchange.Languages)
+	note       any           // Exchange.Note
 	compressed chan struct{} // one token when members are ready
 	done       chan struct{} // one token when res/err are final
 	res        Result
@@ -318,6 +328,7 @@ type Writer struct {
 
 	// owned by the appender goroutine
 	cur       *openFile
+	app       Appended // handed to Options.Appended
 	serial    int
 	closeOnce sync.Once
 	closeErr  error
@@ -612,6 +623,7 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 		j.index = e.cdxjPrefix(j.index[:0])
 		j.langs = ex.Languages
 	}
+	j.note = ex.Note
 	w.ordered <- j
 	w.work <- j
 	w.mu.Unlock()
@@ -620,6 +632,7 @@ func (w *Writer) Write(ex *Exchange) (Result, error) {
 	res, err := j.res, j.err
 	j.recs[0] = recordSpec{}
 	j.recs[1] = recordSpec{}
+	j.note = nil
 	w.jobPool.Put(j)
 	return res, err
 }
@@ -829,6 +842,7 @@ func (w *Writer) appendJob(j *job) (int64, error) {
 		if i == 1 {
 			j.res.File, j.res.Offset, j.res.Length = c.name, off, int64(n)
 		}
+		w.appended(&j.recs[i], off, int64(n), j.note)
 	}
 	if c.index != nil {
 		if err := c.index.add(cdxjSuffix(bytes.Clone(j.index), j.res.Length, j.res.Offset, c.name, j.langs)); err != nil {
@@ -898,6 +912,7 @@ func (w *Writer) newFile() error {
 	if err != nil {
 		return fmt.Errorf("store: write %s: %w", name, err)
 	}
+	w.appended(&info, 0, int64(n), nil)
 	w.records.Add(1)
 	w.uncompressed.Add(raw)
 	w.log.Debug("store: opened WARC file", "file", name)

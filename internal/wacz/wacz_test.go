@@ -255,7 +255,7 @@ func BenchmarkWrite(b *testing.B) {
 	if err := w.Close(); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := store.IndexCrawl(dir); err != nil {
+	if _, err := store.IndexCrawl(dir, store.IndexOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	out := filepath.Join(b.TempDir(), "crawl.wacz")

@@ -94,7 +94,7 @@ func Write(out string, dirs []string, opts Options) (Result, error) {
 	var warcs []string
 	seen := map[string]string{}
 	for _, d := range dirs {
-		rep, err := store.IndexCrawl(d)
+		rep, err := store.IndexCrawl(d, store.IndexOptions{})
 		if err != nil {
 			return res, fmt.Errorf("wacz: %s: %w", d, err)
 		}
