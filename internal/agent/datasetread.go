@@ -32,12 +32,8 @@ func (a *Agent) readForDatasets(resp *fetch.Response, base urlx.URL, baseOK, lan
 		e.res = &res
 	}
 	e.capture = dataset.NewCapture(p, e.res, meta, a.datasets.opts)
-	switch {
-	case !langs:
-	case e.res != nil:
-		e.langs = htmlLanguages(e.res)
-	case isPlainText(p.Header.Get("Content-Type")):
-		e.langs = plainLanguages(p.Body)
+	if langs {
+		e.langs, _ = bodyLanguages(e.res, p.Header, p.Body)
 	}
 	return e
 }

@@ -23,14 +23,13 @@ func (PageLanguages) PayloadLanguages(uri string, p *store.Payload) string {
 	if err != nil || p.Status < 200 || p.Status >= 300 || base.Path() == "/robots.txt" {
 		return ""
 	}
-	switch {
-	case parse.IsHTML(p.Header, p.Body):
-		res := parse.HTML(base, p.Header, p.Body, parse.Options{MaxText: MaxLanguageText})
-		return htmlLanguages(&res)
-	case isPlainText(p.Header.Get("Content-Type")):
-		return plainLanguages(p.Body)
+	var res *parse.Result
+	if parse.IsHTML(p.Header, p.Body) {
+		r := parse.HTML(base, p.Header, p.Body, parse.Options{MaxText: MaxLanguageText})
+		res = &r
 	}
-	return ""
+	langs, _ := bodyLanguages(res, p.Header, p.Body)
+	return langs
 }
 
 // indexOptions are the options of the CDXJ indexes the crawl makes from

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"net/http"
 	"strings"
 	"unicode/utf8"
 
@@ -94,20 +95,18 @@ func (a *Agent) readEarly(t *frontier.Task, resp *fetch.Response) *early {
 }
 
 // readLanguages decodes the body of a response whose languages are
-// wanted and detects them: from the one parse of an HTML page (its
-// visible text kept), or from the start of a text/plain body; nil for
-// any other response.
+// wanted and detects them (bodyLanguages): from the one parse of an HTML
+// page (its visible text kept), or from the start of a text/plain body;
+// nil for any other response.
 func (a *Agent) readLanguages(resp *fetch.Response, base urlx.URL) *early {
 	body, err := fetch.DecodeBody(resp, a.live.Load().maxBody)
 	e := &early{body: body, err: err}
-	switch {
-	case parse.IsHTML(resp.Header, body):
+	if parse.IsHTML(resp.Header, body) {
 		res := parse.HTML(base, resp.Header, body, a.pageOptions(nil, true))
 		e.res = &res
-		e.langs = htmlLanguages(&res)
-	case isPlainText(resp.Header.Get("Content-Type")):
-		e.langs = plainLanguages(body)
-	default:
+	}
+	var ok bool
+	if e.langs, ok = bodyLanguages(e.res, resp.Header, body); !ok {
 		return nil
 	}
 	return e
@@ -124,15 +123,19 @@ func (a *Agent) pageOptions(meta *parse.PageMeta, text bool) parse.Options {
 	return o
 }
 
-// htmlLanguages returns the languages of a page parsed with
-// MaxLanguageText as parse.Options.MaxText, as the CDXJ field has them.
-func htmlLanguages(res *parse.Result) string {
-	return lang.Codes(lang.Detect(pageText(res.Title, res.Text)))
-}
-
-// plainLanguages returns the languages of a text/plain body.
-func plainLanguages(body []byte) string {
-	return lang.Codes(lang.Detect(string(textHead(body, MaxLanguageText))))
+// bodyLanguages returns the languages of a decoded body as the CDXJ
+// field has them: those of its page res (parsed with MaxLanguageText as
+// parse.Options.MaxText) when it is one, else those of the start of a
+// text/plain body. ok is false for any other body, whose languages are
+// not detected.
+func bodyLanguages(res *parse.Result, h http.Header, body []byte) (langs string, ok bool) {
+	switch {
+	case res != nil:
+		return lang.Codes(lang.Detect(pageText(res.Title, res.Text))), true
+	case isPlainText(h.Get("Content-Type")):
+		return lang.Codes(lang.Detect(string(textHead(body, MaxLanguageText)))), true
+	}
+	return "", false
 }
 
 // pageText is the text a page's languages are detected on, from its
