@@ -32,7 +32,7 @@ var ErrFinished = cluster.ErrFinished
 // comparison at join; with the seeds (as a digest: each agent reads its own
 // file) that the scope derives from. Of the User-Agent only the product
 // token must agree: robots.txt groups are chosen by it.
-func clusterSettings(cfg Config, seeds []string) [][2]string {
+func clusterSettings(cfg Config, seeds []urlx.URL) [][2]string {
 	var out [][2]string
 	for _, s := range cfg.Table() {
 		// Live values come from the crawl's settings key, whatever the
@@ -46,7 +46,10 @@ func clusterSettings(cfg Config, seeds []string) [][2]string {
 		}
 		out = append(out, [2]string{s.Name, v})
 	}
-	sorted := slices.Clone(seeds)
+	sorted := make([]string, len(seeds))
+	for i, s := range seeds {
+		sorted[i] = s.String()
+	}
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)
 	sum := sha256.Sum256([]byte(strings.Join(sorted, "\n")))
@@ -54,15 +57,6 @@ func clusterSettings(cfg Config, seeds []string) [][2]string {
 		[2]string{"seeds", fmt.Sprintf("%d URLs, sha256 %s", len(sorted), hex.EncodeToString(sum[:8]))},
 		[2]string{"meta-version", strconv.Itoa(int(frontier.MetaVersion))})
 	return out
-}
-
-// seedStrings spells the seeds.
-func seedStrings(seeds []urlx.URL) []string {
-	raw := make([]string, len(seeds))
-	for i, s := range seeds {
-		raw[i] = s.String()
-	}
-	return raw
 }
 
 // clusterRouter is the frontier's Router in a crawl of several agents:
@@ -264,7 +258,6 @@ func (h *clusterHost) Progress() cluster.Progress {
 
 // startCluster starts this agent's node (Open, after the frontier exists).
 func (a *Agent) startCluster(seeds []urlx.URL, resumed bool) error {
-	raw := seedStrings(seeds)
 	a.clusterSeeds, a.clusterResumed = seeds, resumed
 	c := a.cfg.Cluster
 	key, err := cluster.ReadKeyFile(c.KeyFile)
@@ -288,7 +281,7 @@ func (a *Agent) startCluster(seeds []urlx.URL, resumed bool) error {
 		Wait:         c.Wait,
 		Dir:          filepath.Join(state, "cluster"),
 		FinishedPath: filepath.Join(state, "FINISHED"),
-		Settings:     clusterSettings(a.cfg, raw), // the blocklist is live: in the crawl's settings key
+		Settings:     clusterSettings(a.cfg, seeds), // the blocklist is live: in the crawl's settings key
 		BatchDelay:   c.BatchDelay,
 		Grace:        grace,
 		Logger:       a.log.With("part", "cluster"),

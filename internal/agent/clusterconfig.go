@@ -10,15 +10,15 @@ import (
 	"github.com/petrel-crawler/petrel/internal/console"
 )
 
-// Live changes of cluster-wide settings in a crawl of several agents.
-// Reconfigure (and PATCH /api/v1/config) of a setting in the table's
-// cluster-wide column goes through the node's ChangeConfig: every agent of
-// the view checks the values (PrepareConfig: the same plan Reconfigure
-// makes, nothing applied), then every agent applies them through its
-// control loop (CommitConfig), under the next config epoch; one refusal
-// and nothing changes anywhere, the error naming the agent and its reason.
-// The other settings of the request change on this agent only, after the
-// cluster-wide ones. The changed values are saved in state/ as any live
+// Live changes of cluster-wide settings in a crawl of several agents (the
+// mechanism: the cluster package's config.go). Reconfigure (and PATCH
+// /api/v1/config) of a setting in the table's cluster-wide column goes
+// through the node's ChangeConfig: this agent checks the values
+// (PrepareConfig: the same plan Reconfigure makes, nothing applied), and
+// every agent applies them through its control loop (CommitConfig), under
+// the next config epoch; a refusal changes nothing anywhere, the error
+// naming the agent and its reason. The other settings of the request
+// change on this agent only, after the cluster-wide ones. The changed values are saved in state/ as any live
 // change is (live-settings.json) and, in a cluster, win over the command
 // line at the next start (loadLive), so that the same commands resume the
 // crawl with the values every agent holds.

@@ -7,28 +7,25 @@ import (
 	"net/netip"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/petrel-crawler/petrel/internal/cluster"
 	"github.com/petrel-crawler/petrel/internal/sieve"
 )
 
-// The agent's part of a view change (see the cluster package's
-// handoff.go for the protocol). As the new owner of some slots it holds
-// the addresses moving to it until their old owner's release, and takes
-// the parts sent to it into its sieve and its per-key counts. As an old
-// owner it hands over, for every agent it gives slots to: the seen-set
-// part and the counts of the keys given up, the queued URLs of the
-// addresses given up (frontier.MoveOut, through the outbox), and, once no
-// request to those addresses is in flight, the release with their
-// remaining delays.
+// The agent's part of a view change (the protocol: the cluster package's
+// handoff.go). As the new owner of some slots it holds the addresses
+// moving to it until their old owner's release, and takes the parts sent
+// to it into its sieve and its per-key counts; as an old owner it hands
+// over what it gives (handOver).
 
 // handoffState is the clusterHost's part of hand-offs.
 type handoffState struct {
 	mu       sync.Mutex
 	holds    map[string][]addrHold // by old owner, until its release
 	busy     sync.WaitGroup        // hand-offs this agent is sending
-	out      int                   // hand-offs being sent (under mu)
+	out      atomic.Int32          // hand-offs being sent
 	leaveNow chan struct{}         // closed to resume a leave begun by an earlier process (leaveFirst)
 	resumed  sync.Once
 	known    knownAtReturn // clusterreturn.go
@@ -118,21 +115,13 @@ func (h *clusterHost) resumeGiving() {
 // goHandOver sends the hand-off of out at nw in the background, until the
 // node's context ends (closeCluster waits for it).
 func (h *clusterHost) goHandOver(nw *cluster.View, out map[string]cluster.SlotSet) {
-	h.ho.mu.Lock()
-	h.ho.out++
-	h.ho.busy.Add(1)
-	h.ho.mu.Unlock()
-	go func() {
-		defer func() {
-			h.ho.mu.Lock()
-			h.ho.out--
-			h.ho.mu.Unlock()
-			h.ho.busy.Done()
-		}()
+	h.ho.out.Add(1)
+	h.ho.busy.Go(func() {
+		defer h.ho.out.Add(-1)
 		if err := h.handOver(nw, out); err != nil {
 			h.a.log.Error("cluster: hand-off", "epoch", nw.Epoch, "err", err)
 		}
-	}()
+	})
 }
 
 // ViewChanged runs just before the new view is in force here: it holds
@@ -164,11 +153,7 @@ func (h *clusterHost) ViewChanged(c cluster.ViewChange) {
 }
 
 // handingOver reports whether a hand-off is being sent.
-func (h *clusterHost) handingOver() bool {
-	h.ho.mu.Lock()
-	defer h.ho.mu.Unlock()
-	return h.ho.out > 0
-}
+func (h *clusterHost) handingOver() bool { return h.ho.out.Load() > 0 }
 
 // handOver sends what this agent gives up at view nw to each new owner:
 // after a routing barrier (and, in a leave, its checkpoint:

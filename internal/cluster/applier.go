@@ -84,7 +84,7 @@ func (n *Node) TrimInbox(state []byte) error {
 func (n *Node) saveApplied() error {
 	n.applyMu.Lock()
 	defer n.applyMu.Unlock()
-	st, err := json.Marshal(appliedState{Pos: n.appliedAt.Load(), IDs: n.applied})
+	st, err := n.CheckpointState()
 	if err != nil {
 		return err
 	}
@@ -178,8 +178,8 @@ func (n *Node) applyBatch(b *Batch, err error, next int64) error {
 	if err == nil && b.Kind == KindURLs && !n.leftView() {
 		// A cut-off agent, or one declared dead, puts nothing through its
 		// sieve: the interim owners of its keys may be admitting the same
-		// URLs (zombie.go). Its batches wait for its return to the view.
-		// One that left (join.go) owns no key: it forwards them.
+		// URLs (guard.go). Its batches wait for its return to the view.
+		// One that left (leave.go) owns no key: it forwards them.
 		n.waitOpenOrLeft()
 		if !n.leftView() {
 			n.WaitReleases(n.ctx) // the sieve needs the old owners' seen sets first

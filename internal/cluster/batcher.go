@@ -94,12 +94,6 @@ func newBatcher(n *Node) *batcher {
 	return &batcher{n: n, bufs: map[bufKey]*outBuf{}, seqs: map[string]uint64{}}
 }
 
-// add routes one record; it may write a batch (and then wait while the
-// destination's outbox is full).
-func (b *batcher) add(ctx context.Context, dest string, kind Kind, rec []byte) error {
-	return b.addAll(ctx, dest, kind, [][]byte{rec})
-}
-
 // addAll routes recs, in order, to dest in batches of kind, taking the
 // lock and finding the buffer once for all of them (once more after each
 // batch they fill). It may write batches (and then wait while the

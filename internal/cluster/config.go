@@ -107,10 +107,7 @@ func (n *Node) ChangeConfig(ctx context.Context, changes map[string]any) (uint64
 		return 0, fmt.Errorf("cluster: write the cluster-wide settings: %w", err)
 	}
 	n.log.Info("cluster: cluster-wide settings change", "epoch", rev, "values", next)
-	if err := n.commitConfig(ctx, ConfigState{Epoch: uint64(rev), Values: checked}); err != nil {
-		return uint64(rev), err
-	}
-	return uint64(rev), nil
+	return uint64(rev), n.commitConfig(ctx, ConfigState{Epoch: uint64(rev), Values: checked})
 }
 
 // applySettings applies the crawl's cluster-wide values read from etcd

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -20,9 +21,8 @@ import (
 // is admitted (the crawl's identity), holds a lease and its agent key,
 // campaigns to write views, and acts on what it reads back: views in
 // revision order (installed as they come, none skipped), the
-// cluster-wide settings, the stop and the end. The guard is open only
-// while the lease is live by this agent's clock and the view it holds,
-// read at or after its registration, has it.
+// cluster-wide settings, the stop and the end; and it opens and closes
+// the guard (guard.go).
 
 // coordState is what the node knows from etcd.
 type coordState struct {
@@ -33,8 +33,10 @@ type coordState struct {
 	regRev   int64       // the revision of this process's registration
 	answered int64       // the end's wave last answered
 	member   *coord.Member
-	obeyed   int64 // the revision of the whole-crawl stop this directory last obeyed (stopFile)
-	prior    int64 // the lease this directory last registered under (leaseFile), 0 if none
+
+	// Read and written by coordinate's goroutine only, without mu.
+	obeyed int64 // the revision of the whole-crawl stop this directory last obeyed (stopFile)
+	prior  int64 // the lease this directory last registered under (leaseFile), 0 if none
 }
 
 // stopFile holds the revision of the last whole-crawl stop this agent
@@ -43,7 +45,9 @@ type coordState struct {
 // crawl was stopped while forming, or stopped and not resumed) unless
 // this directory obeyed that very stop already: started again, it
 // resumes the crawl, and the first view it and the others form ends
-// that stop for every agent.
+// that stop for every agent. Its reading fails closed: a file that does
+// not hold a revision stops the agent, for a stop obeyed and forgotten
+// would stop it again at every start.
 const stopFile = "stopped"
 
 // leaseFile holds this agent's lease id, so that a restart on the same
@@ -56,7 +60,7 @@ const leaseFile = "lease"
 // fatal; a lost lease (cut off past its TTL) makes the agent register
 // again, as a return.
 func (n *Node) coordinate(ctx context.Context) {
-	obeyed, err := readStopRev(filepath.Join(n.cfg.Dir, stopFile))
+	obeyed, err := readNumber(filepath.Join(n.cfg.Dir, stopFile), "a stop's revision", 0, "remove it if no whole-crawl stop is in force")
 	if err != nil {
 		n.fail(err)
 		return
@@ -67,9 +71,7 @@ func (n *Node) coordinate(ctx context.Context) {
 		n.fail(err)
 		return
 	}
-	n.co.mu.Lock()
-	n.co.obeyed, n.co.prior = obeyed, int64(prior)
-	n.co.mu.Unlock()
+	n.co.obeyed, n.co.prior = int64(obeyed), int64(prior)
 	crawl, err := n.connect(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -105,26 +107,17 @@ func (n *Node) coordinate(ctx context.Context) {
 // connect starts the embedded member (a coordinator), dials the
 // coordinators and is admitted to the crawl.
 func (n *Node) connect(ctx context.Context) (*coord.Crawl, error) {
-	auth, err := n.cfg.Key.Authority()
-	if err != nil {
-		return nil, err
-	}
 	self, coordinator := n.selfCoordinator()
-	addrs := []netip.Addr{n.cfg.Bind.Addr(), self.Client.Addr()}
-	cert, err := auth.Issue(n.cfg.Name, addrs)
+	auth, cert, err := n.cfg.Key.issue(n.cfg.Name, []netip.Addr{n.cfg.Bind.Addr(), self.Client.Addr()})
 	if err != nil {
 		return nil, err
-	}
-	endpoints := n.cfg.Endpoints
-	if len(n.cfg.Coordinators) > 0 {
-		endpoints = coord.Endpoints(n.cfg.Coordinators)
 	}
 	if coordinator {
 		if err := n.startMember(ctx, auth, cert, self); err != nil {
 			return nil, err
 		}
 	}
-	cli, err := coord.Dial(ctx, endpoints, auth.ClientTLS(cert))
+	cli, err := coord.Dial(ctx, etcdEndpoints(n.cfg.Coordinators, n.cfg.Endpoints), auth.ClientTLS(cert))
 	if err != nil {
 		if errors.Is(err, coord.ErrWrongKey) {
 			return nil, fmt.Errorf("cluster: refused: %w", err)
@@ -174,9 +167,7 @@ func (n *Node) startMember(ctx context.Context, auth *coord.Authority, cert tls.
 	if err != nil {
 		return err
 	}
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
+	n.wg.Go(func() {
 		m, err := coord.StartMember(ctx, coord.MemberConfig{
 			Self: self, Coordinators: n.cfg.Coordinators, Dir: filepath.Join(n.cfg.Dir, "etcd"), TLS: files, Logger: n.log,
 			Token: n.cfg.CrawlName + "-" + n.cfg.Key.Fingerprint(),
@@ -197,7 +188,7 @@ func (n *Node) startMember(ctx context.Context, auth *coord.Authority, cert tls.
 			n.fail(fmt.Errorf("cluster: etcd member: %w", err))
 		}
 		m.Close()
-	}()
+	})
 	return nil
 }
 
@@ -210,15 +201,11 @@ func (n *Node) followLease(ctx context.Context, crawl *coord.Crawl) error {
 	if err != nil {
 		return err
 	}
-	n.co.mu.Lock()
 	prior := n.co.prior
-	n.co.mu.Unlock()
 	if err := writeDurable(filepath.Join(n.cfg.Dir, leaseFile), []byte(strconv.FormatInt(int64(lease.ID), 10)+"\n")); err != nil {
 		return err
 	}
-	n.co.mu.Lock()
 	n.co.prior = int64(lease.ID)
-	n.co.mu.Unlock()
 	var regRev int64
 	var registered coord.AgentRecord
 	for {
@@ -242,19 +229,11 @@ func (n *Node) followLease(ctx context.Context, crawl *coord.Crawl) error {
 	n.co.mu.Unlock()
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
-	wg.Add(3)
-	go func() {
-		defer wg.Done()
-		n.fenceLoop(lctx, lease)
-	}()
-	go func() {
-		defer wg.Done()
+	wg.Go(func() { n.fenceLoop(lctx, lease) })
+	wg.Go(func() {
 		crawl.Lead(lctx, lease, n.cfg.Name, n.policy(), func(msg string, args ...any) { n.log.Warn("cluster: "+msg, args...) })
-	}()
-	go func() {
-		defer wg.Done()
-		n.publishLoop(lctx, crawl, lease, registered)
-	}()
+	})
+	wg.Go(func() { n.publishLoop(lctx, crawl, lease, registered) })
 	states := crawl.FollowFrom(lctx, regRev)
 	for {
 		select {
@@ -281,21 +260,11 @@ func stopApplies(st coord.State, regRev, obeyed int64) bool {
 // obeyStop stops this agent for the whole-crawl stop in st, and records
 // that this directory obeyed it (stopFile).
 func (n *Node) obeyStop(st coord.State) {
-	n.co.mu.Lock()
 	n.co.obeyed = st.StopRev
-	n.co.mu.Unlock()
 	if err := writeDurable(filepath.Join(n.cfg.Dir, stopFile), []byte(strconv.FormatInt(st.StopRev, 10)+"\n")); err != nil {
 		n.log.Error("cluster: record the whole-crawl stop", "err", err)
 	}
 	n.requestStop("whole-crawl stop: " + st.Stop)
-}
-
-// readStopRev reads stopFile: 0 when there is none. It fails closed: a
-// file that does not hold a revision stops the agent, for a stop obeyed
-// and forgotten would stop it again at every start.
-func readStopRev(path string) (int64, error) {
-	rev, err := readNumber(path, "a stop's revision", 0, "remove it if no whole-crawl stop is in force")
-	return int64(rev), err
 }
 
 // policy is the view writer's policy for this crawl.
@@ -366,11 +335,11 @@ func (n *Node) nudgePublish() {
 func (n *Node) onState(ctx context.Context, crawl *coord.Crawl, lease *coord.Lease, st coord.State) {
 	n.co.mu.Lock()
 	n.co.state = st
-	regRev, obeyed := n.co.regRev, n.co.obeyed
+	regRev := n.co.regRev
 	newWave := st.Probe != n.co.answered
 	n.co.answered = st.Probe
 	n.co.mu.Unlock()
-	if stopApplies(st, regRev, obeyed) {
+	if stopApplies(st, regRev, n.co.obeyed) {
 		n.obeyStop(st)
 	}
 	if err := n.applySettings(ctx, st.Settings); err != nil {
@@ -440,16 +409,14 @@ func (n *Node) openGuardIfHeld(lease *coord.Lease) {
 
 // markReady closes ready once.
 func (n *Node) markReady(v *View) {
-	select {
-	case <-n.ready:
-	default:
+	if !closed(n.ready) {
 		n.log.Info("cluster: ready", "view", v.String())
 		close(n.ready)
 	}
 }
 
 // ViewOf is the node's View of a view read from etcd (nil if it is not
-// one): its epoch is the revision of its write.
+// one): its epoch is the revision of its write; its absentees sorted, once each.
 func ViewOf(cv coord.View) *View {
 	as := make([]ViewAgent, len(cv.Members))
 	for i, m := range cv.Members {
@@ -459,7 +426,8 @@ func ViewOf(cv coord.View) *View {
 	if err != nil {
 		return nil
 	}
-	return withAbsent(v, cv.Absent)
+	v.Absent = slices.Compact(slices.Sorted(slices.Values(cv.Absent)))
+	return v
 }
 
 // crawlState returns the newest state read from etcd, and the crawl (nil
@@ -477,24 +445,20 @@ func (n *Node) exchangeOf(name string) string {
 	return st.Agents[name].Exchange
 }
 
-// aliveNames returns the agents whose lease is live, as last read.
-func (n *Node) aliveNames() map[string]bool {
-	st, _ := n.crawlState()
-	alive := map[string]bool{n.cfg.Name: true}
-	for name := range st.Agents {
-		alive[name] = true
-	}
-	return alive
-}
-
 // revokeWait bounds a clean stop's revocation of its lease.
 const revokeWait = 2 * time.Second
 
+// currentLease returns the lease this agent holds now (nil before its
+// first registration).
+func (n *Node) currentLease() *coord.Lease {
+	n.co.mu.Lock()
+	defer n.co.mu.Unlock()
+	return n.co.lease
+}
+
 // leaseLive reports whether this agent's lease is certainly live at t.
 func (n *Node) leaseLive(t time.Time) bool {
-	n.co.mu.Lock()
-	l := n.co.lease
-	n.co.mu.Unlock()
+	l := n.currentLease()
 	return l != nil && l.Live(t)
 }
 
@@ -504,9 +468,7 @@ func (n *Node) leaseLive(t time.Time) bool {
 // left the view). It is best effort, within revokeWait: unrevoked, the
 // lease expires after its TTL anyway.
 func (n *Node) revokeLease() {
-	n.co.mu.Lock()
-	l := n.co.lease
-	n.co.mu.Unlock()
+	l := n.currentLease()
 	if l == nil {
 		return
 	}

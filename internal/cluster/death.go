@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 )
@@ -30,15 +31,6 @@ import (
 // attempt in this process: after a restart of the sender, a batch sent
 // before it counts as never sent.
 
-// withAbsent sets v's Absent to names (sorted, once each); v must not be
-// shared yet.
-func withAbsent(v *View, names []string) *View {
-	as := slices.Clone(names)
-	slices.Sort(as)
-	v.Absent = slices.Compact(as)
-	return v
-}
-
 // rerouteBatches bounds the batches re-routed in one round.
 const rerouteBatches = 64
 
@@ -58,7 +50,7 @@ func (n *Node) rerouteOutbox(ctx context.Context, v *View) error {
 		}
 		var skip func(BatchID) bool
 		if slices.Contains(v.Absent, dest) || n.leftKeeps(dest, v) { // leftdest.go
-			skip = n.tried.sentTo(dest)
+			skip = func(id BatchID) bool { return n.tried.has(dest, id) }
 		}
 		entries := n.outbox.Pending(dest, rerouteBatches, skip)
 		if len(entries) == 0 {
@@ -120,48 +112,52 @@ func (n *Node) dropRerouted(es []OutEntry, urls int) error {
 			return err
 		}
 	}
-	n.counts.reroutedBatches.Add(uint64(len(es)))
 	n.counts.reroutedURLs.Add(uint64(urls))
 	return nil
 }
 
-// triedBatches is the set of outbox batches this process has sent at
-// least once and not had acknowledged: perhaps in their receiver's inbox.
-// A batch is known by its destination and its id: sequence numbers count
-// per destination (batcher.write), so the batch of one id sent to another
-// agent is another batch, whose acknowledgement says nothing of this one.
-type triedBatches struct {
-	mu  sync.Mutex
-	ids map[triedKey]bool
+// batchSet holds outbox batches, each with a value. A batch is known by
+// its destination and its id: sequence numbers count per destination
+// (batcher.write), so the batch of one id sent to another agent is
+// another batch. The node's tried set holds the batches this process has
+// sent at least once and not had acknowledged (perhaps in their
+// receiver's inbox); its fence's refused set, those refused for their
+// view (fence.go).
+type batchSet[V any] struct {
+	mu sync.Mutex
+	m  map[batchKey]V
 }
 
-type triedKey struct {
+type batchKey struct {
 	dest string
 	id   BatchID
 }
 
-func (t *triedBatches) mark(dest string, id BatchID) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.ids == nil {
-		t.ids = map[triedKey]bool{}
+func (s *batchSet[V]) put(dest string, id BatchID, v V) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[batchKey]V{}
 	}
-	t.ids[triedKey{dest, id}] = true
+	s.m[batchKey{dest, id}] = v
 }
 
-func (t *triedBatches) drop(dest string, id BatchID) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	delete(t.ids, triedKey{dest, id})
+func (s *batchSet[V]) drop(dest string, id BatchID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, batchKey{dest, id})
 }
 
-func (t *triedBatches) has(dest string, id BatchID) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.ids[triedKey{dest, id}]
+func (s *batchSet[V]) has(dest string, id BatchID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.m[batchKey{dest, id}]
+	return ok
 }
 
-// sentTo is has for the batches of dest (an outbox's Pending skip).
-func (t *triedBatches) sentTo(dest string) func(BatchID) bool {
-	return func(id BatchID) bool { return t.has(dest, id) }
+// values returns the values held, in no order.
+func (s *batchSet[V]) values() []V {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Collect(maps.Values(s.m))
 }

@@ -50,7 +50,7 @@ func TestDeathTakeoverAndForget(t *testing.T) {
 	c.tr.(*httpTransport).server.Close()
 	// URLs for c's keys found once it is dead wait in a's outbox, never
 	// sent: re-routed at the takeover.
-	for deadline := time.Now().Add(10 * time.Second); a.aliveNames()["c"]; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); a.Alive("c"); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("c never declared dead")
 		}

@@ -16,13 +16,13 @@
 //	settings.go     the cluster's settings (flags): coordinators, lease, grace
 //	node.go         Node: the parts together; start, ready, finish, close
 //	coordination.go the node on etcd: member, lease, registration, following the crawl
-//	dial.go         DialCrawl, EtcdCerts: commands that reach a crawl's etcd
-//	view.go         View: the versioned ownership view; Returning, DeclaredDead
+//	dial.go         DialCrawl, EtcdCerts: commands that reach a crawl's etcd; the certificates
+//	view.go         View: the versioned ownership view, its file; Returning, DeclaredDead
 //	hrw.go          View.Owner: weighted rendezvous hashing
 //	viewinstall.go  installing the views read from etcd, in order
 //	guard.go        Guard: no request while the lease is not known live
 //	leave.go        a deliberate leave: Leaving, WaitView, LeaveDone
-//	death.go        re-routing the outbox of agents out of the view
+//	death.go        re-routing the outbox of agents out of the view; batchSet
 //	leftdest.go     batches for an agent that left: kept while it may hold them
 //	forget.go       petrel cluster forget: an absent agent dropped for good
 //	config.go       cluster-wide settings changed live, through etcd

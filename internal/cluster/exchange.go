@@ -118,7 +118,7 @@ func (t *httpTransport) SendBatch(ctx context.Context, to Peer, wire []byte) err
 // SendHandoff posts a part to to's exchange.
 func (t *httpTransport) SendHandoff(ctx context.Context, to Peer, h *Handoff) error {
 	q := url.Values{"from": {h.From}, "epoch": {strconv.FormatUint(h.Epoch, 10)}, "seq": {strconv.FormatUint(h.Seq, 10)}}
-	_, err := t.client.post(ctx, to.Addr, "/v1/handoff?"+q.Encode(), encodeHandoff(h))
+	_, err := t.client.do(ctx, http.MethodPost, to.Addr, "/v1/handoff?"+q.Encode(), encodeHandoff(h))
 	return err
 }
 
@@ -139,14 +139,12 @@ func writeJSON(w http.ResponseWriter, v any) {
 
 // writeAnswer writes a receiver's answer (Transport) as an HTTP reply.
 func writeAnswer(w http.ResponseWriter, err error) {
-	var se *StatusError
 	if err == nil {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	if !errors.As(err, &se) {
-		se = asStatus(err).(*StatusError)
-	}
+	var se *StatusError
+	errors.As(asStatus(err), &se)
 	if se.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(max(se.RetryAfter.Round(time.Second), time.Second)/time.Second)))
 	}
@@ -234,6 +232,7 @@ func NewClient(k Key) (*Client, error) {
 	return &Client{hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}, nil
 }
 
+// do calls path on the exchange at addr, with body unless it is nil.
 func (c *Client) do(ctx context.Context, method, addr, path string, body []byte) ([]byte, error) {
 	var rd io.Reader
 	if body != nil {
@@ -267,13 +266,6 @@ func (c *Client) do(ctx context.Context, method, addr, path string, body []byte)
 	return out, nil
 }
 
-func (c *Client) post(ctx context.Context, addr, path string, body []byte) ([]byte, error) {
-	if body == nil {
-		body = []byte{}
-	}
-	return c.do(ctx, http.MethodPost, addr, path, body)
-}
-
 // GetStatus asks the agent whose exchange is at addr for its Status.
 func (c *Client) GetStatus(ctx context.Context, addr string) (*Status, error) {
 	b, err := c.do(ctx, http.MethodGet, addr, "/v1/status", nil)
@@ -289,7 +281,7 @@ func (c *Client) GetStatus(ctx context.Context, addr string) (*Status, error) {
 
 // SendBatch posts a batch's wire form to the exchange at addr.
 func (c *Client) SendBatch(ctx context.Context, addr string, wire []byte) error {
-	_, err := c.post(ctx, addr, "/v1/batch", wire)
+	_, err := c.do(ctx, http.MethodPost, addr, "/v1/batch", wire)
 	return err
 }
 

@@ -35,9 +35,8 @@ type viewFence struct {
 	logged time.Time
 	quiet  int // refusals not logged since logged
 
-	refusedMu sync.Mutex
-	refused   map[triedKey]refusedBatch // this sender's batches refused, not yet re-routed
-	wake      chan struct{}             // a refusal to act on (capacity 1)
+	refused batchSet[refusedBatch] // this sender's batches refused, not yet re-routed
+	wake    chan struct{}          // a refusal to act on (capacity 1)
 }
 
 // refusedBatch is an outbox batch refused for its view, with the epoch of
@@ -176,25 +175,11 @@ func recutSeq(h *Handoff, to, owner string, view uint64) uint64 {
 // noteRefused keeps e, refused by its receiver for a view older than
 // need, out of the sends until rerouteRefused routes it again.
 func (n *Node) noteRefused(e OutEntry, need uint64) {
-	f := &n.fence
-	f.refusedMu.Lock()
-	if f.refused == nil {
-		f.refused = map[triedKey]refusedBatch{}
-	}
-	f.refused[triedKey{e.Dest, e.ID}] = refusedBatch{e, need}
-	f.refusedMu.Unlock()
+	n.fence.refused.put(e.Dest, e.ID, refusedBatch{e, need})
 	select {
-	case f.wake <- struct{}{}:
+	case n.fence.wake <- struct{}{}:
 	default:
 	}
-}
-
-// isRefused reports whether dest's batch id waits to be routed again.
-func (n *Node) isRefused(dest string, id BatchID) bool {
-	n.fence.refusedMu.Lock()
-	defer n.fence.refusedMu.Unlock()
-	_, ok := n.fence.refused[triedKey{dest, id}]
-	return ok
 }
 
 // rerouteRefusedLoop routes refused batches again whenever one is
@@ -223,13 +208,7 @@ func (n *Node) rerouteRefusedLoop(ctx context.Context) {
 // removed under the view lock, so neither that re-routing nor a view
 // change comes between.
 func (n *Node) rerouteRefused(ctx context.Context) error {
-	n.fence.refusedMu.Lock()
-	todo := make([]refusedBatch, 0, len(n.fence.refused))
-	for _, r := range n.fence.refused {
-		todo = append(todo, r)
-	}
-	n.fence.refusedMu.Unlock()
-	for _, r := range todo {
+	for _, r := range n.fence.refused.values() {
 		if err := n.rerouteOne(ctx, r); err != nil {
 			return err
 		}
@@ -246,7 +225,7 @@ func (n *Node) rerouteOne(ctx context.Context, r refusedBatch) error {
 	}
 	wire, err := n.outbox.Read(r.e)
 	if err != nil {
-		n.forgetRefused(r.e) // removed meanwhile (death.go, forget)
+		n.fence.refused.drop(r.e.Dest, r.e.ID) // removed meanwhile (death.go, forget)
 		return nil
 	}
 	b, byDest, err := n.ownersNow(r.e, wire)
@@ -260,7 +239,7 @@ func (n *Node) rerouteOne(ctx context.Context, r refusedBatch) error {
 	if now := n.View(); now != v {
 		return nil // routed under a view no longer in force: next round
 	}
-	defer n.forgetRefused(r.e)
+	defer n.fence.refused.drop(r.e.Dest, r.e.ID)
 	if !v.Has(r.e.Dest) {
 		return nil // death.go's re-routing takes it
 	}
@@ -269,10 +248,4 @@ func (n *Node) rerouteOne(ctx context.Context, r refusedBatch) error {
 	}
 	n.counts.staleRerouted.Add(1)
 	return n.dropRerouted([]OutEntry{r.e}, len(b.Records))
-}
-
-func (n *Node) forgetRefused(e OutEntry) {
-	n.fence.refusedMu.Lock()
-	delete(n.fence.refused, triedKey{e.Dest, e.ID})
-	n.fence.refusedMu.Unlock()
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -40,7 +41,7 @@ import (
 //   - a part is applied at most once (its id: sender, epoch, sequence;
 //     after its epoch's release, the pair sender, epoch);
 //   - an agent with a part unsent or a release awaited is not idle
-//     (termination.go counts the parts as batches).
+//     (handoffIdle, in status.go's nodeIdle).
 
 // Handoff is one part of a hand-off from an old owner to a new one.
 type Handoff struct {
@@ -148,11 +149,7 @@ func (n *Node) expectReleases(old, v *View) (ViewChange, error) {
 	if len(c.Give) > 0 {
 		h.st.Giving = append(h.st.Giving, heldMove{From: self, Base: old.Epoch, Epoch: v.Epoch})
 	}
-	for from := range h.st.Awaiting {
-		if slices.Contains(v.Absent, from) {
-			delete(h.st.Awaiting, from)
-		}
-	}
+	maps.DeleteFunc(h.st.Awaiting, func(from string, _ uint64) bool { return slices.Contains(v.Absent, from) })
 	h.st.Holds = slices.DeleteFunc(h.st.Holds, func(m heldMove) bool { return slices.Contains(v.Absent, m.From) })
 	h.st.Views[old.Epoch], h.st.Views[v.Epoch] = old, v
 	h.keepViews()
@@ -160,12 +157,11 @@ func (n *Node) expectReleases(old, v *View) (ViewChange, error) {
 	h.changed.Notify() // some releases may no longer be awaited
 	// The parts of a released epoch are known by the pair (Released);
 	// others are kept a while for a sender that resumes a hand-off.
-	for id, e := range h.st.Applied {
+	maps.DeleteFunc(h.st.Applied, func(id string, e uint64) bool {
 		from, _, _ := strings.Cut(id, "/")
-		if _, ok := h.st.Released[releasedKey(from, e)]; ok || e+64 < v.Epoch {
-			delete(h.st.Applied, id)
-		}
-	}
+		_, released := h.st.Released[releasedKey(from, e)]
+		return released || e+64 < v.Epoch
+	})
 	return c, h.saveLocked(n.cfg.Dir)
 }
 
@@ -173,11 +169,7 @@ func (n *Node) expectReleases(old, v *View) (ViewChange, error) {
 func (n *Node) Awaiting() map[string]uint64 {
 	n.ho.mu.Lock()
 	defer n.ho.mu.Unlock()
-	out := map[string]uint64{}
-	for k, v := range n.ho.st.Awaiting {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(n.ho.st.Awaiting)
 }
 
 // WaitReleases blocks while a release is awaited: the applier calls it

@@ -257,7 +257,7 @@ func TestLeftAgentBatchesNotRerouted(t *testing.T) {
 			t.Fatalf("%s holds %s", n.Name(), n.View())
 		}
 	}
-	a.tried.mark("c", id1)
+	a.tried.put("c", id1, struct{}{})
 	if err := a.outbox.Put(ctx, "c", id1, w1, true); err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +327,7 @@ func TestForgetLeftAgent(t *testing.T) {
 	}
 	left := a.View()
 	c.closeParts() // gone before its releases
-	for a.aliveNames()["c"] || b.aliveNames()["c"] {
+	for a.Alive("c") || b.Alive("c") {
 		if ctx.Err() != nil {
 			t.Fatal("c never seen gone")
 		}

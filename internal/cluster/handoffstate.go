@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -88,31 +89,18 @@ func (h *handoffs) path(dir string) string { return filepath.Join(dir, "awaiting
 
 // load reads the saved state (none: nothing awaited).
 func (h *handoffs) load(dir string) error {
-	h.st = awaitingState{Awaiting: map[string]uint64{}, Applied: map[string]uint64{}, Views: map[uint64]*View{},
-		NotBefore: map[string]time.Time{}, Released: map[string]uint64{}}
+	h.st = awaitingState{}
 	b, err := os.ReadFile(h.path(dir))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	var st awaitingState
-	if err := json.Unmarshal(b, &st); err != nil {
-		return fmt.Errorf("cluster: %s: %w", h.path(dir), err)
-	}
-	h.st.Holds, h.st.Giving, h.st.Leaving, h.st.GivingUntil = st.Holds, st.Giving, st.Leaving, st.GivingUntil
-	for dst, src := range map[*map[string]uint64]map[string]uint64{&h.st.Awaiting: st.Awaiting, &h.st.Applied: st.Applied, &h.st.Released: st.Released} {
-		if src != nil {
-			*dst = src
+	if err == nil {
+		if err := json.Unmarshal(b, &h.st); err != nil {
+			return fmt.Errorf("cluster: %s: %w", h.path(dir), err)
 		}
 	}
-	if st.Views != nil {
-		h.st.Views = st.Views
-	}
-	if st.NotBefore != nil {
-		h.st.NotBefore = st.NotBefore
-	}
+	h.st.Awaiting, h.st.Applied, h.st.Released = orEmpty(h.st.Awaiting), orEmpty(h.st.Applied), orEmpty(h.st.Released)
+	h.st.Views, h.st.NotBefore = orEmpty(h.st.Views), orEmpty(h.st.NotBefore)
 	for _, m := range slices.Concat(h.st.Holds, h.st.Giving) {
 		if h.st.Views[m.Base] == nil || h.st.Views[m.Epoch] == nil {
 			return fmt.Errorf("cluster: %s: the views of the move at epoch %d are missing", h.path(dir), m.Epoch)
@@ -120,6 +108,14 @@ func (h *handoffs) load(dir string) error {
 	}
 	h.n.Store(int32(len(h.st.Awaiting)))
 	return nil
+}
+
+// orEmpty returns m, or an empty map if m is nil.
+func orEmpty[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return map[K]V{}
+	}
+	return m
 }
 
 // saveLocked writes the state durably; h.mu is held.
@@ -152,11 +148,7 @@ func (n *Node) pendingHolds() ([]PendingHold, map[string]time.Time) {
 			out = append(out, PendingHold{From: m.From, Epoch: m.Epoch, Slots: set, Return: ret})
 		}
 	}
-	nb := map[string]time.Time{}
-	for a, t := range h.st.NotBefore {
-		nb[a] = t
-	}
-	return out, nb
+	return out, maps.Clone(h.st.NotBefore)
 }
 
 // PendingGiving returns the hand-offs this agent had begun as an old owner
@@ -195,18 +187,13 @@ func (n *Node) GivingUntil(epoch uint64, until map[string]time.Time) (map[string
 	h := &n.ho
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := map[string]time.Time{}
-	for a, t := range h.st.GivingUntil[epoch] {
-		out[a] = t
-	}
+	out := orEmpty(maps.Clone(h.st.GivingUntil[epoch]))
 	for a, t := range until {
 		if t.After(out[a]) {
 			out[a] = t
 		}
 	}
-	if h.st.GivingUntil == nil {
-		h.st.GivingUntil = map[uint64]map[string]time.Time{}
-	}
+	h.st.GivingUntil = orEmpty(h.st.GivingUntil)
 	h.st.GivingUntil[epoch] = out
 	return out, h.saveLocked(n.cfg.Dir)
 }

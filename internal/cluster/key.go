@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -94,5 +93,3 @@ func (k Key) identity() ed25519.PrivateKey {
 // Fingerprint names the key without revealing it (the first 8 bytes of a
 // derived value, in hex): equal fingerprints mean equal keys.
 func (k Key) Fingerprint() string { return hex.EncodeToString(k.Derive("fingerprint", 8)) }
-
-var errNoKey = errors.New("cluster: no cluster key")

@@ -50,13 +50,9 @@ func (n *Node) LeaveDone() error {
 		return err
 	}
 	n.leaveDone.Store(true)
-	_, crawl := n.crawlState()
-	if crawl == nil {
-		return nil
-	}
 	ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
 	defer cancel()
-	if err := crawl.PublishLast(ctx, n.record(n.figures(0))); err != nil {
+	if err := n.keepFigures(ctx); err != nil {
 		return fmt.Errorf("cluster: record the leave's end: %w", err)
 	}
 	return nil
@@ -73,14 +69,20 @@ func (n *Node) setLeaving(on bool) error {
 // returns once etcd has them: if the leave is killed from here on and
 // never started again, a forget gives up what they say.
 func (n *Node) ReportLeaving(ctx context.Context) {
-	_, crawl := n.crawlState()
-	if crawl == nil {
-		return
-	}
-	if err := crawl.PublishLast(ctx, n.record(n.figures(0))); err != nil {
+	if err := n.keepFigures(ctx); err != nil {
 		n.log.Warn("cluster: keep the leave's figures", "err", err)
 	}
 	n.nudgePublish()
+}
+
+// keepFigures keeps this agent's record and figures in etcd without a
+// lease (PublishLast), once connected: what a forget of it gives up.
+func (n *Node) keepFigures(ctx context.Context) error {
+	_, crawl := n.crawlState()
+	if crawl == nil {
+		return nil
+	}
+	return crawl.PublishLast(ctx, n.record(n.figures(0)))
 }
 
 // WaitView blocks until this agent holds a view for which ok is true

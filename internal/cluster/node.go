@@ -1,8 +1,8 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -135,9 +135,9 @@ type Node struct {
 	outbox    *Outbox
 	inbox     *Inbox
 	batch     *batcher
-	guard     *Guard       // guard.go
-	tried     triedBatches // outbox batches sent at least once (death.go)
-	left      leftSeen     // agents that left the view, last seen alive (leftdest.go)
+	guard     *Guard             // guard.go
+	tried     batchSet[struct{}] // outbox batches sent at least once, not acknowledged (death.go)
+	left      leftSeen           // agents that left the view, last seen alive (leftdest.go)
 
 	view     atomic.Pointer[View]
 	vc       viewChange    // view changes (viewinstall.go)
@@ -184,8 +184,7 @@ type counters struct {
 	duplicateBatches            atomic.Uint64
 	inboxFull                   atomic.Uint64
 	sendErrors                  atomic.Uint64
-	reroutedBatches             atomic.Uint64 // batches for agents not in the view, re-routed (death.go)
-	reroutedURLs                atomic.Uint64
+	reroutedURLs                atomic.Uint64 // of batches for agents not in the view, re-routed (death.go)
 	viewLagHeld, viewLagApplied atomic.Uint64 // batches of ready URLs held for their view, applied without it (viewlag.go)
 	staleRefused, staleRerouted atomic.Uint64 // batches refused for an older view; this sender's routed again (fence.go)
 	staleRefusedParts           atomic.Uint64 // hand-off parts refused for an older view (fence.go)
@@ -200,33 +199,25 @@ func (c *Config) setDefaults() {
 	if c.ExchangePort == 0 {
 		c.ExchangePort = int(c.Bind.Port()) + 1
 	}
-	if c.Wait < 1 {
-		c.Wait = 1
-	}
-	if c.BatchURLs <= 0 {
-		c.BatchURLs = 4096
-	}
-	if c.BatchDelay <= 0 {
-		c.BatchDelay = 200 * time.Millisecond
-	}
-	if c.Window <= 0 {
-		c.Window = 8
-	}
-	if c.CrawlName == "" {
-		c.CrawlName = "petrel"
-	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	if c.Grace <= 0 {
-		c.Grace = time.Minute
+	c.Wait = max(c.Wait, 1)
+	c.CrawlName = cmp.Or(c.CrawlName, "petrel")
+	c.BatchURLs = positiveOr(c.BatchURLs, 4096)
+	c.Window = positiveOr(c.Window, 8)
+	c.BatchDelay = positiveOr(c.BatchDelay, 200*time.Millisecond)
+	c.Grace = positiveOr(c.Grace, time.Minute)
+	c.LeaseTTL = positiveOr(c.LeaseTTL, 10*time.Second)
+	c.Settle = positiveOr(c.Settle, 200*time.Millisecond)
+}
+
+// positiveOr returns v if it is positive, else d.
+func positiveOr[T int | time.Duration](v, d T) T {
+	if v > 0 {
+		return v
 	}
-	if c.LeaseTTL <= 0 {
-		c.LeaseTTL = 10 * time.Second
-	}
-	if c.Settle <= 0 {
-		c.Settle = 200 * time.Millisecond
-	}
+	return d
 }
 
 // ExchangeAddr returns the exchange's address.
@@ -296,7 +287,7 @@ func Start(cfg Config, host Host) (*Node, error) {
 		return nil, err
 	}
 	n.receiving.Store(true)
-	if v, err := loadView(filepath.Join(cfg.Dir, "view.json")); err != nil {
+	if v, err := LoadView(cfg.Dir); err != nil {
 		return nil, err
 	} else if v != nil {
 		n.view.Store(v)
@@ -313,13 +304,7 @@ func Start(cfg Config, host Host) (*Node, error) {
 	return n, nil
 }
 
-func (n *Node) goLoop(f func(context.Context)) {
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		f(n.ctx)
-	}()
-}
+func (n *Node) goLoop(f func(context.Context)) { n.wg.Go(func() { f(n.ctx) }) }
 
 // ConnsRefused is the number of connections the exchange closed at once
 // for being past MaxExchangeConns, with, on a coordinator, those its
@@ -408,9 +393,12 @@ func (n *Node) WaitReady(ctx context.Context) (*View, error) {
 	}
 }
 
-func (n *Node) isReady() bool {
+func (n *Node) isReady() bool { return closed(n.ready) }
+
+// closed reports whether ch is closed.
+func closed(ch <-chan struct{}) bool {
 	select {
-	case <-n.ready:
+	case <-ch:
 		return true
 	default:
 		return false
@@ -434,7 +422,7 @@ func (n *Node) Context() context.Context { return n.ctx }
 // closes (then it returns the node's error: the record stays unrouted and
 // the caller's checkpoint still holds it).
 func (n *Node) Route(dest string, kind Kind, rec []byte) error {
-	return n.batch.add(n.ctx, dest, kind, rec)
+	return n.batch.addAll(n.ctx, dest, kind, [][]byte{rec})
 }
 
 // RouteAll sends recs, in order, to dest in batches of kind, as Route
@@ -459,29 +447,6 @@ func (n *Node) fail(err error) {
 	case n.fatal <- err:
 	default:
 	}
-}
-
-func saveView(path string, v *View) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return writeDurable(path, append(b, '\n'))
-}
-
-func loadView(path string) (*View, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("cluster: view: %w", err)
-	}
-	v := new(View)
-	if err := json.Unmarshal(b, v); err != nil {
-		return nil, fmt.Errorf("cluster: view %s: %w", path, err)
-	}
-	return v, nil
 }
 
 func (n *Node) requestStop(reason string) {
@@ -523,24 +488,6 @@ func (n *Node) StopReceiving(ctx context.Context) error {
 	}
 }
 
-// awaitOutboxEmpty waits until the outbox holds no batch, for at most
-// timeout.
-func (n *Node) awaitOutboxEmpty(timeout time.Duration) {
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	for {
-		changed := n.outbox.Changed()
-		if b, _ := n.outbox.Len(); b == 0 {
-			return
-		}
-		select {
-		case <-changed:
-		case <-t.C:
-			return
-		}
-	}
-}
-
 // Close writes the buffered records to the outbox, tries for up to
 // timeout to deliver the outbox, revokes the lease and closes everything.
 // Undelivered batches stay in the outbox for the next start.
@@ -548,18 +495,18 @@ func (n *Node) Close(timeout time.Duration) error {
 	n.receiving.Store(false)
 	n.batch.closing.Store(true)
 	err := n.Flush()
-	n.awaitOutboxEmpty(timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	n.waitOutbox(ctx, func() bool { return true })
+	cancel()
 	if b, bytes := n.outbox.Len(); b > 0 {
 		n.log.Info("cluster: batches kept in the outbox for the next start", "batches", b, "bytes", bytes)
 	}
 	if serr := n.saveApplied(); err == nil {
 		err = serr
 	}
-	select {
-	case <-n.finished:
-		// After the end every agent exits, the coordinators too: a
-		// revocation could only wait on an etcd that is gone.
-	default:
+	// After the end every agent exits, the coordinators too: a revocation
+	// could only wait on an etcd that is gone.
+	if !closed(n.finished) {
 		n.revokeLease()
 	}
 	return errors.Join(err, n.closeParts())

@@ -19,11 +19,7 @@ import (
 
 func (n *Node) senderLoop(ctx context.Context) {
 	n.fence.wake = make(chan struct{}, 1)
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		n.rerouteRefusedLoop(ctx)
-	}()
+	n.wg.Go(func() { n.rerouteRefusedLoop(ctx) })
 	running := map[string]bool{}
 	var mu sync.Mutex
 	t := time.NewTicker(100 * time.Millisecond)
@@ -33,14 +29,12 @@ func (n *Node) senderLoop(ctx context.Context) {
 			mu.Lock()
 			if !running[d] {
 				running[d] = true
-				n.wg.Add(1)
-				go func(dest string) {
-					defer n.wg.Done()
-					n.sendTo(ctx, dest)
+				n.wg.Go(func() {
+					n.sendTo(ctx, d)
 					mu.Lock()
-					delete(running, dest)
+					delete(running, d)
 					mu.Unlock()
-				}(d)
+				})
 			}
 			mu.Unlock()
 		}
@@ -68,7 +62,7 @@ func (n *Node) sendTo(ctx context.Context, dest string) {
 			batch = n.outbox.Pending(dest, free, func(id BatchID) bool {
 				mu.Lock()
 				defer mu.Unlock()
-				return inFlight[id] || n.isRefused(dest, id)
+				return inFlight[id] || n.fence.refused.has(dest, id)
 			})
 		}
 		mu.Lock()
@@ -87,7 +81,7 @@ func (n *Node) sendTo(ctx context.Context, dest string) {
 			mu.Lock()
 			inFlight[e.ID] = true
 			mu.Unlock()
-			n.tried.mark(dest, e.ID) // perhaps delivered from now on (death.go)
+			n.tried.put(dest, e.ID, struct{}{}) // perhaps delivered from now on (death.go)
 			go func(e OutEntry) {
 				err := n.sendOne(ctx, Peer{Name: dest, Addr: addr}, e)
 				if err != nil {

@@ -78,7 +78,7 @@ func (n *Node) Status() *Status {
 	ob, obytes := n.outbox.Len()
 	durable := n.inbox.Durable()
 	now := time.Now().UTC()
-	s := &Status{
+	return &Status{
 		Name: n.cfg.Name, Exchange: n.cfg.ExchangeAddr(), Incarnation: n.incarnation,
 		ViewEpoch: n.viewEpoch(), Time: now,
 		Idle: idle, Activity: act, Leaving: n.IsLeaving(),
@@ -102,13 +102,8 @@ func (n *Node) Status() *Status {
 		Fenced:         n.Fenced(),
 		AwaitingFrom:   slices.Sorted(maps.Keys(n.Awaiting())),
 		View:           n.View(),
+		Finished:       closed(n.finished),
 	}
-	select {
-	case <-n.finished:
-		s.Finished = true
-	default:
-	}
-	return s
 }
 
 func (n *Node) nodeIdle() bool {
@@ -151,10 +146,13 @@ func (n *Node) Traffic() Traffic {
 
 // WaitSent returns once no routed record is gathered or being written
 // and the outbox is empty (every batch acknowledged), or ctx ends.
-func (n *Node) WaitSent(ctx context.Context) error {
+func (n *Node) WaitSent(ctx context.Context) error { return n.waitOutbox(ctx, n.batch.empty) }
+
+// waitOutbox returns once done holds and the outbox is empty, or ctx ends.
+func (n *Node) waitOutbox(ctx context.Context, done func() bool) error {
 	for {
 		changed := n.outbox.Changed() // a batch written, or acknowledged
-		if n.batch.empty() {
+		if done() {
 			if b, _ := n.outbox.Len(); b == 0 {
 				return nil
 			}

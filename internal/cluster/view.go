@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -59,9 +60,34 @@ func NewView(epoch uint64, agents []ViewAgent) (*View, error) {
 	return v, nil
 }
 
+// viewFile holds, in a node's state directory, the view in force.
+const viewFile = "view.json"
+
+func saveView(path string, v *View) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return writeDurable(path, append(b, '\n'))
+}
+
 // LoadView reads the view saved in a node's state directory (Config.Dir);
 // nil, and no error, if there is none.
-func LoadView(dir string) (*View, error) { return loadView(filepath.Join(dir, "view.json")) }
+func LoadView(dir string) (*View, error) {
+	path := filepath.Join(dir, viewFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster: view: %w", err)
+	}
+	v := new(View)
+	if err := json.Unmarshal(b, v); err != nil {
+		return nil, fmt.Errorf("cluster: view %s: %w", path, err)
+	}
+	return v, nil
+}
 
 // Returning reports whether the change from old to v brings agent name
 // back after a death: listed absent in old, a member of v.
@@ -91,7 +117,8 @@ func (v *View) Names() []string {
 	return out
 }
 
-// MarshalJSON and UnmarshalJSON keep the derived fields in step.
+// UnmarshalJSON builds the view with NewView, so that the derived fields
+// are in step.
 func (v *View) UnmarshalJSON(b []byte) error {
 	var w struct {
 		Epoch  uint64      `json:"epoch"`

@@ -51,10 +51,14 @@ func (n *Node) putView(old, v *View) error {
 		}
 		n.noteLosses(old, v, c.Moves) // fence.go
 	}
-	if err := saveView(filepath.Join(n.cfg.Dir, "view.json"), v); err != nil {
+	if err := saveView(filepath.Join(n.cfg.Dir, viewFile), v); err != nil {
 		return fmt.Errorf("cluster: save view: %w", err)
 	}
-	n.noteDeclaredDead(old, v)
+	if DeclaredDead(n.cfg.Name, old, v) {
+		// Closed before v is in force and before the host acts on it: no
+		// request of this agent starts under a view that gave its keys away.
+		n.guard.Close(fmt.Sprintf("declared dead: the crawl's view %s lists this agent absent", v))
+	}
 	if dead := newlyAbsent(old, v); len(dead) > 0 && v.Has(n.cfg.Name) {
 		n.log.Warn("cluster: taking over the keys of dead agents", "dead", dead, "view", v.String())
 	}
@@ -64,17 +68,6 @@ func (n *Node) putView(old, v *View) error {
 	n.view.Store(v)
 	n.vc.installed.Notify()
 	return nil
-}
-
-// noteDeclaredDead closes the guard when v, about to be installed, lists
-// this agent absent: the crawl declared it dead and took its keys over.
-// It closes before v is in force and before the host acts on it, so no
-// request of this agent starts under a view that gave its keys away.
-func (n *Node) noteDeclaredDead(old, v *View) {
-	if !DeclaredDead(n.cfg.Name, old, v) {
-		return
-	}
-	n.guard.Close(fmt.Sprintf("declared dead: the crawl's view %s lists this agent absent", v))
 }
 
 // newlyAbsent lists the agents v lists absent and old did not.

@@ -50,10 +50,7 @@ var ErrNotMember = errors.New("cluster: not an alive member of the crawl")
 // AskWhy asks the agent named agent what it knows of url (with local, from
 // what it holds alone), over the exchange, and returns its JSON answer.
 func (n *Node) AskWhy(ctx context.Context, agent, rawURL string, local bool) ([]byte, error) {
-	addr := ""
-	if n.aliveNames()[agent] {
-		addr = n.exchangeOf(agent)
-	}
+	addr := n.exchangeOf(agent)
 	if addr == "" {
 		return nil, fmt.Errorf("agent %s: %w", agent, ErrNotMember)
 	}

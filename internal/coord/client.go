@@ -66,7 +66,11 @@ func probe(ctx context.Context, endpoints []string, tc *tls.Config) error {
 
 func handshake(ctx context.Context, endpoint string, tc *tls.Config) error {
 	host := strings.TrimPrefix(strings.TrimPrefix(endpoint, "https://"), "http://")
-	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: time.Second}, Config: withServerName(tc, host)}
+	c := tc.Clone()
+	if c.ServerName == "" {
+		c.ServerName, _, _ = net.SplitHostPort(host)
+	}
+	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: time.Second}, Config: c}
 	hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	conn, err := d.DialContext(hctx, "tcp", host)
@@ -87,15 +91,6 @@ func handshake(ctx context.Context, endpoint string, tc *tls.Config) error {
 		return ErrWrongKey
 	}
 	return nil
-}
-
-func withServerName(tc *tls.Config, hostport string) *tls.Config {
-	c := tc.Clone()
-	if c.ServerName == "" {
-		host, _, _ := net.SplitHostPort(hostport)
-		c.ServerName = host
-	}
-	return c
 }
 
 // wrongKey tells a handshake refused for its authority from one that

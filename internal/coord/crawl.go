@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -24,16 +25,7 @@ func NewCrawl(cli *clientv3.Client, name string) *Crawl {
 // Client returns the etcd client.
 func (c *Crawl) Client() *clientv3.Client { return c.cli }
 
-func (c *Crawl) key(parts ...string) string {
-	k := c.prefix
-	for i, p := range parts {
-		if i > 0 {
-			k += "/"
-		}
-		k += p
-	}
-	return k
-}
+func (c *Crawl) key(parts ...string) string { return c.prefix + strings.Join(parts, "/") }
 
 // ErrRefused wraps a refusal to admit an agent: its settings differ from
 // the crawl's, or its name is taken by a live agent.

@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -22,7 +23,7 @@ type Policy struct {
 
 // writer is the state machine of the elected agent: from the crawl's
 // state and the clock it decides the next view and the end's next wave.
-// It does no I/O; run.go writes what it decides. Its invariants:
+// It does no I/O; Lead (lead.go) writes what it decides. Its invariants:
 //   - a member leaves the view only by asking (Leaving) or once its key
 //     has been gone DeathDelay by this writer's clock (a new writer
 //     counts from its own start: never earlier than the truth);
@@ -75,12 +76,7 @@ func (w *writer) nextView(st State, now time.Time) (*ViewRecord, time.Time) {
 			delete(w.gone, m.Name)
 			next.Members = append(next.Members, member(r))
 		default:
-			since, seen := w.gone[m.Name]
-			if !seen {
-				since = now
-				w.gone[m.Name] = now
-			}
-			if dead := since.Add(w.p.DeathDelay); now.Before(dead) {
+			if dead := w.deadAt(m.Name, now); now.Before(dead) {
 				next.Members = append(next.Members, m)
 				wake = earliest(wake, dead)
 			} else {
@@ -95,36 +91,27 @@ func (w *writer) nextView(st State, now time.Time) (*ViewRecord, time.Time) {
 		if _, alive := st.Agents[name]; alive || !r.Leaving || r.Done || cur.Has(name) || slices.Contains(cur.Absent, name) {
 			continue
 		}
-		since, seen := w.gone[name]
-		if !seen {
-			since = now
-			w.gone[name] = now
-		}
-		if dead := since.Add(w.p.DeathDelay); now.Before(dead) {
+		if dead := w.deadAt(name, now); now.Before(dead) {
 			wake = earliest(wake, dead)
 		} else {
 			next.Absent = append(next.Absent, name)
 		}
 	}
-	var joiners bool
+	var joiners []ViewMember
 	for name, r := range st.Agents {
 		if !r.Leaving && !cur.Has(name) {
-			joiners = true
+			joiners = append(joiners, member(r))
 		}
 	}
-	if !joiners {
+	if len(joiners) == 0 {
 		w.joining = time.Time{}
 	} else if w.joining.IsZero() {
 		w.joining = now
 	}
-	if joiners && now.Before(w.joining.Add(w.p.Settle)) {
-		wake = earliest(wake, w.joining.Add(w.p.Settle))
-	} else if joiners {
-		for name, r := range st.Agents {
-			if !r.Leaving && !cur.Has(name) {
-				next.Members = append(next.Members, member(r))
-			}
-		}
+	if settled := w.joining.Add(w.p.Settle); len(joiners) > 0 && now.Before(settled) {
+		wake = earliest(wake, settled)
+	} else if len(joiners) > 0 {
+		next.Members = append(next.Members, joiners...)
 		w.joining = time.Time{}
 	}
 	next.normalize()
@@ -140,6 +127,17 @@ func (w *writer) nextView(st State, now time.Time) (*ViewRecord, time.Time) {
 		return nil, wake
 	}
 	return &next, wake
+}
+
+// deadAt returns when name, gone since this writer first saw it gone
+// (now, if not before), counts as dead.
+func (w *writer) deadAt(name string, now time.Time) time.Time {
+	since, seen := w.gone[name]
+	if !seen {
+		since = now
+		w.gone[name] = now
+	}
+	return since.Add(w.p.DeathDelay)
 }
 
 func member(r AgentRecord) ViewMember {
@@ -197,11 +195,7 @@ func (w *writer) endStep(st State, now time.Time, minGap time.Duration) (ask int
 // batches sent and applied are not compared: those of agents gone (a
 // forget, a leave) are not in them.
 func signature(st State, wave int64) (string, bool, bool) {
-	names := make([]string, 0, len(st.Agents))
-	for n := range st.Agents {
-		names = append(names, n)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(st.Agents))
 	sig, idle, answered := "", true, true
 	for _, n := range names {
 		f := st.Agents[n].Figures

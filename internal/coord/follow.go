@@ -104,11 +104,18 @@ func (c *Crawl) Read(ctx context.Context) (State, error) {
 	if err != nil {
 		return State{}, err
 	}
-	st := State{Agents: map[string]AgentRecord{}, Revs: map[string]int64{}, Forget: map[string]bool{}, Last: map[string]AgentRecord{}, Rev: resp.Header.Revision}
+	st := c.stateOf(resp)
+	st.Rev = resp.Header.Revision
+	return st, nil
+}
+
+// stateOf is the state of the keys a read returned; Rev is not set.
+func (c *Crawl) stateOf(resp *clientv3.GetResponse) State {
+	st := State{Agents: map[string]AgentRecord{}, Revs: map[string]int64{}, Forget: map[string]bool{}, Last: map[string]AgentRecord{}}
 	for _, kv := range resp.Kvs {
 		c.apply(&st, false, kv.Key, kv.Value, kv.ModRevision)
 	}
-	return st, nil
+	return st
 }
 
 // AgentKeysEnd is the end of the range of keys an agent follows: every
@@ -132,10 +139,7 @@ func (c *Crawl) follow(ctx context.Context, from int64, end string, each bool, e
 	if err != nil {
 		return 0, false
 	}
-	st := State{Agents: map[string]AgentRecord{}, Revs: map[string]int64{}, Forget: map[string]bool{}, Last: map[string]AgentRecord{}}
-	for _, kv := range resp.Kvs {
-		c.apply(&st, false, kv.Key, kv.Value, kv.ModRevision)
-	}
+	st := c.stateOf(resp)
 	st.Rev = resp.Header.Revision
 	if from > 1 {
 		st.Rev = from - 1

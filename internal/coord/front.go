@@ -63,21 +63,15 @@ func listenFront(addr string, n int, name string, log *slog.Logger) (*front, err
 
 // serve forwards the connections accepted, from now until close, to to.
 func (f *front) serve(to net.Addr) {
-	f.wg.Add(1)
-	go func() {
-		defer f.wg.Done()
+	f.wg.Go(func() {
 		for {
 			c, err := f.ln.Accept()
 			if err != nil {
 				return // closed
 			}
-			f.wg.Add(1)
-			go func() {
-				defer f.wg.Done()
-				f.forward(c, to)
-			}()
+			f.wg.Go(func() { f.forward(c, to) })
 		}
-	}()
+	})
 }
 
 // forward copies between c and a new connection to to until either

@@ -41,17 +41,12 @@ func GrantLease(ctx context.Context, cli *clientv3.Client, ttl time.Duration) (*
 	if err != nil {
 		return nil, err
 	}
-	l := &Lease{cli: cli, ID: resp.ID, TTL: time.Duration(resp.TTL) * time.Second, Margin: LeaseMargin(ttl),
+	// The fence's margin: a tenth of the TTL, and at least 200 ms.
+	l := &Lease{cli: cli, ID: resp.ID, TTL: time.Duration(resp.TTL) * time.Second, Margin: max(ttl/10, 200*time.Millisecond),
 		renewed: make(chan struct{}), lost: make(chan struct{})}
 	l.until = sent.Add(l.TTL - l.Margin)
 	go l.keep(ctx)
 	return l, nil
-}
-
-// LeaseMargin is the fence's margin for a lease of ttl: a tenth of it,
-// and at least 200 ms.
-func LeaseMargin(ttl time.Duration) time.Duration {
-	return max(ttl/10, 200*time.Millisecond)
 }
 
 // keep renews the lease every third of its TTL.

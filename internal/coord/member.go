@@ -209,11 +209,6 @@ func (m *Member) Close() {
 	}
 }
 
-// IsLeader reports whether this member is etcd's raft leader now.
-func (m *Member) IsLeader() bool {
-	return m.etcd.Server.Leader() == m.etcd.Server.MemberID()
-}
-
 // zapTo is etcd's logger: errors, one line each, to log (nil:
 // discarded). Its warnings are about choices made here on purpose (one
 // port for gRPC and HTTP, the simple token) and are left out.

@@ -41,23 +41,17 @@ type Identity struct {
 // FirstDifference names the first setting in which a and b differ, or "".
 func (a Identity) FirstDifference(b Identity) string {
 	am, bm := map[string]string{}, map[string]string{}
+	var names []string
 	for _, s := range a.Settings {
 		am[s[0]] = s[1]
+		names = append(names, s[0])
 	}
 	for _, s := range b.Settings {
 		bm[s[0]] = s[1]
-	}
-	var names []string
-	for n := range am {
-		names = append(names, n)
-	}
-	for n := range bm {
-		if _, ok := am[n]; !ok {
-			names = append(names, n)
-		}
+		names = append(names, s[0])
 	}
 	slices.Sort(names)
-	for _, n := range names {
+	for _, n := range slices.Compact(names) {
 		if am[n] != bm[n] {
 			return "--" + n + " " + quoteOrNone(bm[n]) + " here, " + quoteOrNone(am[n]) + " in the crawl"
 		}
