@@ -143,7 +143,7 @@ type Agent struct {
 	leaveErr    atomic.Pointer[error] // a leave's outcome (handoff.go)
 	clusterIn   atomic.Bool           // the agent has its view with every member here (waitCluster)
 	left        atomic.Bool           // the agent left the crawl: everything handed over (handoff.go)
-	loopsMu     sync.Mutex            // held by startLoops and by a cluster-wide commit before it (clusterearlyconfig.go)
+	loopsMu     sync.Mutex            // held by startLoops and by a cluster-wide commit before it (clusterconfig.go)
 	loopsUp     bool                  // Run's control loop serves Reconfigure
 	until       chan struct{}         // closed when the whole crawl is over
 	// The seeds, offered once the view is known.

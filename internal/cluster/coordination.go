@@ -211,7 +211,7 @@ func (n *Node) followLease(ctx context.Context, crawl *coord.Crawl) error {
 	for {
 		registered = n.record(coord.Figures{})
 		regRev, err = crawl.Register(lctx, lease, clientv3.LeaseID(prior), registered)
-		if !errors.Is(err, coord.ErrRefused) || n.cfg.LeaseTTL <= 0 {
+		if !errors.Is(err, coord.ErrRefused) {
 			break
 		}
 		// The name is held by a predecessor's lease not yet expired (a
@@ -314,7 +314,7 @@ func (n *Node) publishLoop(ctx context.Context, crawl *coord.Crawl, lease *coord
 			return
 		case <-t.C:
 			// A leaver's batches wait for it until --cluster-grace after it
-			// was last alive (leftdest.go): re-routed once that passed.
+			// was last alive (death.go): re-routed once that passed.
 			if err := n.rerouteOutbox(ctx, n.View()); err != nil {
 				n.log.Error("cluster: re-route the outbox of agents not in the view", "err", err)
 			}

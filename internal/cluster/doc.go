@@ -22,8 +22,8 @@
 //	viewinstall.go  installing the views read from etcd, in order
 //	guard.go        Guard: no request while the lease is not known live
 //	leave.go        a deliberate leave: Leaving, WaitView, LeaveDone
-//	death.go        re-routing the outbox of agents out of the view; batchSet
-//	leftdest.go     batches for an agent that left: kept while it may hold them
+//	death.go        the outbox's batches for agents out of the view (dead, or left):
+//	                re-routed, or kept while their agent may hold them; batchSet
 //	forget.go       petrel cluster forget: an absent agent dropped for good
 //	config.go       cluster-wide settings changed live, through etcd
 //	batch.go        Batch and its wire form (S2-compressed records)

@@ -16,7 +16,7 @@ import (
 // conditions afresh (open).
 //
 // While closed, no request starts (Allowed is false) and requests in
-// flight are cut (Closing is closed). Allowed reads the fence itself, so
+// flight are cut (their Context ends). Allowed reads the fence itself, so
 // a process resumed after a long stop refuses before any of its
 // goroutines has noticed. The zero Guard is not usable.
 type Guard struct {
@@ -103,14 +103,6 @@ func (g *Guard) open() {
 	close(g.opened)
 }
 
-// Closing returns a channel closed when the guard closes (already closed
-// if it is closed now).
-func (g *Guard) Closing() <-chan struct{} {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.period.Done()
-}
-
 // WaitOpen blocks while the guard is closed, until ctx ends.
 func (g *Guard) WaitOpen(ctx context.Context) error {
 	g.mu.Lock()
@@ -161,5 +153,5 @@ func (g *Guard) dropEnded() bool {
 }
 
 // Guard returns the node's guard: a fetcher asks its Allowed before each
-// request and cuts the request when Closing is closed.
+// request and runs the request under its Context.
 func (n *Node) Guard() *Guard { return n.guard }

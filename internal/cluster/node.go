@@ -137,7 +137,7 @@ type Node struct {
 	batch     *batcher
 	guard     *Guard             // guard.go
 	tried     batchSet[struct{}] // outbox batches sent at least once, not acknowledged (death.go)
-	left      leftSeen           // agents that left the view, last seen alive (leftdest.go)
+	left      leftSeen           // agents that left the view, last seen alive (death.go)
 
 	view     atomic.Pointer[View]
 	vc       viewChange    // view changes (viewinstall.go)
@@ -512,27 +512,23 @@ func (n *Node) Close(timeout time.Duration) error {
 	return errors.Join(err, n.closeParts())
 }
 
+// closeParts ends the node's goroutines and closes its stores (once).
 func (n *Node) closeParts() error {
-	n.closeOnce.Do(func() { n.closeErr = n.closeAll() })
+	n.closeOnce.Do(func() {
+		n.cancel()
+		if n.tr != nil {
+			n.tr.Close()
+		}
+		n.wg.Wait()
+		if n.inbox != nil {
+			n.closeErr = n.inbox.Close()
+		}
+		if n.outbox != nil {
+			n.closeErr = errors.Join(n.closeErr, n.outbox.Close())
+		}
+		if n.client != nil {
+			n.client.Close()
+		}
+	})
 	return n.closeErr
-}
-
-// closeAll ends the node's goroutines and closes its stores (once).
-func (n *Node) closeAll() error {
-	n.cancel()
-	if n.tr != nil {
-		n.tr.Close()
-	}
-	n.wg.Wait()
-	var errs []error
-	if n.inbox != nil {
-		errs = append(errs, n.inbox.Close())
-	}
-	if n.outbox != nil {
-		errs = append(errs, n.outbox.Close())
-	}
-	if n.client != nil {
-		n.client.Close()
-	}
-	return errors.Join(errs...)
 }

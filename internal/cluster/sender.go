@@ -75,7 +75,7 @@ func (n *Node) sendTo(ctx context.Context, dest string) {
 		if v := n.View(); addr == "" {
 			batch = nil // not alive now: wait for it, or for death.go's re-routing
 		} else if v != nil && !v.Has(dest) {
-			batch = n.leftResend(dest, v, batch) // leftdest.go
+			batch = n.leftResend(dest, v, batch) // death.go
 		}
 		for _, e := range batch {
 			mu.Lock()

@@ -22,15 +22,9 @@ type Policy struct {
 }
 
 // writer is the state machine of the elected agent: from the crawl's
-// state and the clock it decides the next view and the end's next wave.
-// It does no I/O; Lead (lead.go) writes what it decides. Its invariants:
-//   - a member leaves the view only by asking (Leaving) or once its key
-//     has been gone DeathDelay by this writer's clock (a new writer
-//     counts from its own start: never earlier than the truth);
-//   - a member gone by death is listed Absent until it returns or is
-//     forgotten;
-//   - the end is decided only after two waves answered by every live
-//     agent, both all idle, with equal figures.
+// state and the clock it decides the next view and the end's next wave
+// (the invariants it keeps: doc.go). It does no I/O; Lead (lead.go)
+// writes what it decides.
 type writer struct {
 	p       Policy
 	gone    map[string]time.Time // members seen without a key, since

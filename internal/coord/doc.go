@@ -52,8 +52,7 @@
 //	client.go  Dial: the client, a wrong key told apart from coordinators not up
 //	records.go the key layout; Identity, Settings, AgentRecord, Figures, ViewRecord
 //	crawl.go   Crawl: admission, registration, publication, stop, forget, settings
-//	lease.go   Lease: kept alive by its own loop, with the fence's clock
-//	fence.go   Lease.Live, Lease.Context, Lease.WaitLive: the fence
+//	lease.go   Lease: kept alive by its own loop; its fence (Live, Context, WaitLive)
 //	follow.go  Crawl.Follow: the crawl's keys as a stream of States
 //	decide.go  writer: the next view and the end's waves, without I/O
 //	lead.go    Crawl.Lead: election, and writing what writer decides
