@@ -87,10 +87,7 @@ func (n *Node) ChangeConfig(ctx context.Context, changes map[string]any) (uint64
 	if err != nil {
 		return 0, fmt.Errorf("cluster: read the cluster-wide settings: %w", err)
 	}
-	next := maps.Clone(cur.Values)
-	if next == nil {
-		next = map[string]any{}
-	}
+	next := orEmpty(maps.Clone(cur.Values))
 	maps.Copy(next, changes)
 	// The values are checked in their JSON form, as every agent reads them.
 	b, _ := json.Marshal(next)

@@ -231,7 +231,8 @@ func (n *Node) followLease(ctx context.Context, crawl *coord.Crawl) error {
 	defer func() { cancel(); wg.Wait() }()
 	wg.Go(func() { n.fenceLoop(lctx, lease) })
 	wg.Go(func() {
-		crawl.Lead(lctx, lease, n.cfg.Name, n.policy(), func(msg string, args ...any) { n.log.Warn("cluster: "+msg, args...) })
+		policy := coord.Policy{Wait: n.cfg.Wait, DeathDelay: n.cfg.Grace, Settle: n.cfg.Settle}
+		crawl.Lead(lctx, lease, n.cfg.Name, policy, func(msg string, args ...any) { n.log.Warn("cluster: "+msg, args...) })
 	})
 	wg.Go(func() { n.publishLoop(lctx, crawl, lease, registered) })
 	states := crawl.FollowFrom(lctx, regRev)
@@ -245,7 +246,7 @@ func (n *Node) followLease(ctx context.Context, crawl *coord.Crawl) error {
 			if !ok {
 				return lctx.Err()
 			}
-			n.onState(lctx, crawl, lease, st)
+			n.onState(lctx, lease, st)
 		}
 	}
 }
@@ -265,11 +266,6 @@ func (n *Node) obeyStop(st coord.State) {
 		n.log.Error("cluster: record the whole-crawl stop", "err", err)
 	}
 	n.requestStop("whole-crawl stop: " + st.Stop)
-}
-
-// policy is the view writer's policy for this crawl.
-func (n *Node) policy() coord.Policy {
-	return coord.Policy{Wait: n.cfg.Wait, DeathDelay: n.cfg.Grace, Settle: n.cfg.Settle}
 }
 
 // record is this agent's record with figures f.
@@ -332,7 +328,7 @@ func (n *Node) nudgePublish() {
 }
 
 // onState acts on one state of the crawl, in revision order.
-func (n *Node) onState(ctx context.Context, crawl *coord.Crawl, lease *coord.Lease, st coord.State) {
+func (n *Node) onState(ctx context.Context, lease *coord.Lease, st coord.State) {
 	n.co.mu.Lock()
 	n.co.state = st
 	regRev := n.co.regRev

@@ -137,9 +137,7 @@ type batchKey struct {
 func (s *batchSet[V]) put(dest string, id BatchID, v V) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[batchKey]V{}
-	}
+	s.m = orEmpty(s.m)
 	s.m[batchKey{dest, id}] = v
 }
 
@@ -193,9 +191,7 @@ func (n *Node) leftKeeps(dest string, v *View) bool {
 	}
 	n.left.mu.Lock()
 	defer n.left.mu.Unlock()
-	if n.left.last == nil {
-		n.left.last = map[string]time.Time{}
-	}
+	n.left.last = orEmpty(n.left.last)
 	if n.exchangeOf(dest) != "" {
 		n.left.last[dest] = time.Now()
 		return true

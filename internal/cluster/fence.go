@@ -59,14 +59,12 @@ func (n *Node) startFence() {
 }
 
 // noteLosses raises the fence to v when this agent gives slots in the
-// change from old to v (moves: Moves(old, v)); called before v is in
-// force.
-func (n *Node) noteLosses(old, v *View, moves map[string]map[string]SlotSet) {
-	f := &n.fence
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// change to v (moves: Moves(old, v)); called before v is in force.
+func (n *Node) noteLosses(v *View, moves map[string]map[string]SlotSet) {
 	if len(moves[n.cfg.Name]) > 0 {
-		f.epoch = max(f.epoch, v.Epoch)
+		n.fence.mu.Lock()
+		n.fence.epoch = max(n.fence.epoch, v.Epoch)
+		n.fence.mu.Unlock()
 	}
 }
 
@@ -141,9 +139,7 @@ func (n *Node) recutHandoff(ctx context.Context, to string, h *Handoff, need uin
 	}
 	for k, c := range h.Counts {
 		p := piece(v.OwnerOfSlot(sieve.Slot(k)))
-		if p.Counts == nil {
-			p.Counts = map[uint64]int64{}
-		}
+		p.Counts = orEmpty(p.Counts)
 		p.Counts[k] = c
 	}
 	if h.Release {

@@ -84,9 +84,7 @@ func Moves(old, new *View) map[string]map[string]SlotSet {
 		if a == b {
 			continue
 		}
-		if out[a] == nil {
-			out[a] = map[string]SlotSet{}
-		}
+		out[a] = orEmpty(out[a])
 		if out[a][b] == nil {
 			out[a][b] = NewSlotSet()
 		}

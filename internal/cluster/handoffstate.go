@@ -110,14 +110,6 @@ func (h *handoffs) load(dir string) error {
 	return nil
 }
 
-// orEmpty returns m, or an empty map if m is nil.
-func orEmpty[K comparable, V any](m map[K]V) map[K]V {
-	if m == nil {
-		return map[K]V{}
-	}
-	return m
-}
-
 // saveLocked writes the state durably; h.mu is held.
 func (h *handoffs) saveLocked(dir string) error {
 	now := time.Now()

@@ -212,6 +212,14 @@ func (c *Config) setDefaults() {
 	c.Settle = positiveOr(c.Settle, 200*time.Millisecond)
 }
 
+// orEmpty returns m, or an empty map if m is nil.
+func orEmpty[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return map[K]V{}
+	}
+	return m
+}
+
 // positiveOr returns v if it is positive, else d.
 func positiveOr[T int | time.Duration](v, d T) T {
 	if v > 0 {

@@ -49,7 +49,7 @@ func (n *Node) putView(old, v *View) error {
 		if c, err = n.expectReleases(old, v); err != nil {
 			return fmt.Errorf("cluster: save awaited releases: %w", err)
 		}
-		n.noteLosses(old, v, c.Moves) // fence.go
+		n.noteLosses(v, c.Moves) // fence.go
 	}
 	if err := saveView(filepath.Join(n.cfg.Dir, viewFile), v); err != nil {
 		return fmt.Errorf("cluster: save view: %w", err)

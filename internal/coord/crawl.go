@@ -106,16 +106,19 @@ func (c *Crawl) AwaitFree(ctx context.Context, name string, rev int64) error {
 // not to publish figures (PublishFigures). rec.Figures is not written.
 func (c *Crawl) Publish(ctx context.Context, l *Lease, rec AgentRecord) error {
 	rec.Figures = Figures{}
-	b, _ := json.Marshal(rec)
-	_, err := c.cli.Put(ctx, c.key("agents", rec.Name), string(b), clientv3.WithLease(l.ID))
-	return err
+	return c.putJSON(ctx, c.key("agents", rec.Name), rec, clientv3.WithLease(l.ID))
 }
 
 // PublishFigures replaces the agent's figures under its lease. Only the
 // writer of views and status read them.
 func (c *Crawl) PublishFigures(ctx context.Context, l *Lease, name string, f Figures) error {
-	b, _ := json.Marshal(f)
-	_, err := c.cli.Put(ctx, c.key("~figures", name), string(b), clientv3.WithLease(l.ID))
+	return c.putJSON(ctx, c.key("~figures", name), f, clientv3.WithLease(l.ID))
+}
+
+// putJSON puts v, as JSON, at key.
+func (c *Crawl) putJSON(ctx context.Context, key string, v any, opts ...clientv3.OpOption) error {
+	b, _ := json.Marshal(v)
+	_, err := c.cli.Put(ctx, key, string(b), opts...)
 	return err
 }
 
@@ -180,9 +183,7 @@ var ErrConflict = errors.New("coord: another change came first")
 // PublishLast keeps rec, without a lease, as the agent's last figures:
 // what a forget of it gives up once it is gone.
 func (c *Crawl) PublishLast(ctx context.Context, rec AgentRecord) error {
-	b, _ := json.Marshal(rec)
-	_, err := c.cli.Put(ctx, c.key("~last", rec.Name), string(b))
-	return err
+	return c.putJSON(ctx, c.key("~last", rec.Name), rec)
 }
 
 // Leader returns the name of the agent elected to write views ("" if
