@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/petrel-crawler/petrel/internal/atomicfile"
+	"github.com/petrel-crawler/petrel/internal/framelog"
 	"github.com/petrel-crawler/petrel/internal/notify"
 )
 
@@ -36,14 +37,11 @@ type Outbox struct {
 	fsyncFile func(*os.File) error // (*os.File).Sync, or a test's tracer
 
 	mu          sync.Mutex
-	gc          groupCommit
-	changed     notify.Signal // at every Put or Ack
+	w           *framelog.Writer // the head segment; its positions: bytes written by this process
+	changed     notify.Signal    // at every Put or Ack
 	dests       map[string]*outQueue
 	segs        []*outSeg // oldest first; the last is the head
-	head        *os.File
-	end         int64  // bytes written to the log by this process: its positions
-	frames      []byte // frames gathered for the next write (acks)
-	werr        error  // a write that could not be cut off again
+	frames      []byte    // frames gathered for the next write (acks)
 	closed      bool
 	compactions int
 
@@ -105,10 +103,10 @@ func openOutbox(dir string, limit, segSize int64, fsync func(*os.File) error) (*
 	}
 	o := &Outbox{dir: dir, limit: limit, segSize: segSize, fsyncFile: fsync,
 		dests: map[string]*outQueue{}}
-	o.gc = newGroupCommit(&o.mu)
+	o.w = framelog.NewWriter(&o.mu, o.fsync)
 	if err := o.openLog(); err != nil {
-		if o.head != nil {
-			o.head.Close()
+		if o.w.Size() > 0 {
+			o.w.Close()
 		}
 		return nil, fmt.Errorf("cluster: outbox: %w", err)
 	}
@@ -249,7 +247,7 @@ func (o *Outbox) write(p OutPut) (OutEntry, int64, error) {
 		e.wire = slices.Clone(p.Wire)
 		q.held += n
 	}
-	return e, o.end, nil
+	return e, o.w.End(), nil
 }
 
 // publish waits until the log is durable up to upTo, then offers the
@@ -261,7 +259,7 @@ func (o *Outbox) publish(es []OutEntry, upTo int64) error {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	err := o.gc.wait(&o.mu, upTo, func() (*os.File, int64) { return o.head, o.end }, o.fsync)
+	err := o.w.Wait(upTo)
 	for _, e := range es {
 		e.seg.pending--
 		q := o.queue(e.Dest)
@@ -424,11 +422,5 @@ func (o *Outbox) Close() error {
 	o.closed = true
 	o.changed.Notify() // wakes the puts waiting for room: they return ErrClosed
 	_, err := o.writeLocked(nil)
-	if err == nil {
-		err = o.gc.syncNow(o.head, o.end, o.fsync)
-	}
-	if cerr := o.head.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return errors.Join(err, o.w.Close())
 }
