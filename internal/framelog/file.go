@@ -20,13 +20,17 @@ import (
 // parse), another error ends Scan with it. It returns the header (nil
 // when the file is shorter: killed while it was started), the offset
 // after the last whole frame, and whether a torn frame follows. A header
-// that does not start with magic is an error.
+// that does not start with magic is an error. A body longer than the file
+// is torn whatever max is.
 func Scan(path, magic string, headLen int, max uint32, fn func(body []byte, off int64) error) (head []byte, good int64, torn bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, false, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() < int64(max) {
+		max = uint32(st.Size())
+	}
 	r := NewReader(f, 1<<20, max)
 	head = make([]byte, headLen)
 	if _, err := io.ReadFull(r.r, head); err != nil {
