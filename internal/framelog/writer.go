@@ -13,25 +13,20 @@ import (
 // Writer appends frames to a log's head file and makes them durable, the
 // writers of the log sharing fsyncs (group commit): a writer that needs
 // its frames durable either leads an fsync of everything written so far
-// or waits for the one under way, which may cover it. Positions are the
-// log's own measure (End: it grows by the bytes of each write). Its
-// methods are called with the log's mutex held, the one given to
-// NewWriter, which Wait and Settle release while they wait.
-//
+// or waits for the one under way, which may cover it. Positions (End)
+// grow by the bytes of each write. Its methods are called with the log's
+// mutex held (NewWriter's), which Wait and Settle release while they wait.
 // A failed fsync is sticky: after it no frame is reported durable again
-// (an fsync that failed once may have dropped the dirty pages, so trying
-// again proves nothing).
+// (an fsync that failed once may have dropped the dirty pages).
 type Writer struct {
 	Cond  *sync.Cond // broadcast when an fsync ends; the log may use it for its own changes
 	fsync func(*os.File) error
 
-	f       *os.File
-	size    int64 // bytes in f
-	end     int64 // position after the last byte written
-	werr    error // a write that could not be cut off again
-	syncing bool  // a leader is fsyncing, without the lock
-	durable int64 // position up to which everything is fsynced
-	serr    error // the first failed fsync
+	f             *os.File
+	size, end     int64 // bytes in f; position after the last byte written
+	durable       int64 // position up to which everything is fsynced
+	syncing       bool  // a leader is fsyncing, without the lock
+	werr, syncErr error // a write that could not be cut off again; the first failed fsync
 }
 
 // NewWriter returns a Writer without a head file (Open or Start gives it
@@ -48,21 +43,18 @@ func (w *Writer) Open(path string, good, end int64) error {
 	if err != nil {
 		return err
 	}
-	if st, err := f.Stat(); err != nil || st.Size() > good {
-		if err == nil {
-			err = f.Truncate(good)
-		}
-		if err == nil {
+	st, err := f.Stat()
+	if err == nil && st.Size() > good {
+		if err = f.Truncate(good); err == nil {
 			err = w.fsync(f)
 		}
-		if err != nil {
-			f.Close()
-			return fmt.Errorf("cut torn frame: %w", err)
-		}
 	}
-	if _, err := f.Seek(good, io.SeekStart); err != nil {
+	if err == nil {
+		_, err = f.Seek(good, io.SeekStart)
+	}
+	if err != nil {
 		f.Close()
-		return err
+		return fmt.Errorf("cut torn frame: %w", err)
 	}
 	w.f, w.size, w.end, w.durable = f, good, end, end
 	return nil
@@ -132,7 +124,7 @@ func (w *Writer) Durable() int64 { return w.durable }
 
 // Wait returns once position upTo is durable, or an fsync failed.
 func (w *Writer) Wait(upTo int64) error {
-	for w.durable < upTo && w.serr == nil {
+	for w.durable < upTo && w.syncErr == nil {
 		if w.syncing {
 			w.Cond.Wait() // the fsync under way may cover upTo
 			continue
@@ -145,14 +137,14 @@ func (w *Writer) Wait(upTo int64) error {
 		w.syncing = false
 		w.synced(end, err)
 	}
-	return w.serr
+	return w.syncErr
 }
 
 func (w *Writer) synced(end int64, err error) {
-	if err != nil && w.serr == nil {
-		w.serr = err
-	} else if err == nil {
+	if err == nil {
 		w.durable = max(w.durable, end)
+	} else if w.syncErr == nil {
+		w.syncErr = err
 	}
 	w.Cond.Broadcast()
 }
@@ -171,8 +163,8 @@ func (w *Writer) Settle() {
 // keeping the mutex: for a log about to leave its head for a new file.
 func (w *Writer) SyncNow() error {
 	w.Settle()
-	if w.serr != nil {
-		return w.serr
+	if w.syncErr != nil {
+		return w.syncErr
 	}
 	err := w.fsync(w.f)
 	w.synced(w.end, err)
