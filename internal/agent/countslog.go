@@ -163,11 +163,11 @@ func readCountsLog(path string) (base int64, frames []receivedFrame, good int64,
 		frames = append(frames, fr)
 		return nil
 	})
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil, 0, err
+	if err == nil && head == nil {
+		err = fmt.Errorf("%s: not a log of received counts", path)
 	}
-	if err != nil || head == nil {
-		return 0, nil, 0, fmt.Errorf("agent: %s: not a log of received counts", path)
+	if err != nil {
+		return 0, nil, 0, fmt.Errorf("agent: %w", err)
 	}
 	base = int64(binary.LittleEndian.Uint64(head[len(receivedMagic):]))
 	for i := range frames {

@@ -94,13 +94,14 @@ func (h *clusterHost) openMovedLog() error {
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
+	w := framelog.NewWriter(&m.mu, (*os.File).Sync)
 	if err == nil {
-		m.w = framelog.NewWriter(&m.mu, (*os.File).Sync)
-		err = m.w.Open(path, good, 0)
+		err = w.Open(path, good, 0)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	m.w = w
 	slices.Sort(m.drop)
 	h.a.log.Info("cluster: leave: URLs moved out by an earlier process", "batches", len(m.again), "urls", len(m.drop))
 	return nil
@@ -118,8 +119,7 @@ func movedBody(puts []cluster.OutPut) []byte {
 	return body
 }
 
-// movedBatches calls fn with each batch of a frame's body (Wire valid
-// during the call only).
+// movedBatches calls fn with each batch of a frame's body.
 func movedBatches(body []byte, fn func(cluster.OutPut) error) error {
 	for q := body; len(q) > 0; {
 		dest, rest, ok1 := cutUvarintBytes(q)

@@ -75,7 +75,7 @@ func OpenInbox(dir string, limit int64) (*Inbox, error) {
 		in.segs = []int64{0}
 	}
 	last := in.segs[len(in.segs)-1]
-	_, good, _, err := framelog.Scan(in.segPath(last), "", 0, MaxBatchBytes, func([]byte, int64) error { return nil })
+	_, good, _, err := framelog.Scan(in.segPath(last), "", 0, MaxBatchBytes, nil)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("cluster: inbox: %w", err)
 	}

@@ -14,8 +14,8 @@ import (
 )
 
 // Scan reads the log file at path: a header of headLen bytes starting
-// with magic, then frames of at most max bytes. It calls fn with each
-// frame's body (valid during the call) and the body's offset in the file;
+// with magic, then frames of at most max bytes. It calls fn (if not nil)
+// with each frame's body (valid during the call) and the body's offset in the file;
 // fn returning ErrTorn makes the frame torn (a body the log cannot
 // parse), another error ends Scan with it. It returns the header (nil
 // when the file is shorter: killed while it was started), the offset
@@ -45,7 +45,7 @@ func Scan(path, magic string, headLen int, max uint32, fn func(body []byte, off 
 		if err == io.EOF {
 			return head, good, false, nil
 		}
-		if err == nil {
+		if err == nil && fn != nil {
 			err = fn(body, good+HeaderLen)
 		}
 		if errors.Is(err, ErrTorn) {
