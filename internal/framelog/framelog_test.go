@@ -107,3 +107,24 @@ func TestWriterCutsAndRolls(t *testing.T) {
 		t.Fatalf("segments %v: %v", nums, err)
 	}
 }
+
+// TestWriterFailedWrite: a write that fails and cannot be cut off again
+// makes every later write fail, the positions unchanged.
+func TestWriterFailedWrite(t *testing.T) {
+	var mu sync.Mutex
+	mu.Lock()
+	defer mu.Unlock()
+	w := NewWriter(&mu, (*os.File).Sync)
+	if err := w.Start(filepath.Join(t.TempDir(), "log"), "TLOG1\n"); err != nil {
+		t.Fatal(err)
+	}
+	w.f.Close() // the writes and the cut fail
+	for range 2 {
+		if _, err := w.Write(Append(nil, []byte("a"))); err == nil || w.Size() != 6 || w.End() != 6 {
+			t.Fatalf("write to a closed file: %v, size %d, end %d", err, w.Size(), w.End())
+		}
+	}
+	if w.werr == nil {
+		t.Error("a failed cut did not stick")
+	}
+}
