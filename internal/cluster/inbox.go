@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/petrel-crawler/petrel/internal/atomicfile"
 	"github.com/petrel-crawler/petrel/internal/framelog"
@@ -40,8 +39,7 @@ type Inbox struct {
 	segs    []int64          // first positions of the segments, ascending
 	trimmed int64            // first position still held (segs[0])
 	closed  bool
-	err     error        // sticky write failure
-	syncs   atomic.Int64 // fsyncs done
+	err     error // sticky write failure
 }
 
 // ErrFull is returned by Append when the inbox holds Limit bytes.
@@ -61,7 +59,7 @@ func OpenInbox(dir string, limit int64) (*Inbox, error) {
 	}
 	// Segments are small against the limit, so that trimming frees room.
 	in := &Inbox{dir: dir, limit: limit, segSize: min(64<<20, limit/8)}
-	in.w = framelog.NewWriter(&in.mu, in.fsync)
+	in.w = framelog.NewWriter(&in.mu, (*os.File).Sync)
 	nums, err := framelog.Segments(dir)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: inbox: %w", err)
@@ -139,11 +137,6 @@ func (in *Inbox) AppendNotify(wire []byte, written func(start, next int64)) (int
 	return mine, nil
 }
 
-func (in *Inbox) fsync(f *os.File) error {
-	in.syncs.Add(1)
-	return f.Sync()
-}
-
 // rollLocked starts a new segment at the log's end, unless another append
 // rolled the log while this one waited for the fsync under way.
 func (in *Inbox) rollLocked() error {
@@ -173,7 +166,7 @@ func (in *Inbox) Durable() int64 {
 }
 
 // Syncs returns how many fsyncs the inbox has made.
-func (in *Inbox) Syncs() int64 { return in.syncs.Load() }
+func (in *Inbox) Syncs() int64 { return in.w.Syncs() }
 
 // Size returns the bytes held (not yet trimmed).
 func (in *Inbox) Size() int64 {

@@ -18,18 +18,16 @@ import (
 
 // Outbox is the sender's durable store of batches not yet acknowledged:
 // an append-only log of put and ack frames (outboxlog.go has its format
-// and invariants). A batch is durable in the log before Put returns, and
-// leaves it only when its receiver acknowledged it (Ack), i.e. after the
-// receiver's inbox made it durable. So a batch accepted by the outbox
-// survives a kill of either side, and nothing in it is ever rolled back: a
-// restart finds every unacknowledged batch again, under the same id.
-// Batches put at once — by one PutAll or by several goroutines — share
-// one fsync.
+// and invariants: group-committed fsyncs, compaction). A batch is durable
+// in the log before Put returns, and leaves it only when its receiver
+// acknowledged it (Ack), i.e. after the receiver's inbox made it durable.
+// So a batch accepted by the outbox survives a kill of either side, and
+// nothing in it is ever rolled back: a restart finds every unacknowledged
+// batch again, under the same id.
 //
 // Each destination holds at most Limit bytes; Put waits while it is full,
 // which slows the finding agent's parsers down to the pace of the slowest
-// owner (back-pressure, no drop, no unbounded buffer). The log itself is
-// bounded by twice the bytes held plus four segments (compaction).
+// owner (back-pressure, no drop, no unbounded buffer).
 type Outbox struct {
 	dir       string
 	limit     int64
@@ -45,7 +43,6 @@ type Outbox struct {
 	closed      bool
 	compactions int
 
-	syncs   atomic.Int64 // fsyncs done, of segments and of the directory
 	written atomic.Int64 // bytes of the batches put (their wire forms)
 }
 
@@ -103,7 +100,7 @@ func openOutbox(dir string, limit, segSize int64, fsync func(*os.File) error) (*
 	}
 	o := &Outbox{dir: dir, limit: limit, segSize: segSize, fsyncFile: fsync,
 		dests: map[string]*outQueue{}}
-	o.w = framelog.NewWriter(&o.mu, o.fsync)
+	o.w = framelog.NewWriter(&o.mu, fsync)
 	if err := o.openLog(); err != nil {
 		if o.w.Size() > 0 {
 			o.w.Close()
@@ -116,13 +113,6 @@ func openOutbox(dir string, limit, segSize int64, fsync func(*os.File) error) (*
 	}
 	return o, nil
 }
-
-func (o *Outbox) fsync(f *os.File) error {
-	o.syncs.Add(1)
-	return o.fsyncFile(f)
-}
-
-func (o *Outbox) syncDir(dir string) error { return atomicfile.SyncDirWith(dir, o.fsync) }
 
 func (o *Outbox) queue(dest string) *outQueue {
 	q := o.dests[dest]
@@ -409,7 +399,7 @@ func (o *Outbox) Records() int64 {
 
 // Syncs returns the fsyncs the outbox has made; Written the bytes of the
 // batches put (wire forms, without the log's framing or copies).
-func (o *Outbox) Syncs() int64   { return o.syncs.Load() }
+func (o *Outbox) Syncs() int64   { return o.w.Syncs() }
 func (o *Outbox) Written() int64 { return o.written.Load() }
 
 // Close fsyncs and closes the log; the outbox refuses Puts after it.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/petrel-crawler/petrel/internal/atomicfile"
 	"github.com/petrel-crawler/petrel/internal/framelog"
 )
 
@@ -383,7 +384,7 @@ func (o *Outbox) importFiles() error {
 	if !imported {
 		return nil
 	}
-	return o.syncDir(o.dir)
+	return atomicfile.SyncDirWith(o.dir, o.fsyncFile)
 }
 
 func (o *Outbox) holds(dest string, id BatchID) bool {

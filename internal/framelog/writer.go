@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/petrel-crawler/petrel/internal/atomicfile"
 )
@@ -21,6 +22,7 @@ import (
 type Writer struct {
 	Cond  *sync.Cond // broadcast when an fsync ends; the log may use it for its own changes
 	fsync func(*os.File) error
+	syncs atomic.Int64 // fsyncs done, of files and of directories
 
 	f             *os.File
 	size, end     int64 // bytes in f; position after the last byte written
@@ -32,8 +34,13 @@ type Writer struct {
 // NewWriter returns a Writer without a head file (Open or Start gives it
 // one), guarded by mu, fsyncing with fsync.
 func NewWriter(mu *sync.Mutex, fsync func(*os.File) error) *Writer {
-	return &Writer{Cond: sync.NewCond(mu), fsync: fsync}
+	w := &Writer{Cond: sync.NewCond(mu)}
+	w.fsync = func(f *os.File) error { w.syncs.Add(1); return fsync(f) }
+	return w
 }
+
+// Syncs returns the fsyncs the Writer has made (safe without the mutex).
+func (w *Writer) Syncs() int64 { return w.syncs.Load() }
 
 // Open makes the file at path (created if missing), whose first good
 // bytes are whole, the head, at position end; it cuts what follows good
