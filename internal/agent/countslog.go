@@ -6,16 +6,16 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
-	"io"
 	"log/slog"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 
 	"github.com/petrel-crawler/petrel/internal/atomicfile"
+	"github.com/petrel-crawler/petrel/internal/framelog"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 )
 
@@ -37,16 +37,14 @@ import (
 // without entries.
 //
 // Format: receivedMagic, the log position of the first frame (uint64
-// little-endian), then frames:
+// little-endian), then frames (package framelog) whose body is
 //
-//	uint32 length of the body (little-endian)
-//	uint32 CRC-32C of the body
-//	body: uvarint length, the part's id, then (count key uint64
-//	      little-endian, count uvarint)*, as in the counts file
+//	uvarint length, the part's id, then (count key uint64
+//	little-endian, count uvarint)*, as in the counts file
 //	or, for a part with seen hashes:
-//	body: 0x00, uvarint length, the part's id, uvarint number of seen
-//	      hashes, the seen hashes (uint64 little-endian), then the
-//	      count entries as above
+//	0x00, uvarint length, the part's id, uvarint number of seen
+//	hashes, the seen hashes (uint64 little-endian), then the
+//	count entries as above
 //
 // A part's id is never empty, so a body's first byte tells the two kinds
 // apart. A count is the uvarint of its two's complement: a negative one
@@ -84,9 +82,8 @@ const maxDroppedIDs = 4096
 type countsLog struct {
 	mu     sync.Mutex
 	path   string
-	f      *os.File
-	base   int64 // position of the first frame in the file
-	end    int64 // position after the last frame
+	w      *framelog.Writer // its End: the position after the last frame
+	base   int64            // position of the first frame in the file
 	ids    map[string]bool
 	frames []frameMark // every frame in the file, in order
 	maxIDs int         // the ids a trim keeps (maxDroppedIDs)
@@ -120,20 +117,28 @@ func openCountsLog(path string) (*countsLog, error) {
 		return nil, err
 	}
 	l.mark(frames)
-	f, err := os.OpenFile(path, os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
-	}
-	if err := f.Truncate(good); err != nil { // a torn frame's part was never acknowledged
-		f.Close()
+	if err := l.open(base, good); err != nil { // a torn frame's part was never acknowledged
 		return nil, fmt.Errorf("agent: %s: %w", path, err)
 	}
-	if _, err := f.Seek(good, io.SeekStart); err != nil {
-		f.Close()
-		return nil, err
-	}
-	l.f, l.base, l.end = f, base, base+good-int64(receivedHead)
 	return l, nil
+}
+
+// open makes the file, whose first good bytes are whole frames after the
+// header, the one appended to, its first frame at position base.
+func (l *countsLog) open(base, good int64) error {
+	w := framelog.NewWriter(&l.mu, (*os.File).Sync)
+	if err := w.Open(l.path, good, base+good-int64(receivedHead)); err != nil {
+		return err
+	}
+	l.w, l.base = w, base
+	return nil
+}
+
+// close closes the file.
+func (l *countsLog) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Close()
 }
 
 // mark sets what the log keeps in RAM of its frames.
@@ -148,29 +153,27 @@ func (l *countsLog) mark(frames []receivedFrame) {
 // readCountsLog reads a log's frames and the file offset after the last
 // whole one.
 func readCountsLog(path string) (base int64, frames []receivedFrame, good int64, err error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, nil, 0, err
-	}
-	if len(b) < receivedHead || string(b[:len(receivedMagic)]) != receivedMagic {
-		return 0, nil, 0, fmt.Errorf("agent: %s: not a log of received counts", path)
-	}
-	base = int64(binary.LittleEndian.Uint64(b[len(receivedMagic):]))
-	off := receivedHead
-	for len(b)-off >= 8 {
-		n := int(binary.LittleEndian.Uint32(b[off:]))
-		if n > len(b)-off-8 || crc32.Checksum(b[off+8:off+8+n], crcTable) != binary.LittleEndian.Uint32(b[off+4:]) {
-			break
-		}
-		fr, ok := parseReceivedFrame(b[off+8 : off+8+n])
+	head, good, _, err := framelog.Scan(path, receivedMagic, receivedHead, math.MaxUint32, func(body []byte, off int64) error {
+		fr, ok := parseReceivedFrame(body)
 		if !ok {
-			break
+			return framelog.ErrTorn
 		}
-		fr.pos = base + int64(off-receivedHead)
+		fr.entries = slices.Clone(fr.entries)
+		fr.pos = off - framelog.HeaderLen - int64(receivedHead) // base added below
 		frames = append(frames, fr)
-		off += 8 + n
+		return nil
+	})
+	if err == nil && head == nil {
+		err = fmt.Errorf("%s: not a log of received counts", path)
 	}
-	return base, frames, int64(off), nil
+	if err != nil {
+		return 0, nil, 0, fmt.Errorf("agent: %w", err)
+	}
+	base = int64(binary.LittleEndian.Uint64(head[len(receivedMagic):]))
+	for i := range frames {
+		frames[i].pos += base
+	}
+	return base, frames, good, nil
 }
 
 // parseReceivedFrame reads a frame's body, of either kind.
@@ -203,17 +206,19 @@ func parseReceivedFrame(body []byte) (fr receivedFrame, ok bool) {
 // writeCountsLog writes a log holding frames (their bodies), the first at
 // position base, atomically.
 func writeCountsLog(path string, base int64, frames []receivedFrame) error {
-	return atomicfile.Write(path, atomicfile.Options{Sync: true}, func(w io.Writer) error {
-		b := binary.LittleEndian.AppendUint64([]byte(receivedMagic), uint64(base))
+	head := binary.LittleEndian.AppendUint64([]byte(receivedMagic), uint64(base))
+	return framelog.Rewrite(path, head, false, func(put func([]byte) error) error {
 		for _, fr := range frames {
-			b = appendReceivedFrame(b, fr.id, fr.seen, fr.entries)
+			if err := put(receivedBody(fr.id, fr.seen, fr.entries)); err != nil {
+				return err
+			}
 		}
-		_, err := w.Write(b)
-		return err
+		return nil
 	})
 }
 
-func appendReceivedFrame(dst []byte, id string, seen []uint64, entries []byte) []byte {
+// receivedBody returns a frame's body.
+func receivedBody(id string, seen []uint64, entries []byte) []byte {
 	var body []byte
 	if len(seen) > 0 {
 		body = append(body, 0)
@@ -226,10 +231,11 @@ func appendReceivedFrame(dst []byte, id string, seen []uint64, entries []byte) [
 			body = binary.LittleEndian.AppendUint64(body, h)
 		}
 	}
-	body = append(body, entries...)
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(body)))
-	dst = binary.LittleEndian.AppendUint32(dst, crc32.Checksum(body, crcTable))
-	return append(dst, body...)
+	return append(body, entries...)
+}
+
+func appendReceivedFrame(dst []byte, id string, seen []uint64, entries []byte) []byte {
+	return framelog.Append(dst, receivedBody(id, seen, entries))
 }
 
 // apply makes the seen hashes (already in the sieve) and the counts of
@@ -247,15 +253,14 @@ func (l *countsLog) apply(id string, seen []uint64, counts map[uint64]int64, add
 			entries = frontier.AppendCount(entries, k, c)
 		}
 	}
-	fr := appendReceivedFrame(nil, id, seen, entries)
-	if _, err := l.f.Write(fr); err != nil {
+	pos := l.w.End()
+	if _, err := l.w.Write(appendReceivedFrame(nil, id, seen, entries)); err != nil {
 		return fmt.Errorf("agent: %s: %w", l.path, err)
 	}
-	if err := l.f.Sync(); err != nil {
+	if err := l.w.SyncNow(); err != nil { // keeping mu: hold waits for the counts' addition
 		return fmt.Errorf("agent: %s: %w", l.path, err)
 	}
-	l.frames = append(l.frames, frameMark{pos: l.end, id: id, full: len(entries) > 0 || len(seen) > 0})
-	l.end += int64(len(fr))
+	l.frames = append(l.frames, frameMark{pos: pos, id: id, full: len(entries) > 0 || len(seen) > 0})
 	l.ids[id] = true
 	add(counts)
 	return nil
@@ -272,7 +277,7 @@ func (l *countsLog) has(id string) bool {
 // the counts added so far reach: a checkpoint takes its counts in between.
 func (l *countsLog) hold() (pos int64, release func()) {
 	l.mu.Lock()
-	return l.end, l.mu.Unlock
+	return l.w.End(), l.mu.Unlock
 }
 
 // trim drops the frames before pos (the position the oldest kept
@@ -306,7 +311,7 @@ func (l *countsLog) trim(pos int64) error {
 		}
 	}
 	ids = ids[max(len(ids)-l.maxIDs, 0):]
-	first := l.end
+	first := l.w.End()
 	if len(kept) > 0 {
 		first = kept[0].pos
 	}
@@ -321,17 +326,16 @@ func (l *countsLog) trim(pos int64) error {
 	if err := writeCountsLog(l.path, base, out); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("agent: %w", err)
-	}
-	l.f.Close()
-	l.f, l.base = f, base
 	p := base
 	for i := range out {
 		out[i].pos = p
 		p += int64(len(appendReceivedFrame(nil, out[i].id, out[i].seen, out[i].entries)))
 	}
+	old := l.w
+	if err := l.open(base, p-base+int64(receivedHead)); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	old.Close()
 	l.mark(out)
 	return nil
 }
@@ -345,7 +349,7 @@ func (h *clusterHost) closeReceived() error {
 	if h.ho.counts == nil {
 		return nil
 	}
-	return h.ho.counts.f.Close()
+	return h.ho.counts.close()
 }
 
 // writeReceivedPos records in checkpoint folder dir the log position its

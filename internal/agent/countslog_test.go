@@ -89,8 +89,8 @@ func TestReceivedCountsDurable(t *testing.T) {
 		t.Fatal(err)
 	}
 	// kill -9 in the middle of the next frame's write.
-	l.f.Write([]byte{40, 0, 0, 0, 1, 2})
-	l.f.Close()
+	l.w.Write([]byte{40, 0, 0, 0, 1, 2})
+	l.close()
 
 	// Recovery: the checkpoint's counts, then those received after it.
 	if err := os.WriteFile(filepath.Join(state, "counts"), mustRead(filepath.Join(cp, "counts")), 0o644); err != nil {
@@ -114,7 +114,7 @@ func TestReceivedCountsDurable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.f.Close()
+	defer l.close()
 	mem = map[uint64]int64{}
 	if err := l.apply("a/2/2", nil, map[uint64]int64{1: 3, 3: 4}, add); err != nil || len(mem) != 0 {
 		t.Fatalf("a part logged before the crash added again: %v %v", mem, err)
@@ -218,12 +218,12 @@ func TestReceivedCountsIDsOutliveTrim(t *testing.T) {
 	if err := l.trim(last); err != nil {
 		t.Fatal(err)
 	}
-	l.f.Close()
+	l.close()
 	l, err = openCountsLog(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.f.Close()
+	defer l.close()
 	if l.has("c/8/10") || !l.has("c/8/11") || !l.has(fmt.Sprintf("c/8/%d", keep+10)) || !l.has("d/8/1") {
 		t.Errorf("after a trim past the bound: the oldest ids are not the ones forgotten")
 	}
@@ -281,7 +281,7 @@ func TestReceivedCountsGolden(t *testing.T) {
 	if err := l.trim(pos); err != nil {
 		t.Fatal(err)
 	}
-	l.f.Close()
+	l.close()
 	b := mustRead(path)
 	golden := filepath.Join("testdata", "counts_received.golden")
 	dump := hex.Dump(b)

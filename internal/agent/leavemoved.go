@@ -1,18 +1,20 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 
-	"github.com/petrel-crawler/petrel/internal/atomicfile"
 	"github.com/petrel-crawler/petrel/internal/cluster"
+	"github.com/petrel-crawler/petrel/internal/framelog"
 	"github.com/petrel-crawler/petrel/internal/frontier"
 	"github.com/petrel-crawler/petrel/internal/sieve"
 )
@@ -34,21 +36,23 @@ import (
 // it only with a checkpoint that no longer has it, and no checkpoint
 // commits with records held.
 //
-// The log: frames of uvarint(len(body)), body, CRC-32C of body (4 bytes,
-// little-endian); a body is batches, each uvarint(len(dest)), dest,
-// uvarint(len(wire)), wire. A torn last frame is cut off when the log is
-// read. The log is removed once the leave is done, and at a start that is
-// not leaving.
+// The log: movedMagic, then frames (package framelog) whose body is
+// batches, each uvarint(len(dest)), dest, uvarint(len(wire)), wire. A torn
+// last frame is cut off when the log is read. The log is removed once the
+// leave is done, and at a start that is not leaving. A log of the first
+// version (no magic; frames of uvarint(len(body)), body, CRC-32C of body
+// little-endian) is read and rewritten in this one at a start.
 
 const (
 	movedLogFile   = "leave.moved"
+	movedMagic     = "PLMOVED2\n"
 	movedHoldBytes = 4 << 20
 )
 
 // movedLog is the clusterHost's log of a leave's moved URLs.
 type movedLog struct {
 	mu    sync.Mutex
-	f     *os.File
+	w     *framelog.Writer    // nil until the log is opened or started
 	held  map[string][][]byte // by destination
 	bytes int
 	seqs  map[string]uint64 // of the batches this process logged, per destination
@@ -72,41 +76,39 @@ func (h *clusterHost) openMovedLog() error {
 		}
 		return nil
 	}
-	b, err := os.ReadFile(path)
+	m := &h.ho.moved
+	good, err := readMovedLog(path, func(body []byte) error {
+		return movedBatches(body, func(p cluster.OutPut) error {
+			bt, err := cluster.DecodeBatch(p.Wire)
+			if err != nil {
+				return err
+			}
+			p.ID = bt.ID
+			m.again = append(m.again, p)
+			for _, rec := range bt.Records {
+				m.drop = append(m.drop, h.readyHash(rec))
+			}
+			return nil
+		})
+	})
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	if err != nil {
-		return err
+	w := framelog.NewWriter(&m.mu, (*os.File).Sync)
+	if err == nil {
+		err = w.Open(path, good, 0)
 	}
-	m := &h.ho.moved
-	good, err := readMovedLog(b, func(p cluster.OutPut) error {
-		bt, err := cluster.DecodeBatch(p.Wire)
-		if err != nil {
-			return err
-		}
-		p.ID = bt.ID
-		m.again = append(m.again, p)
-		for _, rec := range bt.Records {
-			m.drop = append(m.drop, h.readyHash(rec))
-		}
-		return nil
-	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if good < len(b) {
-		if err := os.Truncate(path, int64(good)); err != nil {
-			return err
-		}
-	}
+	m.w = w
 	slices.Sort(m.drop)
 	h.a.log.Info("cluster: leave: URLs moved out by an earlier process", "batches", len(m.again), "urls", len(m.drop))
 	return nil
 }
 
-// appendMovedFrame appends to dst the log's frame of puts.
-func appendMovedFrame(dst []byte, puts []cluster.OutPut) []byte {
+// movedBody returns the body of the log's frame of puts.
+func movedBody(puts []cluster.OutPut) []byte {
 	var body []byte
 	for _, p := range puts {
 		body = binary.AppendUvarint(body, uint64(len(p.Dest)))
@@ -114,37 +116,63 @@ func appendMovedFrame(dst []byte, puts []cluster.OutPut) []byte {
 		body = binary.AppendUvarint(body, uint64(len(p.Wire)))
 		body = append(body, p.Wire...)
 	}
-	dst = binary.AppendUvarint(dst, uint64(len(body)))
-	return binary.LittleEndian.AppendUint32(append(dst, body...), crc32.Checksum(body, crcTable))
+	return body
 }
 
-// readMovedLog calls fn for each batch of the log's whole frames and
-// returns the length of those frames.
-func readMovedLog(b []byte, fn func(cluster.OutPut) error) (int, error) {
-	p := 0
-	for p < len(b) {
+// movedBatches calls fn with each batch of a frame's body.
+func movedBatches(body []byte, fn func(cluster.OutPut) error) error {
+	for q := body; len(q) > 0; {
+		dest, rest, ok1 := cutUvarintBytes(q)
+		wire, rest, ok2 := cutUvarintBytes(rest)
+		if !ok1 || !ok2 {
+			return errors.New("a frame's batch cut short")
+		}
+		if err := fn(cluster.OutPut{Dest: string(dest), Wire: slices.Clone(wire)}); err != nil {
+			return err
+		}
+		q = rest
+	}
+	return nil
+}
+
+// readMovedLog calls fn with the body of each whole frame of the log at
+// path and returns the length of the log up to the last one. A log of the
+// first version is rewritten in this one first.
+func readMovedLog(path string, fn func(body []byte) error) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	if !bytes.HasPrefix(b, []byte(movedMagic)) {
+		err := framelog.Rewrite(path, []byte(movedMagic), true, func(put func([]byte) error) error {
+			return readMovedLogV1(b, put)
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	_, good, _, err := framelog.Scan(path, movedMagic, len(movedMagic), math.MaxUint32, func(body []byte, _ int64) error { return fn(body) })
+	return good, err
+}
+
+// readMovedLogV1 calls fn with the body of each whole frame of a log of
+// the first version.
+func readMovedLogV1(b []byte, fn func(body []byte) error) error {
+	for p := 0; p < len(b); {
 		l, k := binary.Uvarint(b[p:])
-		if k <= 0 || p+k+int(l)+4 > len(b) {
-			break // torn
+		if k <= 0 || uint64(len(b)-p-k) < l+4 {
+			return nil // torn
 		}
 		body := b[p+k : p+k+int(l)]
 		if binary.LittleEndian.Uint32(b[p+k+int(l):]) != crc32.Checksum(body, crcTable) {
-			break
+			return nil
 		}
-		for q := body; len(q) > 0; {
-			dest, rest, ok1 := cutUvarintBytes(q)
-			wire, rest, ok2 := cutUvarintBytes(rest)
-			if !ok1 || !ok2 {
-				return p, errors.New("a frame's batch cut short")
-			}
-			if err := fn(cluster.OutPut{Dest: string(dest), Wire: wire}); err != nil {
-				return p, err
-			}
-			q = rest
+		if err := fn(body); err != nil {
+			return err
 		}
 		p += k + int(l) + 4
 	}
-	return p, nil
+	return nil
 }
 
 // cutUvarintBytes splits a uvarint-prefixed byte string off b.
@@ -214,30 +242,27 @@ func (h *clusterHost) sealLocked(ctx context.Context) error {
 		m.seqs = map[string]uint64{}
 	}
 	puts := n.EncodeReady(n.LoggedIncarnation(), m.seqs, m.held)
-	if err := m.append(h.movedLogPath(), appendMovedFrame(nil, puts)); err != nil {
+	if err := m.append(h.movedLogPath(), movedBody(puts)); err != nil {
 		return fmt.Errorf("cluster: leave: log of moved URLs: %w", err)
 	}
 	m.held, m.bytes = nil, 0
 	return n.PutLogged(ctx, puts)
 }
 
-// append writes frame at the log's end and syncs it.
-func (m *movedLog) append(path string, frame []byte) error {
-	if m.f == nil {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-		if err != nil {
+// append writes the frame of body at the log's end and syncs it, keeping
+// m.mu; the first one starts the log.
+func (m *movedLog) append(path string, body []byte) error {
+	if m.w == nil {
+		w := framelog.NewWriter(&m.mu, (*os.File).Sync)
+		if err := w.Start(path, movedMagic); err != nil {
 			return err
 		}
-		if err := atomicfile.SyncDir(filepath.Dir(path)); err != nil {
-			f.Close()
-			return err
-		}
-		m.f = f
+		m.w = w
 	}
-	if _, err := m.f.Write(frame); err != nil {
+	if _, err := m.w.Write(framelog.Append(nil, body)); err != nil {
 		return err
 	}
-	return m.f.Sync()
+	return m.w.SyncNow()
 }
 
 // putMovedAgain puts in the outbox the batches an earlier process logged.
@@ -259,9 +284,9 @@ func (h *clusterHost) closeMovedLog(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	err := h.sealLocked(ctx)
-	if m.f != nil {
-		err = errors.Join(err, m.f.Close())
-		m.f = nil
+	if m.w != nil {
+		err = errors.Join(err, m.w.Close())
+		m.w = nil
 	}
 	if m.dropped > 0 {
 		h.a.log.Info("cluster: leave: URLs not moved again, an earlier process had", "urls", m.dropped)

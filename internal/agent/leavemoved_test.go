@@ -2,40 +2,82 @@ package agent
 
 import (
 	"bytes"
+	"encoding/hex"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/petrel-crawler/petrel/internal/cluster"
+	"github.com/petrel-crawler/petrel/internal/framelog"
 )
 
-// TestMovedLogFrames checks that the log of a leave's moved URLs gives back
-// its frames' batches in order, and stops at a torn or corrupt last frame,
-// reporting the length of the whole frames before it (the log is cut there).
-func TestMovedLogFrames(t *testing.T) {
-	f1 := []cluster.OutPut{{Dest: "agent1", Wire: []byte("wire-a")}, {Dest: "agent3", Wire: []byte("wire-b")}}
-	f2 := []cluster.OutPut{{Dest: "agent1", Wire: bytes.Repeat([]byte("c"), 300)}}
-	log := appendMovedFrame(nil, f1)
-	whole := len(log)
-	log = appendMovedFrame(log, f2)
-	read := func(b []byte) (int, []cluster.OutPut) {
-		t.Helper()
-		var got []cluster.OutPut
-		n, err := readMovedLog(b, func(p cluster.OutPut) error { got = append(got, p); return nil })
-		if err != nil {
-			t.Fatal(err)
+// The golden logs of a leave's moved URLs, both holding a frame of two
+// batches (wire-a to agent1, wire-b to agent3) and a frame of one (ccc to
+// agent1): the first version (uvarint length, body, CRC-32C) and this one
+// (magic, frames of package framelog). Both were computed apart from the
+// code, with an independent CRC-32C.
+const (
+	movedLogV1Golden = "1c066167656e743106776972652d61066167656e7433" + "06776972652d62" + "15fe4bab" +
+		"0b066167656e7431036363630743fefd"
+	movedLogV2Golden = "504c4d4f564544320a" + "1c00000015fe4bab066167656e743106776972652d61066167656e7433" +
+		"06776972652d62" + "0b0000000743fefd066167656e743103636363"
+)
+
+var movedGoldenFrames = [][]cluster.OutPut{
+	{{Dest: "agent1", Wire: []byte("wire-a")}, {Dest: "agent3", Wire: []byte("wire-b")}},
+	{{Dest: "agent1", Wire: []byte("ccc")}},
+}
+
+// readMovedFile reads the log at path as a start does, returning its
+// batches and the length of its whole frames.
+func readMovedFile(t *testing.T, path string) (int64, []cluster.OutPut) {
+	t.Helper()
+	var got []cluster.OutPut
+	n, err := readMovedLog(path, func(body []byte) error {
+		return movedBatches(body, func(p cluster.OutPut) error { got = append(got, p); return nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, got
+}
+
+// TestMovedLogGolden pins the log of a leave's moved URLs byte for byte,
+// reads it back, and reads a log of the first version, which is rewritten
+// in this one; a torn or corrupt last frame is left out of the length
+// read (the log is cut there).
+func TestMovedLogGolden(t *testing.T) {
+	var b []byte
+	b = append(b, movedMagic...)
+	for _, f := range movedGoldenFrames {
+		b = framelog.Append(b, movedBody(f))
+	}
+	if got := hex.EncodeToString(b); got != movedLogV2Golden {
+		t.Fatalf("format changed:\n got %s\nwant %s", got, movedLogV2Golden)
+	}
+	path := filepath.Join(t.TempDir(), movedLogFile)
+	v1, _ := hex.DecodeString(movedLogV1Golden)
+	whole := int64(len(movedMagic) + framelog.HeaderLen + len(movedBody(movedGoldenFrames[0])))
+	for _, c := range []struct {
+		name string
+		file []byte
+		n    int64
+		urls int
+	}{
+		{"whole", b, int64(len(b)), 3},
+		{"version 1", v1, int64(len(b)), 3},
+		{"version 1, cut short", v1[:len(v1)-1], whole, 2},
+		{"cut short", b[:len(b)-1], whole, 2},
+		{"cut in the header", b[:whole+3], whole, 2},
+		{"corrupt", append(b[:len(b)-2:len(b)-2], 'x', 'x'), whole, 2},
+	} {
+		os.WriteFile(path, c.file, 0o644)
+		n, got := readMovedFile(t, path)
+		if n != c.n || len(got) != c.urls || got[1].Dest != "agent3" || string(got[1].Wire) != "wire-b" || c.urls == 3 && string(got[2].Wire) != "ccc" {
+			t.Errorf("%s: length %d (want %d), batches %v", c.name, n, c.n, got)
 		}
-		return n, got
-	}
-	if n, got := read(log); n != len(log) || len(got) != 3 || got[1].Dest != "agent3" || string(got[1].Wire) != "wire-b" || len(got[2].Wire) != 300 {
-		t.Fatalf("whole log: length %d of %d, batches %v", n, len(log), got)
-	}
-	for _, cut := range []int{len(log) - 1, whole + 3, whole + 1} {
-		if n, got := read(log[:cut]); n != whole || len(got) != 2 {
-			t.Errorf("log cut at %d: length %d (want %d), %d batches (want 2)", cut, n, whole, len(got))
+		if now, _ := os.ReadFile(path); !bytes.HasPrefix(now, []byte(movedMagic)) {
+			t.Errorf("%s: not rewritten in this version: %x", c.name, now)
 		}
-	}
-	bad := bytes.Clone(log)
-	bad[len(bad)-10] ^= 0xff // in the second frame's body: its CRC no longer matches
-	if n, got := read(bad); n != whole || len(got) != 2 {
-		t.Errorf("corrupt last frame: length %d (want %d), %d batches (want 2)", n, whole, len(got))
 	}
 }

@@ -29,16 +29,14 @@
 //	batch.go        Batch and its wire form (S2-compressed records)
 //	batcher.go      routed records → batches per destination (count, time)
 //	outbox.go       the sender's durable, bounded outbox (put, ack, read)
-//	outboxlog.go    its log: format, open, segments, compaction
-//	logfile.go      what the outbox's and the inbox's logs share
-//	groupcommit.go  fsyncs shared by the writers of a log (outbox, inbox)
+//	outboxlog.go    its log (frames of package framelog): format, open, segments, compaction
 //	loggedready.go  ready batches logged by their sender before the outbox has them
 //	sender.go       delivering the outbox (window, backoff)
 //	transport.go    Transport, Receiver: what carries the exchange, its answers
 //	exchange.go     the HTTP/2 mutual-TLS Transport: endpoints and client
 //	receive.go      a batch's arrival: duplicate, fence, inbox
 //	fence.go        fencing by view: refusing older batches and hand-off parts, sending them again
-//	inbox.go        the receiver's durable log (group commit, trim)
+//	inbox.go        the receiver's durable log (frames of package framelog, trim)
 //	idset.go        batch ids seen (watermark per stream)
 //	decoded.go      batches decoded at their arrival, for the applier
 //	applier.go      inbox → host, in order, replayable after a crash

@@ -1,19 +1,16 @@
 package cluster
 
 import (
-	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"math"
 	"os"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/petrel-crawler/petrel/internal/atomicfile"
+	"github.com/petrel-crawler/petrel/internal/framelog"
 )
 
 // Inbox is the receiver's durable log of batches. The exchange
@@ -23,14 +20,10 @@ import (
 // segment is removed only when a checkpoint covers all of it (Trim).
 //
 // The log is a run of segment files named by the log position of their
-// first byte (20 decimal digits, ".log"). Each holds frames:
-//
-//	uint32 length of the batch (little endian)
-//	uint32 CRC-32C of the batch
-//	the batch's wire form
-//
-// A frame is durable once Append returns; a torn frame at the end of the
-// last segment (a crash during a write) is cut at Open. Positions are byte
+// first byte (framelog.SegmentPath), without a header. Each holds frames
+// (package framelog) whose body is a batch's wire form. A frame is
+// durable once Append returns; a torn frame at the end of the last
+// segment (a crash during a write) is cut at Open. Positions are byte
 // offsets in the concatenation of all segments ever written, so a position
 // stays valid across trims.
 //
@@ -42,14 +35,11 @@ type Inbox struct {
 	segSize int64
 
 	mu      sync.Mutex
-	gc      groupCommit // its cond: durable moved, or the inbox closed
-	f       *os.File    // last segment, open for appending
-	segs    []int64     // first positions of the segments, ascending
-	end     int64       // position after the last byte written
-	trimmed int64       // first position still held (segs[0])
+	w       *framelog.Writer // its Cond: durable moved, or the inbox closed
+	segs    []int64          // first positions of the segments, ascending
+	trimmed int64            // first position still held (segs[0])
 	closed  bool
-	err     error        // sticky write failure
-	syncs   atomic.Int64 // fsyncs done
+	err     error // sticky write failure
 }
 
 // ErrFull is returned by Append when the inbox holds Limit bytes.
@@ -57,10 +47,6 @@ var ErrFull = errors.New("cluster: inbox full")
 
 // ErrClosed is returned after Close.
 var ErrClosed = errors.New("cluster: closed")
-
-const frameHeader = 8
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // OpenInbox opens (creating) the inbox in dir. limit bounds its untrimmed
 // bytes (0: 1 GiB).
@@ -73,92 +59,32 @@ func OpenInbox(dir string, limit int64) (*Inbox, error) {
 	}
 	// Segments are small against the limit, so that trimming frees room.
 	in := &Inbox{dir: dir, limit: limit, segSize: min(64<<20, limit/8)}
-	in.gc = newGroupCommit(&in.mu)
-	ents, err := os.ReadDir(dir)
+	in.w = framelog.NewWriter(&in.mu, (*os.File).Sync)
+	nums, err := framelog.Segments(dir)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: inbox: %w", err)
 	}
-	for _, e := range ents {
-		if p, ok := segmentNum(e.Name()); ok && p <= math.MaxInt64 {
+	for _, p := range nums {
+		if p <= math.MaxInt64 {
 			in.segs = append(in.segs, int64(p))
 		}
 	}
-	slices.Sort(in.segs)
 	if len(in.segs) == 0 {
 		in.segs = []int64{0}
 	}
 	last := in.segs[len(in.segs)-1]
-	good, err := validPrefix(in.segPath(last))
-	if err != nil {
-		return nil, err
-	}
-	in.f, err = os.OpenFile(in.segPath(last), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
+	_, good, _, err := framelog.Scan(in.segPath(last), "", 0, MaxBatchBytes, nil)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("cluster: inbox: %w", err)
 	}
-	if err := in.f.Truncate(good); err != nil {
-		in.f.Close()
-		return nil, fmt.Errorf("cluster: inbox: cut torn frame: %w", err)
+	if err := in.w.Open(in.segPath(last), good, last+good); err != nil {
+		return nil, fmt.Errorf("cluster: inbox: %w", err)
 	}
-	if _, err := in.f.Seek(good, io.SeekStart); err != nil {
-		in.f.Close()
-		return nil, err
-	}
-	in.end = last + good
-	in.gc.durable = in.end
 	in.trimmed = in.segs[0]
 	return in, atomicfile.SyncDir(dir)
 }
 
-func (in *Inbox) segPath(p int64) string { return segmentPath(in.dir, uint64(p)) }
-
-// validPrefix returns the length of the whole frames at the start of the
-// file at path (0 if it does not exist).
-func validPrefix(path string) (int64, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("cluster: inbox: %w", err)
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<20)
-	var off int64
-	for {
-		b, err := readFrame(r, nil)
-		if err != nil {
-			return off, nil
-		}
-		off += int64(frameHeader + len(b))
-	}
-}
-
-// readFrame reads one frame's batch into buf (grown as needed); io.EOF at a
-// clean end, another error for a torn or corrupt frame.
-func readFrame(r io.Reader, buf []byte) ([]byte, error) {
-	var h [frameHeader]byte
-	if _, err := io.ReadFull(r, h[:]); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, errTorn
-		}
-		return nil, err
-	}
-	n := binary.LittleEndian.Uint32(h[:4])
-	if n > MaxBatchBytes {
-		return nil, errTorn
-	}
-	buf = slices.Grow(buf[:0], int(n))[:n]
-	if _, err := io.ReadFull(r, buf); err != nil {
-		return nil, errTorn
-	}
-	if crc32.Checksum(buf, castagnoli) != binary.LittleEndian.Uint32(h[4:]) {
-		return nil, errTorn
-	}
-	return buf, nil
-}
-
-var errTorn = errors.New("cluster: inbox: torn or corrupt frame")
+func (in *Inbox) segPath(p int64) string { return framelog.SegmentPath(in.dir, uint64(p)) }
 
 // readBuffer is Read's buffer size.
 const readBuffer = 64 << 10
@@ -180,7 +106,7 @@ func (in *Inbox) AppendNotify(wire []byte, written func(start, next int64)) (int
 	if in.closed {
 		return 0, ErrClosed
 	}
-	if in.err == nil && in.end-in.segs[len(in.segs)-1] >= in.segSize {
+	if in.err == nil && in.w.End()-in.segs[len(in.segs)-1] >= in.segSize {
 		if err := in.rollLocked(); err != nil {
 			if !errors.Is(err, ErrClosed) {
 				in.err = err
@@ -191,74 +117,62 @@ func (in *Inbox) AppendNotify(wire []byte, written func(start, next int64)) (int
 	if in.err != nil {
 		return 0, in.err
 	}
-	if in.end-in.trimmed+int64(len(wire)) > in.limit {
+	if in.w.End()-in.trimmed+int64(len(wire)) > in.limit {
 		return 0, ErrFull
 	}
-	var h [frameHeader]byte
-	binary.LittleEndian.PutUint32(h[:4], uint32(len(wire)))
-	binary.LittleEndian.PutUint32(h[4:], crc32.Checksum(wire, castagnoli))
-	if _, err := in.f.Write(h[:]); err != nil {
+	var h [framelog.HeaderLen]byte
+	framelog.PutHeader(h[:], wire)
+	start := in.w.End()
+	if _, err := in.w.Write(h[:], wire); err != nil {
 		in.err = fmt.Errorf("cluster: inbox: %w", err)
 		return 0, in.err
 	}
-	if _, err := in.f.Write(wire); err != nil {
-		in.err = fmt.Errorf("cluster: inbox: %w", err)
-		return 0, in.err
-	}
-	in.end += int64(frameHeader + len(wire))
-	mine := in.end
+	mine := in.w.End()
 	if written != nil {
-		written(mine-int64(frameHeader+len(wire)), mine)
+		written(start, mine)
 	}
-	if err := in.gc.wait(&in.mu, mine, func() (*os.File, int64) { return in.f, in.end }, in.fsync); err != nil {
+	if err := in.w.Wait(mine); err != nil {
 		return 0, fmt.Errorf("cluster: inbox: sync: %w", err)
 	}
 	return mine, nil
 }
 
-func (in *Inbox) fsync(f *os.File) error {
-	in.syncs.Add(1)
-	return f.Sync()
-}
-
-// rollLocked starts a new segment at in.end, unless another append
+// rollLocked starts a new segment at the log's end, unless another append
 // rolled the log while this one waited for the fsync under way.
 func (in *Inbox) rollLocked() error {
-	in.gc.settle()
+	in.w.Settle()
 	if in.closed {
 		return ErrClosed
 	}
-	if in.end-in.segs[len(in.segs)-1] < in.segSize {
+	end := in.w.End()
+	if end-in.segs[len(in.segs)-1] < in.segSize {
 		return nil
 	}
-	if err := in.gc.syncNow(in.f, in.end, in.fsync); err != nil {
+	if err := in.w.SyncNow(); err != nil {
 		return fmt.Errorf("cluster: inbox: sync: %w", err)
 	}
-	in.f.Close()
-	f, err := os.OpenFile(in.segPath(in.end), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
+	if err := in.w.Start(in.segPath(end), ""); err != nil {
 		return fmt.Errorf("cluster: inbox: %w", err)
 	}
-	in.f = f
-	in.segs = append(in.segs, in.end)
-	return atomicfile.SyncDir(in.dir)
+	in.segs = append(in.segs, end)
+	return nil
 }
 
 // Durable returns the position up to which the log is durable.
 func (in *Inbox) Durable() int64 {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	return in.gc.durable
+	return in.w.Durable()
 }
 
 // Syncs returns how many fsyncs the inbox has made.
-func (in *Inbox) Syncs() int64 { return in.syncs.Load() }
+func (in *Inbox) Syncs() int64 { return in.w.Syncs() }
 
 // Size returns the bytes held (not yet trimmed).
 func (in *Inbox) Size() int64 {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	return in.end - in.trimmed
+	return in.w.End() - in.trimmed
 }
 
 // Wait blocks until the durable position passes from or the inbox closes,
@@ -273,21 +187,21 @@ func (in *Inbox) Wait(from int64, stop <-chan struct{}) int64 {
 			select {
 			case <-stop:
 				in.mu.Lock()
-				in.gc.cond.Broadcast()
+				in.w.Cond.Broadcast()
 				in.mu.Unlock()
 			case <-done:
 			}
 		}()
 	}
-	for in.gc.durable <= from && !in.closed {
+	for in.w.Durable() <= from && !in.closed {
 		select {
 		case <-stop:
-			return in.gc.durable
+			return in.w.Durable()
 		default:
 		}
-		in.gc.cond.Wait()
+		in.w.Cond.Wait()
 	}
-	return in.gc.durable
+	return in.w.Durable()
 }
 
 // Read calls fn with each durable batch from position from (a frame
@@ -295,14 +209,13 @@ func (in *Inbox) Wait(from int64, stop <-chan struct{}) int64 {
 // position after it; it stops at fn's first error.
 func (in *Inbox) Read(from int64, fn func(wire []byte, next int64) error) error {
 	in.mu.Lock()
-	segs, durable := slices.Clone(in.segs), in.gc.durable
+	segs, durable := slices.Clone(in.segs), in.w.Durable()
 	in.mu.Unlock()
 	if from < segs[0] {
 		return fmt.Errorf("cluster: inbox: position %d was trimmed (log starts at %d)", from, segs[0])
 	}
 	i, _ := slices.BinarySearch(segs, from+1)
 	i-- // the segment holding from
-	var buf []byte
 	for pos := from; pos < durable; i++ {
 		if i >= len(segs) {
 			return fmt.Errorf("cluster: inbox: position %d beyond the log", pos)
@@ -316,20 +229,19 @@ func (in *Inbox) Read(from int64, fn func(wire []byte, next int64) error) error 
 			return err
 		}
 		// The applier reads a few batches at each wake: a small buffer
-		// (a frame larger than it is read straight into buf).
-		r := bufio.NewReaderSize(f, readBuffer)
+		// (a frame larger than it is read straight into the body).
+		r := framelog.NewReader(f, readBuffer, MaxBatchBytes)
 		segEnd := durable
 		if i+1 < len(segs) {
 			segEnd = segs[i+1]
 		}
 		for pos < segEnd {
-			b, err := readFrame(r, buf)
+			b, err := r.Next()
 			if err != nil {
 				f.Close()
 				return fmt.Errorf("cluster: inbox: at %d: %w", pos, err)
 			}
-			buf = b
-			pos += int64(frameHeader + len(b))
+			pos += int64(framelog.HeaderLen + len(b))
 			if err := fn(b, pos); err != nil {
 				f.Close()
 				return err
@@ -370,10 +282,6 @@ func (in *Inbox) Close() error {
 		return nil
 	}
 	in.closed = true
-	in.gc.cond.Broadcast()
-	err := in.gc.syncNow(in.f, in.end, in.fsync)
-	if cerr := in.f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	in.w.Cond.Broadcast()
+	return in.w.Close()
 }

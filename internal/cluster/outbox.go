@@ -12,23 +12,22 @@ import (
 	"sync/atomic"
 
 	"github.com/petrel-crawler/petrel/internal/atomicfile"
+	"github.com/petrel-crawler/petrel/internal/framelog"
 	"github.com/petrel-crawler/petrel/internal/notify"
 )
 
 // Outbox is the sender's durable store of batches not yet acknowledged:
 // an append-only log of put and ack frames (outboxlog.go has its format
-// and invariants). A batch is durable in the log before Put returns, and
-// leaves it only when its receiver acknowledged it (Ack), i.e. after the
-// receiver's inbox made it durable. So a batch accepted by the outbox
-// survives a kill of either side, and nothing in it is ever rolled back: a
-// restart finds every unacknowledged batch again, under the same id.
-// Batches put at once — by one PutAll or by several goroutines — share
-// one fsync.
+// and invariants: group-committed fsyncs, compaction). A batch is durable
+// in the log before Put returns, and leaves it only when its receiver
+// acknowledged it (Ack), i.e. after the receiver's inbox made it durable.
+// So a batch accepted by the outbox survives a kill of either side, and
+// nothing in it is ever rolled back: a restart finds every unacknowledged
+// batch again, under the same id.
 //
 // Each destination holds at most Limit bytes; Put waits while it is full,
 // which slows the finding agent's parsers down to the pace of the slowest
-// owner (back-pressure, no drop, no unbounded buffer). The log itself is
-// bounded by twice the bytes held plus four segments (compaction).
+// owner (back-pressure, no drop, no unbounded buffer).
 type Outbox struct {
 	dir       string
 	limit     int64
@@ -36,18 +35,14 @@ type Outbox struct {
 	fsyncFile func(*os.File) error // (*os.File).Sync, or a test's tracer
 
 	mu          sync.Mutex
-	gc          groupCommit
-	changed     notify.Signal // at every Put or Ack
+	w           *framelog.Writer // the head segment; its positions: bytes written by this process
+	changed     notify.Signal    // at every Put or Ack
 	dests       map[string]*outQueue
 	segs        []*outSeg // oldest first; the last is the head
-	head        *os.File
-	end         int64  // bytes written to the log by this process: its positions
-	frames      []byte // frames gathered for the next write (acks)
-	werr        error  // a write that could not be cut off again
+	frames      []byte    // frames gathered for the next write (acks)
 	closed      bool
 	compactions int
 
-	syncs   atomic.Int64 // fsyncs done, of segments and of the directory
 	written atomic.Int64 // bytes of the batches put (their wire forms)
 }
 
@@ -105,10 +100,10 @@ func openOutbox(dir string, limit, segSize int64, fsync func(*os.File) error) (*
 	}
 	o := &Outbox{dir: dir, limit: limit, segSize: segSize, fsyncFile: fsync,
 		dests: map[string]*outQueue{}}
-	o.gc = newGroupCommit(&o.mu)
+	o.w = framelog.NewWriter(&o.mu, fsync)
 	if err := o.openLog(); err != nil {
-		if o.head != nil {
-			o.head.Close()
+		if o.w.Size() > 0 {
+			o.w.Close()
 		}
 		return nil, fmt.Errorf("cluster: outbox: %w", err)
 	}
@@ -118,13 +113,6 @@ func openOutbox(dir string, limit, segSize int64, fsync func(*os.File) error) (*
 	}
 	return o, nil
 }
-
-func (o *Outbox) fsync(f *os.File) error {
-	o.syncs.Add(1)
-	return o.fsyncFile(f)
-}
-
-func (o *Outbox) syncDir(dir string) error { return atomicfile.SyncDirWith(dir, o.fsync) }
 
 func (o *Outbox) queue(dest string) *outQueue {
 	q := o.dests[dest]
@@ -249,7 +237,7 @@ func (o *Outbox) write(p OutPut) (OutEntry, int64, error) {
 		e.wire = slices.Clone(p.Wire)
 		q.held += n
 	}
-	return e, o.end, nil
+	return e, o.w.End(), nil
 }
 
 // publish waits until the log is durable up to upTo, then offers the
@@ -261,7 +249,7 @@ func (o *Outbox) publish(es []OutEntry, upTo int64) error {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	err := o.gc.wait(&o.mu, upTo, func() (*os.File, int64) { return o.head, o.end }, o.fsync)
+	err := o.w.Wait(upTo)
 	for _, e := range es {
 		e.seg.pending--
 		q := o.queue(e.Dest)
@@ -411,7 +399,7 @@ func (o *Outbox) Records() int64 {
 
 // Syncs returns the fsyncs the outbox has made; Written the bytes of the
 // batches put (wire forms, without the log's framing or copies).
-func (o *Outbox) Syncs() int64   { return o.syncs.Load() }
+func (o *Outbox) Syncs() int64   { return o.w.Syncs() }
 func (o *Outbox) Written() int64 { return o.written.Load() }
 
 // Close fsyncs and closes the log; the outbox refuses Puts after it.
@@ -424,11 +412,5 @@ func (o *Outbox) Close() error {
 	o.closed = true
 	o.changed.Notify() // wakes the puts waiting for room: they return ErrClosed
 	_, err := o.writeLocked(nil)
-	if err == nil {
-		err = o.gc.syncNow(o.head, o.end, o.fsync)
-	}
-	if cerr := o.head.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return errors.Join(err, o.w.Close())
 }

@@ -1,31 +1,27 @@
 package cluster
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/petrel-crawler/petrel/internal/atomicfile"
+	"github.com/petrel-crawler/petrel/internal/framelog"
 )
 
 // The outbox's log (state/cluster/outbox/) is a run of segment files,
 // numbered from 1 in the order they were started, 20 decimal digits and
-// ".log". Each segment is
+// ".log" (framelog.SegmentPath). Each segment is the magic and format
+// version "PTO1", then frames (package framelog) whose body is
 //
-//	"PTO1"                      magic and format version
-//	frames, each:
-//	  uint32 length of the body (little endian)
-//	  uint32 CRC-32C of the body
-//	  body:
-//	    byte 'P' (a batch put) or 'A' (a batch acknowledged)
-//	    uvarint len(dest), dest   the receiving agent
-//	    uvarint len(sender), sender, uvarint incarnation, uvarint seq: the batch id
-//	    'P' only: the batch's wire form (batch.go), to the end of the body
+//	byte 'P' (a batch put) or 'A' (a batch acknowledged)
+//	uvarint len(dest), dest   the receiving agent
+//	uvarint len(sender), sender, uvarint incarnation, uvarint seq: the batch id
+//	'P' only: the batch's wire form (batch.go), to the end of the body
 //
 // The outbox counts each held batch's records from its wire form's
 // header (its count of records, before the compressed block), read at
@@ -72,7 +68,7 @@ type outSeg struct {
 	copiedTo  int64 // compacted: removable once the log is durable to here
 }
 
-func (o *Outbox) segPath(num uint64) string { return segmentPath(o.dir, num) }
+func (o *Outbox) segPath(num uint64) string { return framelog.SegmentPath(o.dir, num) }
 
 // appendFrameHead appends a frame's header and the body up to the wire
 // form, for a body ending with wire (nil for an ack).
@@ -85,10 +81,7 @@ func appendFrameHead(dst []byte, kind byte, dest string, id BatchID, wire []byte
 	dst = append(dst, id.Sender...)
 	dst = binary.AppendUvarint(dst, id.Incarnation)
 	dst = binary.AppendUvarint(dst, id.Seq)
-	body := dst[start+frameHeader:]
-	crc := crc32.Update(crc32.Checksum(body, castagnoli), castagnoli, wire)
-	binary.LittleEndian.PutUint32(dst[start:], uint32(len(body)+len(wire)))
-	binary.LittleEndian.PutUint32(dst[start+4:], crc)
+	framelog.PutHeader(dst[start:], dst[start+framelog.HeaderLen:], wire)
 	return dst
 }
 
@@ -103,13 +96,14 @@ type outFrame struct {
 	records int
 }
 
-var errOutFrame = errors.New("torn or corrupt frame")
+// maxOutFrame bounds a frame's body: a batch and its destination and id.
+const maxOutFrame = MaxBatchBytes + 1<<10
 
 // parseFrameBody parses a body read at offset bodyOff of its segment.
 func parseFrameBody(body []byte, bodyOff int64) (outFrame, error) {
 	var f outFrame
 	if len(body) < 1 || body[0] != framePut && body[0] != frameAck {
-		return f, errOutFrame
+		return f, framelog.ErrTorn
 	}
 	f.kind = body[0]
 	r := fields{p: body[1:]}
@@ -119,7 +113,7 @@ func parseFrameBody(body []byte, bodyOff int64) (outFrame, error) {
 	f.id.Seq = r.uvarint()
 	p := r.p
 	if r.bad || !ValidName(f.dest) || f.kind == frameAck && len(p) != 0 {
-		return f, errOutFrame
+		return f, framelog.ErrTorn
 	}
 	f.off = bodyOff + int64(len(body)-len(p))
 	f.n = int64(len(p))
@@ -127,65 +121,13 @@ func parseFrameBody(body []byte, bodyOff int64) (outFrame, error) {
 	return f, nil
 }
 
-// scanSegment calls fn with each frame of the segment at path and returns
-// the length of its valid prefix (magic and whole frames) and whether a
-// torn or corrupt frame follows it.
-func scanSegment(path string, fn func(outFrame)) (good int64, torn bool, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, false, err
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<20)
-	var magic [len(outboxMagic)]byte
-	if _, err := io.ReadFull(r, magic[:]); err != nil {
-		return 0, true, nil // a segment whose magic was not written whole
-	}
-	if string(magic[:]) != outboxMagic {
-		return 0, false, fmt.Errorf("%s is not an outbox segment (magic %q)", path, magic[:])
-	}
-	off := int64(len(outboxMagic))
-	var buf []byte
-	for {
-		body, err := readFrame(r, buf)
-		if err == io.EOF {
-			return off, false, nil
-		}
-		if err != nil {
-			return off, true, nil
-		}
-		buf = body
-		fr, err := parseFrameBody(body, off+frameHeader)
-		if err != nil {
-			return off, true, nil
-		}
-		fn(fr)
-		off += frameHeader + int64(len(body))
-	}
-}
-
-// newSegmentLocked starts segment num as the head: the file with its
-// magic, fsynced with its directory, so that frames in it can be made
-// durable by fsyncing the file alone.
+// newSegmentLocked starts segment num as the head (framelog.Writer.Start:
+// its magic and directory entry durable before any frame in it).
 func (o *Outbox) newSegmentLocked(num uint64) error {
-	f, err := os.OpenFile(o.segPath(num), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
+	if err := o.w.Start(o.segPath(num), outboxMagic); err != nil {
 		return err
 	}
-	if _, err := f.Write([]byte(outboxMagic)); err != nil {
-		f.Close()
-		return err
-	}
-	if err := o.fsync(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := o.syncDir(o.dir); err != nil {
-		f.Close()
-		return err
-	}
-	o.head = f
-	o.segs = append(o.segs, &outSeg{num: num, size: int64(len(outboxMagic))})
+	o.segs = append(o.segs, &outSeg{num: num, size: o.w.Size()})
 	return nil
 }
 
@@ -194,7 +136,7 @@ func (o *Outbox) newSegmentLocked(num uint64) error {
 // nothing if another writer rolled the log while this one waited for the
 // fsync under way.
 func (o *Outbox) rollLocked() error {
-	o.gc.settle()
+	o.w.Settle()
 	if o.closed {
 		return ErrClosed
 	}
@@ -204,15 +146,12 @@ func (o *Outbox) rollLocked() error {
 	if _, err := o.writeLocked(nil); err != nil {
 		return err
 	}
-	if err := o.gc.syncNow(o.head, o.end, o.fsync); err != nil {
+	if err := o.w.SyncNow(); err != nil {
 		return err
 	}
-	old := o.head
 	if err := o.newSegmentLocked(o.segs[len(o.segs)-1].num + 1); err != nil {
-		o.head = old
 		return err
 	}
-	old.Close()
 	return o.compactLocked()
 }
 
@@ -258,7 +197,7 @@ func (o *Outbox) compactLocked() error {
 				total += e.Bytes
 			}
 		}
-		s.copiedTo = o.end
+		s.copiedTo = o.w.End()
 		total -= s.size
 		o.compactions++
 	}
@@ -271,9 +210,6 @@ func (o *Outbox) compactLocked() error {
 // an ack need not be durable, and a write while the head is being
 // fsynced may wait for the fsync.
 func (o *Outbox) writeFrameLocked(kind byte, dest string, id BatchID, wire []byte) (int64, error) {
-	if o.werr != nil {
-		return 0, o.werr
-	}
 	o.frames = appendFrameHead(o.frames, kind, dest, id, wire)
 	if kind == frameAck && len(o.frames) < maxAckBytes {
 		return 0, nil
@@ -286,32 +222,17 @@ const maxAckBytes = 64 << 10
 
 // writeLocked writes the frames gathered (the last one's body ending with
 // wire) and wire, and returns the offset of wire. A failed write is cut
-// off again, so that the log stays whole (the gathered acks are dropped:
-// their batches would only be sent again); a failed cut makes the log
-// refuse every later write.
+// off again (framelog.Writer.Write), the gathered acks dropped: their
+// batches would only be sent again.
 func (o *Outbox) writeLocked(wire []byte) (int64, error) {
-	head := o.segs[len(o.segs)-1]
-	off := head.size + int64(len(o.frames))
-	n := int64(len(o.frames) + len(wire))
-	if n == 0 {
-		return off, nil
-	}
-	_, err := o.head.Write(o.frames)
-	if err == nil && len(wire) > 0 {
-		_, err = o.head.Write(wire)
-	}
+	n := int64(len(o.frames))
+	off, err := o.w.Write(o.frames, wire)
 	o.frames = o.frames[:0]
 	if err != nil {
-		if terr := o.head.Truncate(head.size); terr != nil {
-			o.werr = fmt.Errorf("cluster: outbox: %w (and cutting the frame: %v)", err, terr)
-		} else if _, serr := o.head.Seek(head.size, io.SeekStart); serr != nil {
-			o.werr = fmt.Errorf("cluster: outbox: %w", serr)
-		}
 		return 0, fmt.Errorf("cluster: outbox: %w", err)
 	}
-	head.size += n
-	o.end += n
-	return off, nil
+	o.segs[len(o.segs)-1].size = o.w.Size()
+	return off + n, nil
 }
 
 // dropLocked removes the oldest segments while none of their batches is
@@ -319,7 +240,7 @@ func (o *Outbox) writeLocked(wire []byte) (int64, error) {
 func (o *Outbox) dropLocked() error {
 	for len(o.segs) > 1 {
 		s := o.segs[0]
-		if s.held > 0 || s.copiedTo > o.gc.durable {
+		if s.held > 0 || s.copiedTo > o.w.Durable() {
 			return nil
 		}
 		if err := os.Remove(o.segPath(s.num)); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -350,24 +271,26 @@ func (o *Outbox) readLocked(e OutEntry) ([]byte, error) {
 // openLog reads the segments in dir, finding every held batch, and opens
 // the last one (its torn end cut) as the head, or starts segment 1.
 func (o *Outbox) openLog() error {
-	ents, err := os.ReadDir(o.dir)
+	nums, err := framelog.Segments(o.dir)
 	if err != nil {
 		return err
-	}
-	var nums []uint64
-	for _, d := range ents {
-		if n, ok := segmentNum(d.Name()); ok && n > 0 && !d.IsDir() {
-			nums = append(nums, n)
-		}
 	}
 	type key struct {
 		dest string
 		id   BatchID
 	}
 	found := map[key]OutEntry{}
-	for i, num := range nums { // ReadDir sorts by name: by number
+	var head []byte
+	nums = slices.DeleteFunc(nums, func(n uint64) bool { return n == 0 })
+	for i, num := range nums {
 		s := &outSeg{num: num}
-		good, torn, err := scanSegment(o.segPath(num), func(f outFrame) {
+		var good int64
+		var torn bool
+		head, good, torn, err = framelog.Scan(o.segPath(num), outboxMagic, len(outboxMagic), maxOutFrame, func(body []byte, off int64) error {
+			f, err := parseFrameBody(body, off)
+			if err != nil {
+				return err
+			}
 			k := key{f.dest, f.id}
 			if old, ok := found[k]; ok { // acknowledged, or copied on
 				old.seg.held--
@@ -379,6 +302,7 @@ func (o *Outbox) openLog() error {
 				s.held++
 				s.heldBytes += f.n
 			}
+			return nil
 		})
 		if err != nil {
 			return err
@@ -402,37 +326,13 @@ func (o *Outbox) openLog() error {
 		return o.newSegmentLocked(1)
 	}
 	last := o.segs[len(o.segs)-1]
-	f, err := os.OpenFile(o.segPath(last.num), os.O_RDWR, 0o644)
-	if err != nil {
+	if head == nil { // killed while starting it
+		o.segs = o.segs[:len(o.segs)-1]
+		return o.newSegmentLocked(last.num)
+	}
+	if err := o.w.Open(o.segPath(last.num), last.size, 0); err != nil {
 		return err
 	}
-	if last.size < int64(len(outboxMagic)) { // killed while starting it
-		last.size = 0
-		if err := f.Truncate(0); err == nil {
-			_, err = f.Write([]byte(outboxMagic))
-		}
-		if err != nil {
-			f.Close()
-			return err
-		}
-		last.size = int64(len(outboxMagic))
-	} else if st, err := f.Stat(); err != nil || st.Size() > last.size {
-		if err == nil {
-			err = f.Truncate(last.size)
-		}
-		if err == nil {
-			err = o.fsync(f)
-		}
-		if err != nil {
-			f.Close()
-			return fmt.Errorf("cut torn frame: %w", err)
-		}
-	}
-	if _, err := f.Seek(last.size, io.SeekStart); err != nil {
-		f.Close()
-		return err
-	}
-	o.head = f
 	return o.dropLocked()
 }
 
@@ -484,7 +384,7 @@ func (o *Outbox) importFiles() error {
 	if !imported {
 		return nil
 	}
-	return o.syncDir(o.dir)
+	return atomicfile.SyncDirWith(o.dir, o.fsyncFile)
 }
 
 func (o *Outbox) holds(dest string, id BatchID) bool {
@@ -497,3 +397,36 @@ func (o *Outbox) holds(dest string, id BatchID) bool {
 	}
 	return false
 }
+
+// fields reads uvarints and length-prefixed strings from p, in order.
+// After the first one that does not parse, every read returns a zero
+// value and bad is set.
+type fields struct {
+	p   []byte
+	bad bool
+}
+
+// uvarint reads one uvarint.
+func (f *fields) uvarint() uint64 {
+	v, k := binary.Uvarint(f.p)
+	if k <= 0 {
+		f.fail()
+		return 0
+	}
+	f.p = f.p[k:]
+	return v
+}
+
+// str reads a uvarint length of at most maxLen, then that many bytes.
+func (f *fields) str(maxLen int) string {
+	l := f.uvarint()
+	if f.bad || l > uint64(maxLen) || l > uint64(len(f.p)) {
+		f.fail()
+		return ""
+	}
+	s := string(f.p[:l])
+	f.p = f.p[l:]
+	return s
+}
+
+func (f *fields) fail() { f.p, f.bad = nil, true }

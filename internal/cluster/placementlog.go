@@ -39,6 +39,8 @@ import (
 // when opened with records to drop, and when the log reaches twice the
 // bound.
 
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
 const (
 	placementsMagic = "PPLACE1\n"
 	placementSize   = 32
