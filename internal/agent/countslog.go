@@ -207,7 +207,7 @@ func parseReceivedFrame(body []byte) (fr receivedFrame, ok bool) {
 // position base, atomically.
 func writeCountsLog(path string, base int64, frames []receivedFrame) error {
 	head := binary.LittleEndian.AppendUint64([]byte(receivedMagic), uint64(base))
-	return framelog.Rewrite(path, head, false, func(put func([]byte) error) error {
+	return framelog.Rewrite(path, head, true, func(put func([]byte) error) error {
 		for _, fr := range frames {
 			if err := put(receivedBody(fr.id, fr.seen, fr.entries)); err != nil {
 				return err
@@ -275,9 +275,11 @@ func (l *countsLog) has(id string) bool {
 
 // hold stops apply until the returned release, and returns the position
 // the counts added so far reach: a checkpoint takes its counts in between.
+// A frame apply wrote and could not make durable is past that position
+// (its counts were not added): a recovery replays it.
 func (l *countsLog) hold() (pos int64, release func()) {
 	l.mu.Lock()
-	return l.w.End(), l.mu.Unlock
+	return l.w.Durable(), l.mu.Unlock
 }
 
 // trim drops the frames before pos (the position the oldest kept

@@ -53,6 +53,7 @@ const (
 type movedLog struct {
 	mu    sync.Mutex
 	w     *framelog.Writer    // nil until the log is opened or started
+	shut  bool                // closed (closeMovedLog): nothing more is logged
 	held  map[string][][]byte // by destination
 	bytes int
 	seqs  map[string]uint64 // of the batches this process logged, per destination
@@ -252,6 +253,9 @@ func (h *clusterHost) sealLocked(ctx context.Context) error {
 // append writes the frame of body at the log's end and syncs it, keeping
 // m.mu; the first one starts the log.
 func (m *movedLog) append(path string, body []byte) error {
+	if m.shut {
+		return errors.New("the log is closed")
+	}
 	if m.w == nil {
 		w := framelog.NewWriter(&m.mu, (*os.File).Sync)
 		if err := w.Start(path, movedMagic); err != nil {
@@ -288,6 +292,7 @@ func (h *clusterHost) closeMovedLog(ctx context.Context) error {
 		err = errors.Join(err, m.w.Close())
 		m.w = nil
 	}
+	m.shut = true
 	if m.dropped > 0 {
 		h.a.log.Info("cluster: leave: URLs not moved again, an earlier process had", "urls", m.dropped)
 	}

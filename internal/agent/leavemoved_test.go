@@ -81,3 +81,25 @@ func TestMovedLogGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestMovedLogClosed: once closed, the log refuses to log more and keeps
+// what it holds (it is not started again, which would empty it).
+func TestMovedLogClosed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), movedLogFile)
+	var m movedLog
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.append(path, movedBody(movedGoldenFrames[0])); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m.w, m.shut = nil, true
+	if err := m.append(path, movedBody(movedGoldenFrames[1])); err == nil {
+		t.Fatal("a closed log took a frame")
+	}
+	if _, got := readMovedFile(t, path); len(got) != 2 {
+		t.Fatalf("%d batches read back, want the 2 logged before the close", len(got))
+	}
+}

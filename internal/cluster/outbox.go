@@ -146,6 +146,9 @@ func (o *Outbox) PutAll(ctx context.Context, puts []OutPut, wait bool) error {
 		if !ValidName(p.Dest) {
 			return errors.Join(o.publish(done, upTo), fmt.Errorf("cluster: outbox: bad destination %q", p.Dest))
 		}
+		if len(p.Wire) > MaxBatchBytes { // its log would read it back as torn
+			return errors.Join(o.publish(done, upTo), fmt.Errorf("cluster: outbox: batch of %d bytes, over %d", len(p.Wire), MaxBatchBytes))
+		}
 		if !o.reserve(p.Dest, int64(len(p.Wire)), wait) {
 			if err := o.publish(done, upTo); err != nil {
 				return err

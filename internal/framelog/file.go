@@ -34,7 +34,10 @@ func Scan(path, magic string, headLen int, max uint32, fn func(body []byte, off 
 	r := NewReader(f, 1<<20, max)
 	head = make([]byte, headLen)
 	if _, err := io.ReadFull(r.r, head); err != nil {
-		return nil, 0, true, nil
+		if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, 0, true, nil // killed while it was started
+		}
+		return nil, 0, false, fmt.Errorf("%s: %w", path, err)
 	}
 	if string(head[:len(magic)]) != magic {
 		return nil, 0, false, fmt.Errorf("%s: not the log expected (magic %q)", path, head[:len(magic)])

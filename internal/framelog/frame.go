@@ -52,7 +52,8 @@ func NewReader(r io.Reader, size int, max uint32) *Reader {
 }
 
 // Next returns the next frame's body, valid until the next call: io.EOF
-// at a clean end, ErrTorn at a torn frame.
+// at a clean end, ErrTorn at a torn frame (cut short, too long or not
+// matching its checksum), the reader's error when it fails otherwise.
 func (r *Reader) Next() ([]byte, error) {
 	var h [HeaderLen]byte
 	if _, err := io.ReadFull(r.r, h[:]); err != nil {
@@ -67,7 +68,10 @@ func (r *Reader) Next() ([]byte, error) {
 	}
 	r.buf = slices.Grow(r.buf[:0], int(n))[:n]
 	if _, err := io.ReadFull(r.r, r.buf); err != nil {
-		return nil, ErrTorn
+		if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, ErrTorn
+		}
+		return nil, err
 	}
 	if crc32.Checksum(r.buf, castagnoli) != binary.LittleEndian.Uint32(h[4:]) {
 		return nil, ErrTorn

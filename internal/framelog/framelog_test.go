@@ -2,6 +2,7 @@ package framelog
 
 import (
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -126,5 +127,34 @@ func TestWriterFailedWrite(t *testing.T) {
 	}
 	if w.werr == nil {
 		t.Error("a failed cut did not stick")
+	}
+}
+
+// TestWriterFailedStart: a new file that cannot be made durable is
+// removed, the head unchanged, so it is never taken for the last segment.
+func TestWriterFailedStart(t *testing.T) {
+	dir := t.TempDir()
+	var mu sync.Mutex
+	mu.Lock()
+	defer mu.Unlock()
+	fail := false
+	w := NewWriter(&mu, func(f *os.File) error {
+		if fail {
+			return errors.New("no room")
+		}
+		return f.Sync()
+	})
+	if err := w.Start(SegmentPath(dir, 1), "TLOG1\n"); err != nil {
+		t.Fatal(err)
+	}
+	fail = true
+	if err := w.Start(SegmentPath(dir, 2), "TLOG1\n"); err == nil {
+		t.Fatal("a start whose fsync failed succeeded")
+	}
+	if nums, err := Segments(dir); err != nil || len(nums) != 1 || nums[0] != 1 {
+		t.Fatalf("segments %v: %v", nums, err)
+	}
+	if w.Size() != 6 || w.End() != 6 {
+		t.Fatalf("head changed: size %d end %d", w.Size(), w.End())
 	}
 }

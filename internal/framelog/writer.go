@@ -70,7 +70,8 @@ func (w *Writer) Open(path string, good, end int64) error {
 // Start makes a new file at path, holding magic, the head, and fsyncs it
 // (when there is a magic) and its directory, so that frames in it become
 // durable by fsyncing the file alone. The head before it is closed: make
-// it durable first (SyncNow). On an error the head is unchanged.
+// it durable first (SyncNow). On an error the head is unchanged and the
+// new file is removed.
 func (w *Writer) Start(path, magic string) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -84,6 +85,7 @@ func (w *Writer) Start(path, magic string) error {
 	}
 	if err != nil {
 		f.Close()
+		os.Remove(path) // not a segment after the head: a later open would take it for the last
 		return err
 	}
 	if w.f != nil {
