@@ -165,10 +165,20 @@ func (st *State) Rate(prior float64) float64 {
 	}
 	expo := float64(st.Exposure) / 1e9
 	shrunk := (x + 0.5) / (expo + 0.5/prior)
-	if x == 0 || st.Timed > 0 && float64(st.Timed) >= x/2 {
+	if !st.counted() {
 		return shrunk
 	}
 	return max(-math.Log((n-x+0.5)/(n+0.5))/(expo/n), shrunk)
+}
+
+// counted says st's changes are known only by their count: some visits
+// found a change, and Last-Modified dated fewer than half of them, so
+// Rate is Cho and Garcia-Molina's estimator, which takes a page found
+// changed at every visit for one changing about ln(2n+1) times an
+// interval, however fast it changes.
+func (st *State) counted() bool {
+	x := float64(st.Changes)
+	return st.Visits > 0 && st.Exposure > 0 && x > 0 && !(st.Timed > 0 && float64(st.Timed) >= x/2)
 }
 
 // watch adds to st's history a visit at now (Unix ns) that found the URL
