@@ -82,12 +82,16 @@ func (p *policy) next(st *State, changed bool) time.Duration {
 			// at most doubles from one visit to the next, so a URL that
 			// one visit made look given up (μλ ≥ 1) or unchanging is
 			// seen again long before Max.
-			if st.counted() {
-				d = p.rates.IntervalCounted(st.Visits, st.Changes, time.Duration(st.Exposure/int64(st.Visits)))
-			} else {
-				d = p.rates.Interval(st.Rate(p.priorOf(st)))
+			if st.Probing {
+				// The visit was the probe: the bound counts from the
+				// interval before it, the mean of the page's intervals.
+				st.Probing = false
+				cur = max(cur, time.Duration(st.Exposure/int64(max(st.Visits, 1))))
+			} else if st.Probe == 0 && st.Changes == st.Visits && st.Visits >= probeAfter && st.counted() {
+				st.Probing = true
+				return p.min
 			}
-			d = min(d, 2*cur)
+			d = min(p.rates.Interval(st.Rate(p.priorOf(st))), 2*cur)
 		}
 	}
 	return min(max(d, p.min), p.max)
@@ -213,75 +217,6 @@ func (r *Rates) Interval(lambda float64) time.Duration {
 	return r.interval(lambda, r.mu0)
 }
 
-// IntervalCounted returns the interval of a page whose history is n
-// visits a mean interval iv apart, x of which found a change (none dated),
-// that maximises the schedule's expected freshness for the budget, its
-// rate unknown: the histogram of the schedule's rates is the prior (an
-// empirical Bayes one), the visits' likelihood (1−e^(−λ iv))^x
-// e^(−λ iv (n−x)) gives the posterior, and the interval is the 1/f at
-// which the posterior mean of the marginal freshness per visit,
-// E[g(λ/f)/λ], is the multiplier μ (with one rate, the interval
-// Interval gives). A page found changed at every visit is thus weighed
-// by how many of the schedule's pages change that often or faster: where
-// those are mostly pages too fast to keep fresh, it is given up (Max),
-// where the estimator's lower bound would keep it visited.
-func (r *Rates) IntervalCounted(n, x uint32, iv time.Duration) time.Duration {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.mu0 == 0 || r.dirty > 0 && r.dirty >= max(16, int(r.n/64)) {
-		r.solve()
-	}
-	var lw [rateBuckets]float64
-	top := math.Inf(-1)
-	for b, c := range r.buckets {
-		lw[b] = math.Inf(-1)
-		if c > 0 {
-			li := bucketRate(b) * iv.Seconds()
-			lw[b] = math.Log(float64(c)) + float64(x)*math.Log(-math.Expm1(-li)) - float64(n-x)*li
-			top = max(top, lw[b])
-		}
-	}
-	if math.IsInf(top, -1) || iv <= 0 {
-		return r.max
-	}
-	var w [rateBuckets]float64
-	sum, inv := 0.0, 0.0 // the weights; the posterior mean of 1/λ
-	for b := range lw {
-		w[b] = math.Exp(lw[b] - top)
-		sum += w[b]
-		inv += w[b] / bucketRate(b)
-	}
-	// marginal is the posterior mean of g(λ/f)/λ, which falls as f grows
-	// from E[1/λ] at f = 0.
-	marginal := func(f float64) float64 {
-		m := 0.0
-		for b, wb := range w {
-			if wb > 0 {
-				l := bucketRate(b)
-				m += wb * gain(l/f) / l
-			}
-		}
-		return m / sum
-	}
-	mu := r.mu0
-	lo, hi := 1/r.max.Seconds(), 1/r.min.Seconds()
-	switch {
-	case inv/sum <= mu || marginal(lo) <= mu:
-		return r.max
-	case marginal(hi) >= mu:
-		return r.min
-	}
-	for range 40 { // bisect on log f
-		m := math.Sqrt(lo * hi)
-		if marginal(m) > mu {
-			lo = m
-		} else {
-			hi = m
-		}
-	}
-	return min(max(time.Duration(1e9/math.Sqrt(lo*hi)), r.min), r.max)
-}
-
 // solve finds μ such that the visits per second of every bucket's URLs
 // at their optimal intervals sum to the budget (or, with no budget, a
 // μ whose intervals average the initial one).
@@ -312,6 +247,11 @@ func (r *Rates) solve() {
 	}
 	r.mu0 = math.Exp(hi)
 }
+
+// probeAfter is how many visits, each finding a change that no
+// Last-Modified dated, make the change-rate policy probe a page: visit
+// it Min after the last (State.Probing).
+const probeAfter = 2
 
 // newPolicy returns the policy of s.
 func newPolicy(s Settings) (*policy, error) {
