@@ -22,9 +22,10 @@ var Policies = []string{PolicyChangeRate, PolicyUniform, PolicyHeritrix, PolicyS
 
 // policy is a Settings' policy with its bounds, and the rates it shares.
 type policy struct {
-	name     string
-	min, max time.Duration
-	rates    *Rates // with the budget in force
+	name       string
+	min, max   time.Duration
+	rates      *Rates // with the budget in force
+	probeAfter uint32 // change-rate: visits, each finding an undated change, before a probe (0: none)
 }
 
 // initial is the first interval: the anchors' one day, which is 24 times
@@ -84,10 +85,12 @@ func (p *policy) next(st *State, changed bool) time.Duration {
 			// seen again long before Max.
 			if st.Probing {
 				// The visit was the probe: the bound counts from the
-				// interval before it, the mean of the page's intervals.
+				// mean of the page's other intervals.
 				st.Probing = false
-				cur = max(cur, time.Duration(st.Exposure/int64(max(st.Visits, 1))))
-			} else if st.Probe == 0 && st.Changes == st.Visits && st.Visits >= probeAfter && st.counted() {
+				if st.Visits > 1 {
+					cur = max(cur, time.Duration((st.Exposure-st.Probe)/int64(st.Visits-1)))
+				}
+			} else if p.probeAfter > 0 && st.Probe == 0 && st.Changes == st.Visits && st.Visits >= p.probeAfter && st.counted() {
 				st.Probing = true
 				return p.min
 			}
@@ -255,7 +258,7 @@ const probeAfter = 2
 
 // newPolicy returns the policy of s.
 func newPolicy(s Settings) (*policy, error) {
-	p := &policy{name: s.Policy, min: s.Min, max: s.Max}
+	p := &policy{name: s.Policy, min: s.Min, max: s.Max, probeAfter: probeAfter}
 	switch s.Policy {
 	case PolicyUniform, PolicyHeritrix, PolicyStorm, PolicyChangeRate:
 	default:

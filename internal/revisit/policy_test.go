@@ -158,3 +158,52 @@ func TestLastModifiedWrong(t *testing.T) {
 		t.Fatal("a 304 flagged")
 	}
 }
+
+// TestProbe: a page whose two visits found changes that no Last-Modified
+// dated is probed Min after the second; a change found by the probe
+// bounds its rate from below at ln 3 changes in the probe's interval,
+// and it is given up (its next interval twice its earlier ones, the
+// doubling bound); a probe that finds no change leaves it a slow page's
+// interval. A page whose changes Last-Modified dates is not probed.
+func TestProbe(t *testing.T) {
+	const day = 24 * time.Hour
+	p, err := newPolicy(Settings{Policy: PolicyChangeRate, Min: time.Hour, Max: 28 * day, Budget: 100 / day.Seconds()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		p.rates.Move(-1, 1/day.Seconds())
+	}
+	visit := func(st *State, after time.Duration, changed bool, lm int64) time.Duration {
+		now := st.Last + int64(after)
+		st.watch(now, lm, changed, true)
+		d := p.next(st, changed)
+		st.Interval = int64(d)
+		return d
+	}
+	for _, probeChanged := range []bool{true, false} {
+		st := &State{Last: int64(time.Hour), Interval: int64(day)}
+		visit(st, day, true, 0)
+		if d := visit(st, day, true, 0); d != time.Hour || !st.Probing {
+			t.Fatalf("after two changes: %v, probing %v", d, st.Probing)
+		}
+		d := visit(st, time.Hour, probeChanged, 0)
+		if st.Probing || st.Probe != int64(time.Hour) || st.ProbeChanged != probeChanged {
+			t.Fatalf("after the probe: %+v", st)
+		}
+		if r := st.Rate(p.priorOf(st)); probeChanged && (r < math.Log(3)/3600 || d != 2*day) {
+			t.Errorf("probe found a change: rate %g/s, next interval %v; want ≥ ln 3 an hour, 48h", r, d)
+		} else if !probeChanged && (d < 6*time.Hour || d > 2*day) {
+			t.Errorf("probe found no change: next interval %v", d)
+		}
+		if d := visit(st, d, true, 0); st.Probing || d == time.Hour {
+			t.Errorf("probed again: %v", d)
+		}
+	}
+	st := &State{Last: int64(time.Hour), Interval: int64(day)}
+	for range 3 {
+		if visit(st, day, true, st.Last+int64(day)-int64(time.Hour)); st.Probing {
+			t.Fatal("a page whose changes Last-Modified dates was probed")
+		}
+	}
+}
