@@ -242,14 +242,6 @@ func (a *Agent) whyRevisit(w *console.Why) {
 	if st.LMWrong {
 		hist += "; its Last-Modified moved while its payload did not: not used to time changes"
 	}
-	switch {
-	case st.Probing:
-		hist += "; the visit due is a probe, --revisit-min after the last (every visit found a change no Last-Modified dated)"
-	case st.Probe > 0 && st.ProbeChanged:
-		hist += fmt.Sprintf("; a probe %v after a visit found it changed", time.Duration(st.Probe).Round(time.Millisecond))
-	case st.Probe > 0:
-		hist += fmt.Sprintf("; a probe %v after a visit found it unchanged", time.Duration(st.Probe).Round(time.Millisecond))
-	}
 	w.Add("revisit history", hist)
 	if r := st.Rate(0); r > 0 {
 		w.Add("estimated change rate", fmt.Sprintf("one change every %v", time.Duration(1e9/r).Round(time.Millisecond)))

@@ -18,10 +18,9 @@
 //
 // One bbolt file, state/revisit/schedule.db, of five buckets:
 //
-//	u  URL → State (about 140 bytes and the ETag: Meta, due time, the
-//	   policy's interval, the change history and the probe's outcome,
-//	   ETag, Last-Modified, the payload digest, the record ID and date of
-//	   the last full capture; version 4, versions 1 to 3 read)
+//	u  URL → State (about 130 bytes and the ETag: Meta, due time, the
+//	   policy's interval, the change history, ETag, Last-Modified, the
+//	   payload digest, the record ID and date of the last full capture)
 //	d  due time (8 bytes, big-endian) + URL → nothing: the URLs not issued, in due order
 //	i  URL → issue number (8 bytes), then, once a fetch claimed it, the
 //	   claim's time (8 bytes, Unix ns): the URLs issued to the frontier, not yet visited
@@ -107,11 +106,5 @@
 // the visits a second of the rate histogram sum to the budget. A page
 // changing too often for μ is visited every Max only. An interval at most
 // doubles from one visit to the next, so that a URL one misleading visit
-// sent toward Max is seen again soon. A URL whose first two visits found
-// changes that no Last-Modified dated (Cho and Garcia-Molina's estimate
-// is then a lower bound, ln(2n+1) changes an interval, whatever its
-// rate) is probed once: visited Min after the second visit. A change
-// found by the probe bounds its rate from below at ln 3 changes in the
-// probe's interval, which gives up a URL changing faster than Min can
-// follow; no change makes it one of the slower ones.
+// sent toward Max is seen again soon.
 package revisit

@@ -22,10 +22,9 @@ var Policies = []string{PolicyChangeRate, PolicyUniform, PolicyHeritrix, PolicyS
 
 // policy is a Settings' policy with its bounds, and the rates it shares.
 type policy struct {
-	name       string
-	min, max   time.Duration
-	rates      *Rates // with the budget in force
-	probeAfter uint32 // change-rate: visits, each finding an undated change, before a probe (0: none)
+	name     string
+	min, max time.Duration
+	rates    *Rates // with the budget in force
 }
 
 // initial is the first interval: the anchors' one day, which is 24 times
@@ -83,17 +82,6 @@ func (p *policy) next(st *State, changed bool) time.Duration {
 			// at most doubles from one visit to the next, so a URL that
 			// one visit made look given up (μλ ≥ 1) or unchanging is
 			// seen again long before Max.
-			if st.Probing {
-				// The visit was the probe: the bound counts from the
-				// mean of the page's other intervals.
-				st.Probing = false
-				if st.Visits > 1 {
-					cur = max(cur, time.Duration((st.Exposure-st.Probe)/int64(st.Visits-1)))
-				}
-			} else if p.probeAfter > 0 && st.Probe == 0 && st.Changes == st.Visits && st.Visits >= p.probeAfter && st.counted() {
-				st.Probing = true
-				return p.min
-			}
 			d = min(p.rates.Interval(st.Rate(p.priorOf(st))), 2*cur)
 		}
 	}
@@ -251,14 +239,9 @@ func (r *Rates) solve() {
 	r.mu0 = math.Exp(hi)
 }
 
-// probeAfter is how many visits, each finding a change that no
-// Last-Modified dated, make the change-rate policy probe a page: visit
-// it Min after the last (State.Probing).
-const probeAfter = 2
-
 // newPolicy returns the policy of s.
 func newPolicy(s Settings) (*policy, error) {
-	p := &policy{name: s.Policy, min: s.Min, max: s.Max, probeAfter: probeAfter}
+	p := &policy{name: s.Policy, min: s.Min, max: s.Max}
 	switch s.Policy {
 	case PolicyUniform, PolicyHeritrix, PolicyStorm, PolicyChangeRate:
 	default:

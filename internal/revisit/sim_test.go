@@ -110,16 +110,9 @@ func simVisit(p *policy, pg *simPage, prev, now float64, rng *rand.Rand) (stale 
 // mix (a day of 1,000 s), visits at most budget a second, and returns what
 // it achieved after the first two days.
 func simulate(name string, n int, budget float64, seed uint64) simResult {
-	return simulateWith(name, n, budget, seed, probeAfter)
-}
-
-// simulateWith is simulate with the change-rate policy probing after
-// probe visits (0: never).
-func simulateWith(name string, n int, budget float64, seed uint64, probe uint32) simResult {
 	var day = 1000.0
 	minI, maxI := time.Duration(day/24*float64(time.Second)), time.Duration(28*day*float64(time.Second))
 	p, _ := newPolicy(Settings{Policy: name, Min: minI, Max: maxI, Budget: budget})
-	p.probeAfter = probe
 	rng := rand.New(rand.NewPCG(seed, 9))
 	q := simPages(p, n, day, rng)
 	warm, end := 2*day, 12*day
@@ -180,39 +173,5 @@ func TestPoliciesSimulated(t *testing.T) {
 		if c, u := got[PolicyChangeRate], got[PolicyUniform]; c.fresh < u.fresh {
 			t.Errorf("each page every %g days: change-rate %.3f below uniform %.3f", days, c.fresh, u.fresh)
 		}
-	}
-}
-
-// TestProbeSimulated: at bench revisit's budget (each page every 1.8
-// days), probing the pages whose changes no Last-Modified dates cuts by
-// more than a fifth the visits spent on those that change hourly or
-// faster, which every visit finds changed, without losing freshness; the
-// bodies fetched fall with them (six seeds). The simulation's schedule
-// is late by minutes, so its probes come later than Min.
-func TestProbeSimulated(t *testing.T) {
-	const n, days, seeds = 400, 1.8, 6
-	var with, without simResult
-	for seed := uint64(1); seed <= seeds; seed++ {
-		for _, v := range []struct {
-			r     *simResult
-			probe uint32
-		}{{&with, probeAfter}, {&without, 0}} {
-			s := simulateWith(PolicyChangeRate, n, n/(days*1000), seed, v.probe)
-			v.r.fresh += s.fresh / seeds
-			v.r.saved += s.saved / seeds
-			v.r.fastUndated += s.fastUndated / seeds
-		}
-	}
-	for _, v := range []struct {
-		name string
-		r    simResult
-	}{{"probing", with}, {"not probing", without}} {
-		t.Logf("%s: freshness %.3f, bodies saved %.1f %%, visits to fast pages without dates %.1f %%", v.name, v.r.fresh, 100*v.r.saved, 100*v.r.fastUndated)
-	}
-	if with.fastUndated > without.fastUndated*0.8 {
-		t.Errorf("visits to fast pages without dates: %.1f %% probing, %.1f %% not", 100*with.fastUndated, 100*without.fastUndated)
-	}
-	if with.fresh < without.fresh-0.01 || with.saved < without.saved {
-		t.Errorf("probing: freshness %.3f, saved %.3f; not: %.3f, %.3f", with.fresh, with.saved, without.fresh, without.saved)
 	}
 }

@@ -45,13 +45,6 @@ type State struct {
 	// before its first visit (0: none): its first interval and the change
 	// rate assumed of it until its visits say more.
 	Hint int64
-	// Probing says the visit due is a probe: the change-rate policy made
-	// it due Min after the previous visit because every visit had found
-	// a change and no Last-Modified dated them (see Rate). Probe is the
-	// interval, ns, after which the probe came (0: no probe yet), and
-	// ProbeChanged whether it found a change.
-	Probing, ProbeChanged bool
-	Probe                 int64
 }
 
 // MetaLen is the length of the frontier Meta a State keeps.
@@ -61,16 +54,15 @@ const MetaLen = frontier.MetaLen
 const MaxETag = 128
 
 // stateVersion is the version of the encoding appendState writes;
-// decodeState also reads version 3, which has no Probe (nor the flags of
-// the probe), version 2, which has no flags, and version 1, which has no
-// Size nor Hint either.
-const stateVersion = 4
+// decodeState also reads version 2, which has no flags, and version 1,
+// which has no Size nor Hint either.
+const stateVersion = 3
 
-// fixedLen is the encoded length of a version-4 State without its ETag;
+// fixedLen is the encoded length of a version-3 State without its ETag;
 // shorter is how much shorter one of each older version is.
-const fixedLen = 1 + MetaLen + 8 + 1 + 8 + 8 + 8 + 4 + 4 + 8 + 4 + 8 + 20 + 16 + 8 + 8 + 8 + 1 + 8 + 1
+const fixedLen = 1 + MetaLen + 8 + 1 + 8 + 8 + 8 + 4 + 4 + 8 + 4 + 8 + 20 + 16 + 8 + 8 + 8 + 1 + 1
 
-var shorter = [stateVersion + 1]int{1: 25, 2: 9, 3: 8}
+var shorter = [stateVersion + 1]int{1: 17, 2: 1}
 
 // appendState appends the encoding of st: a version byte, the fixed
 // fields big-endian in declaration order (ETag excepted), then the ETag's
@@ -93,9 +85,7 @@ func appendState(b []byte, st *State) []byte {
 	b = binary.BigEndian.AppendUint64(b, uint64(st.RecordDate))
 	b = binary.BigEndian.AppendUint64(b, uint64(st.Size))
 	b = binary.BigEndian.AppendUint64(b, uint64(st.Hint))
-	// flags: bit 0 LMWrong, bit 1 ProbeChanged, bit 2 Probing
-	b = append(b, boolByte(st.LMWrong)|boolByte(st.ProbeChanged)<<1|boolByte(st.Probing)<<2)
-	b = binary.BigEndian.AppendUint64(b, uint64(st.Probe))
+	b = append(b, boolByte(st.LMWrong)) // flags: bit 0 LMWrong
 	b = append(b, byte(len(st.ETag)))
 	return append(b, st.ETag...)
 }
@@ -140,10 +130,6 @@ func decodeState(b []byte) (State, error) {
 		st.LMWrong = b[p]&1 != 0
 		p++
 	}
-	if b[0] >= 4 {
-		st.ProbeChanged, st.Probing = b[p-1]&2 != 0, b[p-1]&4 != 0
-		st.Probe = int64(u64())
-	}
 	n := int(b[p])
 	p++
 	if len(b) != p+n {
@@ -172,13 +158,6 @@ func dueKey(due int64, url string) []byte {
 // estimate when no change was seen, where Cho and Garcia-Molina's is 0
 // (a page found unchanged once would be visited every Max: too seldom
 // for most pages). It returns prior before the second visit.
-//
-// Cho and Garcia-Molina's estimator is a lower bound when every visit
-// found a change: ln(2n+1) changes an interval, however fast the page
-// changes. A probe (State.Probing) that found a change gives the bound
-// of its own shorter interval, ln 3 changes in it, and the larger bound
-// is taken: for a page changing faster than the probe's interval that
-// is far above the other, and the policy gives the page up.
 func (st *State) Rate(prior float64) float64 {
 	n, x := float64(st.Visits), float64(st.Changes)
 	if n == 0 || st.Exposure <= 0 {
@@ -186,21 +165,10 @@ func (st *State) Rate(prior float64) float64 {
 	}
 	expo := float64(st.Exposure) / 1e9
 	shrunk := (x + 0.5) / (expo + 0.5/prior)
-	if !st.counted() {
+	if x == 0 || st.Timed > 0 && float64(st.Timed) >= x/2 {
 		return shrunk
 	}
-	r := max(-math.Log((n-x+0.5)/(n+0.5))/(expo/n), shrunk)
-	if st.ProbeChanged && st.Probe > 0 {
-		r = max(r, math.Log(3)/(float64(st.Probe)/1e9))
-	}
-	return r
-}
-
-// counted says st's changes are known only by their count: some visits
-// found a change, and Last-Modified dated fewer than half of them.
-func (st *State) counted() bool {
-	x := float64(st.Changes)
-	return x > 0 && !(st.Timed > 0 && float64(st.Timed) >= x/2)
+	return max(-math.Log((n-x+0.5)/(n+0.5))/(expo/n), shrunk)
 }
 
 // watch adds to st's history a visit at now (Unix ns) that found the URL
@@ -212,9 +180,6 @@ func (st *State) watch(now, lm int64, changed, full bool) {
 		st.LMWrong = true
 	}
 	if st.Last != 0 && now > st.Last {
-		if st.Probing {
-			st.Probe, st.ProbeChanged = now-st.Last, changed
-		}
 		st.Visits++
 		if changed {
 			st.Changes++
