@@ -58,6 +58,28 @@ func benchRevisitCmd() *cobra.Command {
 	fs.DurationVar(&o.Min, "revisit-min", 5*time.Second, "--revisit-min (default: an hour of the default day)")
 	fs.DurationVar(&o.Max, "revisit-max", 56*time.Minute, "--revisit-max (default: four weeks of the default day)")
 	fs.StringVar(&o.Dir, "dir", "", "scratch directory (default: a temporary one, removed)")
+	fs.Var(loopbackV4{&o.FirstIP}, "web-first-ip", "first loopback address of the first policy's web; the next policies' take the next /24s (to run sittings side by side)")
 	fs.StringVar(&o.Petrel, "petrel", "", "petrel binary crawling (default: this one)")
 	return cmd
 }
+
+// loopbackV4 is a flag of an IPv4 loopback address.
+type loopbackV4 struct{ a *netip.Addr }
+
+func (l loopbackV4) String() string {
+	if l.a == nil || !l.a.IsValid() {
+		return ""
+	}
+	return l.a.String()
+}
+
+func (l loopbackV4) Set(s string) error {
+	a, err := netip.ParseAddr(s)
+	if err != nil || !a.Is4() || !a.IsLoopback() {
+		return fmt.Errorf("%q: want a 127.x.y.z address", s)
+	}
+	*l.a = a
+	return nil
+}
+
+func (loopbackV4) Type() string { return "addr" }

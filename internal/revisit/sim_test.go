@@ -14,7 +14,8 @@ type simLM int
 const (
 	lmTrue simLM = iota // the time of the last change, in whole seconds
 	lmNow               // the time of the request: wrong, and never a 304
-	lmNone              // none
+	lmNone              // none (an ETag only, or stale validators)
+	lmBare              // neither Last-Modified nor ETag: every visit a 200
 )
 
 // simPage is one page of the simulation: its true rate, its server's
@@ -38,7 +39,8 @@ func (q *simQueue) Pop() any          { o := *q; p := o[len(o)-1]; *q = o[:len(o
 // time-averaged freshness and the share of its visits that found the
 // page changed (a full fetch, where a 304 would have done otherwise).
 type simResult struct {
-	fresh, changed float64
+	fresh, changed, saved float64
+	fastUndated           float64 // the share of visits to pages changing hourly or faster without a usable Last-Modified
 }
 
 // simBase is the simulation's time 0 in Unix ns: every page was first
@@ -66,6 +68,8 @@ func simPages(p *policy, n int, day float64, rng *rand.Rand) simQueue {
 			pg.lm = lmTrue
 		} else if k < 75 {
 			pg.lm = lmNow
+		} else if k < 85 {
+			pg.lm = lmBare
 		}
 		pg.st.Interval, pg.st.Last = int64(p.initial()), simBase
 		pg.due = p.initial().Seconds()
@@ -113,7 +117,7 @@ func simulate(name string, n int, budget float64, seed uint64) simResult {
 	q := simPages(p, n, day, rng)
 	warm, end := 2*day, 12*day
 	fresh, now, last := 0.0, 0.0, make(map[*simPage]float64, n)
-	visits, changes := 0, 0
+	visits, changes, bodies, fast := 0, 0, 0, 0
 	for now < end {
 		pg := heap.Pop(&q).(*simPage)
 		now = max(pg.due, now+1/budget)
@@ -126,6 +130,12 @@ func simulate(name string, n int, budget float64, seed uint64) simResult {
 			visits++
 			if changed {
 				changes++
+			}
+			if changed || pg.lm == lmNow || pg.lm == lmBare {
+				bodies++
+			}
+			if pg.lm != lmTrue && pg.lambda > 12/day {
+				fast++
 			}
 		}
 		d := p.next(&pg.st, changed)
@@ -141,7 +151,8 @@ func simulate(name string, n int, budget float64, seed uint64) simResult {
 			fresh += max(min(prev+e, end)-lo, 0)
 		}
 	}
-	return simResult{fresh: fresh / (float64(n) * (end - warm)), changed: float64(changes) / float64(max(visits, 1))}
+	return simResult{fresh: fresh / (float64(n) * (end - warm)), changed: float64(changes) / float64(max(visits, 1)),
+		saved: 1 - float64(bodies)/float64(max(visits, 1)), fastUndated: float64(fast) / float64(max(visits, 1))}
 }
 
 // TestPoliciesSimulated: with its estimates learnt from visits alone, the
@@ -157,7 +168,7 @@ func TestPoliciesSimulated(t *testing.T) {
 		got := map[string]simResult{}
 		for _, name := range Policies {
 			got[name] = simulate(name, n, budget, 1)
-			t.Logf("each page every %g days: %s: freshness %.3f, visits finding a change %.0f %%", days, name, got[name].fresh, 100*got[name].changed)
+			t.Logf("each page every %g days: %s: freshness %.3f, visits finding a change %.0f %%, bodies saved %.0f %%", days, name, got[name].fresh, 100*got[name].changed, 100*got[name].saved)
 		}
 		if c, u := got[PolicyChangeRate], got[PolicyUniform]; c.fresh < u.fresh {
 			t.Errorf("each page every %g days: change-rate %.3f below uniform %.3f", days, c.fresh, u.fresh)
