@@ -1,12 +1,12 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -140,12 +140,16 @@ func movedBatches(body []byte, fn func(cluster.OutPut) error) error {
 // path and returns the length of the log up to the last one. A log of the
 // first version is rewritten in this one first.
 func readMovedLog(path string, fn func(body []byte) error) (int64, error) {
-	b, err := os.ReadFile(path)
+	v2, err := hasMovedMagic(path)
 	if err != nil {
 		return 0, err
 	}
-	if !bytes.HasPrefix(b, []byte(movedMagic)) {
-		err := framelog.Rewrite(path, []byte(movedMagic), true, func(put func([]byte) error) error {
+	if !v2 {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return 0, err
+		}
+		err = framelog.Rewrite(path, []byte(movedMagic), true, func(put func([]byte) error) error {
 			return readMovedLogV1(b, put)
 		})
 		if err != nil {
@@ -154,6 +158,22 @@ func readMovedLog(path string, fn func(body []byte) error) (int64, error) {
 	}
 	_, good, _, err := framelog.Scan(path, movedMagic, len(movedMagic), math.MaxUint32, func(body []byte, _ int64) error { return fn(body) })
 	return good, err
+}
+
+// hasMovedMagic reports whether the log at path starts with movedMagic
+// (a log of the first version does not), reading no more than it.
+func hasMovedMagic(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	head := make([]byte, len(movedMagic))
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.EOF && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return false, err
+	}
+	return string(head[:n]) == movedMagic, nil
 }
 
 // readMovedLogV1 calls fn with the body of each whole frame of a log of
