@@ -106,5 +106,6 @@
 // the visits a second of the rate histogram sum to the budget. A page
 // changing too often for μ is visited every Max only. An interval at most
 // doubles from one visit to the next, so that a URL one misleading visit
-// sent toward Max is seen again soon.
+// sent toward Max is seen again soon, unless two changes dated by
+// Last-Modified give it up: then it goes to Max at once.
 package revisit

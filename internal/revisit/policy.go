@@ -81,8 +81,13 @@ func (p *policy) next(st *State, changed bool) time.Duration {
 			// next visit is where more evidence comes from: the interval
 			// at most doubles from one visit to the next, so a URL that
 			// one visit made look given up (μλ ≥ 1) or unchanging is
-			// seen again long before Max.
-			d = min(p.rates.Interval(st.Rate(p.priorOf(st))), 2*cur)
+			// seen again long before Max. Two changes that Last-Modified
+			// dated shortly before their visits are evidence enough: a
+			// URL they give up goes to Max at once.
+			d = p.rates.Interval(st.Rate(p.priorOf(st)))
+			if d < p.max || !st.givenUpByDates() {
+				d = min(d, 2*cur)
+			}
 		}
 	}
 	return min(max(d, p.min), p.max)

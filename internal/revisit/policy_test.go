@@ -158,3 +158,32 @@ func TestLastModifiedWrong(t *testing.T) {
 		t.Fatal("a 304 flagged")
 	}
 }
+
+// TestDatedGiveUp: a URL whose two changes Last-Modified dated shortly
+// before their visits, which the budget cannot keep fresh, goes to Max at
+// once; after one such change, or with a Last-Modified that moved without
+// a change, its interval at most doubles.
+func TestDatedGiveUp(t *testing.T) {
+	p, err := newPolicy(Settings{Policy: PolicyChangeRate, Min: 2500 * time.Millisecond, Max: 28 * time.Minute, Budget: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 400 {
+		p.rates.Move(-1, p.prior())
+	}
+	cur := time.Minute
+	for _, c := range []struct {
+		name string
+		st   State
+		want time.Duration
+	}{
+		{"two dated changes", State{Visits: 2, Changes: 2, Timed: 2, Exposure: int64(time.Second)}, p.max},
+		{"one dated change", State{Visits: 1, Changes: 1, Timed: 1, Exposure: int64(time.Second / 2)}, 2 * cur},
+		{"two dated changes, Last-Modified moved since", State{Visits: 3, Changes: 2, Timed: 2, Exposure: int64(time.Second), LMWrong: true}, 2 * cur},
+	} {
+		c.st.Interval = int64(cur)
+		if got := p.next(&c.st, true); got != c.want {
+			t.Errorf("%s (rate %.3f/s): next interval %v, want %v", c.name, c.st.Rate(p.prior()), got, c.want)
+		}
+	}
+}

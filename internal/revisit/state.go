@@ -149,15 +149,17 @@ func dueKey(due int64, url string) []byte {
 // from its history. With changes seen, it is the estimator of Cho and
 // Garcia-Molina for visits that only say "changed" or "not",
 // r = −ln((n−X+0.5)/(n+0.5)) / I (n visits, X changes, I the mean
-// interval), or, when Last-Modified dated most changes, the changes over
-// the time the URL is known to have stayed unchanged (Exposure: with
-// Poisson changes the time since the last change before a visit is
-// exponential, so X/T is the rate's maximum-likelihood estimate, however
-// many changes each interval held). Both are shrunk toward prior by half
-// a change over 0.5/prior seconds: (X+0.5)/(T+0.5/prior) is also the
-// estimate when no change was seen, where Cho and Garcia-Molina's is 0
-// (a page found unchanged once would be visited every Max: too seldom
-// for most pages). It returns prior before the second visit.
+// interval), or, when Last-Modified dated at least half of the changes,
+// the changes over the time the URL is known to have stayed unchanged
+// (Exposure T: with Poisson changes the time since the last change
+// before a visit is exponential, so T is a sum of X exponential times,
+// however many changes each interval held, and (X−⅓)/T is the rate's
+// median-unbiased estimate). Neither goes below the estimate shrunk
+// toward prior by half a change over 0.5/prior seconds,
+// (X+0.5)/(T+0.5/prior), which is also the estimate when no change was
+// seen, where Cho and Garcia-Molina's is 0 (a page found unchanged once
+// would be visited every Max: too seldom for most pages). It returns
+// prior before the second visit.
 func (st *State) Rate(prior float64) float64 {
 	n, x := float64(st.Visits), float64(st.Changes)
 	if n == 0 || st.Exposure <= 0 {
@@ -165,11 +167,23 @@ func (st *State) Rate(prior float64) float64 {
 	}
 	expo := float64(st.Exposure) / 1e9
 	shrunk := (x + 0.5) / (expo + 0.5/prior)
-	if x == 0 || st.Timed > 0 && float64(st.Timed) >= x/2 {
+	switch {
+	case x == 0:
 		return shrunk
+	case st.dated():
+		return max((x-1.0/3)/expo, shrunk)
 	}
 	return max(-math.Log((n-x+0.5)/(n+0.5))/(expo/n), shrunk)
 }
+
+// dated says Last-Modified dated at least half of the changes st found,
+// so that its rate is estimated from their times.
+func (st *State) dated() bool { return st.Timed > 0 && float64(st.Timed) >= float64(st.Changes)/2 }
+
+// givenUpByDates says at least two changes were dated by a Last-Modified
+// still trusted: enough for an estimate that gives the URL up to be acted
+// on at once.
+func (st *State) givenUpByDates() bool { return st.Timed >= 2 && !st.LMWrong && st.dated() }
 
 // watch adds to st's history a visit at now (Unix ns) that found the URL
 // changed or not; lm is the response's Last-Modified (Unix ns, 0: none),
