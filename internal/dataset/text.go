@@ -48,14 +48,14 @@ func mainText(p *store.Payload, title string, t Text) []byte {
 	if err != nil { // extract.ErrNoMainText: only boilerplate, or no text
 		return nil
 	}
-	var b []byte
+	b := make([]byte, 0, len(title)+len(d.Title)+d.TextLen()+5)
 	if title != "" {
 		b = append(append(b, title...), "\n\n"...)
 	}
 	if d.Title != "" && d.Title != title {
 		b = append(append(b, d.Title...), "\n\n"...)
 	}
-	b = append(b, d.Text()...)
+	b = d.AppendText(b)
 	return append(b, '\n')
 }
 

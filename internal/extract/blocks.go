@@ -185,18 +185,30 @@ func (p *pass) text() {
 // none at the start of buf or after a line break.
 func appendCollapsed(buf, t []byte) []byte {
 	space := len(buf) == 0 || buf[len(buf)-1] == ' ' || buf[len(buf)-1] == '\n'
-	for _, c := range t {
-		if c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' {
+	for len(t) > 0 {
+		if isSpace(t[0]) {
 			if !space {
 				buf = append(buf, ' ')
 				space = true
 			}
+			t = t[1:]
 			continue
 		}
-		buf = append(buf, c)
+		n := 1 // a run of bytes other than white space
+		for n < len(t) && !isSpace(t[n]) {
+			n++
+		}
+		buf = append(buf, t[:n]...)
+		t = t[n:]
 		space = false
 	}
 	return buf
+}
+
+// isSpace reports whether c is white space that appendCollapsed
+// collapses.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f'
 }
 
 // collapse returns s with runs of white space as one space, trimmed.
