@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/petrel-crawler/petrel/internal/dataset"
-	"github.com/petrel-crawler/petrel/internal/parse"
 	"github.com/petrel-crawler/petrel/internal/store"
 )
 
@@ -53,7 +52,7 @@ func newDatasets(s store.Settings, log *slog.Logger) *datasets {
 		ccIndex: s.CCIndex,
 		log:     log,
 	}
-	d.metas.New = func() any { return new(parse.PageMeta) }
+	d.metas.New = func() any { return dataset.NewMeta(d.opts) }
 	go d.run()
 	return d
 }

@@ -40,8 +40,9 @@ type Capture struct {
 
 // NewCapture returns the Capture of the payload p (from Decode). When
 // IsPage(p), res is its parse by parse.HTML with parse.Options.Meta set
-// to meta (the crawl's own parse, with any other options); else both are
-// nil. p, res and meta may be reused once it returns.
+// to meta (the crawl's own parse, with any other options), a PageMeta
+// from NewMeta or one that collects the visible text; else both are nil.
+// p, res and meta may be reused once it returns.
 func NewCapture(p store.Payload, res *parse.Result, meta *parse.PageMeta, o Options) *Capture {
 	c := &Capture{payload: p}
 	if res != nil && meta != nil {

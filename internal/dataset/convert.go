@@ -116,8 +116,8 @@ type converter struct {
 	name       string // the WARC file's base name
 	compressed bool
 	wat, wet   *warcOut
-	crawl      string // isPartOf of the file's warcinfo
-	meta       parse.PageMeta
+	crawl      string          // isPartOf of the file's warcinfo
+	meta       *parse.PageMeta // from NewMeta(o)
 	res        Result
 }
 

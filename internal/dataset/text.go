@@ -25,15 +25,32 @@ const (
 )
 
 // pageText returns the text of the HTML page p (titled title, its
-// visible text in meta) in form t, and the languages identified in it as
-// Common Crawl writes them (ISO 639-3 codes, comma-separated, largest
-// share first; "" when none).
+// visible text in meta unless meta.NoText) in form t, and the languages
+// identified in it as Common Crawl writes them (ISO 639-3 codes,
+// comma-separated, largest share first; "" when none).
 func pageText(p *store.Payload, title string, meta *parse.PageMeta, t Text) (text []byte, langs string) {
 	text = mainText(p, title, t)
 	if text == nil {
-		text = visibleText(title, meta)
+		text = visibleText(title, pageVisibleText(p, meta))
 	}
 	return text, lang.Codes(lang.Detect(string(text)))
+}
+
+// NewMeta returns the parse.PageMeta for the parse of the pages whose
+// outputs o asks for (parse.Options.Meta, then NewCapture): it collects
+// the visible text in the parse only when o's WET text is TextAll; the
+// pages in which no main text is found have theirs collected apart.
+func NewMeta(o Options) *parse.PageMeta {
+	return &parse.PageMeta{NoText: o.Text != TextAll}
+}
+
+// pageVisibleText returns the visible text of the page p: meta's, or
+// collected from p when meta.NoText left it out.
+func pageVisibleText(p *store.Payload, meta *parse.PageMeta) []byte {
+	if meta.NoText {
+		return parse.VisibleText(p.Header.Get("Content-Type"), p.Body)
+	}
+	return meta.Text
 }
 
 // mainText is the main text of p: the page's title on the first line
@@ -59,13 +76,13 @@ func mainText(p *store.Payload, title string, t Text) []byte {
 	return append(b, '\n')
 }
 
-// visibleText is the visible text of a page: its title on the first
-// line, then one line per block element.
-func visibleText(title string, meta *parse.PageMeta) []byte {
+// visibleText is the visible text of a page (vis, as
+// parse.PageMeta.Text holds it) with its title on the first line.
+func visibleText(title string, vis []byte) []byte {
 	var b []byte
 	if title != "" {
 		b = append(b, title...)
 		b = append(b, '\n')
 	}
-	return append(b, meta.Text...)
+	return append(b, vis...)
 }
