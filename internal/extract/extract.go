@@ -2,6 +2,7 @@ package extract
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/petrel-crawler/petrel/internal/parse"
@@ -58,14 +59,29 @@ var ErrNoMainText = errors.New("extract: no main text found")
 // panics on arbitrary input; a page without main text gives a Doc with its
 // title and ErrNoMainText.
 func MainText(page []byte, contentType string) (Doc, error) {
+	var e Extractor
+	return e.MainText(page, contentType)
+}
+
+// An Extractor finds the main texts of pages as MainText does, one page
+// at a time, keeping its buffers from one page to the next. The zero
+// value is ready to use.
+type Extractor struct {
+	p pass
+}
+
+// MainText returns the main text of an HTML page, as the package's
+// MainText. The Doc shares nothing with e.
+func (e *Extractor) MainText(page []byte, contentType string) (Doc, error) {
 	text, _ := parse.Decode(contentType, page)
-	var p pass
+	p := &e.p
+	p.reset(len(text))
 	p.run(text)
 	d := Doc{Title: p.title, Blocks: p.choose()}
 	for i, b := range d.Blocks {
 		if b.Kind == Heading && b.Level == 1 {
 			d.Title = oneLine(b.Text)
-			d.Blocks = append(d.Blocks[:i:i], d.Blocks[i+1:]...)
+			d.Blocks = slices.Delete(d.Blocks, i, i+1) // Blocks are choose's own
 			break
 		}
 	}

@@ -3,6 +3,7 @@ package extract
 import (
 	"errors"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -153,6 +154,43 @@ func BenchmarkMainTextSynthetic(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_, _ = MainText(page, "")
+	}
+}
+
+// BenchmarkExtractorSynthetic is BenchmarkMainTextSynthetic with one
+// Extractor for every page, as a crawl's reader uses it.
+func BenchmarkExtractorSynthetic(b *testing.B) {
+	page, err := os.ReadFile("../parse/testdata/synthetic-page.html")
+	if err != nil {
+		b.Skip(err)
+	}
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	var e Extractor
+	for b.Loop() {
+		_, _ = e.MainText(page, "")
+	}
+}
+
+// TestExtractorReused: an Extractor gives every page the Doc MainText
+// gives it, whatever page it extracted before.
+func TestExtractorReused(t *testing.T) {
+	article, err := os.ReadFile("testdata/article.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := [][]byte{article, []byte("<title>T</title><nav>menu</nav>"), article,
+		[]byte(`<div class="content"><p>One, two, three: a paragraph long enough to be text.</p></div>`), nil, article}
+	if synth, err := os.ReadFile("../parse/testdata/synthetic-page.html"); err == nil {
+		pages = append(pages, synth, article, synth)
+	}
+	var e Extractor
+	for i, page := range pages {
+		want, wantErr := MainText(page, "")
+		got, err := e.MainText(page, "")
+		if !reflect.DeepEqual(got, want) || err != wantErr {
+			t.Errorf("page %d: reused Extractor gives %+v, %v; MainText %+v, %v", i, got, err, want, wantErr)
+		}
 	}
 }
 
