@@ -8,7 +8,6 @@ import (
 
 	gowarc "github.com/nlnwa/gowarc/v3"
 
-	"github.com/petrel-crawler/petrel/internal/parse"
 	"github.com/petrel-crawler/petrel/internal/store"
 )
 
@@ -116,8 +115,8 @@ type converter struct {
 	name       string // the WARC file's base name
 	compressed bool
 	wat, wet   *warcOut
-	crawl      string          // isPartOf of the file's warcinfo
-	meta       *parse.PageMeta // from NewMeta(o)
+	crawl      string   // isPartOf of the file's warcinfo
+	scratch    *Scratch // NewScratch(o)
 	res        Result
 }
 

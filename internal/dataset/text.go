@@ -25,23 +25,16 @@ const (
 )
 
 // pageText returns the text of the HTML page p (titled title, its
-// visible text in meta unless meta.NoText) in form t, and the languages
-// identified in it as Common Crawl writes them (ISO 639-3 codes,
-// comma-separated, largest share first; "" when none).
-func pageText(p *store.Payload, title string, meta *parse.PageMeta, t Text) (text []byte, langs string) {
-	text = mainText(p, title, t)
+// visible text in meta unless meta.NoText, its main text found by ext)
+// in form t, and the languages identified in it as Common Crawl writes
+// them (ISO 639-3 codes, comma-separated, largest share first; "" when
+// none).
+func pageText(p *store.Payload, title string, meta *parse.PageMeta, ext *extract.Extractor, t Text) (text []byte, langs string) {
+	text = mainText(p, title, ext, t)
 	if text == nil {
 		text = visibleText(title, pageVisibleText(p, meta))
 	}
 	return text, lang.Codes(lang.Detect(string(text)))
-}
-
-// NewMeta returns the parse.PageMeta for the parse of the pages whose
-// outputs o asks for (parse.Options.Meta, then NewCapture): it collects
-// the visible text in the parse only when o's WET text is TextAll; the
-// pages in which no main text is found have theirs collected apart.
-func NewMeta(o Options) *parse.PageMeta {
-	return &parse.PageMeta{NoText: o.Text != TextAll}
 }
 
 // pageVisibleText returns the visible text of the page p: meta's, or
@@ -57,11 +50,11 @@ func pageVisibleText(p *store.Payload, meta *parse.PageMeta) []byte {
 // (as in Common Crawl's WET), then a blank line and the main text's
 // blocks, led by its headline when that is not the title; nil when t is
 // TextAll or no main text is found.
-func mainText(p *store.Payload, title string, t Text) []byte {
+func mainText(p *store.Payload, title string, ext *extract.Extractor, t Text) []byte {
 	if t == TextAll {
 		return nil
 	}
-	d, err := extract.MainText(p.Body, p.Header.Get("Content-Type"))
+	d, err := ext.MainText(p.Body, p.Header.Get("Content-Type"))
 	if err != nil { // extract.ErrNoMainText: only boilerplate, or no text
 		return nil
 	}
