@@ -117,6 +117,7 @@ type converter struct {
 	wat, wet   *warcOut
 	crawl      string   // isPartOf of the file's warcinfo
 	scratch    *Scratch // NewScratch(o)
+	json       []byte   // the WAT record being made
 	res        Result
 }
 
@@ -155,7 +156,8 @@ func (c *converter) record(rec *record) error {
 		c.crawl = fieldsObjValue(rec.block, "isPartOf")
 	}
 	if c.wat != nil {
-		if err := c.wat.record(derivedFields(rec, "metadata", "application/json"), watJSON(rec, c.name)); err != nil {
+		c.json = appendWATJSON(c.json[:0], rec, c.name)
+		if err := c.wat.record(derivedFields(rec, "metadata", "application/json"), c.json); err != nil {
 			return err
 		}
 	}
