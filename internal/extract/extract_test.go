@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"reflect"
@@ -205,4 +206,37 @@ func TestMainTextEmptyTitle(t *testing.T) {
 	if d.Title != "" || len(d.Blocks) != 1 {
 		t.Errorf("Title %q, %d blocks; want no title and the paragraph", d.Title, len(d.Blocks))
 	}
+}
+
+// FuzzAppendCollapsed checks appendCollapsed against appendCollapsedRef,
+// the same collapsing done a byte at a time.
+func FuzzAppendCollapsed(f *testing.F) {
+	for _, s := range []string{"a  b\n\tc ", " a", "\x00 \x1f  \f\r", "plain text, one space.", "  ", "x\u00a0 y"} {
+		f.Add([]byte("x"), []byte(s))
+		f.Add([]byte("x "), []byte(s))
+		f.Add([]byte(nil), []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, buf, text []byte) {
+		got := appendCollapsed(bytes.Clone(buf), text)
+		if want := appendCollapsedRef(bytes.Clone(buf), text); !bytes.Equal(got, want) {
+			t.Fatalf("appendCollapsed(%q, %q) = %q; want %q", buf, text, got, want)
+		}
+	})
+}
+
+// appendCollapsedRef is appendCollapsed a byte at a time.
+func appendCollapsedRef(buf, t []byte) []byte {
+	space := len(buf) == 0 || buf[len(buf)-1] == ' ' || buf[len(buf)-1] == '\n'
+	for _, c := range t {
+		if c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' {
+			if !space {
+				buf = append(buf, ' ')
+				space = true
+			}
+			continue
+		}
+		buf = append(buf, c)
+		space = false
+	}
+	return buf
 }
