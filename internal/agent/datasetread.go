@@ -24,14 +24,13 @@ func (a *Agent) readForDatasets(resp *fetch.Response, base urlx.URL, baseOK, lan
 		return a.readBeyondMaxBody(resp, base, baseOK, p, langs)
 	}
 	e := &early{body: p.Body, err: p.Err}
-	var meta *parse.PageMeta
+	s := a.datasets.scratch.Get().(*dataset.Scratch)
+	defer a.datasets.scratch.Put(s)
 	if baseOK && dataset.IsPage(&p) {
-		meta = a.datasets.metas.Get().(*parse.PageMeta)
-		defer a.datasets.metas.Put(meta)
-		res := parse.HTML(base, p.Header, p.Body, a.pageOptions(meta, langs))
+		res := parse.HTML(base, p.Header, p.Body, a.pageOptions(&s.Meta, langs))
 		e.res = &res
 	}
-	e.capture = dataset.NewCapture(p, e.res, meta, a.datasets.opts)
+	e.capture = s.Capture(p, e.res, a.datasets.opts)
 	if langs {
 		e.langs, _ = bodyLanguages(e.res, p.Header, p.Body)
 	}
@@ -44,14 +43,13 @@ func (a *Agent) readForDatasets(resp *fetch.Response, base urlx.URL, baseOK, lan
 // as it does without them.
 func (a *Agent) readBeyondMaxBody(resp *fetch.Response, base urlx.URL, baseOK bool, p store.Payload, langs bool) *early {
 	var res *parse.Result
-	var meta *parse.PageMeta
+	s := a.datasets.scratch.Get().(*dataset.Scratch)
+	defer a.datasets.scratch.Put(s)
 	if baseOK && dataset.IsPage(&p) {
-		meta = a.datasets.metas.Get().(*parse.PageMeta)
-		defer a.datasets.metas.Put(meta)
-		r := parse.HTML(base, p.Header, p.Body, parse.Options{Meta: meta})
+		r := parse.HTML(base, p.Header, p.Body, parse.Options{Meta: &s.Meta})
 		res = &r
 	}
-	c := dataset.NewCapture(p, res, meta, a.datasets.opts)
+	c := s.Capture(p, res, a.datasets.opts)
 	var e *early
 	if langs {
 		e = a.readLanguages(resp, base)

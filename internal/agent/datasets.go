@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/petrel-crawler/petrel/internal/dataset"
-	"github.com/petrel-crawler/petrel/internal/parse"
 	"github.com/petrel-crawler/petrel/internal/store"
 )
 
@@ -27,7 +26,7 @@ type datasets struct {
 	opts    dataset.Options
 	ccIndex bool
 	log     *slog.Logger
-	metas   sync.Pool // *parse.PageMeta for the parsers
+	scratch sync.Pool // *dataset.Scratch for the parsers
 	// owned by the goroutine
 	cur     *dataset.FileWriter // the outputs of the file being written
 	curPath string              // that file ("" before the first)
@@ -53,7 +52,7 @@ func newDatasets(s store.Settings, log *slog.Logger) *datasets {
 		ccIndex: s.CCIndex,
 		log:     log,
 	}
-	d.metas.New = func() any { return new(parse.PageMeta) }
+	d.scratch.New = func() any { return dataset.NewScratch(d.opts) }
 	go d.run()
 	return d
 }

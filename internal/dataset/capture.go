@@ -6,6 +6,7 @@ import (
 
 	gowarc "github.com/nlnwa/gowarc/v3"
 
+	"github.com/petrel-crawler/petrel/internal/extract"
 	"github.com/petrel-crawler/petrel/internal/parse"
 	"github.com/petrel-crawler/petrel/internal/store"
 )
@@ -43,12 +44,40 @@ type Capture struct {
 // to meta (the crawl's own parse, with any other options); else both are
 // nil. p, res and meta may be reused once it returns.
 func NewCapture(p store.Payload, res *parse.Result, meta *parse.PageMeta, o Options) *Capture {
+	return newCapture(p, res, meta, new(extract.Extractor), o)
+}
+
+// Scratch is what the reading of a page for the outputs uses, kept from
+// one page to the next by a caller that reads pages one at a time (a
+// sync.Pool of them serves many goroutines).
+type Scratch struct {
+	// Meta is the parse.Options.Meta of the page's parse.
+	Meta parse.PageMeta
+	ext  extract.Extractor
+}
+
+// NewScratch returns a Scratch for the pages whose outputs o asks for.
+// Its Meta collects the visible text only when o's WET text is TextAll;
+// the pages in which no main text is found have theirs collected apart.
+func NewScratch(o Options) *Scratch {
+	return &Scratch{Meta: parse.PageMeta{NoText: o.Text != TextAll}}
+}
+
+// Capture is NewCapture with s's buffers: res, when not nil, is the
+// page's parse with parse.Options.Meta set to &s.Meta. p, res and s may
+// be reused once it returns.
+func (s *Scratch) Capture(p store.Payload, res *parse.Result, o Options) *Capture {
+	return newCapture(p, res, &s.Meta, &s.ext, o)
+}
+
+// newCapture is NewCapture with the Extractor ext.
+func newCapture(p store.Payload, res *parse.Result, meta *parse.PageMeta, ext *extract.Extractor, o Options) *Capture {
 	c := &Capture{payload: p}
 	if res != nil && meta != nil {
 		if o.Text == "" {
 			o.Text = TextMain
 		}
-		c.page = newPage(&p, res, meta, o)
+		c.page = newPage(&p, res, meta, ext, o)
 	}
 	c.payload.RawHeader = bytes.Clone(p.RawHeader)
 	c.payload.Body = bytes.Clone(p.Body[:min(len(p.Body), sniffLen)])

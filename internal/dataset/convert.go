@@ -8,7 +8,6 @@ import (
 
 	gowarc "github.com/nlnwa/gowarc/v3"
 
-	"github.com/petrel-crawler/petrel/internal/parse"
 	"github.com/petrel-crawler/petrel/internal/store"
 )
 
@@ -116,8 +115,9 @@ type converter struct {
 	name       string // the WARC file's base name
 	compressed bool
 	wat, wet   *warcOut
-	crawl      string // isPartOf of the file's warcinfo
-	meta       parse.PageMeta
+	crawl      string   // isPartOf of the file's warcinfo
+	scratch    *Scratch // NewScratch(o)
+	json       []byte   // the WAT record being made
 	res        Result
 }
 
@@ -156,7 +156,8 @@ func (c *converter) record(rec *record) error {
 		c.crawl = fieldsObjValue(rec.block, "isPartOf")
 	}
 	if c.wat != nil {
-		if err := c.wat.record(derivedFields(rec, "metadata", "application/json"), watJSON(rec, c.name)); err != nil {
+		c.json = appendWATJSON(c.json[:0], rec, c.name)
+		if err := c.wat.record(derivedFields(rec, "metadata", "application/json"), c.json); err != nil {
 			return err
 		}
 	}

@@ -12,15 +12,18 @@
 // revisit record. A page (a 2xx response whose payload, de-chunked and
 // its Content-Encoding undone, is HTML: IsPage) goes through Petrel's
 // one-pass parser (internal/parse) with parse.Options.Meta, which
-// collects in the same tokenizer pass the elements WAT lists and the
-// visible text; no other HTML parser is involved. From that pass, with the
-// page's main text and its languages, comes its Page.
+// collects in the same tokenizer pass the elements WAT lists (and, for
+// TextAll, the visible text); no other HTML parser is involved. From that
+// pass, with the page's main text (package extract's own pass) and its
+// languages, comes its Page; a page in which no main text is found has
+// its visible text collected then (parse.VisibleText). A Scratch keeps
+// the Meta and the main-text extractor's buffers from page to page.
 //
 // A crawl writes the outputs as the store appends the records
 // (store.Options.Appended): the crawl decodes each response as the
 // outputs read it (Decode) and, for a page, collects the Meta in its
-// own parse, the one whose links it follows; NewCapture makes of it the
-// Capture that goes with the exchange to the store (store.Exchange.Note)
+// own parse, the one whose links it follows; Scratch.Capture makes of it
+// the Capture that goes with the exchange to the store (store.Exchange.Note)
 // and RecordOf copies each appended record, with its Capture, for the
 // FileWriter. Nothing is read back nor parsed again.
 //

@@ -20,7 +20,7 @@ func Create(warcPath string, o Options) (*FileWriter, error) {
 	if err := o.normalize(warcPath); err != nil {
 		return nil, err
 	}
-	w := &FileWriter{c: converter{o: o, name: baseName(warcPath), compressed: strings.HasSuffix(warcPath, ".gz")}}
+	w := &FileWriter{c: converter{o: o, name: baseName(warcPath), compressed: strings.HasSuffix(warcPath, ".gz"), scratch: NewScratch(o)}}
 	if err := w.c.open(warcPath); err != nil {
 		w.c.abort()
 		return nil, err

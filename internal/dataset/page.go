@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"github.com/petrel-crawler/petrel/internal/extract"
 	"github.com/petrel-crawler/petrel/internal/parse"
 	"github.com/petrel-crawler/petrel/internal/store"
 )
@@ -28,15 +29,15 @@ func IsPage(p *store.Payload) bool {
 }
 
 // newPage returns the Page of the payload p, parsed as res with meta
-// filled in the same pass, with what o asks for. meta may be reused once
-// it returns.
-func newPage(p *store.Payload, res *parse.Result, meta *parse.PageMeta, o Options) *Page {
+// filled in the same pass, with what o asks for, its main text found by
+// ext. meta may be reused once it returns.
+func newPage(p *store.Payload, res *parse.Result, meta *parse.PageMeta, ext *extract.Extractor, o Options) *Page {
 	pg := &Page{title: res.Title, charset: res.Charset, simHash: res.SimHash, shingles: res.Shingles}
 	if o.WAT {
 		pg.html = htmlMetadata(pg, meta).appendJSON(nil)
 	}
 	if o.WET || o.Rows {
-		pg.text, pg.langs = pageText(p, pg.title, meta, o.Text)
+		pg.text, pg.langs = pageText(p, pg.title, meta, ext, o.Text)
 	}
 	return pg
 }

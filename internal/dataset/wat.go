@@ -11,10 +11,10 @@ import (
 	"github.com/petrel-crawler/petrel/internal/store"
 )
 
-// watJSON returns the WAT metadata of rec, as Common Crawl's WAT files
-// (ia-web-commons' extractor) give it: Container, then Envelope with the
-// WARC header fields and the Payload-Metadata of the block.
-func watJSON(rec *record, filename string) []byte {
+// appendWATJSON appends to b the WAT metadata of rec, as Common Crawl's
+// WAT files (ia-web-commons' extractor) give it: Container, then Envelope
+// with the WARC header fields and the Payload-Metadata of the block.
+func appendWATJSON(b []byte, rec *record, filename string) []byte {
 	var container obj
 	container.add("Filename", filename)
 	container.add("Compressed", rec.compressed)
@@ -33,7 +33,7 @@ func watJSON(rec *record, filename string) []byte {
 	var top obj
 	top.add("Container", container)
 	top.add("Envelope", env)
-	return top.appendJSON(nil)
+	return top.appendJSON(b)
 }
 
 // payloadMetadata describes the block of rec by its kind.

@@ -97,14 +97,16 @@ type node struct {
 	list       bool  // ul, ol or dl
 }
 
-// rawBlock is a block as the pass finds it.
+// rawBlock is a block as the pass finds it. Its Text is set when run
+// ends; until then the text is pass.texts[from:to].
 type rawBlock struct {
 	Block
-	node   int32 // innermost container, or -1
-	chars  int32 // characters of text
-	links  int32 // characters of it inside links
-	commas int32 // commas of it (Latin and CJK)
-	boiler uint8 // byTag, byClass: under boilerplate
+	from, to int32
+	node     int32 // innermost container, or -1
+	chars    int32 // characters of text
+	links    int32 // characters of it inside links
+	commas   int32 // commas of it (Latin and CJK)
+	boiler   uint8 // byTag, byClass: under boilerplate
 }
 
 // The reasons a block is boilerplate.
@@ -125,6 +127,8 @@ type pass struct {
 	key       []byte               // scratch for a class and id
 	classes   map[string]classInfo // by class and id, NUL between
 	buf       []byte               // text of the block under way
+	texts     []byte               // the blocks' texts, one after another
+	kept      []Block              // scratch for keep
 	links     int                  // bytes of buf inside links
 	skip      int                  // open elements whose text is dropped
 	boiler    [2]int               // open boilerplate elements, byTag and byClass
@@ -138,6 +142,34 @@ type pass struct {
 // maxDepth bounds the stack: deeper elements are treated as inline.
 const maxDepth = 512
 
+// maxKeptText is the largest buffer of text reset keeps for the next
+// page; maxKeptBlocks the most blocks.
+const (
+	maxKeptText   = 1 << 20
+	maxKeptBlocks = 1 << 12
+)
+
+// reset readies p for a page of n bytes, keeping its buffers but those
+// that grew past maxKeptText or maxKeptBlocks.
+func (p *pass) reset(n int) {
+	clear(p.blocks) // their texts are the last page's
+	clear(p.classes)
+	*p = pass{
+		toks: p.toks, stack: p.stack[:0], nodes: p.nodes[:0], blocks: p.blocks[:0],
+		tmp: p.tmp[:0], key: p.key[:0], classes: p.classes, buf: p.buf[:0], texts: p.texts[:0], kept: p.kept[:0],
+	}
+	clear(p.kept[:cap(p.kept)])
+	if cap(p.blocks) > maxKeptBlocks || cap(p.kept) > maxKeptBlocks {
+		p.blocks, p.kept = nil, nil
+	}
+	if cap(p.texts) > maxKeptText || cap(p.buf) > maxKeptText || cap(p.tmp) > maxKeptText {
+		p.texts, p.buf, p.tmp = nil, nil, nil
+	}
+	if want := min(n, maxKeptText); cap(p.texts) < want {
+		p.texts = make([]byte, 0, want)
+	}
+}
+
 // run walks page (UTF-8) once, filling p.blocks, p.nodes and p.title.
 func (p *pass) run(page []byte) {
 	p.toks.Reset(page)
@@ -146,6 +178,7 @@ func (p *pass) run(page []byte) {
 		switch p.toks.Next() {
 		case parse.EOF:
 			p.closeTo(0)
+			p.setTexts()
 			return
 		case parse.Text:
 			p.text()
@@ -185,18 +218,31 @@ func (p *pass) text() {
 // none at the start of buf or after a line break.
 func appendCollapsed(buf, t []byte) []byte {
 	space := len(buf) == 0 || buf[len(buf)-1] == ' ' || buf[len(buf)-1] == '\n'
-	for _, c := range t {
-		if c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' {
+	kept := 0 // t[kept:i] goes into buf as it is
+	for i, c := range t {
+		switch {
+		case c > ' ':
+			space = false
+		case !isSpace(c):
+			space = false
+		case c == ' ' && !space: // a single space stays
+			space = true
+		default: // dropped, or replaced by a space
+			buf = append(buf, t[kept:i]...)
 			if !space {
 				buf = append(buf, ' ')
 				space = true
 			}
-			continue
+			kept = i + 1
 		}
-		buf = append(buf, c)
-		space = false
 	}
-	return buf
+	return append(buf, t[kept:]...)
+}
+
+// isSpace reports whether c is white space that appendCollapsed
+// collapses.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f'
 }
 
 // collapse returns s with runs of white space as one space, trimmed.
@@ -371,15 +417,25 @@ func (p *pass) flush() {
 		return
 	}
 	b := rawBlock{node: p.innerNode(), chars: int32(utf8.RuneCount(text)),
-		links: int32(min(p.links, len(text))), boiler: p.boilerMask()}
-	b.Text = string(text)
-	b.commas = int32(commas(b.Text))
+		links: int32(min(p.links, len(text))), boiler: p.boilerMask(), commas: int32(commas(text))}
+	b.from = int32(len(p.texts))
+	p.texts = append(p.texts, text...)
+	b.to = int32(len(p.texts))
 	p.kind(&b.Block)
 	if b.links > 0 {
 		b.links = int32(utf8.RuneCount(text[:b.links]))
 	}
 	p.blocks = append(p.blocks, b)
 	p.buf, p.links = p.buf[:0], 0
+}
+
+// setTexts gives the blocks their texts, all in one string.
+func (p *pass) setTexts() {
+	all := string(p.texts)
+	for i := range p.blocks {
+		b := &p.blocks[i]
+		b.Text = all[b.from:b.to]
+	}
 }
 
 // kind sets b's kind from the open elements: code inside pre, else the

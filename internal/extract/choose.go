@@ -2,6 +2,7 @@ package extract
 
 import (
 	"bytes"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -212,8 +213,8 @@ func (p *pass) votes(mask uint8) []float64 {
 }
 
 // commas counts the commas of s (Latin and CJK).
-func commas(s string) int {
-	return strings.Count(s, ",") + strings.Count(s, "，") + strings.Count(s, "、")
+func commas(s []byte) int {
+	return bytes.Count(s, []byte(",")) + bytes.Count(s, []byte("，")) + bytes.Count(s, []byte("、"))
 }
 
 // climb returns the container to take instead of best, as Readability
@@ -329,12 +330,12 @@ func (p *pass) clean(n int32, t total) bool {
 // keep returns the blocks that in accepts and that are neither
 // boilerplate nor mostly link text.
 func (p *pass) keep(mask uint8, in func(int) bool) []Block {
-	var out []Block
+	p.kept = p.kept[:0]
 	for i, b := range p.blocks {
 		if !in(i) || b.boiler&mask != 0 || b.Kind != Code && 3*b.links > 2*b.chars {
 			continue
 		}
-		out = append(out, b.Block)
+		p.kept = append(p.kept, b.Block)
 	}
-	return out
+	return slices.Clone(p.kept)
 }

@@ -2,6 +2,7 @@ package extract
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/petrel-crawler/petrel/internal/parse"
@@ -58,14 +59,29 @@ var ErrNoMainText = errors.New("extract: no main text found")
 // panics on arbitrary input; a page without main text gives a Doc with its
 // title and ErrNoMainText.
 func MainText(page []byte, contentType string) (Doc, error) {
+	var e Extractor
+	return e.MainText(page, contentType)
+}
+
+// An Extractor finds the main texts of pages as MainText does, one page
+// at a time, keeping its buffers from one page to the next. The zero
+// value is ready to use.
+type Extractor struct {
+	p pass
+}
+
+// MainText returns the main text of an HTML page, as the package's
+// MainText. The Doc shares nothing with e.
+func (e *Extractor) MainText(page []byte, contentType string) (Doc, error) {
 	text, _ := parse.Decode(contentType, page)
-	var p pass
+	p := &e.p
+	p.reset(len(text))
 	p.run(text)
 	d := Doc{Title: p.title, Blocks: p.choose()}
 	for i, b := range d.Blocks {
 		if b.Kind == Heading && b.Level == 1 {
 			d.Title = oneLine(b.Text)
-			d.Blocks = append(d.Blocks[:i:i], d.Blocks[i+1:]...)
+			d.Blocks = slices.Delete(d.Blocks, i, i+1) // Blocks are choose's own
 			break
 		}
 	}
@@ -79,22 +95,42 @@ func MainText(page []byte, contentType string) (Doc, error) {
 // between blocks that are not items of one list or cells of one row, the
 // cells of a row separated by tabs. The title is not included.
 func (d Doc) Text() string {
-	var b strings.Builder
+	return string(d.AppendText(make([]byte, 0, d.TextLen())))
+}
+
+// AppendText appends the blocks rendered as Text renders them to b and
+// returns the extended buffer.
+func (d Doc) AppendText(b []byte) []byte {
 	for i, bl := range d.Blocks {
 		if i > 0 {
-			prev := d.Blocks[i-1]
-			switch {
-			case bl.Kind == Cell && prev.Kind == Cell && prev.Row == bl.Row:
-				b.WriteByte('\t')
-			case bl.Kind == prev.Kind && (bl.Kind == ListItem || bl.Kind == Cell):
-				b.WriteByte('\n')
-			default:
-				b.WriteString("\n\n")
-			}
+			b = append(b, separator(d.Blocks[i-1], bl)...)
 		}
-		b.WriteString(bl.Text)
+		b = append(b, bl.Text...)
 	}
-	return b.String()
+	return b
+}
+
+// TextLen returns the length in bytes of Text.
+func (d Doc) TextLen() int {
+	n := 0
+	for i, bl := range d.Blocks {
+		if i > 0 {
+			n += len(separator(d.Blocks[i-1], bl))
+		}
+		n += len(bl.Text)
+	}
+	return n
+}
+
+// separator is what Text writes between the blocks prev and bl.
+func separator(prev, bl Block) string {
+	switch {
+	case bl.Kind == Cell && prev.Kind == Cell && prev.Row == bl.Row:
+		return "\t"
+	case bl.Kind == prev.Kind && (bl.Kind == ListItem || bl.Kind == Cell):
+		return "\n"
+	}
+	return "\n\n"
 }
 
 // Markdown renders the title as a level-1 heading and the blocks as

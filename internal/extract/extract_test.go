@@ -1,8 +1,10 @@
 package extract
 
 import (
+	"bytes"
 	"errors"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -156,6 +158,43 @@ func BenchmarkMainTextSynthetic(b *testing.B) {
 	}
 }
 
+// BenchmarkExtractorSynthetic is BenchmarkMainTextSynthetic with one
+// Extractor for every page, as a crawl's reader uses it.
+func BenchmarkExtractorSynthetic(b *testing.B) {
+	page, err := os.ReadFile("../parse/testdata/synthetic-page.html")
+	if err != nil {
+		b.Skip(err)
+	}
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	var e Extractor
+	for b.Loop() {
+		_, _ = e.MainText(page, "")
+	}
+}
+
+// TestExtractorReused: an Extractor gives every page the Doc MainText
+// gives it, whatever page it extracted before.
+func TestExtractorReused(t *testing.T) {
+	article, err := os.ReadFile("testdata/article.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := [][]byte{article, []byte("<title>T</title><nav>menu</nav>"), article,
+		[]byte(`<div class="content"><p>One, two, three: a paragraph long enough to be text.</p></div>`), nil, article}
+	if synth, err := os.ReadFile("../parse/testdata/synthetic-page.html"); err == nil {
+		pages = append(pages, synth, article, synth)
+	}
+	var e Extractor
+	for i, page := range pages {
+		want, wantErr := MainText(page, "")
+		got, err := e.MainText(page, "")
+		if !reflect.DeepEqual(got, want) || err != wantErr {
+			t.Errorf("page %d: reused Extractor gives %+v, %v; MainText %+v, %v", i, got, err, want, wantErr)
+		}
+	}
+}
+
 // TestMainTextEmptyTitle: an empty <title> does not take the next text as
 // the title (failed before: the first paragraph became the title).
 func TestMainTextEmptyTitle(t *testing.T) {
@@ -167,4 +206,37 @@ func TestMainTextEmptyTitle(t *testing.T) {
 	if d.Title != "" || len(d.Blocks) != 1 {
 		t.Errorf("Title %q, %d blocks; want no title and the paragraph", d.Title, len(d.Blocks))
 	}
+}
+
+// FuzzAppendCollapsed checks appendCollapsed against appendCollapsedRef,
+// the same collapsing done a byte at a time.
+func FuzzAppendCollapsed(f *testing.F) {
+	for _, s := range []string{"a  b\n\tc ", " a", "\x00 \x1f  \f\r", "plain text, one space.", "  ", "x\u00a0 y"} {
+		f.Add([]byte("x"), []byte(s))
+		f.Add([]byte("x "), []byte(s))
+		f.Add([]byte(nil), []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, buf, text []byte) {
+		got := appendCollapsed(bytes.Clone(buf), text)
+		if want := appendCollapsedRef(bytes.Clone(buf), text); !bytes.Equal(got, want) {
+			t.Fatalf("appendCollapsed(%q, %q) = %q; want %q", buf, text, got, want)
+		}
+	})
+}
+
+// appendCollapsedRef is appendCollapsed a byte at a time.
+func appendCollapsedRef(buf, t []byte) []byte {
+	space := len(buf) == 0 || buf[len(buf)-1] == ' ' || buf[len(buf)-1] == '\n'
+	for _, c := range t {
+		if c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' {
+			if !space {
+				buf = append(buf, ' ')
+				space = true
+			}
+			continue
+		}
+		buf = append(buf, c)
+		space = false
+	}
+	return buf
 }

@@ -26,8 +26,13 @@ type PageMeta struct {
 	// Text is the visible text of the page: the text outside script,
 	// style and the title, one line per block element (p, div, li, br,
 	// headings, table rows...), white space collapsed within a line and
-	// blank lines dropped. The title is Result.Title.
+	// blank lines dropped. The title is Result.Title. It is nil when
+	// NoText is set.
 	Text []byte
+	// NoText, set by the caller and kept by HTML, has the pass leave Text
+	// nil: a caller that needs the visible text of some pages only gets
+	// it from VisibleText.
+	NoText bool
 
 	anchor    int // index in Links of the open <a>, or -1
 	anchorTxt []byte
@@ -50,7 +55,7 @@ func (f Fields) Get(name string) string {
 
 // reset empties m for a new page, keeping its buffers.
 func (m *PageMeta) reset() {
-	*m = PageMeta{anchorTxt: m.anchorTxt[:0], anchor: -1, vis: visibleText{b: m.Text[:0]}}
+	*m = PageMeta{NoText: m.NoText, anchorTxt: m.anchorTxt[:0], anchor: -1, vis: visibleText{b: m.vis.b[:0]}}
 }
 
 // linkElement is how WAT lists an element among Links: the attribute
@@ -193,11 +198,17 @@ func (m *PageMeta) text(t []byte) {
 	if m.anchor >= 0 && len(m.anchorTxt) < MaxAnchorText {
 		m.anchorTxt = append(m.anchorTxt, t[:min(len(t), MaxAnchorText-len(m.anchorTxt))]...)
 	}
-	m.vis.add(t)
+	if !m.NoText {
+		m.vis.add(t)
+	}
 }
 
 // lineBreak ends the current line of Text, if it has any text.
-func (m *PageMeta) lineBreak() { m.vis.lineBreak() }
+func (m *PageMeta) lineBreak() {
+	if !m.NoText {
+		m.vis.lineBreak()
+	}
+}
 
 // endAnchor gives the open <a> its text, white space collapsed.
 func (m *PageMeta) endAnchor() {
@@ -214,7 +225,9 @@ func (m *PageMeta) endAnchor() {
 // with a line break unless it is empty.
 func (m *PageMeta) finish() {
 	m.endAnchor()
-	m.Text = m.vis.text()
+	if !m.NoText {
+		m.Text = m.vis.text()
+	}
 }
 
 // collapseSpace returns b with runs of white space turned into one space,

@@ -63,3 +63,48 @@ func (v *visibleText) text() []byte {
 	v.lineBreak()
 	return v.b
 }
+
+// VisibleText returns the visible text of the HTML page body, whose
+// response has the Content-Type contentType ("" if none), as a pass of
+// HTML with Options.Meta collects it in PageMeta.Text.
+func VisibleText(contentType string, body []byte) []byte {
+	text, _ := decode(contentType, body)
+	var s scanner
+	s.init(text)
+	var v visibleText
+	skipText, titled := false, false // inside <script> or <style>; the first <title> read
+	after := afterOther
+	for {
+		k := s.next()
+		prev := after
+		after = afterOther
+		switch k {
+		case tokEOF:
+			return v.text()
+		case tokText:
+			switch {
+			case prev == afterTitle && !titled:
+				titled = true // the title is not visible text
+			case !skipText:
+				for t, ok := s.textPiece(); ok; t, ok = s.textPiece() {
+					v.add(t)
+				}
+			}
+		case tokStartTag:
+			name := s.tagName()
+			if isBlock(name) {
+				v.lineBreak()
+			}
+			switch string(name) {
+			case "script", "style":
+				skipText = skipText || !s.selfClosing()
+			}
+			after = afterTag(name)
+		case tokEndTag:
+			if isBlock(s.tagName()) {
+				v.lineBreak()
+			}
+			skipText = false
+		}
+	}
+}

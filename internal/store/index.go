@@ -108,41 +108,51 @@ func (e *indexEntry) line() []byte {
 // (HTML characters, U+2028, U+2029) as is. Invalid UTF-8 becomes U+FFFD,
 // as a JavaScript reader decoding the file would make it.
 func appendJSString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
 	b = append(b, '"')
+	kept := 0 // s[kept:i] goes into b as it is
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				b = utf8.AppendRune(b, utf8.RuneError)
-			} else {
-				b = append(b, s[i:i+size]...)
-			}
-			i += size
-			continue
-		}
 		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c == '\b':
-			b = append(b, `\b`...)
-		case c == '\t':
-			b = append(b, `\t`...)
-		case c == '\n':
-			b = append(b, `\n`...)
-		case c == '\f':
-			b = append(b, `\f`...)
-		case c == '\r':
-			b = append(b, `\r`...)
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+		case c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\':
+			i++
+			continue
+		case c >= utf8.RuneSelf:
+			if r, size := utf8.DecodeRuneInString(s[i:]); r != utf8.RuneError || size != 1 {
+				i += size
+				continue
+			}
+			b = append(b, s[kept:i]...)
+			b = utf8.AppendRune(b, utf8.RuneError)
 		default:
-			b = append(b, c)
+			b = append(b, s[kept:i]...)
+			b = appendJSEscape(b, c)
 		}
 		i++
+		kept = i
 	}
+	b = append(b, s[kept:]...)
 	return append(b, '"')
+}
+
+// appendJSEscape appends the escape of the ASCII byte c, a control
+// character, '"' or '\\', as appendJSString writes it.
+func appendJSEscape(b []byte, c byte) []byte {
+	const hex = "0123456789abcdef"
+	switch c {
+	case '"', '\\':
+		return append(b, '\\', c)
+	case '\b':
+		return append(b, `\b`...)
+	case '\t':
+		return append(b, `\t`...)
+	case '\n':
+		return append(b, `\n`...)
+	case '\f':
+		return append(b, `\f`...)
+	case '\r':
+		return append(b, `\r`...)
+	}
+	return append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
 }
 
 // lineSorter sorts CDXJ lines by their bytes within a memory budget: lines

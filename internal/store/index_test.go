@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // writeCrawl writes n exchanges over several rotated files into dir with
@@ -347,4 +348,56 @@ func TestWriterIndexLanguages(t *testing.T) {
 	if rebuilt := cdxjOf(t, files[0]); strings.Contains(rebuilt, "languages") {
 		t.Errorf("index of the WARC file has languages:\n%s", rebuilt)
 	}
+}
+
+// FuzzAppendJSString checks appendJSString against appendJSStringRef, the
+// same escaping done a byte at a time.
+func FuzzAppendJSString(f *testing.F) {
+	for _, s := range []string{"http://a.test/?x=1&y=<2>", "q\"\\", "\x00\x1f\t\n\r\b\f", "\u2028é", "bad\xff", "\xef\xbf\xbd\xe2\x82", ""} {
+		f.Add("x", s)
+	}
+	f.Fuzz(func(t *testing.T, prefix, s string) {
+		if got, want := appendJSString([]byte(prefix), s), appendJSStringRef([]byte(prefix), s); !bytes.Equal(got, want) {
+			t.Fatalf("appendJSString(%q) = %s; want %s", s, got, want)
+		}
+	})
+}
+
+// appendJSStringRef is appendJSString a byte at a time.
+func appendJSStringRef(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = utf8.AppendRune(b, utf8.RuneError)
+			} else {
+				b = append(b, s[i:i+size]...)
+			}
+			i += size
+			continue
+		}
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c == '\b':
+			b = append(b, `\b`...)
+		case c == '\t':
+			b = append(b, `\t`...)
+		case c == '\n':
+			b = append(b, `\n`...)
+		case c == '\f':
+			b = append(b, `\f`...)
+		case c == '\r':
+			b = append(b, `\r`...)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+		default:
+			b = append(b, c)
+		}
+		i++
+	}
+	return append(b, '"')
 }
