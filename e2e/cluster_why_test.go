@@ -139,10 +139,17 @@ func TestClusterWhy(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("POST /blocklist: %s %s", resp.Status, out)
 	}
+	// The POST returns once the crawl's settings key holds the change and
+	// this agent applied it; each other agent applies it from its watch.
 	for _, a := range c.agents {
+		deadline := time.Now().Add(10 * time.Second)
 		b, err := os.ReadFile(filepath.Join(a.dir, "state", "blocklist.json"))
+		for (err != nil || !strings.Contains(string(b), `"`+victim+`"`)) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+			b, err = os.ReadFile(filepath.Join(a.dir, "state", "blocklist.json"))
+		}
 		if err != nil || !strings.Contains(string(b), `"`+victim+`"`) {
-			t.Errorf("agent %s: blocklist.json %s, %v; want %s", a.name, b, err, victim)
+			t.Errorf("agent %s: blocklist.json %s, %v; want %s within 10 s", a.name, b, err, victim)
 		}
 	}
 	vu := "http://" + last.Host + "/p/39.html"
