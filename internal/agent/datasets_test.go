@@ -63,13 +63,13 @@ func TestDatasetsWrittenAsStored(t *testing.T) {
 	}
 	resp := "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<html><title>Stored</title><p>text</p></html>"
 	p := dataset.Decode([]byte(resp), "", nil)
-	var meta parse.PageMeta
+	s := dataset.NewScratch(d.opts)
 	base, _ := urlx.Parse("http://a.example/")
-	res := parse.HTML(base, p.Header, p.Body, parse.Options{Meta: &meta})
+	res := parse.HTML(base, p.Header, p.Body, parse.Options{Meta: &s.Meta})
 	res.Title = "Captured"
 	if _, err := w.Write(&store.Exchange{TargetURI: "http://a.example/", IP: "127.0.0.1",
 		Request: []byte("GET / HTTP/1.1\r\nHost: a.example\r\n\r\n"), Response: []byte(resp),
-		Note: dataset.NewCapture(p, &res, &meta, d.opts)}); err != nil {
+		Note: s.Capture(p, &res, d.opts)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {

@@ -39,14 +39,6 @@ type Capture struct {
 	page    *Page
 }
 
-// NewCapture returns the Capture of the payload p (from Decode). When
-// IsPage(p), res is its parse by parse.HTML with parse.Options.Meta set
-// to meta (the crawl's own parse, with any other options); else both are
-// nil. p, res and meta may be reused once it returns.
-func NewCapture(p store.Payload, res *parse.Result, meta *parse.PageMeta, o Options) *Capture {
-	return newCapture(p, res, meta, new(extract.Extractor), o)
-}
-
 // Scratch is what the reading of a page for the outputs uses, kept from
 // one page to the next by a caller that reads pages one at a time (a
 // sync.Pool of them serves many goroutines).
@@ -63,21 +55,17 @@ func NewScratch(o Options) *Scratch {
 	return &Scratch{Meta: parse.PageMeta{NoText: o.Text != TextAll}}
 }
 
-// Capture is NewCapture with s's buffers: res, when not nil, is the
-// page's parse with parse.Options.Meta set to &s.Meta. p, res and s may
-// be reused once it returns.
+// Capture returns the Capture of the payload p (from Decode). When
+// IsPage(p), res is its parse by parse.HTML with parse.Options.Meta set
+// to &s.Meta (the crawl's own parse, with any other options); else res is
+// nil. p, res and s may be reused once it returns.
 func (s *Scratch) Capture(p store.Payload, res *parse.Result, o Options) *Capture {
-	return newCapture(p, res, &s.Meta, &s.ext, o)
-}
-
-// newCapture is NewCapture with the Extractor ext.
-func newCapture(p store.Payload, res *parse.Result, meta *parse.PageMeta, ext *extract.Extractor, o Options) *Capture {
 	c := &Capture{payload: p}
-	if res != nil && meta != nil {
+	if res != nil {
 		if o.Text == "" {
 			o.Text = TextMain
 		}
-		c.page = newPage(&p, res, meta, ext, o)
+		c.page = newPage(&p, res, &s.Meta, &s.ext, o)
 	}
 	c.payload.RawHeader = bytes.Clone(p.RawHeader)
 	c.payload.Body = bytes.Clone(p.Body[:min(len(p.Body), sniffLen)])
