@@ -221,9 +221,7 @@ func appendCollapsed(buf, t []byte) []byte {
 	kept := 0 // t[kept:i] goes into buf as it is
 	for i, c := range t {
 		switch {
-		case c > ' ':
-			space = false
-		case !isSpace(c):
+		case c > ' ' || !isSpace(c):
 			space = false
 		case c == ' ' && !space: // a single space stays
 			space = true
