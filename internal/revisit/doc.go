@@ -107,5 +107,6 @@
 // changing too often for μ is visited every Max only. An interval at most
 // doubles from one visit to the next, so that a URL one misleading visit
 // sent toward Max is seen again soon, unless two changes dated by
-// Last-Modified give it up: then it goes to Max at once.
+// Last-Modified put it at Max (given up, or changing too seldom for a
+// shorter interval): then it goes there at once.
 package revisit

@@ -82,10 +82,11 @@ func (p *policy) next(st *State, changed bool) time.Duration {
 			// at most doubles from one visit to the next, so a URL that
 			// one visit made look given up (μλ ≥ 1) or unchanging is
 			// seen again long before Max. Two changes that Last-Modified
-			// dated shortly before their visits are evidence enough: a
-			// URL they give up goes to Max at once.
+			// dated are evidence enough: a URL whose estimate from them
+			// puts it at Max (given up, or changing too seldom for any
+			// shorter interval) goes there at once.
 			d = p.rates.Interval(st.Rate(p.priorOf(st)))
-			if d < p.max || !st.givenUpByDates() {
+			if d < p.max || !st.twiceDated() {
 				d = min(d, 2*cur)
 			}
 		}

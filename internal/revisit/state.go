@@ -180,10 +180,10 @@ func (st *State) Rate(prior float64) float64 {
 // so that its rate is estimated from their times.
 func (st *State) dated() bool { return st.Timed > 0 && float64(st.Timed) >= float64(st.Changes)/2 }
 
-// givenUpByDates says at least two changes were dated by a Last-Modified
-// still trusted: enough for an estimate that gives the URL up to be acted
-// on at once.
-func (st *State) givenUpByDates() bool { return st.Timed >= 2 && !st.LMWrong && st.dated() }
+// twiceDated says at least two changes were dated by a Last-Modified
+// still trusted, and the rate is estimated from the dates: enough for an
+// interval of Max to be taken at once.
+func (st *State) twiceDated() bool { return st.Timed >= 2 && !st.LMWrong && st.dated() }
 
 // watch adds to st's history a visit at now (Unix ns) that found the URL
 // changed or not; lm is the response's Last-Modified (Unix ns, 0: none),
