@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -39,9 +37,8 @@ import (
 // The log: movedMagic, then frames (package framelog) whose body is
 // batches, each uvarint(len(dest)), dest, uvarint(len(wire)), wire. A torn
 // last frame is cut off when the log is read. The log is removed once the
-// leave is done, and at a start that is not leaving. A log of the first
-// version (no magic; frames of uvarint(len(body)), body, CRC-32C of body
-// little-endian) is read and rewritten in this one at a start.
+// leave is done, and at a start that is not leaving. A log of an earlier
+// format (no magic) stops the start with its path.
 
 const (
 	movedLogFile   = "leave.moved"
@@ -137,63 +134,12 @@ func movedBatches(body []byte, fn func(cluster.OutPut) error) error {
 }
 
 // readMovedLog calls fn with the body of each whole frame of the log at
-// path and returns the length of the log up to the last one. A log of the
-// first version is rewritten in this one first.
+// path and returns the length of the log up to the last one. A file
+// without movedMagic (the first version of the log, from an earlier
+// build) is an error.
 func readMovedLog(path string, fn func(body []byte) error) (int64, error) {
-	v2, err := hasMovedMagic(path)
-	if err != nil {
-		return 0, err
-	}
-	if !v2 {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return 0, err
-		}
-		err = framelog.Rewrite(path, []byte(movedMagic), true, func(put func([]byte) error) error {
-			return readMovedLogV1(b, put)
-		})
-		if err != nil {
-			return 0, err
-		}
-	}
 	_, good, _, err := framelog.Scan(path, movedMagic, len(movedMagic), math.MaxUint32, func(body []byte, _ int64) error { return fn(body) })
 	return good, err
-}
-
-// hasMovedMagic reports whether the log at path starts with movedMagic
-// (a log of the first version does not), reading no more than it.
-func hasMovedMagic(path string) (bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	head := make([]byte, len(movedMagic))
-	n, err := io.ReadFull(f, head)
-	if err != nil && err != io.EOF && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return false, err
-	}
-	return string(head[:n]) == movedMagic, nil
-}
-
-// readMovedLogV1 calls fn with the body of each whole frame of a log of
-// the first version.
-func readMovedLogV1(b []byte, fn func(body []byte) error) error {
-	for p := 0; p < len(b); {
-		l, k := binary.Uvarint(b[p:])
-		if k <= 0 || uint64(len(b)-p-k) < l+4 {
-			return nil // torn
-		}
-		body := b[p+k : p+k+int(l)]
-		if binary.LittleEndian.Uint32(b[p+k+int(l):]) != crc32.Checksum(body, crcTable) {
-			return nil
-		}
-		if err := fn(body); err != nil {
-			return err
-		}
-		p += k + int(l) + 4
-	}
-	return nil
 }
 
 // cutUvarintBytes splits a uvarint-prefixed byte string off b.

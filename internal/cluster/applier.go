@@ -185,9 +185,6 @@ func (n *Node) applyBatch(b *Batch, err error, next int64) error {
 			n.WaitReleases(n.ctx) // the sieve needs the old owners' seen sets first
 		}
 	}
-	if err == nil && !n.applied.has(b.ID) {
-		n.awaitBatchView(n.ctx, b) // viewlag.go
-	}
 	n.applyMu.Lock()
 	defer n.applyMu.Unlock()
 	if err == nil && !n.applied.has(b.ID) {

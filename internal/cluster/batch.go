@@ -68,9 +68,8 @@ type Batch struct {
 //
 // The epoch is the epoch of the sender's view when the batch's first
 // record was routed, so no newer than the view of any of its records: a
-// receiver refuses a batch older than its fence (fence.go), and holds a
-// batch of ready URLs newer than its view until it has that view
-// (viewlag.go).
+// receiver refuses a batch older than its fence (fence.go), and a batch
+// of ready URLs newer than its view until it has that view (receive.go).
 //
 // Format history (the bytes have not changed since "PTB1"):
 //   - the epoch was the view at the batch's write to the outbox, which

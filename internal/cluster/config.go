@@ -64,14 +64,6 @@ func (n *Node) loadConfig() error {
 	return nil
 }
 
-// Config returns the config epoch and the values changed under it (a
-// copy).
-func (n *Node) Config() ConfigState {
-	n.cc.stateMu.Lock()
-	defer n.cc.stateMu.Unlock()
-	return ConfigState{Epoch: n.cc.state.Epoch, Values: maps.Clone(n.cc.state.Values)}
-}
-
 // ConfigEpoch returns the config epoch this agent is at.
 func (n *Node) ConfigEpoch() uint64 { return n.cc.epoch.Load() }
 

@@ -34,13 +34,12 @@
 //	sender.go       delivering the outbox (window, backoff)
 //	transport.go    Transport, Receiver: what carries the exchange, its answers
 //	exchange.go     the HTTP/2 mutual-TLS Transport: endpoints and client
-//	receive.go      a batch's arrival: duplicate, fence, inbox
+//	receive.go      a batch's arrival: duplicate, fence, view lag, inbox
 //	fence.go        fencing by view: refusing older batches and hand-off parts, sending them again
 //	inbox.go        the receiver's durable log (frames of package framelog, trim)
 //	idset.go        batch ids seen (watermark per stream)
 //	decoded.go      batches decoded at their arrival, for the applier
 //	applier.go      inbox → host, in order, replayable after a crash
-//	viewlag.go      a batch of ready URLs held until its view is installed
 //	handoff.go      the hand-off of moved keys: ViewChange, parts, releases
 //	handoffparts.go a hand-off's parts: seen sets and counts in bounded pieces
 //	handoffstate.go the hand-offs' durable state (awaiting.json)

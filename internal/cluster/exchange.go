@@ -28,8 +28,6 @@ import (
 //	                 409 with Petrel-View: E for a batch routed under a
 //	                 view older than the receiver's fence E (fence.go),
 //	                 400 for a malformed batch
-//	GET  /v1/view    the agent's ownership view (404 before it has one)
-//	GET  /v1/config  the config epoch and the values changed under it
 //	POST /v1/handoff ?from&epoch&seq: a part of a hand-off (handoff.go);
 //	                 200 once the host applied it, 409 with Petrel-View
 //	                 for a part cut under a view older than the fence
@@ -125,8 +123,6 @@ func (t *httpTransport) SendHandoff(ctx context.Context, to Peer, h *Handoff) er
 // controlHandler serves the endpoints other than a batch's and a part's.
 func (n *Node) controlHandler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/view", n.serveView)
-	mux.HandleFunc("GET /v1/config", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, n.Config()) })
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, n.Status()) })
 	mux.HandleFunc("GET /v1/why", n.serveWhy)
 	return mux
@@ -197,15 +193,6 @@ func readBatchBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 		return b, nil
 	}
 	return io.ReadAll(body)
-}
-
-func (n *Node) serveView(w http.ResponseWriter, r *http.Request) {
-	v := n.View()
-	if v == nil {
-		http.Error(w, "no view yet", http.StatusNotFound)
-		return
-	}
-	writeJSON(w, v)
 }
 
 // Client calls the exchange of other agents.

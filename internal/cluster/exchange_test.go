@@ -69,6 +69,9 @@ func TestMemExchangeDeliversInOrder(t *testing.T) {
 	if s := a.Status(); s.SentBatches != 50 || s.SentURLs != 5000 {
 		t.Errorf("a sent %d batches of %d URLs, want 50 of 5000", s.SentBatches, s.SentURLs)
 	}
+	// The host has every record a moment before the applier counts its
+	// last batch.
+	waitChanged(t, "b's applied batches counted", b.appliedMoved.Wait, func() bool { return b.Status().AppliedBatches >= 50 })
 	if s := b.Status(); s.AppliedBatches != 50 || s.Duplicates != 0 {
 		t.Errorf("b applied %d batches, %d duplicates; want 50, 0", s.AppliedBatches, s.Duplicates)
 	}

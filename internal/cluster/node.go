@@ -185,7 +185,7 @@ type counters struct {
 	inboxFull                   atomic.Uint64
 	sendErrors                  atomic.Uint64
 	reroutedURLs                atomic.Uint64 // of batches for agents not in the view, re-routed (death.go)
-	viewLagHeld, viewLagApplied atomic.Uint64 // batches of ready URLs held for their view, applied without it (viewlag.go)
+	viewLagRefused              atomic.Uint64 // batches of ready URLs answered 503 until their view is installed (receive.go)
 	staleRefused, staleRerouted atomic.Uint64 // batches refused for an older view; this sender's routed again (fence.go)
 	staleRefusedParts           atomic.Uint64 // hand-off parts refused for an older view (fence.go)
 	staleRefusedReleases        atomic.Uint64 // hand-off releases refused so

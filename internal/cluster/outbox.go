@@ -100,15 +100,14 @@ func openOutbox(dir string, limit, segSize int64, fsync func(*os.File) error) (*
 	}
 	o := &Outbox{dir: dir, limit: limit, segSize: segSize, fsyncFile: fsync,
 		dests: map[string]*outQueue{}}
+	if err := o.refuseFilesFormat(); err != nil {
+		return nil, fmt.Errorf("cluster: outbox: %w", err)
+	}
 	o.w = framelog.NewWriter(&o.mu, fsync)
 	if err := o.openLog(); err != nil {
 		if o.w.Size() > 0 {
 			o.w.Close()
 		}
-		return nil, fmt.Errorf("cluster: outbox: %w", err)
-	}
-	if err := o.importFiles(); err != nil {
-		o.Close()
 		return nil, fmt.Errorf("cluster: outbox: %w", err)
 	}
 	return o, nil

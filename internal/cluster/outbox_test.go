@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -173,31 +174,21 @@ func TestOutboxBoundedLog(t *testing.T) {
 	}
 }
 
-// TestOutboxImportsFiles checks that an outbox of a file per batch, the
-// format before the log, is taken into the log at open.
-func TestOutboxImportsFiles(t *testing.T) {
+// TestOutboxRefusesFilesFormat checks that an outbox of a file per
+// batch, the format before the log, stops the open with a message
+// instead of being read as empty.
+func TestOutboxRefusesFilesFormat(t *testing.T) {
 	dir := t.TempDir()
-	id := BatchID{Sender: "child", Incarnation: 1, Seq: 7}
-	p := filepath.Join(dir, "peer", fmt.Sprintf("%020d-%020d.b", id.Incarnation, id.Seq))
+	p := filepath.Join(dir, "peer", fmt.Sprintf("%020d-%020d.b", 1, 7))
 	if err := writeDurable(p, testBatch(7)); err != nil {
 		t.Fatal(err)
 	}
-	for range 2 { // the second open finds it in the log
-		o, err := OpenOutbox(dir, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		es := o.Pending("peer", 10, nil)
-		if len(es) != 1 || es[0].ID != id {
-			t.Fatalf("pending after the import: %+v", es)
-		}
-		if w, err := o.Read(es[0]); err != nil || !bytes.Equal(w, testBatch(7)) {
-			t.Fatalf("imported batch read back wrong: %v", err)
-		}
-		o.Close()
+	_, err := OpenOutbox(dir, 0)
+	if err == nil || !strings.Contains(err.Error(), "earlier build") {
+		t.Fatalf("open of the earlier format: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "peer")); !os.IsNotExist(err) {
-		t.Errorf("the old batch directory is still there: %v", err)
+	if _, err := os.Stat(p); err != nil {
+		t.Errorf("the earlier format's batch is gone: %v", err)
 	}
 }
 

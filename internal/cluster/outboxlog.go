@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/petrel-crawler/petrel/internal/atomicfile"
 	"github.com/petrel-crawler/petrel/internal/framelog"
 )
 
@@ -336,66 +334,20 @@ func (o *Outbox) openLog() error {
 	return o.dropLocked()
 }
 
-// importFiles moves the batches of an outbox of a file per batch
-// (DEST/INCARNATION-SEQ.b, the outbox's earlier format) into the log, then
-// removes the files: a crawl directory written by an earlier build resumes
-// with its unacknowledged batches.
-func (o *Outbox) importFiles() error {
+// refuseFilesFormat fails when the outbox directory holds the format
+// before the log (a directory of batch files per destination): an
+// earlier build's crawl is finished by that build, not read as empty.
+func (o *Outbox) refuseFilesFormat() error {
 	ents, err := os.ReadDir(o.dir)
 	if err != nil {
 		return err
 	}
-	imported := false
 	for _, d := range ents {
-		if !d.IsDir() || !ValidName(d.Name()) {
-			continue
-		}
-		sub := filepath.Join(o.dir, d.Name())
-		files, err := os.ReadDir(sub)
-		if err != nil {
-			return err
-		}
-		var puts []OutPut
-		for _, f := range files {
-			var inc, seq uint64
-			if _, err := fmt.Sscanf(f.Name(), "%020d-%020d.b", &inc, &seq); err != nil {
-				continue
-			}
-			wire, err := os.ReadFile(filepath.Join(sub, f.Name()))
-			if err != nil {
-				return err
-			}
-			b, err := DecodeBatch(wire)
-			if err != nil {
-				return fmt.Errorf("%s: %w", filepath.Join(sub, f.Name()), err)
-			}
-			if !o.holds(d.Name(), b.ID) { // not already imported by a start that was cut short
-				puts = append(puts, OutPut{Dest: d.Name(), ID: b.ID, Wire: wire})
-			}
-		}
-		if err := o.PutAll(context.Background(), puts, false); err != nil {
-			return err
-		}
-		if err := os.RemoveAll(sub); err != nil {
-			return err
-		}
-		imported = true
-	}
-	if !imported {
-		return nil
-	}
-	return atomicfile.SyncDirWith(o.dir, o.fsyncFile)
-}
-
-func (o *Outbox) holds(dest string, id BatchID) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for _, e := range o.queue(dest).entries {
-		if e.ID == id {
-			return true
+		if d.IsDir() {
+			return fmt.Errorf("%s holds batches in the format of an earlier build (a directory per destination): finish this crawl with the build that started it", filepath.Join(o.dir, d.Name()))
 		}
 	}
-	return false
+	return nil
 }
 
 // fields reads uvarints and length-prefixed strings from p, in order.

@@ -2,8 +2,28 @@ package cluster
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"time"
 )
+
+// A batch of ready URLs is taken only under a view no older than the one
+// its sender routed it under (Batch.Epoch). The agents install a view at
+// different moments, and what the receiver does with a ready URL depends
+// on the view: after a takeover it drops a second copy of a URL of the
+// dead agent's keys, let through again by an interim owner's empty seen
+// set, and which keys were taken over is known only from the takeover's
+// view on. Applied under the older view, that copy is queued beside the
+// first and both are fetched. So a receiver that has not installed the
+// batch's epoch answers 503 (counted: view_lag_refused_batches) and the
+// sender sends it again shortly; views only grow and each is saved
+// before it is in force, so a batch in the inbox is never newer than the
+// view it is applied under, after a restart too.
+
+// viewLagRetry is how soon a sender tries again a batch of ready URLs
+// refused for a view the receiver has not installed yet: the receiver's
+// watch brings it within milliseconds.
+const viewLagRetry = 100 * time.Millisecond
 
 // ReceiveBatch takes a batch's wire form from another agent (Receiver):
 // nil once it is durable in the inbox, or was already received. A batch
@@ -23,6 +43,11 @@ func (n *Node) ReceiveBatch(wire []byte) error {
 	}
 	if err := n.fenceBatch(b); err != nil {
 		return err
+	}
+	if b.Kind == KindReady && b.Epoch > n.viewEpoch() {
+		n.counts.viewLagRefused.Add(1)
+		return &StatusError{Code: http.StatusServiceUnavailable, RetryAfter: viewLagRetry,
+			Body: fmt.Sprintf("routed under view epoch %d, which this agent has not installed yet", b.Epoch)}
 	}
 	if !n.receiving.Load() {
 		return busy("agent not receiving")

@@ -37,8 +37,7 @@ type Status struct {
 	InboxFull      uint64 `json:"inbox_full"`
 	SendErrors     uint64 `json:"send_errors"`
 	Rerouted       uint64 `json:"rerouted_urls"`            // URLs of batches for agents out of the view, sent to their new owners (death.go)
-	ViewLagHeld    uint64 `json:"view_lag_held_batches"`    // batches of ready URLs held for the view they were routed under (viewlag.go)
-	ViewLagApplied uint64 `json:"view_lag_applied_batches"` // of those, applied without it after viewLagHold
+	ViewLagRefused uint64 `json:"view_lag_refused_batches"` // batches of ready URLs answered 503 until this agent installed the view they were routed under (receive.go)
 	Fenced
 
 	AwaitingFrom []string `json:"awaiting_from,omitempty"` // the old owners whose release this agent awaits (handoff.go)
@@ -97,8 +96,7 @@ func (n *Node) Status() *Status {
 		InboxFull:      n.counts.inboxFull.Load(),
 		SendErrors:     n.counts.sendErrors.Load(),
 		Rerouted:       n.counts.reroutedURLs.Load(),
-		ViewLagHeld:    n.counts.viewLagHeld.Load(),
-		ViewLagApplied: n.counts.viewLagApplied.Load(),
+		ViewLagRefused: n.counts.viewLagRefused.Load(),
 		Fenced:         n.Fenced(),
 		AwaitingFrom:   slices.Sorted(maps.Keys(n.Awaiting())),
 		View:           n.View(),
