@@ -78,3 +78,16 @@ func (r *Reader) Next() ([]byte, error) {
 	}
 	return r.buf, nil
 }
+
+// Body returns the body of frame, one whole frame in memory: ErrTorn when
+// frame is shorter or longer than its header says or fails its checksum.
+func Body(frame []byte) ([]byte, error) {
+	if len(frame) < HeaderLen || uint64(binary.LittleEndian.Uint32(frame)) != uint64(len(frame)-HeaderLen) {
+		return nil, ErrTorn
+	}
+	body := frame[HeaderLen:]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(frame[4:]) {
+		return nil, ErrTorn
+	}
+	return body, nil
+}

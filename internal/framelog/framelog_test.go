@@ -70,6 +70,21 @@ func TestFormatGolden(t *testing.T) {
 	}
 }
 
+// TestBody checks one frame in memory: the golden frame of "bcd" whole,
+// then cut short, with a byte more, and with a bad checksum.
+func TestBody(t *testing.T) {
+	whole, _ := hex.DecodeString(golden)
+	frame := whole[15:]
+	if b, err := Body(frame); err != nil || string(b) != "bcd" {
+		t.Fatalf("Body of a whole frame: %q, %v", b, err)
+	}
+	for _, bad := range [][]byte{frame[:len(frame)-1], append(frame[:len(frame):len(frame)], 'x'), append(frame[:len(frame)-1:len(frame)-1], 'x'), frame[:3]} {
+		if _, err := Body(bad); !errors.Is(err, ErrTorn) {
+			t.Errorf("Body(%x): %v, want ErrTorn", bad, err)
+		}
+	}
+}
+
 // TestWriterCutsAndRolls opens a log with a torn tail (cut at Open),
 // appends, waits for durability and starts a new head file.
 func TestWriterCutsAndRolls(t *testing.T) {

@@ -5,13 +5,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/petrel-crawler/petrel/internal/framelog"
 )
 
 // A Store keeps the robots.txt outcome of every authority a crawler has
@@ -23,16 +24,15 @@ import (
 // # File format
 //
 // A store file starts with the 16-byte header "petrel robots 1\n" and
-// holds records back to back:
+// holds records back to back, each a frame of package framelog (uint32
+// LE length of the body, uint32 LE CRC-32C of the body, the body) whose
+// body is:
 //
-//	uint32 LE  n, the length of the body
-//	uint32 LE  CRC-32C of the body
-//	body (n bytes):
-//	  uvarint  length of the authority, then the authority ("https://example.com")
-//	  byte     kind: 1 rules, 2 dead (robots.txt unavailable after every retry)
-//	  varint   when, Unix nanoseconds: the end of the fetch that gave the
-//	           rules, or when the authority was declared dead
-//	  rest     kind 1: the rules' flat form (see [Rules]); kind 2: nothing
+//	uvarint  length of the authority, then the authority ("https://example.com")
+//	byte     kind: 1 rules, 2 dead (robots.txt unavailable after every retry)
+//	varint   when, Unix nanoseconds: the end of the fetch that gave the
+//	         rules, or when the authority was declared dead
+//	rest     kind 1: the rules' flat form (see [Rules]); kind 2: nothing
 //
 // The newest record of an authority is the one in force. Records are not
 // synced as they are written: [OpenStore] reads the file from the start
@@ -70,9 +70,10 @@ type Store struct {
 	garbage   int64 // bytes of records no longer in force
 	idx       map[uint64]uint64
 	seed      maphash.Seed
-	buf       []byte
-	err       error // a write failed: the store takes no more records
-	compactAt int64 // the file size from which garbage is compacted
+	buf       []byte // a record's frame (Put) or a record read (Get)
+	body      []byte // Put's scratch for a record's body
+	err       error  // a write failed: the store takes no more records
+	compactAt int64  // the file size from which garbage is compacted
 	fsync     func(*os.File) error
 }
 
@@ -90,8 +91,6 @@ const (
 	maxRecord    = 1<<24 - 16 // a record's size fits the index's 24 bits
 	compactBytes = 64 << 20
 )
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // ErrBadStore reports a file that is not a robots store.
 var ErrBadStore = errors.New("robots: not a robots store file")
@@ -135,24 +134,23 @@ func (s *Store) load() error {
 		s.size, s.flushed = int64(len(storeHeader)), int64(len(storeHeader))
 		return nil
 	}
-	r := bufio.NewReaderSize(io.NewSectionReader(s.f, 0, st.Size()), 1<<20)
 	head := make([]byte, len(storeHeader))
-	if _, err := io.ReadFull(r, head); err != nil || string(head) != storeHeader {
+	if _, err := s.f.ReadAt(head, 0); err != nil || string(head) != storeHeader {
 		return fmt.Errorf("%w: %s", ErrBadStore, s.path)
 	}
 	off := int64(len(storeHeader))
+	r := framelog.NewReader(io.NewSectionReader(s.f, off, st.Size()-off), 1<<20, maxRecord-framelog.HeaderLen)
 	for {
-		body, err := readRecord(r, s.buf)
+		body, err := r.Next()
 		if err != nil {
 			break
 		}
-		s.buf = body
 		sa, _, err := decodeBody(body)
 		if err != nil {
 			break
 		}
-		s.index(sa, off, int64(8+len(body)))
-		off += int64(8 + len(body))
+		s.index(sa, off, int64(framelog.HeaderLen+len(body)))
+		off += int64(framelog.HeaderLen + len(body))
 	}
 	if off < st.Size() {
 		if err := s.f.Truncate(off); err != nil {
@@ -164,26 +162,6 @@ func (s *Store) load() error {
 	}
 	s.size, s.flushed = off, off
 	return nil
-}
-
-// readRecord reads one record's body into buf's storage.
-func readRecord(r io.Reader, buf []byte) ([]byte, error) {
-	var h [8]byte
-	if _, err := io.ReadFull(r, h[:]); err != nil {
-		return nil, err
-	}
-	n := binary.LittleEndian.Uint32(h[:4])
-	if n == 0 || n > maxRecord-8 {
-		return nil, ErrBadStore
-	}
-	body := append(buf[:0], make([]byte, n)...)
-	if _, err := io.ReadFull(r, body); err != nil {
-		return nil, err
-	}
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(h[4:]) {
-		return nil, ErrBadStore
-	}
-	return body, nil
 }
 
 // index makes the record at off (size bytes) the one in force for sa.
@@ -215,24 +193,17 @@ func (s *Store) Put(sa string, e Entry) error {
 			return err
 		}
 	}
-	body := encodeBody(s.buf[:0], sa, e)
-	s.buf = body
-	if len(body) > maxRecord-8 {
-		return fmt.Errorf("robots: store: record of %s too large (%d bytes)", sa, len(body))
+	s.body = encodeBody(s.body[:0], sa, e)
+	s.buf = framelog.Append(s.buf[:0], s.body)
+	if len(s.buf) > maxRecord {
+		return fmt.Errorf("robots: store: record of %s too large (%d bytes)", sa, len(s.buf))
 	}
-	var h [8]byte
-	binary.LittleEndian.PutUint32(h[:4], uint32(len(body)))
-	binary.LittleEndian.PutUint32(h[4:], crc32.Checksum(body, castagnoli))
-	if _, err := s.w.Write(h[:]); err != nil {
+	if _, err := s.w.Write(s.buf); err != nil {
 		s.err = fmt.Errorf("robots: store: %w", err)
 		return s.err
 	}
-	if _, err := s.w.Write(body); err != nil {
-		s.err = fmt.Errorf("robots: store: %w", err)
-		return s.err
-	}
-	s.index(sa, s.size, int64(8+len(body)))
-	s.size += int64(8 + len(body))
+	s.index(sa, s.size, int64(len(s.buf)))
+	s.size += int64(len(s.buf))
 	return nil
 }
 
@@ -257,8 +228,8 @@ func (s *Store) Get(sa string) (Entry, bool, error) {
 	if _, err := s.f.ReadAt(rec, off); err != nil {
 		return Entry{}, false, fmt.Errorf("robots: store: read: %w", err)
 	}
-	body := rec[8:]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(rec[4:8]) {
+	body, err := framelog.Body(rec)
+	if err != nil {
 		return Entry{}, false, fmt.Errorf("robots: store: record at %d: %w", off, ErrBadStore)
 	}
 	got, e, err := decodeBody(body)
