@@ -309,11 +309,6 @@ func (n *Node) publishLoop(ctx context.Context, crawl *coord.Crawl, lease *coord
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			// A leaver's batches wait for it until --cluster-grace after it
-			// was last alive (death.go): re-routed once that passed.
-			if err := n.rerouteOutbox(ctx, n.View()); err != nil {
-				n.log.Error("cluster: re-route the outbox of agents not in the view", "err", err)
-			}
 		case <-n.nudge:
 		}
 	}
@@ -345,9 +340,6 @@ func (n *Node) onState(ctx context.Context, lease *coord.Lease, st coord.State) 
 		v := ViewOf(st.View)
 		if err := n.installView(v); err != nil {
 			n.log.Error("cluster: install view", "err", err)
-		}
-		if err := n.rerouteOutbox(ctx, n.View()); err != nil { // death.go
-			n.log.Error("cluster: re-route the outbox of agents not in the view", "err", err)
 		}
 	}
 	if newWave {

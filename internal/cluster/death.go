@@ -20,7 +20,8 @@ import (
 // interim owners hand its keys back as at any join.
 //
 // Every agent re-routes the batches its outbox holds for an agent that is
-// not in its view (rerouteOutbox): each record goes to its owner in the
+// not in its view (rerouteOutbox, in the node's re-routing loop: sender.go):
+// each record goes to its owner in the
 // current view, through the outbox again (durable) before the old batch
 // is removed, so nothing is lost. For an agent listed absent, which may
 // come back, only the batches never sent to it are re-routed: one sent
@@ -43,8 +44,6 @@ func (n *Node) rerouteOutbox(ctx context.Context, v *View) error {
 	if v == nil {
 		return nil
 	}
-	n.rerouting.Lock()
-	defer n.rerouting.Unlock()
 	for _, dest := range n.outbox.Dests() {
 		if v.Has(dest) || dest == n.cfg.Name {
 			continue

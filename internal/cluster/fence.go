@@ -178,31 +178,11 @@ func (n *Node) noteRefused(e OutEntry, need uint64) {
 	}
 }
 
-// rerouteRefusedLoop routes refused batches again whenever one is
-// refused or a view is installed, until ctx ends.
-func (n *Node) rerouteRefusedLoop(ctx context.Context) {
-	for {
-		installed := n.vc.installed.Wait()
-		var retry <-chan time.Time
-		if err := n.rerouteRefused(ctx); err != nil && ctx.Err() == nil {
-			n.log.Error("cluster: route refused batches again", "err", err)
-			retry = time.After(time.Second)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-n.fence.wake:
-		case <-installed:
-		case <-retry:
-		}
-	}
-}
-
 // rerouteRefused routes again the refused batches whose view this agent
 // holds. A batch for an agent out of the view is left to the outbox's
-// re-routing for such agents (death.go); each batch is routed and
-// removed under the view lock, so neither that re-routing nor a view
-// change comes between.
+// re-routing for such agents (death.go), which the same loop runs
+// (sender.go); each batch is routed and removed under the view lock, so
+// no view change comes between.
 func (n *Node) rerouteRefused(ctx context.Context) error {
 	for _, r := range n.fence.refused.values() {
 		if err := n.rerouteOne(ctx, r); err != nil {
@@ -228,8 +208,6 @@ func (n *Node) rerouteOne(ctx context.Context, r refusedBatch) error {
 	if err != nil {
 		return err
 	}
-	n.rerouting.Lock() // not the outbox re-routed meanwhile (death.go)
-	defer n.rerouting.Unlock()
 	n.vc.mu.Lock() // no view installed meanwhile
 	defer n.vc.mu.Unlock()
 	if now := n.View(); now != v {

@@ -123,21 +123,16 @@ type Node struct {
 	host        Host
 	incarnation uint64
 
-	co coordState // coordination.go
-	// rerouting serialises the re-routing of outbox batches (death.go's
-	// rerouteOutbox, which publishLoop and onState both call, and
-	// fence.go's rerouteOne): two rounds over the same batches would
-	// route their records twice. Taken before vc.mu.
-	rerouting sync.Mutex
-	nudge     chan struct{} // publish now (coordination.go)
-	tr        Transport     // the exchange (transport.go)
-	client    *Client       // the exchange's control calls (status, why)
-	outbox    *Outbox
-	inbox     *Inbox
-	batch     *batcher
-	guard     *Guard             // guard.go
-	tried     batchSet[struct{}] // outbox batches sent at least once, not acknowledged (death.go)
-	left      leftSeen           // agents that left the view, last seen alive (death.go)
+	co     coordState    // coordination.go
+	nudge  chan struct{} // publish now (coordination.go)
+	tr     Transport     // the exchange (transport.go)
+	client *Client       // the exchange's control calls (status, why)
+	outbox *Outbox
+	inbox  *Inbox
+	batch  *batcher
+	guard  *Guard             // guard.go
+	tried  batchSet[struct{}] // outbox batches sent at least once, not acknowledged (death.go)
+	left   leftSeen           // agents that left the view, last seen alive (death.go)
 
 	view     atomic.Pointer[View]
 	vc       viewChange    // view changes (viewinstall.go)

@@ -19,7 +19,7 @@ import (
 
 func (n *Node) senderLoop(ctx context.Context) {
 	n.fence.wake = make(chan struct{}, 1)
-	n.wg.Go(func() { n.rerouteRefusedLoop(ctx) })
+	n.wg.Go(func() { n.rerouteLoop(ctx) })
 	running := map[string]bool{}
 	var mu sync.Mutex
 	t := time.NewTicker(100 * time.Millisecond)
@@ -145,4 +145,36 @@ func (n *Node) sendOne(ctx context.Context, to Peer, e OutEntry) error {
 	}
 	n.tried.drop(e.Dest, e.ID)
 	return n.outbox.Ack(e)
+}
+
+// rerouteLoop routes again, until ctx ends, the outbox's batches that
+// must go to other agents: those for agents out of the view (death.go)
+// and those refused for an older view (fence.go). One goroutine does
+// both, so no batch's records are routed twice by two rounds at once. It
+// runs when a view is installed, when a batch is refused, and every
+// publishEvery: a leaver's batches wait until --cluster-grace after it
+// was last seen alive (death.go).
+func (n *Node) rerouteLoop(ctx context.Context) {
+	t := time.NewTicker(publishEvery)
+	defer t.Stop()
+	for {
+		installed := n.vc.installed.Wait()
+		var retry <-chan time.Time
+		err := n.rerouteOutbox(ctx, n.View())
+		if err == nil {
+			err = n.rerouteRefused(ctx)
+		}
+		if err != nil && ctx.Err() == nil {
+			n.log.Error("cluster: route the outbox's batches again", "err", err)
+			retry = time.After(time.Second)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-n.fence.wake:
+		case <-installed:
+		case <-t.C:
+		case <-retry:
+		}
+	}
 }
