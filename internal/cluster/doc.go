@@ -31,7 +31,7 @@
 //	outbox.go       the sender's durable, bounded outbox (put, ack, read)
 //	outboxlog.go    its log (frames of package framelog): format, open, segments, compaction
 //	loggedready.go  ready batches logged by their sender before the outbox has them
-//	sender.go       delivering the outbox (window, backoff)
+//	sender.go       delivering the outbox (window, backoff); the loop that re-routes its batches
 //	transport.go    Transport, Receiver: what carries the exchange, its answers
 //	exchange.go     the HTTP/2 mutual-TLS Transport: endpoints and client
 //	receive.go      a batch's arrival: duplicate, fence, view lag, inbox
