@@ -125,6 +125,7 @@ type pass struct {
 
 	tmp       []byte               // scratch for a text token
 	key       []byte               // scratch for a class and id
+	lower     []byte               // scratch for a value lower-cased
 	classes   map[string]classInfo // by class and id, NUL between
 	buf       []byte               // text of the block under way
 	texts     []byte               // the blocks' texts, one after another
@@ -156,7 +157,7 @@ func (p *pass) reset(n int) {
 	clear(p.classes)
 	*p = pass{
 		toks: p.toks, stack: p.stack[:0], nodes: p.nodes[:0], blocks: p.blocks[:0],
-		tmp: p.tmp[:0], key: p.key[:0], classes: p.classes, buf: p.buf[:0], texts: p.texts[:0], kept: p.kept[:0],
+		tmp: p.tmp[:0], key: p.key[:0], lower: p.lower[:0], classes: p.classes, buf: p.buf[:0], texts: p.texts[:0], kept: p.kept[:0],
 	}
 	clear(p.kept[:cap(p.kept)])
 	if cap(p.blocks) > maxKeptBlocks || cap(p.kept) > maxKeptBlocks {
@@ -269,12 +270,13 @@ func (p *pass) start() {
 	if string(name) == "title" && !p.gotTitle {
 		p.gotTitle, p.wantTitle = true, true
 	}
-	e.skip = t.flags&fSkip != 0 || p.hidden()
+	a := p.toks.Attrs(elementAttrs[:])
+	e.skip = t.flags&fSkip != 0 || p.hidden(&a)
 	if t.flags&fBoiler != 0 {
 		e.boiler = byTag
 	}
 	if t.flags&fNode != 0 {
-		w, role, unlikely := p.classWeight()
+		w, role, unlikely := p.classWeight(&a)
 		if role {
 			e.boiler |= byTag
 		}
@@ -469,17 +471,66 @@ func (p *pass) kind(b *Block) {
 	b.Kind = Paragraph
 }
 
-// hidden reports whether the current start tag hides its element: the
-// hidden attribute, aria-hidden="true" or an inline display:none.
-func (p *pass) hidden() bool {
-	if _, ok := p.toks.Attr("hidden"); ok {
+// elementAttrs are the attributes start reads of an element, in the
+// order of the indexes below.
+var elementAttrs = [...]string{"hidden", "aria-hidden", "style", "role", "class", "id"}
+
+// Indexes into elementAttrs.
+const (
+	attrHidden = iota
+	attrAriaHidden
+	attrStyle
+	attrRole
+	attrClass
+	attrID
+)
+
+// hidden reports whether the start tag whose attributes are a (looked up
+// by elementAttrs) hides its element: the hidden attribute,
+// aria-hidden="true" or an inline display:none.
+func (p *pass) hidden(a *parse.AttrValues) bool {
+	if _, ok := a.Get(attrHidden); ok {
 		return true
 	}
-	if v, _ := p.toks.Attr("aria-hidden"); ascii.EqualFold(v, "true") {
+	if v, _ := a.Get(attrAriaHidden); ascii.EqualFold(v, "true") {
 		return true
 	}
-	v, _ := p.toks.Attr("style")
-	return len(v) > 0 && bytes.Contains(bytes.ReplaceAll(bytes.ToLower(v), []byte(" "), nil), []byte("display:none"))
+	v, _ := a.Get(attrStyle)
+	if len(v) == 0 {
+		return false
+	}
+	p.lower = appendLower(p.lower[:0], v)
+	return hasDisplayNone(p.lower)
+}
+
+// hasDisplayNone reports whether the lower-cased style v says
+// "display:none", spaces (U+0020 alone) ignored.
+func hasDisplayNone(v []byte) bool {
+	const want = "display:none"
+	for i := bytes.IndexByte(v, 'd'); i >= 0; i = indexByteFrom(v, i+1, 'd') {
+		n := 0
+		for j := i; j < len(v) && n < len(want); j++ {
+			if v[j] == ' ' {
+				continue
+			}
+			if v[j] != want[n] {
+				break
+			}
+			n++
+		}
+		if n == len(want) {
+			return true
+		}
+	}
+	return false
+}
+
+// indexByteFrom returns the index of the first c in v at or after i, or -1.
+func indexByteFrom(v []byte, i int, c byte) int {
+	if j := bytes.IndexByte(v[i:], c); j >= 0 {
+		return i + j
+	}
+	return -1
 }
 
 // interned are the names of the elements lookup knows, so that an open

@@ -369,6 +369,41 @@ func (s *scanner) attr(key string) ([]byte, bool) {
 	return nil, false
 }
 
+// MaxAttrKeys is the most keys one walk of a tag (Tokens.Attrs) looks up.
+const MaxAttrKeys = 8
+
+// AttrValues are the values of the attributes of a start tag that one
+// walk of it looked up (Tokens.Attrs), each as Tokens.Attr gives it.
+// The values are valid until the scanner's next token.
+type AttrValues struct {
+	v   [MaxAttrKeys][]byte
+	has uint8 // bit i: the tag has the i-th key
+}
+
+// Get returns the value of the i-th key looked up and whether the tag has
+// that attribute.
+func (a *AttrValues) Get(i int) ([]byte, bool) { return a.v[i], a.has&(1<<i) != 0 }
+
+// lookupAttrs returns, from one walk of the current start tag, what attr
+// returns of each of keys (lower-case ASCII, distinct, at most
+// MaxAttrKeys). (Returned, not filled in through a pointer: values in
+// vArr stored through one would move the scanner to the heap.)
+func (s *scanner) lookupAttrs(keys []string) (a AttrValues) {
+	b := s.b
+	for p := s.attrs; b[p] != '>'; {
+		ks, ke, vs, ve, next := nextAttr(b, p)
+		for i, k := range keys {
+			if a.has&(1<<i) == 0 && ascii.EqualFold(b[ks:ke], k) {
+				a.has |= 1 << i
+				a.v[i] = s.value(b[vs:ve])
+				break
+			}
+		}
+		p = next
+	}
+	return a
+}
+
 // embedAttrs returns, from one walk of the current start tag, the first
 // value of each attribute that requisites reads. (Returned, not filled in
 // through a pointer: values in vArr stored through one would move the

@@ -46,6 +46,12 @@ func (t *Tokens) TagName() []byte { return t.s.tagName() }
 // until Next.
 func (t *Tokens) Attr(key string) ([]byte, bool) { return t.s.attr(key) }
 
+// Attrs returns, from one walk of the current start tag, what Attr
+// returns of each of keys (given in lower case, distinct, at most
+// MaxAttrKeys): AttrValues.Get(i) is the value of keys[i]. The values are
+// valid until Next.
+func (t *Tokens) Attrs(keys []string) AttrValues { return t.s.lookupAttrs(keys) }
+
 // SelfClosing reports whether the current start tag ends with "/>".
 func (t *Tokens) SelfClosing() bool { return t.s.selfClosing() }
 
