@@ -117,7 +117,7 @@ const (
 
 // pass is the state of the walk over one page.
 type pass struct {
-	toks   parse.Tokens
+	toks   *parse.Tokens // the current token
 	stack  []elem
 	nodes  []node
 	blocks []rawBlock
@@ -156,7 +156,7 @@ func (p *pass) reset(n int) {
 	clear(p.blocks) // their texts are the last page's
 	clear(p.classes)
 	*p = pass{
-		toks: p.toks, stack: p.stack[:0], nodes: p.nodes[:0], blocks: p.blocks[:0],
+		stack: p.stack[:0], nodes: p.nodes[:0], blocks: p.blocks[:0],
 		tmp: p.tmp[:0], key: p.key[:0], lower: p.lower[:0], classes: p.classes, buf: p.buf[:0], texts: p.texts[:0], kept: p.kept[:0],
 	}
 	clear(p.kept[:cap(p.kept)])
@@ -171,25 +171,23 @@ func (p *pass) reset(n int) {
 	}
 }
 
-// run walks page (UTF-8) once, filling p.blocks, p.nodes and p.title.
-func (p *pass) run(page []byte) {
-	p.toks.Reset(page)
-	p.stack = p.stack[:0]
-	for {
-		switch p.toks.Next() {
-		case parse.EOF:
-			p.closeTo(0)
-			p.setTexts()
-			return
-		case parse.Text:
-			p.text()
-		case parse.StartTag:
-			p.wantTitle = false
-			p.start()
-		case parse.EndTag:
-			p.wantTitle = false
-			p.end()
-		}
+// token acts on the token k that t holds, of the page p was reset for;
+// EOF ends the page, filling p.blocks, p.nodes and p.title.
+func (p *pass) token(k parse.TokenKind, t *parse.Tokens) {
+	p.toks = t
+	switch k {
+	case parse.EOF:
+		p.closeTo(0)
+		p.setTexts()
+		p.toks = nil
+	case parse.Text:
+		p.text()
+	case parse.StartTag:
+		p.wantTitle = false
+		p.start()
+	case parse.EndTag:
+		p.wantTitle = false
+		p.end()
 	}
 }
 

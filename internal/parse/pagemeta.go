@@ -1,6 +1,9 @@
 package parse
 
-import "unicode/utf8"
+import (
+	"math/bits"
+	"unicode/utf8"
+)
 
 // MaxMetaElements bounds each list of a PageMeta (Metas, LinkTags,
 // Scripts, Links); elements beyond it are counted in PageMeta.Dropped.
@@ -58,25 +61,34 @@ func (m *PageMeta) reset() {
 	*m = PageMeta{NoText: m.NoText, anchorTxt: m.anchorTxt[:0], anchor: -1, vis: visibleText{b: m.vis.b[:0]}}
 }
 
-// linkElement is how WAT lists an element among Links: the attribute
-// holding its URL, its path, and the attributes kept beside it.
+// linkElement is how WAT lists an element among Links: its path, and
+// the attributes it reads: the one holding its URL (keys[0]), then those
+// kept beside it (at most MaxAttrKeys in all).
 type linkElement struct {
-	url, path string
-	keep      []string
+	path string
+	keys []string
 }
 
 var (
-	linkA      = linkElement{"href", "A@/href", []string{"target", "alt", "title", "rel", "hreflang", "type"}}
-	linkArea   = linkElement{"href", "AREA@/href", []string{"rel"}}
-	linkImg    = linkElement{"src", "IMG@/src", []string{"alt", "title"}}
-	linkForm   = linkElement{"action", "FORM@/action", []string{"target", "method"}}
-	linkIframe = linkElement{"src", "IFRAME@/src", nil}
-	linkFrame  = linkElement{"src", "FRAME@/src", nil}
-	linkEmbed  = linkElement{"src", "EMBED@/src", nil}
-	linkAudio  = linkElement{"src", "AUDIO@/src", nil}
-	linkVideo  = linkElement{"src", "VIDEO@/src", nil}
-	linkSource = linkElement{"src", "SOURCE@/src", nil}
-	linkTrack  = linkElement{"src", "TRACK@/src", nil}
+	linkA      = linkElement{"A@/href", []string{"href", "target", "alt", "title", "rel", "hreflang", "type"}}
+	linkArea   = linkElement{"AREA@/href", []string{"href", "rel"}}
+	linkImg    = linkElement{"IMG@/src", []string{"src", "alt", "title"}}
+	linkForm   = linkElement{"FORM@/action", []string{"action", "target", "method"}}
+	linkIframe = linkElement{"IFRAME@/src", []string{"src"}}
+	linkFrame  = linkElement{"FRAME@/src", []string{"src"}}
+	linkEmbed  = linkElement{"EMBED@/src", []string{"src"}}
+	linkAudio  = linkElement{"AUDIO@/src", []string{"src"}}
+	linkVideo  = linkElement{"VIDEO@/src", []string{"src"}}
+	linkSource = linkElement{"SOURCE@/src", []string{"src"}}
+	linkTrack  = linkElement{"TRACK@/src", []string{"src"}}
+)
+
+// The attributes WAT lists of <meta>, <link href> and <script src>: for
+// the last two, the one holding the URL first.
+var (
+	metaKeys   = []string{"name", "property", "http-equiv", "charset", "content"}
+	linkTagKey = []string{"href", "rel", "type"}
+	scriptKeys = []string{"src", "type"}
 )
 
 // linkOf returns how WAT lists the element name among Links, or nil.
@@ -131,18 +143,18 @@ func (m *PageMeta) startTag(s *scanner, name []byte) {
 		}
 		return
 	case "meta":
-		if f := attrFields(s, nil, "name", "property", "http-equiv", "charset", "content"); len(f) > 0 {
+		if f := attrFields(s, nil, metaKeys); len(f) > 0 {
 			m.add(&m.Metas, f)
 		}
 		return
 	case "link":
-		if v, ok := s.attr("href"); ok {
-			m.add(&m.LinkTags, attrFields(s, Fields{"path", "LINK@/href", "url", string(v)}, "rel", "type"))
+		if f := urlFields(s, "LINK@/href", linkTagKey); f != nil {
+			m.add(&m.LinkTags, f)
 		}
 		return
 	case "script":
-		if v, ok := s.attr("src"); ok {
-			m.add(&m.Scripts, attrFields(s, Fields{"path", "SCRIPT@/src", "url", string(v)}, "type"))
+		if f := urlFields(s, "SCRIPT@/src", scriptKeys); f != nil {
+			m.add(&m.Scripts, f)
 		}
 		return
 	case "a":
@@ -152,11 +164,8 @@ func (m *PageMeta) startTag(s *scanner, name []byte) {
 	if la == nil {
 		return
 	}
-	v, ok := s.attr(la.url)
-	if !ok {
-		return
-	}
-	if m.add(&m.Links, attrFields(s, Fields{"path", la.path, "url", string(v)}, la.keep...)) && string(name) == "a" {
+	f := urlFields(s, la.path, la.keys)
+	if f != nil && m.add(&m.Links, f) && string(name) == "a" {
 		m.anchor = len(m.Links) - 1
 	}
 }
@@ -182,11 +191,38 @@ func (m *PageMeta) add(l *[]Fields, f Fields) bool {
 	return true
 }
 
-// attrFields appends to f the attributes of s's start tag among keys that
-// are present, name then value.
-func attrFields(s *scanner, f Fields, keys ...string) Fields {
-	for _, k := range keys {
-		if v, ok := s.attr(k); ok {
+// attrFields appends to f the attributes of s's start tag among keys
+// (at most MaxAttrKeys) that are present, name then value, in the order
+// of keys, from one walk of the tag.
+func attrFields(s *scanner, f Fields, keys []string) Fields {
+	a := s.lookupAttrs(keys)
+	if a.has == 0 {
+		return f
+	}
+	if f == nil {
+		f = make(Fields, 0, 2*bits.OnesCount8(a.has))
+	}
+	for i, k := range keys {
+		if v, ok := a.Get(i); ok {
+			f = append(f, k, string(v))
+		}
+	}
+	return f
+}
+
+// urlFields returns the fields of an element WAT lists with its URL, the
+// value of keys[0] (nil when s's start tag lacks it): path, url, then
+// the attributes of keys[1:] that are present, from one walk of the tag.
+func urlFields(s *scanner, path string, keys []string) Fields {
+	a := s.lookupAttrs(keys)
+	v, ok := a.Get(0)
+	if !ok {
+		return nil
+	}
+	f := make(Fields, 0, 2+2*bits.OnesCount8(a.has))
+	f = append(f, "path", path, "url", string(v))
+	for i, k := range keys[1:] {
+		if v, ok := a.Get(i + 1); ok {
 			f = append(f, k, string(v))
 		}
 	}

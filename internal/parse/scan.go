@@ -79,6 +79,7 @@ type scanner struct {
 	// Text decoding state of the current text token.
 	refs   bool     // decode character references (not raw text)
 	nul    bool     // replace NUL by U+FFFD (raw text and RCDATA)
+	ts     int      // start of the text
 	tp     int      // start of the next piece
 	nextCR int      // index of the next '\r' at or after tp (end if none); -1: unknown
 	nextRf int      // same for '&'
@@ -207,7 +208,14 @@ func (s *scanner) markup(p int, c byte) tokenKind {
 func (s *scanner) setText(start, end int, refs, nul bool) {
 	s.end = end
 	s.refs, s.nul = refs, nul
-	s.tp = start
+	s.ts = start
+	s.rewindText()
+}
+
+// rewindText has textPiece give the current text token's pieces again
+// from the first.
+func (s *scanner) rewindText() {
+	s.tp = s.ts
 	s.nextCR, s.nextRf, s.nextNL = -1, -1, -1
 }
 

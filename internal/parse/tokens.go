@@ -26,8 +26,11 @@ const (
 func (t *Tokens) Reset(page []byte) { t.s.init(page) }
 
 // Next scans the next token and returns its kind.
-func (t *Tokens) Next() TokenKind {
-	switch t.s.next() {
+func (t *Tokens) Next() TokenKind { return kindOf(t.s.next()) }
+
+// kindOf is the TokenKind of the scanner's token kind k.
+func kindOf(k tokenKind) TokenKind {
+	switch k {
 	case tokText:
 		return Text
 	case tokStartTag:
@@ -36,6 +39,18 @@ func (t *Tokens) Next() TokenKind {
 		return EndTag
 	}
 	return EOF
+}
+
+// A TokenHandler walks a page within a pass of HTML (Options.Tokens), so
+// that the page is decoded and tokenized once for both: Begin is handed
+// the page as the pass walks it (UTF-8, see Decode; never written to),
+// then Token each token in order, EOF last, after the pass has read it.
+// t gives the token as Tokens gives it (TagName, Attr, Attrs,
+// SelfClosing, AppendText), until Token returns; the handler must not
+// call t.Next or t.Reset.
+type TokenHandler interface {
+	Begin(page []byte)
+	Token(k TokenKind, t *Tokens)
 }
 
 // TagName returns the current tag's name, lower-cased; valid until Next.
@@ -56,8 +71,9 @@ func (t *Tokens) Attrs(keys []string) AttrValues { return t.s.lookupAttrs(keys) 
 func (t *Tokens) SelfClosing() bool { return t.s.selfClosing() }
 
 // AppendText appends the current text token's text, newlines normalised
-// and character references decoded, to dst. Call it at most once a token.
+// and character references decoded, to dst.
 func (t *Tokens) AppendText(dst []byte) []byte {
+	t.s.rewindText()
 	for p, ok := t.s.textPiece(); ok; p, ok = t.s.textPiece() {
 		dst = append(dst, p...)
 	}
