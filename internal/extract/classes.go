@@ -96,52 +96,31 @@ func (x *wordIndex) lists(v []byte) wordLists {
 
 // classWeight returns the weight of the class and id of the start tag
 // whose attributes are a (looked up by elementAttrs), whether its role
-// marks it as boilerplate and whether its class or id do. Pages repeat
-// their classes: the weights are kept by class and id.
+// marks it as boilerplate and whether its class or id do.
 func (p *pass) classWeight(a *parse.AttrValues) (w int16, role, unlikely bool) {
 	if r, _ := a.Get(attrRole); len(r) > 0 {
 		p.lower = appendLower(p.lower[:0], r)
 		role = classWords.lists(p.lower)&inRoles != 0
 	}
 	class, _ := a.Get(attrClass)
-	key := append(p.key[:0], class...)
 	id, _ := a.Get(attrID)
-	key = append(append(key, 0), id...)
-	p.key = key
-	if len(key) == 1 {
-		return 0, role, false
-	}
-	if c, ok := p.classes[string(key)]; ok {
-		return c.w, role, c.unlikely
-	}
-	var c classInfo
-	for _, v := range [...][]byte{key[:len(class)], key[len(class)+1:]} {
+	for _, v := range [...][]byte{class, id} {
 		if len(v) == 0 {
 			continue
 		}
 		p.lower = appendLower(p.lower[:0], v)
 		in := classWords.lists(p.lower)
 		if in&inNegative != 0 {
-			c.w -= 25
+			w -= 25
 		}
 		if in&inPositive != 0 {
-			c.w += 25
+			w += 25
 		}
 		if in&inUnlikely != 0 && in&inMaybe == 0 {
-			c.unlikely = true
+			unlikely = true
 		}
 	}
-	if p.classes == nil {
-		p.classes = map[string]classInfo{}
-	}
-	p.classes[string(key)] = c
-	return c.w, role, c.unlikely
-}
-
-// classInfo is what a class and id say of a container.
-type classInfo struct {
-	w        int16
-	unlikely bool
+	return w, role, unlikely
 }
 
 // appendLower appends v lower-cased as bytes.ToLower lower-cases it to

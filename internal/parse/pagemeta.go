@@ -39,6 +39,7 @@ type PageMeta struct {
 
 	anchor    int // index in Links of the open <a>, or -1
 	anchorTxt []byte
+	collapsed []byte      // scratch for the anchor's text collapsed
 	vis       visibleText // Text as it is collected
 }
 
@@ -58,7 +59,7 @@ func (f Fields) Get(name string) string {
 
 // reset empties m for a new page, keeping its buffers.
 func (m *PageMeta) reset() {
-	*m = PageMeta{NoText: m.NoText, anchorTxt: m.anchorTxt[:0], anchor: -1, vis: visibleText{b: m.vis.b[:0]}}
+	*m = PageMeta{NoText: m.NoText, anchorTxt: m.anchorTxt[:0], collapsed: m.collapsed[:0], anchor: -1, vis: visibleText{b: m.vis.b[:0]}}
 }
 
 // linkElement is how WAT lists an element among Links: its path, and
@@ -148,12 +149,12 @@ func (m *PageMeta) startTag(s *scanner, name []byte) {
 		}
 		return
 	case "link":
-		if f := urlFields(s, "LINK@/href", linkTagKey); f != nil {
+		if f := urlFields(s, "LINK@/href", linkTagKey, 0); f != nil {
 			m.add(&m.LinkTags, f)
 		}
 		return
 	case "script":
-		if f := urlFields(s, "SCRIPT@/src", scriptKeys); f != nil {
+		if f := urlFields(s, "SCRIPT@/src", scriptKeys, 0); f != nil {
 			m.add(&m.Scripts, f)
 		}
 		return
@@ -164,7 +165,11 @@ func (m *PageMeta) startTag(s *scanner, name []byte) {
 	if la == nil {
 		return
 	}
-	f := urlFields(s, la.path, la.keys)
+	spare := 0
+	if string(name) == "a" {
+		spare = 2 // its text
+	}
+	f := urlFields(s, la.path, la.keys, spare)
 	if f != nil && m.add(&m.Links, f) && string(name) == "a" {
 		m.anchor = len(m.Links) - 1
 	}
@@ -212,14 +217,15 @@ func attrFields(s *scanner, f Fields, keys []string) Fields {
 
 // urlFields returns the fields of an element WAT lists with its URL, the
 // value of keys[0] (nil when s's start tag lacks it): path, url, then
-// the attributes of keys[1:] that are present, from one walk of the tag.
-func urlFields(s *scanner, path string, keys []string) Fields {
+// the attributes of keys[1:] that are present, from one walk of the tag,
+// with room for spare more.
+func urlFields(s *scanner, path string, keys []string, spare int) Fields {
 	a := s.lookupAttrs(keys)
 	v, ok := a.Get(0)
 	if !ok {
 		return nil
 	}
-	f := make(Fields, 0, 2+2*bits.OnesCount8(a.has))
+	f := make(Fields, 0, 2+2*bits.OnesCount8(a.has)+spare)
 	f = append(f, "path", path, "url", string(v))
 	for i, k := range keys[1:] {
 		if v, ok := a.Get(i + 1); ok {
@@ -251,8 +257,9 @@ func (m *PageMeta) endAnchor() {
 	if m.anchor < 0 {
 		return
 	}
-	if t := collapseSpace(m.anchorTxt); t != "" {
-		m.Links[m.anchor] = append(m.Links[m.anchor], "text", t)
+	m.collapsed = collapseSpace(m.collapsed, m.anchorTxt)
+	if len(m.collapsed) > 0 {
+		m.Links[m.anchor] = append(m.Links[m.anchor], "text", string(m.collapsed))
 	}
 	m.anchor, m.anchorTxt = -1, m.anchorTxt[:0]
 }
@@ -267,9 +274,9 @@ func (m *PageMeta) finish() {
 }
 
 // collapseSpace returns b with runs of white space turned into one space,
-// trimmed, cut to a character boundary.
-func collapseSpace(b []byte) string {
-	out := make([]byte, 0, len(b))
+// trimmed, cut to a character boundary, in buf's storage.
+func collapseSpace(buf, b []byte) []byte {
+	out := buf[:0]
 	space := false
 	for _, c := range b {
 		if isSpace(c) {
@@ -285,5 +292,5 @@ func collapseSpace(b []byte) string {
 	for len(out) > 0 && !utf8.Valid(out) {
 		out = out[:len(out)-1]
 	}
-	return string(out)
+	return out
 }
