@@ -41,6 +41,18 @@ type PageMeta struct {
 	anchorTxt []byte
 	collapsed []byte      // scratch for the anchor's text collapsed
 	vis       visibleText // Text as it is collected
+	// The fields' values, which finish makes strings: their bytes one
+	// after another in vals, and where each goes.
+	vals  []byte
+	spans []valueSpan
+}
+
+// valueSpan is where a field value held in PageMeta.vals goes: field
+// field of element elem of the list l.
+type valueSpan struct {
+	l                 *[]Fields
+	elem, field       int32
+	valFrom, valUntil int32
 }
 
 // Fields is an element's attributes as name, value pairs: Fields[2i] is a
@@ -59,7 +71,9 @@ func (f Fields) Get(name string) string {
 
 // reset empties m for a new page, keeping its buffers.
 func (m *PageMeta) reset() {
-	*m = PageMeta{NoText: m.NoText, anchorTxt: m.anchorTxt[:0], collapsed: m.collapsed[:0], anchor: -1, vis: visibleText{b: m.vis.b[:0]}}
+	clear(m.spans) // their lists are the last page's
+	*m = PageMeta{NoText: m.NoText, anchorTxt: m.anchorTxt[:0], collapsed: m.collapsed[:0], anchor: -1,
+		vis: visibleText{b: m.vis.b[:0]}, vals: m.vals[:0], spans: m.spans[:0]}
 }
 
 // linkElement is how WAT lists an element among Links: its path, and
@@ -144,19 +158,13 @@ func (m *PageMeta) startTag(s *scanner, name []byte) {
 		}
 		return
 	case "meta":
-		if f := attrFields(s, nil, metaKeys); len(f) > 0 {
-			m.add(&m.Metas, f)
-		}
+		m.element(&m.Metas, s, "", metaKeys, 0)
 		return
 	case "link":
-		if f := urlFields(s, "LINK@/href", linkTagKey, 0); f != nil {
-			m.add(&m.LinkTags, f)
-		}
+		m.element(&m.LinkTags, s, "LINK@/href", linkTagKey, 0)
 		return
 	case "script":
-		if f := urlFields(s, "SCRIPT@/src", scriptKeys, 0); f != nil {
-			m.add(&m.Scripts, f)
-		}
+		m.element(&m.Scripts, s, "SCRIPT@/src", scriptKeys, 0)
 		return
 	case "a":
 		m.endAnchor()
@@ -165,14 +173,13 @@ func (m *PageMeta) startTag(s *scanner, name []byte) {
 	if la == nil {
 		return
 	}
-	spare := 0
 	if string(name) == "a" {
-		spare = 2 // its text
+		if m.element(&m.Links, s, la.path, la.keys, 2) { // room for its text
+			m.anchor = len(m.Links) - 1
+		}
+		return
 	}
-	f := urlFields(s, la.path, la.keys, spare)
-	if f != nil && m.add(&m.Links, f) && string(name) == "a" {
-		m.anchor = len(m.Links) - 1
-	}
+	m.element(&m.Links, s, la.path, la.keys, 0)
 }
 
 // endTag ends the element name.
@@ -185,54 +192,49 @@ func (m *PageMeta) endTag(name []byte) {
 	}
 }
 
-// add appends f to the list *l unless it holds MaxMetaElements (then it
-// counts f as dropped); it reports whether f was added.
-func (m *PageMeta) add(l *[]Fields, f Fields) bool {
+// element adds to the list *l the fields of s's start tag, from one walk
+// of the tag, with room for spare more, and reports whether it did. With
+// a path, the element is listed with its URL, the value of keys[0]: path,
+// url, then the attributes of keys[1:] that are present (none without
+// the URL). Without, the fields are the attributes of keys that are
+// present (none: no element). An element beyond MaxMetaElements is
+// counted in Dropped instead.
+func (m *PageMeta) element(l *[]Fields, s *scanner, path string, keys []string, spare int) bool {
+	a := s.lookupAttrs(keys)
+	if _, ok := a.Get(0); a.has == 0 || path != "" && !ok {
+		return false
+	}
 	if len(*l) >= MaxMetaElements {
 		m.Dropped++
 		return false
+	}
+	n := 2*bits.OnesCount8(a.has) + spare
+	if path != "" {
+		n += 2
+	}
+	f := make(Fields, 0, n)
+	for i, k := range keys {
+		v, ok := a.Get(i)
+		switch {
+		case !ok:
+			continue
+		case i == 0 && path != "":
+			f = append(f, "path", path, "url", "")
+		default:
+			f = append(f, k, "")
+		}
+		m.value(l, len(*l), len(f)-1, v)
 	}
 	*l = append(*l, f)
 	return true
 }
 
-// attrFields appends to f the attributes of s's start tag among keys
-// (at most MaxAttrKeys) that are present, name then value, in the order
-// of keys, from one walk of the tag.
-func attrFields(s *scanner, f Fields, keys []string) Fields {
-	a := s.lookupAttrs(keys)
-	if a.has == 0 {
-		return f
-	}
-	if f == nil {
-		f = make(Fields, 0, 2*bits.OnesCount8(a.has))
-	}
-	for i, k := range keys {
-		if v, ok := a.Get(i); ok {
-			f = append(f, k, string(v))
-		}
-	}
-	return f
-}
-
-// urlFields returns the fields of an element WAT lists with its URL, the
-// value of keys[0] (nil when s's start tag lacks it): path, url, then
-// the attributes of keys[1:] that are present, from one walk of the tag,
-// with room for spare more.
-func urlFields(s *scanner, path string, keys []string, spare int) Fields {
-	a := s.lookupAttrs(keys)
-	v, ok := a.Get(0)
-	if !ok {
-		return nil
-	}
-	f := make(Fields, 0, 2+2*bits.OnesCount8(a.has)+spare)
-	f = append(f, "path", path, "url", string(v))
-	for i, k := range keys[1:] {
-		if v, ok := a.Get(i + 1); ok {
-			f = append(f, k, string(v))
-		}
-	}
-	return f
+// value keeps v as the value of field field of element elem of *l,
+// which finish sets.
+func (m *PageMeta) value(l *[]Fields, elem, field int, v []byte) {
+	from := len(m.vals)
+	m.vals = append(m.vals, v...)
+	m.spans = append(m.spans, valueSpan{l: l, elem: int32(elem), field: int32(field), valFrom: int32(from), valUntil: int32(len(m.vals))})
 }
 
 // text adds a piece of visible text.
@@ -259,7 +261,8 @@ func (m *PageMeta) endAnchor() {
 	}
 	m.collapsed = collapseSpace(m.collapsed, m.anchorTxt)
 	if len(m.collapsed) > 0 {
-		m.Links[m.anchor] = append(m.Links[m.anchor], "text", string(m.collapsed))
+		m.Links[m.anchor] = append(m.Links[m.anchor], "text", "")
+		m.value(&m.Links, m.anchor, len(m.Links[m.anchor])-1, m.collapsed)
 	}
 	m.anchor, m.anchorTxt = -1, m.anchorTxt[:0]
 }
@@ -268,6 +271,10 @@ func (m *PageMeta) endAnchor() {
 // with a line break unless it is empty.
 func (m *PageMeta) finish() {
 	m.endAnchor()
+	all := string(m.vals)
+	for _, sp := range m.spans {
+		(*sp.l)[sp.elem][sp.field] = all[sp.valFrom:sp.valUntil]
+	}
 	if !m.NoText {
 		m.Text = m.vis.text()
 	}
