@@ -27,7 +27,7 @@ func (a *Agent) readForDatasets(resp *fetch.Response, base urlx.URL, baseOK, lan
 	s := a.datasets.scratch.Get().(*dataset.Scratch)
 	defer a.datasets.scratch.Put(s)
 	if baseOK && dataset.IsPage(&p) {
-		res := parse.HTML(base, p.Header, p.Body, s.ParseOptions(a.pageOptions(langs)))
+		res := parse.HTML(base, p.Header, p.Body, a.pageOptions(&s.Meta, langs))
 		e.res = &res
 	}
 	e.capture = s.Capture(p, e.res, a.datasets.opts)
@@ -46,7 +46,7 @@ func (a *Agent) readBeyondMaxBody(resp *fetch.Response, base urlx.URL, baseOK bo
 	s := a.datasets.scratch.Get().(*dataset.Scratch)
 	defer a.datasets.scratch.Put(s)
 	if baseOK && dataset.IsPage(&p) {
-		r := parse.HTML(base, p.Header, p.Body, s.ParseOptions(parse.Options{}))
+		r := parse.HTML(base, p.Header, p.Body, parse.Options{Meta: &s.Meta})
 		res = &r
 	}
 	c := s.Capture(p, res, a.datasets.opts)

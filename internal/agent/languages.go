@@ -102,7 +102,7 @@ func (a *Agent) readLanguages(resp *fetch.Response, base urlx.URL) *early {
 	body, err := fetch.DecodeBody(resp, a.live.Load().maxBody)
 	e := &early{body: body, err: err}
 	if parse.IsHTML(resp.Header, body) {
-		res := parse.HTML(base, resp.Header, body, a.pageOptions(true))
+		res := parse.HTML(base, resp.Header, body, a.pageOptions(nil, true))
 		e.res = &res
 	}
 	var ok bool
@@ -113,10 +113,10 @@ func (a *Agent) readLanguages(resp *fetch.Response, base urlx.URL) *early {
 }
 
 // pageOptions are the options of the crawl's parse of an HTML page, with
-// the start of its visible text kept when text is set (for its
-// languages).
-func (a *Agent) pageOptions(text bool) parse.Options {
-	o := parse.Options{MaxLinks: a.live.Load().maxLinks, Embeds: a.cfg.MaxEmbedHops > 0, JSLiterals: a.cfg.JSLiterals}
+// meta filled in the same pass (when not nil) and the start of its
+// visible text kept when text is set (for its languages).
+func (a *Agent) pageOptions(meta *parse.PageMeta, text bool) parse.Options {
+	o := parse.Options{MaxLinks: a.live.Load().maxLinks, Embeds: a.cfg.MaxEmbedHops > 0, JSLiterals: a.cfg.JSLiterals, Meta: meta}
 	if text {
 		o.MaxText = MaxLanguageText
 	}

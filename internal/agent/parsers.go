@@ -276,7 +276,7 @@ func (a *Agent) parse(base urlx.URL, resp *fetch.Response, m frontier.Meta, via 
 	case !parse.IsHTML(resp.Header, body):
 		return
 	default:
-		res = parse.HTML(base, resp.Header, body, a.pageOptions(false))
+		res = parse.HTML(base, resp.Header, body, a.pageOptions(nil, false))
 	}
 	st.Parsed.Add(1)
 	if a.pages != nil && stored && resp.Truncated == "" && m.Embeds == 0 {

@@ -46,34 +46,19 @@ type Scratch struct {
 	// Meta is the parse.Options.Meta of the page's parse.
 	Meta parse.PageMeta
 	ext  extract.Extractor
-	main bool // the outputs take the main text: ext walks the parse
 }
 
 // NewScratch returns a Scratch for the pages whose outputs o asks for.
 // Its Meta collects the visible text only when o's WET text is TextAll;
 // the pages in which no main text is found have theirs collected apart.
 func NewScratch(o Options) *Scratch {
-	return &Scratch{Meta: parse.PageMeta{NoText: o.Text != TextAll}, main: o.Text != TextAll && (o.WET || o.Rows)}
-}
-
-// ParseOptions returns o (the options of the crawl's own parse of a page)
-// with what the outputs collect in the same pass: o.Meta is &s.Meta and,
-// when the outputs take the page's main text (the WET text or the
-// index's languages, TextMain), o.Tokens is s's main-text extractor,
-// which then finds it without a pass of its own.
-func (s *Scratch) ParseOptions(o parse.Options) parse.Options {
-	o.Meta = &s.Meta
-	if s.main {
-		o.Tokens = &s.ext
-	}
-	return o
+	return &Scratch{Meta: parse.PageMeta{NoText: o.Text != TextAll}}
 }
 
 // Capture returns the Capture of the payload p (from Decode). When
-// IsPage(p), res is its parse by parse.HTML with options from
-// s.ParseOptions (the crawl's own parse, with any other options; an
-// o.Meta of &s.Meta alone will do, the main text then found in a pass of
-// its own); else res is nil. p, res and s may be reused once it returns.
+// IsPage(p), res is its parse by parse.HTML with parse.Options.Meta set
+// to &s.Meta (the crawl's own parse, with any other options); else res is
+// nil. p, res and s may be reused once it returns.
 func (s *Scratch) Capture(p store.Payload, res *parse.Result, o Options) *Capture {
 	c := &Capture{payload: p}
 	if res != nil {
@@ -81,9 +66,6 @@ func (s *Scratch) Capture(p store.Payload, res *parse.Result, o Options) *Captur
 			o.Text = TextMain
 		}
 		c.page = newPage(&p, res, &s.Meta, &s.ext, o)
-	}
-	if s.ext.Walked() { // walked for nothing: not taken for the next page
-		_, _ = s.ext.Doc()
 	}
 	c.payload.RawHeader = bytes.Clone(p.RawHeader)
 	c.payload.Body = bytes.Clone(p.Body[:min(len(p.Body), sniffLen)])

@@ -13,13 +13,11 @@
 // its Content-Encoding undone, is HTML: IsPage) goes through Petrel's
 // one-pass parser (internal/parse) with parse.Options.Meta, which
 // collects in the same tokenizer pass the elements WAT lists (and, for
-// TextAll, the visible text) and, as the pass's parse.TokenHandler,
-// finds the page's main text (package extract) from the same tokens; no
-// other HTML parser is involved. From that pass, with the page's
+// TextAll, the visible text); no other HTML parser is involved. From that
+// pass, with the page's main text (package extract's own pass) and its
 // languages, comes its Page; a page in which no main text is found has
 // its visible text collected then (parse.VisibleText). A Scratch keeps
-// the Meta and the main-text extractor's buffers from page to page, and
-// gives the parse its options (Scratch.ParseOptions).
+// the Meta and the main-text extractor's buffers from page to page.
 //
 // A crawl writes the outputs as the store appends the records
 // (store.Options.Appended): the crawl decodes each response as the

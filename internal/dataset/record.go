@@ -70,7 +70,7 @@ func (c *converter) complete(rec *record) {
 	rec.payload = &p
 	if rec.typ == gowarc.Response && IsPage(&p) {
 		if base, err := urlx.Parse(rec.header.Get(gowarc.WarcTargetURI)); err == nil {
-			res := parse.HTML(base, p.Header, p.Body, c.scratch.ParseOptions(parse.Options{}))
+			res := parse.HTML(base, p.Header, p.Body, parse.Options{Meta: &c.scratch.Meta})
 			rec.page = newPage(&p, &res, &c.scratch.Meta, &c.scratch.ext, c.o)
 		}
 	}

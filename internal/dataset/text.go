@@ -49,19 +49,12 @@ func pageVisibleText(p *store.Payload, meta *parse.PageMeta) []byte {
 // mainText is the main text of p: the page's title on the first line
 // (as in Common Crawl's WET), then a blank line and the main text's
 // blocks, led by its headline when that is not the title; nil when t is
-// TextAll or no main text is found. ext has walked p in its parse
-// (Scratch.ParseOptions), or finds the main text in a pass of its own.
+// TextAll or no main text is found.
 func mainText(p *store.Payload, title string, ext *extract.Extractor, t Text) []byte {
 	if t == TextAll {
 		return nil
 	}
-	var d extract.Doc
-	var err error
-	if ext.Walked() {
-		d, err = ext.Doc()
-	} else {
-		d, err = ext.MainText(p.Body, p.Header.Get("Content-Type"))
-	}
+	d, err := ext.MainText(p.Body, p.Header.Get("Content-Type"))
 	if err != nil { // extract.ErrNoMainText: only boilerplate, or no text
 		return nil
 	}

@@ -117,7 +117,7 @@ const (
 
 // pass is the state of the walk over one page.
 type pass struct {
-	toks   *parse.Tokens // the current token
+	toks   parse.Tokens
 	stack  []elem
 	nodes  []node
 	blocks []rawBlock
@@ -153,7 +153,7 @@ const (
 func (p *pass) reset(n int) {
 	clear(p.blocks) // their texts are the last page's
 	*p = pass{
-		stack: p.stack[:0], nodes: p.nodes[:0], blocks: p.blocks[:0],
+		toks: p.toks, stack: p.stack[:0], nodes: p.nodes[:0], blocks: p.blocks[:0],
 		tmp: p.tmp[:0], lower: p.lower[:0], buf: p.buf[:0], texts: p.texts[:0], kept: p.kept[:0],
 	}
 	clear(p.kept[:cap(p.kept)])
@@ -168,23 +168,25 @@ func (p *pass) reset(n int) {
 	}
 }
 
-// token acts on the token k that t holds, of the page p was reset for;
-// EOF ends the page, filling p.blocks, p.nodes and p.title.
-func (p *pass) token(k parse.TokenKind, t *parse.Tokens) {
-	p.toks = t
-	switch k {
-	case parse.EOF:
-		p.closeTo(0)
-		p.setTexts()
-		p.toks = nil
-	case parse.Text:
-		p.text()
-	case parse.StartTag:
-		p.wantTitle = false
-		p.start()
-	case parse.EndTag:
-		p.wantTitle = false
-		p.end()
+// run walks page (UTF-8) once, filling p.blocks, p.nodes and p.title.
+func (p *pass) run(page []byte) {
+	p.toks.Reset(page)
+	p.stack = p.stack[:0]
+	for {
+		switch p.toks.Next() {
+		case parse.EOF:
+			p.closeTo(0)
+			p.setTexts()
+			return
+		case parse.Text:
+			p.text()
+		case parse.StartTag:
+			p.wantTitle = false
+			p.start()
+		case parse.EndTag:
+			p.wantTitle = false
+			p.end()
+		}
 	}
 }
 

@@ -4,9 +4,7 @@
 // kept apart as Blocks (rendered as Markdown by Doc.Markdown, as plain text
 // by Doc.Text).
 //
-// Method. One pass of the crawler's scanner (parse.Tokens: the
-// Extractor's own, or the crawl's parse of the page, which hands the
-// Extractor its tokens as a parse.TokenHandler) cuts the page
+// Method. One pass of the crawler's scanner (parse.Tokens) cuts the page
 // into blocks of text at block-level elements, dropping what a reader never
 // sees (script, style, templates, forms' controls, elements hidden by the
 // hidden attribute, aria-hidden or an inline display:none) and marking the

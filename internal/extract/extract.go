@@ -64,51 +64,19 @@ func MainText(page []byte, contentType string) (Doc, error) {
 }
 
 // An Extractor finds the main texts of pages as MainText does, one page
-// at a time, keeping its buffers from one page to the next: from the page
-// itself (MainText), or within another pass over it, as the
-// parse.TokenHandler of parse.HTML (parse.Options.Tokens), which decodes
-// and tokenizes the page once for both; Doc then gives its main text. The
-// zero value is ready to use.
+// at a time, keeping its buffers from one page to the next. The zero
+// value is ready to use.
 type Extractor struct {
-	p      pass
-	toks   parse.Tokens // MainText's walk
-	walked bool         // a page was begun and its Doc not taken
+	p pass
 }
 
 // MainText returns the main text of an HTML page, as the package's
 // MainText. The Doc shares nothing with e.
 func (e *Extractor) MainText(page []byte, contentType string) (Doc, error) {
 	text, _ := parse.Decode(contentType, page)
-	e.Begin(text)
-	e.toks.Reset(text)
-	for {
-		k := e.toks.Next()
-		e.Token(k, &e.toks)
-		if k == parse.EOF {
-			return e.Doc()
-		}
-	}
-}
-
-// Begin starts the page page (UTF-8), whose tokens Token is then handed:
-// e is a parse.TokenHandler.
-func (e *Extractor) Begin(page []byte) {
-	e.p.reset(len(page))
-	e.walked = true
-}
-
-// Token acts on the next token of the page begun, which t holds.
-func (e *Extractor) Token(k parse.TokenKind, t *parse.Tokens) { e.p.token(k, t) }
-
-// Walked reports whether a page was begun whose Doc has not been taken.
-func (e *Extractor) Walked() bool { return e.walked }
-
-// Doc returns the main text of the page last walked to its EOF token (as
-// MainText returns it for that page) and forgets the page: Walked is
-// false after it. The Doc shares nothing with e.
-func (e *Extractor) Doc() (Doc, error) {
-	e.walked = false
 	p := &e.p
+	p.reset(len(text))
+	p.run(text)
 	d := Doc{Title: p.title, Blocks: p.choose()}
 	for i, b := range d.Blocks {
 		if b.Kind == Heading && b.Level == 1 {

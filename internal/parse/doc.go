@@ -6,9 +6,7 @@
 // (CSS, with the small CSS tokenizer of css.go; cssfile.go); and,
 // speculatively, the requisites a script names in its string literals
 // (js.go: JS, IsJS). Tokens (tokens.go) lends the scanner to packages that
-// read a page's structure themselves (package extract), on its own or,
-// as a TokenHandler (Options.Tokens), within the pass of HTML, so that a
-// page is decoded and tokenized once for both.
+// read a page's structure themselves (package extract).
 //
 // Character encoding. The page is decoded to UTF-8 for extraction only (the
 // stored body stays as received). The encoding is determined as the HTML

@@ -38,10 +38,6 @@ type Options struct {
 	// MaxText, when positive, has the same pass keep the first MaxText
 	// bytes of the page's visible text in Result.Text; 0 keeps none.
 	MaxText int
-	// Tokens, when not nil, walks the page in the same pass: it is handed
-	// the page decoded, then each token after the pass has read it (see
-	// TokenHandler).
-	Tokens TokenHandler
 }
 
 // Result is what one pass over an HTML page yields.
@@ -92,7 +88,6 @@ type extractor struct {
 	sim      simhasher
 	page     *PageMeta    // Options.Meta
 	text     *visibleText // Options.MaxText, or nil
-	handler  TokenHandler // Options.Tokens
 }
 
 // urlList is the links (or requisites) of a page: in order, without
@@ -139,9 +134,6 @@ func (x *extractor) begin(base urlx.URL, header http.Header, body []byte, opts O
 	}
 	if opts.MaxText > 0 {
 		x.text = &visibleText{max: opts.MaxText, b: make([]byte, 0, min(opts.MaxText, maxTextCap)+1)}
-	}
-	if x.handler = opts.Tokens; x.handler != nil {
-		x.handler.Begin(text)
 	}
 	return text
 }
@@ -218,12 +210,7 @@ func declaresCharset(body []byte) bool {
 // the Result that a walk with x/net/html's Tokenizer gives (the reference
 // kept in reference_test.go).
 func (x *extractor) run(text []byte) {
-	var own scanner
-	s, toks := &own, (*Tokens)(nil)
-	if x.handler != nil { // the handler's Tokens holds the scanner
-		toks = new(Tokens)
-		s = &toks.s
-	}
+	var s scanner
 	s.init(text)
 	skipText := false // inside <script> or <style>
 	after := afterOther
@@ -233,6 +220,7 @@ func (x *extractor) run(text []byte) {
 		after = afterOther
 		switch k {
 		case tokEOF:
+			return
 		case tokText:
 			if prev == afterStyle && x.embeds {
 				x.styleSheet(s.textRaw())
@@ -262,13 +250,13 @@ func (x *extractor) run(text []byte) {
 			}
 		case tokStartTag:
 			name := s.tagName()
-			src := x.startTag(s, name)
+			src := x.startTag(&s, name)
 			if x.embeds && (s.mayEmbed || isEmbedTag(name)) || isLinkTag(name) {
 				ea := s.embedAttrs()
 				x.requisites(name, &ea)
 			}
 			if x.page != nil {
-				x.page.startTag(s, name)
+				x.page.startTag(&s, name)
 			}
 			if x.text != nil && !x.text.full() && isBlock(name) {
 				x.text.lineBreak()
@@ -290,12 +278,6 @@ func (x *extractor) run(text []byte) {
 			x.dig.tag(true, s.tagName(), nil)
 			x.sim.endWord()
 			skipText = false
-		}
-		if toks != nil {
-			x.handler.Token(kindOf(k), toks)
-		}
-		if k == tokEOF {
-			return
 		}
 	}
 }

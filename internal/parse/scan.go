@@ -79,7 +79,6 @@ type scanner struct {
 	// Text decoding state of the current text token.
 	refs   bool     // decode character references (not raw text)
 	nul    bool     // replace NUL by U+FFFD (raw text and RCDATA)
-	ts     int      // start of the text
 	tp     int      // start of the next piece
 	nextCR int      // index of the next '\r' at or after tp (end if none); -1: unknown
 	nextRf int      // same for '&'
@@ -208,14 +207,7 @@ func (s *scanner) markup(p int, c byte) tokenKind {
 func (s *scanner) setText(start, end int, refs, nul bool) {
 	s.end = end
 	s.refs, s.nul = refs, nul
-	s.ts = start
-	s.rewindText()
-}
-
-// rewindText has textPiece give the current text token's pieces again
-// from the first.
-func (s *scanner) rewindText() {
-	s.tp = s.ts
+	s.tp = start
 	s.nextCR, s.nextRf, s.nextNL = -1, -1, -1
 }
 
@@ -376,21 +368,6 @@ func (s *scanner) attr(key string) ([]byte, bool) {
 	}
 	return nil, false
 }
-
-// MaxAttrKeys is the most keys one walk of a tag (Tokens.Attrs) looks up.
-const MaxAttrKeys = 8
-
-// AttrValues are the values of the attributes of a start tag that one
-// walk of it looked up (Tokens.Attrs), each as Tokens.Attr gives it.
-// The values are valid until the scanner's next token.
-type AttrValues struct {
-	v   [MaxAttrKeys][]byte
-	has uint8 // bit i: the tag has the i-th key
-}
-
-// Get returns the value of the i-th key looked up and whether the tag has
-// that attribute.
-func (a *AttrValues) Get(i int) ([]byte, bool) { return a.v[i], a.has&(1<<i) != 0 }
 
 // lookupAttrs returns, from one walk of the current start tag, what attr
 // returns of each of keys (lower-case ASCII, distinct, at most

@@ -26,11 +26,8 @@ const (
 func (t *Tokens) Reset(page []byte) { t.s.init(page) }
 
 // Next scans the next token and returns its kind.
-func (t *Tokens) Next() TokenKind { return kindOf(t.s.next()) }
-
-// kindOf is the TokenKind of the scanner's token kind k.
-func kindOf(k tokenKind) TokenKind {
-	switch k {
+func (t *Tokens) Next() TokenKind {
+	switch t.s.next() {
 	case tokText:
 		return Text
 	case tokStartTag:
@@ -39,18 +36,6 @@ func kindOf(k tokenKind) TokenKind {
 		return EndTag
 	}
 	return EOF
-}
-
-// A TokenHandler walks a page within a pass of HTML (Options.Tokens), so
-// that the page is decoded and tokenized once for both: Begin is handed
-// the page as the pass walks it (UTF-8, see Decode; never written to),
-// then Token each token in order, EOF last, after the pass has read it.
-// t gives the token as Tokens gives it (TagName, Attr, Attrs,
-// SelfClosing, AppendText), until Token returns; the handler must not
-// call t.Next or t.Reset.
-type TokenHandler interface {
-	Begin(page []byte)
-	Token(k TokenKind, t *Tokens)
 }
 
 // TagName returns the current tag's name, lower-cased; valid until Next.
@@ -67,13 +52,27 @@ func (t *Tokens) Attr(key string) ([]byte, bool) { return t.s.attr(key) }
 // valid until Next.
 func (t *Tokens) Attrs(keys []string) AttrValues { return t.s.lookupAttrs(keys) }
 
+// MaxAttrKeys is the most keys one walk of a tag (Tokens.Attrs) looks up.
+const MaxAttrKeys = 8
+
+// AttrValues are the values of the attributes of a start tag that one
+// walk of it looked up (Tokens.Attrs), each as Tokens.Attr gives it.
+// The values are valid until the scanner's next token.
+type AttrValues struct {
+	v   [MaxAttrKeys][]byte
+	has uint8 // bit i: the tag has the i-th key
+}
+
+// Get returns the value of the i-th key looked up and whether the tag has
+// that attribute.
+func (a *AttrValues) Get(i int) ([]byte, bool) { return a.v[i], a.has&(1<<i) != 0 }
+
 // SelfClosing reports whether the current start tag ends with "/>".
 func (t *Tokens) SelfClosing() bool { return t.s.selfClosing() }
 
 // AppendText appends the current text token's text, newlines normalised
-// and character references decoded, to dst.
+// and character references decoded, to dst. Call it at most once a token.
 func (t *Tokens) AppendText(dst []byte) []byte {
-	t.s.rewindText()
 	for p, ok := t.s.textPiece(); ok; p, ok = t.s.textPiece() {
 		dst = append(dst, p...)
 	}
