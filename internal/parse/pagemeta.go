@@ -69,11 +69,19 @@ func (f Fields) Get(name string) string {
 	return ""
 }
 
-// reset empties m for a new page, keeping its buffers.
+// maxKeptVals is the largest buffer of field values reset keeps for the
+// next page.
+const maxKeptVals = 1 << 20
+
+// reset empties m for a new page, keeping its buffers (those of the field
+// values up to maxKeptVals bytes).
 func (m *PageMeta) reset() {
 	clear(m.spans) // their lists are the last page's
 	*m = PageMeta{NoText: m.NoText, anchorTxt: m.anchorTxt[:0], collapsed: m.collapsed[:0], anchor: -1,
 		vis: visibleText{b: m.vis.b[:0]}, vals: m.vals[:0], spans: m.spans[:0]}
+	if cap(m.vals) > maxKeptVals {
+		m.vals, m.spans = nil, nil
+	}
 }
 
 // linkElement is how WAT lists an element among Links: its path, and
@@ -101,9 +109,9 @@ var (
 // The attributes WAT lists of <meta>, <link href> and <script src>: for
 // the last two, the one holding the URL first.
 var (
-	metaKeys   = []string{"name", "property", "http-equiv", "charset", "content"}
-	linkTagKey = []string{"href", "rel", "type"}
-	scriptKeys = []string{"src", "type"}
+	metaKeys    = []string{"name", "property", "http-equiv", "charset", "content"}
+	linkTagKeys = []string{"href", "rel", "type"}
+	scriptKeys  = []string{"src", "type"}
 )
 
 // linkOf returns how WAT lists the element name among Links, or nil.
@@ -161,7 +169,7 @@ func (m *PageMeta) startTag(s *scanner, name []byte) {
 		m.element(&m.Metas, s, "", metaKeys, 0)
 		return
 	case "link":
-		m.element(&m.LinkTags, s, "LINK@/href", linkTagKey, 0)
+		m.element(&m.LinkTags, s, "LINK@/href", linkTagKeys, 0)
 		return
 	case "script":
 		m.element(&m.Scripts, s, "SCRIPT@/src", scriptKeys, 0)
