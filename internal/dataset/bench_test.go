@@ -21,8 +21,20 @@ const benchPages = 400
 // addresses, 20 KiB pages, 40 links per page), as a short crawl stores
 // them, and returns its path.
 func headlineWARC(b *testing.B) string {
+	return generatedWARC(b, testweb.GenConfig{Hosts: 2000, Addrs: 500, PageBytes: 20 << 10, LinksPerPage: 40, Seed: 1, Port: 80})
+}
+
+// realWARC writes a WARC file of benchPages pages of the real shape
+// (`petrel bench crawl --shape real`) and returns its path.
+func realWARC(b *testing.B) string {
+	return generatedWARC(b, testweb.GenConfig{Hosts: 2000, Seed: 1, Port: 80, Shape: testweb.ShapeReal})
+}
+
+// generatedWARC writes a WARC file of benchPages pages of the generated
+// web of c and returns its path.
+func generatedWARC(b *testing.B, c testweb.GenConfig) string {
 	b.Helper()
-	g, err := testweb.NewGen(testweb.GenConfig{Hosts: 2000, Addrs: 500, PageBytes: 20 << 10, LinksPerPage: 40, Seed: 1, Port: 80})
+	g, err := testweb.NewGen(c)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -42,8 +54,14 @@ func headlineWARC(b *testing.B) string {
 // reports the process's CPU per page (user + system, the garbage
 // collector's included), which a loaded machine inflates less than the
 // time per page.
-func BenchmarkConvert(b *testing.B) {
-	warc := headlineWARC(b)
+func BenchmarkConvert(b *testing.B) { benchmarkConvert(b, headlineWARC(b)) }
+
+// BenchmarkConvertReal is BenchmarkConvert on pages of the real shape.
+func BenchmarkConvertReal(b *testing.B) { benchmarkConvert(b, realWARC(b)) }
+
+// benchmarkConvert converts warc with the outputs of a crawl with --wat
+// --wet --cc-index, and each alone, reporting the CPU per page.
+func benchmarkConvert(b *testing.B, warc string) {
 	for _, c := range []struct {
 		name string
 		o    Options

@@ -82,10 +82,10 @@ func lookup(name []byte) tag {
 // elem is an open element.
 type elem struct {
 	tag
-	name   string // for end-tag matching; a constant or an interned string
-	node   int32  // the container it opened, or -1
-	skip   bool   // hidden: its text is dropped
-	boiler uint8  // boilerplate (byTag, byClass): its blocks are marked
+	name   elemName // for end-tag matching
+	node   int32    // the container it opened, or -1
+	skip   bool     // hidden: its text is dropped
+	boiler uint8    // boilerplate (byTag, byClass): its blocks are marked
 }
 
 // node is a container: an element whose blocks are scored together. Its
@@ -123,18 +123,17 @@ type pass struct {
 	blocks []rawBlock
 	title  string
 
-	tmp       []byte               // scratch for a text token
-	key       []byte               // scratch for a class and id
-	classes   map[string]classInfo // by class and id, NUL between
-	buf       []byte               // text of the block under way
-	texts     []byte               // the blocks' texts, one after another
-	kept      []Block              // scratch for keep
-	links     int                  // bytes of buf inside links
-	skip      int                  // open elements whose text is dropped
-	boiler    [2]int               // open boilerplate elements, byTag and byClass
-	inA       int                  // open a elements
-	pre       int                  // open pre elements
-	row       int                  // number of the current table row
+	tmp       []byte  // scratch for a text token
+	lower     []byte  // scratch for a value lower-cased
+	buf       []byte  // text of the block under way
+	texts     []byte  // the blocks' texts, one after another
+	kept      []Block // scratch for keep
+	links     int     // bytes of buf inside links
+	skip      int     // open elements whose text is dropped
+	boiler    [2]int  // open boilerplate elements, byTag and byClass
+	inA       int     // open a elements
+	pre       int     // open pre elements
+	row       int     // number of the current table row
 	gotTitle  bool
 	wantTitle bool // the token after <title>: its text, if it is one
 }
@@ -153,17 +152,16 @@ const (
 // that grew past maxKeptText or maxKeptBlocks.
 func (p *pass) reset(n int) {
 	clear(p.blocks) // their texts are the last page's
-	clear(p.classes)
 	*p = pass{
 		toks: p.toks, stack: p.stack[:0], nodes: p.nodes[:0], blocks: p.blocks[:0],
-		tmp: p.tmp[:0], key: p.key[:0], classes: p.classes, buf: p.buf[:0], texts: p.texts[:0], kept: p.kept[:0],
+		tmp: p.tmp[:0], lower: p.lower[:0], buf: p.buf[:0], texts: p.texts[:0], kept: p.kept[:0],
 	}
 	clear(p.kept[:cap(p.kept)])
 	if cap(p.blocks) > maxKeptBlocks || cap(p.kept) > maxKeptBlocks {
 		p.blocks, p.kept = nil, nil
 	}
-	if cap(p.texts) > maxKeptText || cap(p.buf) > maxKeptText || cap(p.tmp) > maxKeptText {
-		p.texts, p.buf, p.tmp = nil, nil, nil
+	if cap(p.texts) > maxKeptText || cap(p.buf) > maxKeptText || cap(p.tmp) > maxKeptText || cap(p.lower) > maxKeptText {
+		p.texts, p.buf, p.tmp, p.lower = nil, nil, nil, nil
 	}
 	if want := min(n, maxKeptText); cap(p.texts) < want {
 		p.texts = make([]byte, 0, want)
@@ -265,16 +263,17 @@ func (p *pass) start() {
 	if t.flags&fVoid != 0 || len(p.stack) >= maxDepth {
 		return
 	}
-	e := elem{tag: t, name: intern(name), node: -1}
+	e := elem{tag: t, name: nameOf(name), node: -1}
 	if string(name) == "title" && !p.gotTitle {
 		p.gotTitle, p.wantTitle = true, true
 	}
-	e.skip = t.flags&fSkip != 0 || p.hidden()
+	a := p.toks.Attrs(elementAttrs[:])
+	e.skip = t.flags&fSkip != 0 || p.hidden(&a)
 	if t.flags&fBoiler != 0 {
 		e.boiler = byTag
 	}
 	if t.flags&fNode != 0 {
-		w, role, unlikely := p.classWeight()
+		w, role, unlikely := p.classWeight(&a)
 		if role {
 			e.boiler |= byTag
 		}
@@ -353,8 +352,9 @@ func (p *pass) end() {
 		p.start() // </br> is <br>
 		return
 	}
+	n := nameOf(name)
 	for i := len(p.stack) - 1; i >= 0; i-- {
-		if p.stack[i].name == string(name) {
+		if p.stack[i].name == n {
 			p.closeTo(i)
 			return
 		}
@@ -454,12 +454,12 @@ func (p *pass) kind(b *Block) {
 			for _, o := range p.stack[:i] {
 				if o.flags&fList != 0 {
 					b.Level++
-					b.Ordered = o.name == "ol"
+					b.Ordered = o.name == nameOL
 				}
 			}
 			return
 		case e.flags&fCell != 0:
-			b.Kind, b.Row, b.Header = Cell, p.row, e.name == "th"
+			b.Kind, b.Row, b.Header = Cell, p.row, e.name == nameTH
 			return
 		case e.flags&fQuote != 0:
 			b.Kind = Quote
@@ -469,39 +469,99 @@ func (p *pass) kind(b *Block) {
 	b.Kind = Paragraph
 }
 
-// hidden reports whether the current start tag hides its element: the
-// hidden attribute, aria-hidden="true" or an inline display:none.
-func (p *pass) hidden() bool {
-	if _, ok := p.toks.Attr("hidden"); ok {
+// elementAttrs are the attributes start reads of an element, in the
+// order of the indexes below.
+var elementAttrs = [...]string{"hidden", "aria-hidden", "style", "role", "class", "id"}
+
+// Indexes into elementAttrs.
+const (
+	attrHidden = iota
+	attrAriaHidden
+	attrStyle
+	attrRole
+	attrClass
+	attrID
+)
+
+// hidden reports whether the start tag whose attributes are a (looked up
+// by elementAttrs) hides its element: the hidden attribute,
+// aria-hidden="true" or an inline display:none.
+func (p *pass) hidden(a *parse.AttrValues) bool {
+	if _, ok := a.Get(attrHidden); ok {
 		return true
 	}
-	if v, _ := p.toks.Attr("aria-hidden"); ascii.EqualFold(v, "true") {
+	if v, _ := a.Get(attrAriaHidden); ascii.EqualFold(v, "true") {
 		return true
 	}
-	v, _ := p.toks.Attr("style")
-	return len(v) > 0 && bytes.Contains(bytes.ReplaceAll(bytes.ToLower(v), []byte(" "), nil), []byte("display:none"))
+	v, _ := a.Get(attrStyle)
+	if len(v) == 0 {
+		return false
+	}
+	p.lower = appendLower(p.lower[:0], v)
+	return hasDisplayNone(p.lower)
 }
 
-// interned are the names of the elements lookup knows, so that an open
-// element's name costs no allocation.
-var interned = func() map[string]string {
-	m := map[string]string{}
-	for _, n := range strings.Fields(`a p div section article main body form figure center details fieldset
-		h1 h2 h3 h4 h5 h6 ul ol dl li dt dd td th tr table thead tbody tfoot caption figcaption summary
-		address hgroup legend pre blockquote nav aside footer header menu dialog script style noscript
-		template svg math iframe select button textarea head object canvas audio video map datalist title
-		span b i em strong small font label code sup sub abbr cite time mark u s q html`) {
-		m[n] = n
+// hasDisplayNone reports whether the lower-cased style v says
+// "display:none", spaces (U+0020 alone) ignored.
+func hasDisplayNone(v []byte) bool {
+	const want = "display:none"
+	for i := bytes.IndexByte(v, 'd'); i >= 0; i = indexByteFrom(v, i+1, 'd') {
+		n := 0
+		for j := i; j < len(v) && n < len(want); j++ {
+			if v[j] == ' ' {
+				continue
+			}
+			if v[j] != want[n] {
+				break
+			}
+			n++
+		}
+		if n == len(want) {
+			return true
+		}
 	}
-	return m
-}()
+	return false
+}
 
-// intern returns name as a string, without allocating for a known name.
-func intern(name []byte) string {
-	if s, ok := interned[string(name)]; ok {
-		return s
+// indexByteFrom returns the index of the first c in v at or after i, or -1.
+func indexByteFrom(v []byte, i int, c byte) int {
+	if j := bytes.IndexByte(v[i:], c); j >= 0 {
+		return i + j
 	}
-	return string(name)
+	return -1
+}
+
+// elemName is an element's name as the stack keeps it, without
+// allocating for names of up to 8 bytes (the bytes packed in short) and
+// for the longer ones lookup knows. Names never hold a NUL (the scanner
+// makes it U+FFFD), so two names are equal when their elemNames are.
+type elemName struct {
+	short uint64
+	long  string // a name of more than 8 bytes
+}
+
+// The names kind compares.
+var (
+	nameOL = nameOf([]byte("ol"))
+	nameTH = nameOf([]byte("th"))
+)
+
+// nameOf returns the elemName of name.
+func nameOf(name []byte) elemName {
+	if len(name) > 8 {
+		switch string(name) {
+		case "blockquote":
+			return elemName{long: "blockquote"}
+		case "figcaption":
+			return elemName{long: "figcaption"}
+		}
+		return elemName{long: string(name)}
+	}
+	var n elemName
+	for i, c := range name {
+		n.short |= uint64(c) << (8 * i)
+	}
+	return n
 }
 
 // boilerMask returns the reasons the block under way is boilerplate.

@@ -31,6 +31,8 @@
 // Files:
 //   - extract.go: Doc, Block, MainText and the renderings.
 //   - blocks.go: the pass that cuts a page into blocks and containers.
+//   - classes.go: what a container's class, id and role say of it (the
+//     words of every list found in one walk of a value).
 //   - choose.go: scoring the containers and choosing the main text.
 //   - score.go: the benchmark's token-shingle precision and recall.
 //   - bench.go: RunBench, the article-extraction benchmark.

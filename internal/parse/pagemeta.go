@@ -1,6 +1,9 @@
 package parse
 
-import "unicode/utf8"
+import (
+	"math/bits"
+	"unicode/utf8"
+)
 
 // MaxMetaElements bounds each list of a PageMeta (Metas, LinkTags,
 // Scripts, Links); elements beyond it are counted in PageMeta.Dropped.
@@ -36,7 +39,20 @@ type PageMeta struct {
 
 	anchor    int // index in Links of the open <a>, or -1
 	anchorTxt []byte
+	collapsed []byte      // scratch for the anchor's text collapsed
 	vis       visibleText // Text as it is collected
+	// The fields' values, which finish makes strings: their bytes one
+	// after another in vals, and where each goes.
+	vals  []byte
+	spans []valueSpan
+}
+
+// valueSpan is where a field value held in PageMeta.vals goes: field
+// field of element elem of the list l.
+type valueSpan struct {
+	l                 *[]Fields
+	elem, field       int32
+	valFrom, valUntil int32
 }
 
 // Fields is an element's attributes as name, value pairs: Fields[2i] is a
@@ -53,30 +69,49 @@ func (f Fields) Get(name string) string {
 	return ""
 }
 
-// reset empties m for a new page, keeping its buffers.
+// maxKeptVals is the largest buffer of field values reset keeps for the
+// next page.
+const maxKeptVals = 1 << 20
+
+// reset empties m for a new page, keeping its buffers (those of the field
+// values up to maxKeptVals bytes).
 func (m *PageMeta) reset() {
-	*m = PageMeta{NoText: m.NoText, anchorTxt: m.anchorTxt[:0], anchor: -1, vis: visibleText{b: m.vis.b[:0]}}
+	clear(m.spans) // their lists are the last page's
+	*m = PageMeta{NoText: m.NoText, anchorTxt: m.anchorTxt[:0], collapsed: m.collapsed[:0], anchor: -1,
+		vis: visibleText{b: m.vis.b[:0]}, vals: m.vals[:0], spans: m.spans[:0]}
+	if cap(m.vals) > maxKeptVals {
+		m.vals, m.spans = nil, nil
+	}
 }
 
-// linkElement is how WAT lists an element among Links: the attribute
-// holding its URL, its path, and the attributes kept beside it.
+// linkElement is how WAT lists an element among Links: its path, and
+// the attributes it reads: the one holding its URL (keys[0]), then those
+// kept beside it (at most MaxAttrKeys in all).
 type linkElement struct {
-	url, path string
-	keep      []string
+	path string
+	keys []string
 }
 
 var (
-	linkA      = linkElement{"href", "A@/href", []string{"target", "alt", "title", "rel", "hreflang", "type"}}
-	linkArea   = linkElement{"href", "AREA@/href", []string{"rel"}}
-	linkImg    = linkElement{"src", "IMG@/src", []string{"alt", "title"}}
-	linkForm   = linkElement{"action", "FORM@/action", []string{"target", "method"}}
-	linkIframe = linkElement{"src", "IFRAME@/src", nil}
-	linkFrame  = linkElement{"src", "FRAME@/src", nil}
-	linkEmbed  = linkElement{"src", "EMBED@/src", nil}
-	linkAudio  = linkElement{"src", "AUDIO@/src", nil}
-	linkVideo  = linkElement{"src", "VIDEO@/src", nil}
-	linkSource = linkElement{"src", "SOURCE@/src", nil}
-	linkTrack  = linkElement{"src", "TRACK@/src", nil}
+	linkA      = linkElement{"A@/href", []string{"href", "target", "alt", "title", "rel", "hreflang", "type"}}
+	linkArea   = linkElement{"AREA@/href", []string{"href", "rel"}}
+	linkImg    = linkElement{"IMG@/src", []string{"src", "alt", "title"}}
+	linkForm   = linkElement{"FORM@/action", []string{"action", "target", "method"}}
+	linkIframe = linkElement{"IFRAME@/src", []string{"src"}}
+	linkFrame  = linkElement{"FRAME@/src", []string{"src"}}
+	linkEmbed  = linkElement{"EMBED@/src", []string{"src"}}
+	linkAudio  = linkElement{"AUDIO@/src", []string{"src"}}
+	linkVideo  = linkElement{"VIDEO@/src", []string{"src"}}
+	linkSource = linkElement{"SOURCE@/src", []string{"src"}}
+	linkTrack  = linkElement{"TRACK@/src", []string{"src"}}
+)
+
+// The attributes WAT lists of <meta>, <link href> and <script src>: for
+// the last two, the one holding the URL first.
+var (
+	metaKeys    = []string{"name", "property", "http-equiv", "charset", "content"}
+	linkTagKeys = []string{"href", "rel", "type"}
+	scriptKeys  = []string{"src", "type"}
 )
 
 // linkOf returns how WAT lists the element name among Links, or nil.
@@ -131,19 +166,13 @@ func (m *PageMeta) startTag(s *scanner, name []byte) {
 		}
 		return
 	case "meta":
-		if f := attrFields(s, nil, "name", "property", "http-equiv", "charset", "content"); len(f) > 0 {
-			m.add(&m.Metas, f)
-		}
+		m.element(&m.Metas, s, "", metaKeys, 0)
 		return
 	case "link":
-		if v, ok := s.attr("href"); ok {
-			m.add(&m.LinkTags, attrFields(s, Fields{"path", "LINK@/href", "url", string(v)}, "rel", "type"))
-		}
+		m.element(&m.LinkTags, s, "LINK@/href", linkTagKeys, 0)
 		return
 	case "script":
-		if v, ok := s.attr("src"); ok {
-			m.add(&m.Scripts, attrFields(s, Fields{"path", "SCRIPT@/src", "url", string(v)}, "type"))
-		}
+		m.element(&m.Scripts, s, "SCRIPT@/src", scriptKeys, 0)
 		return
 	case "a":
 		m.endAnchor()
@@ -152,13 +181,13 @@ func (m *PageMeta) startTag(s *scanner, name []byte) {
 	if la == nil {
 		return
 	}
-	v, ok := s.attr(la.url)
-	if !ok {
+	if string(name) == "a" {
+		if m.element(&m.Links, s, la.path, la.keys, 2) { // room for its text
+			m.anchor = len(m.Links) - 1
+		}
 		return
 	}
-	if m.add(&m.Links, attrFields(s, Fields{"path", la.path, "url", string(v)}, la.keep...)) && string(name) == "a" {
-		m.anchor = len(m.Links) - 1
-	}
+	m.element(&m.Links, s, la.path, la.keys, 0)
 }
 
 // endTag ends the element name.
@@ -171,26 +200,49 @@ func (m *PageMeta) endTag(name []byte) {
 	}
 }
 
-// add appends f to the list *l unless it holds MaxMetaElements (then it
-// counts f as dropped); it reports whether f was added.
-func (m *PageMeta) add(l *[]Fields, f Fields) bool {
+// element adds to the list *l the fields of s's start tag, from one walk
+// of the tag, with room for spare more, and reports whether it did. With
+// a path, the element is listed with its URL, the value of keys[0]: path,
+// url, then the attributes of keys[1:] that are present (none without
+// the URL). Without, the fields are the attributes of keys that are
+// present (none: no element). An element beyond MaxMetaElements is
+// counted in Dropped instead.
+func (m *PageMeta) element(l *[]Fields, s *scanner, path string, keys []string, spare int) bool {
+	a := s.lookupAttrs(keys)
+	if _, ok := a.Get(0); a.has == 0 || path != "" && !ok {
+		return false
+	}
 	if len(*l) >= MaxMetaElements {
 		m.Dropped++
 		return false
+	}
+	n := 2*bits.OnesCount8(a.has) + spare
+	if path != "" {
+		n += 2
+	}
+	f := make(Fields, 0, n)
+	for i, k := range keys {
+		v, ok := a.Get(i)
+		switch {
+		case !ok:
+			continue
+		case i == 0 && path != "":
+			f = append(f, "path", path, "url", "")
+		default:
+			f = append(f, k, "")
+		}
+		m.value(l, len(*l), len(f)-1, v)
 	}
 	*l = append(*l, f)
 	return true
 }
 
-// attrFields appends to f the attributes of s's start tag among keys that
-// are present, name then value.
-func attrFields(s *scanner, f Fields, keys ...string) Fields {
-	for _, k := range keys {
-		if v, ok := s.attr(k); ok {
-			f = append(f, k, string(v))
-		}
-	}
-	return f
+// value keeps v as the value of field field of element elem of *l,
+// which finish sets.
+func (m *PageMeta) value(l *[]Fields, elem, field int, v []byte) {
+	from := len(m.vals)
+	m.vals = append(m.vals, v...)
+	m.spans = append(m.spans, valueSpan{l: l, elem: int32(elem), field: int32(field), valFrom: int32(from), valUntil: int32(len(m.vals))})
 }
 
 // text adds a piece of visible text.
@@ -215,8 +267,10 @@ func (m *PageMeta) endAnchor() {
 	if m.anchor < 0 {
 		return
 	}
-	if t := collapseSpace(m.anchorTxt); t != "" {
-		m.Links[m.anchor] = append(m.Links[m.anchor], "text", t)
+	m.collapsed = collapseSpace(m.collapsed, m.anchorTxt)
+	if len(m.collapsed) > 0 {
+		m.Links[m.anchor] = append(m.Links[m.anchor], "text", "")
+		m.value(&m.Links, m.anchor, len(m.Links[m.anchor])-1, m.collapsed)
 	}
 	m.anchor, m.anchorTxt = -1, m.anchorTxt[:0]
 }
@@ -225,15 +279,19 @@ func (m *PageMeta) endAnchor() {
 // with a line break unless it is empty.
 func (m *PageMeta) finish() {
 	m.endAnchor()
+	all := string(m.vals)
+	for _, sp := range m.spans {
+		(*sp.l)[sp.elem][sp.field] = all[sp.valFrom:sp.valUntil]
+	}
 	if !m.NoText {
 		m.Text = m.vis.text()
 	}
 }
 
 // collapseSpace returns b with runs of white space turned into one space,
-// trimmed, cut to a character boundary.
-func collapseSpace(b []byte) string {
-	out := make([]byte, 0, len(b))
+// trimmed, cut to a character boundary, in buf's storage.
+func collapseSpace(buf, b []byte) []byte {
+	out := buf[:0]
 	space := false
 	for _, c := range b {
 		if isSpace(c) {
@@ -249,5 +307,5 @@ func collapseSpace(b []byte) string {
 	for len(out) > 0 && !utf8.Valid(out) {
 		out = out[:len(out)-1]
 	}
-	return string(out)
+	return out
 }

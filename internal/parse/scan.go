@@ -369,6 +369,26 @@ func (s *scanner) attr(key string) ([]byte, bool) {
 	return nil, false
 }
 
+// lookupAttrs returns, from one walk of the current start tag, what attr
+// returns of each of keys (lower-case ASCII, distinct, at most
+// MaxAttrKeys). (Returned, not filled in through a pointer: values in
+// vArr stored through one would move the scanner to the heap.)
+func (s *scanner) lookupAttrs(keys []string) (a AttrValues) {
+	b := s.b
+	for p := s.attrs; b[p] != '>'; {
+		ks, ke, vs, ve, next := nextAttr(b, p)
+		for i, k := range keys {
+			if a.has&(1<<i) == 0 && ascii.EqualFold(b[ks:ke], k) {
+				a.has |= 1 << i
+				a.v[i] = s.value(b[vs:ve])
+				break
+			}
+		}
+		p = next
+	}
+	return a
+}
+
 // embedAttrs returns, from one walk of the current start tag, the first
 // value of each attribute that requisites reads. (Returned, not filled in
 // through a pointer: values in vArr stored through one would move the

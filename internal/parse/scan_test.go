@@ -586,3 +586,35 @@ func BenchmarkScanTokenizer(b *testing.B) {
 		}
 	}
 }
+
+// FuzzLookupAttrs: one walk of a start tag finds for each key what attr
+// finds (the first of duplicates, decoded), whatever the keys looked up
+// together.
+func FuzzLookupAttrs(f *testing.F) {
+	for _, s := range []string{
+		`<div class="a b" id=x hidden style="display: none">`,
+		`<a HREF="/x" href=/y title='t&amp;u' rel=nofollow>`,
+		"<p style=\"a\r\nb\" Class=c class=d aria-hidden=TRUE/>",
+		`<img src alt= title="&#0;">`,
+	} {
+		f.Add(s)
+	}
+	keys := []string{"hidden", "aria-hidden", "style", "role", "class", "id", "href", "title"}
+	f.Fuzz(func(t *testing.T, page string) {
+		var s scanner
+		s.init([]byte(page))
+		for k := s.next(); k != tokEOF; k = s.next() {
+			if k != tokStartTag {
+				continue
+			}
+			got := s.lookupAttrs(keys)
+			for i, key := range keys {
+				v, ok := got.Get(i)
+				wv, wok := s.attr(key)
+				if ok != wok || !bytes.Equal(v, wv) || (v == nil) != (wv == nil) {
+					t.Fatalf("%q: key %q: lookupAttrs gives %q, %v; attr %q, %v", page, key, v, ok, wv, wok)
+				}
+			}
+		}
+	})
+}

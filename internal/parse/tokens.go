@@ -46,6 +46,27 @@ func (t *Tokens) TagName() []byte { return t.s.tagName() }
 // until Next.
 func (t *Tokens) Attr(key string) ([]byte, bool) { return t.s.attr(key) }
 
+// Attrs returns, from one walk of the current start tag, what Attr
+// returns of each of keys (given in lower case, distinct, at most
+// MaxAttrKeys): AttrValues.Get(i) is the value of keys[i]. The values are
+// valid until Next.
+func (t *Tokens) Attrs(keys []string) AttrValues { return t.s.lookupAttrs(keys) }
+
+// MaxAttrKeys is the most keys one walk of a tag (Tokens.Attrs) looks up.
+const MaxAttrKeys = 8
+
+// AttrValues are the values of the attributes of a start tag that one
+// walk of it looked up (Tokens.Attrs), each as Tokens.Attr gives it.
+// The values are valid until the scanner's next token.
+type AttrValues struct {
+	v   [MaxAttrKeys][]byte
+	has uint8 // bit i: the tag has the i-th key
+}
+
+// Get returns the value of the i-th key looked up and whether the tag has
+// that attribute.
+func (a *AttrValues) Get(i int) ([]byte, bool) { return a.v[i], a.has&(1<<i) != 0 }
+
 // SelfClosing reports whether the current start tag ends with "/>".
 func (t *Tokens) SelfClosing() bool { return t.s.selfClosing() }
 
