@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 )
 
 // A batch of ready URLs is taken only under a view no older than the one
@@ -15,15 +14,12 @@ import (
 // set, and which keys were taken over is known only from the takeover's
 // view on. Applied under the older view, that copy is queued beside the
 // first and both are fetched. So a receiver that has not installed the
-// batch's epoch answers 503 (counted: view_lag_refused_batches) and the
-// sender sends it again shortly; views only grow and each is saved
+// batch's epoch answers 503 without a Retry-After (counted:
+// view_lag_refused_batches): the receiver's watch brings the view within
+// milliseconds, and the sender tries again after 50 ms, backing off while
+// the refusals last (sender.go). Views only grow and each is saved
 // before it is in force, so a batch in the inbox is never newer than the
 // view it is applied under, after a restart too.
-
-// viewLagRetry is how soon a sender tries again a batch of ready URLs
-// refused for a view the receiver has not installed yet: the receiver's
-// watch brings it within milliseconds.
-const viewLagRetry = 100 * time.Millisecond
 
 // ReceiveBatch takes a batch's wire form from another agent (Receiver):
 // nil once it is durable in the inbox, or was already received. A batch
@@ -46,7 +42,7 @@ func (n *Node) ReceiveBatch(wire []byte) error {
 	}
 	if b.Kind == KindReady && b.Epoch > n.viewEpoch() {
 		n.counts.viewLagRefused.Add(1)
-		return &StatusError{Code: http.StatusServiceUnavailable, RetryAfter: viewLagRetry,
+		return &StatusError{Code: http.StatusServiceUnavailable,
 			Body: fmt.Sprintf("routed under view epoch %d, which this agent has not installed yet", b.Epoch)}
 	}
 	if !n.receiving.Load() {
