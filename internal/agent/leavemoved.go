@@ -135,10 +135,18 @@ func movedBatches(body []byte, fn func(cluster.OutPut) error) error {
 
 // readMovedLog calls fn with the body of each whole frame of the log at
 // path and returns the length of the log up to the last one. A file
-// without movedMagic (the first version of the log, from an earlier
+// shorter than movedMagic was killed as it was started and holds no
+// frame: it is removed and reported as absent (os.ErrNotExist). A file
+// that starts otherwise (the first version of the log, from an earlier
 // build) is an error.
 func readMovedLog(path string, fn func(body []byte) error) (int64, error) {
-	_, good, _, err := framelog.Scan(path, movedMagic, len(movedMagic), math.MaxUint32, func(body []byte, _ int64) error { return fn(body) })
+	head, good, _, err := framelog.Scan(path, movedMagic, len(movedMagic), math.MaxUint32, func(body []byte, _ int64) error { return fn(body) })
+	if err == nil && head == nil {
+		if err := os.Remove(path); err != nil {
+			return 0, err
+		}
+		return 0, fmt.Errorf("%s: killed as it was started: %w", path, os.ErrNotExist)
+	}
 	return good, err
 }
 

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -42,9 +43,9 @@ func readMovedFile(t *testing.T, path string) (int64, []cluster.OutPut) {
 }
 
 // TestMovedLogGolden pins the log of a leave's moved URLs byte for byte,
-// reads it back, and refuses a log of the first version; a torn or
-// corrupt last frame is left out of the length read (the log is cut
-// there).
+// reads it back, refuses a log of the first version and takes one
+// killed as it was started as absent; a torn or corrupt last frame is
+// left out of the length read (the log is cut there).
 func TestMovedLogGolden(t *testing.T) {
 	var b []byte
 	b = append(b, movedMagic...)
@@ -77,6 +78,16 @@ func TestMovedLogGolden(t *testing.T) {
 	os.WriteFile(path, v1, 0o644)
 	if _, err := readMovedLog(path, func([]byte) error { return nil }); err == nil {
 		t.Error("a log of the first version was read")
+	}
+	// Killed as it was started: no whole magic, no frame. Absent.
+	for _, short := range []string{"", movedMagic[:4]} {
+		os.WriteFile(path, []byte(short), 0o644)
+		if _, err := readMovedLog(path, func([]byte) error { return nil }); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a log of %q: %v, want it absent", short, err)
+		}
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Errorf("a log of %q was not removed: %v", short, err)
+		}
 	}
 }
 

@@ -37,12 +37,15 @@ import (
 const rerouteBatches = 64
 
 // rerouteOutbox gives the batches held for agents not in v to the records'
-// owners in v: each record is routed again (through the batcher and the
-// outbox: durable once Flush returns), then the old batch is removed; the
-// host's Owner says where each record goes.
-func (n *Node) rerouteOutbox(ctx context.Context, v *View) error {
+// owners in v, at most rerouteBatches per agent; more reports whether an
+// agent had more. Each old batch's records are written to the outbox at
+// once, as batches routed under v (the host's Owner says where each
+// record goes), without waiting for room: the old batch's removal
+// follows, so the outbox holds one batch over its bound at most, and a
+// destination full of batches only this loop can move does not stop it.
+func (n *Node) rerouteOutbox(ctx context.Context, v *View) (more bool, err error) {
 	if v == nil {
-		return nil
+		return false, nil
 	}
 	for _, dest := range n.outbox.Dests() {
 		if v.Has(dest) || dest == n.cfg.Name {
@@ -56,33 +59,29 @@ func (n *Node) rerouteOutbox(ctx context.Context, v *View) error {
 		if len(entries) == 0 {
 			continue
 		}
+		more = more || len(entries) == rerouteBatches
 		urls := 0
 		for _, e := range entries {
 			wire, err := n.outbox.Read(e)
 			if err != nil {
-				return err
+				return more, err
 			}
 			b, byOwner, err := n.ownersNow(e, wire)
 			if err != nil {
-				return err
+				return more, err
 			}
-			for to, recs := range byOwner {
-				if err := n.batch.addAll(ctx, to, b.Kind, recs); err != nil {
-					return err
-				}
+			if err := n.batch.putNow(ctx, b.Kind, v.Epoch, byOwner); err != nil {
+				return more, err
+			}
+			if err := n.dropRerouted([]OutEntry{e}, len(b.Records)); err != nil {
+				return more, err
 			}
 			urls += len(b.Records)
-		}
-		if err := n.Flush(); err != nil {
-			return err
-		}
-		if err := n.dropRerouted(entries, urls); err != nil {
-			return err
 		}
 		n.log.Info("cluster: batches for an agent not in the view re-routed to the owners of their URLs",
 			"agent", dest, "batches", len(entries), "urls", urls, "view", v.String())
 	}
-	return nil
+	return more, nil
 }
 
 // ownersNow decodes wire, the outbox batch e, and groups its records by

@@ -97,9 +97,10 @@
 //     inbox (InboxBytes: the exchange answers 503 and senders wait),
 //     the batches in flight per destination (Window), the connections
 //     the exchange holds open (MaxExchangeConns: one past it is closed at
-//     once, counted and logged, netcap; Node.ConnsRefused). A refused
-//     batch's records are routed again past the outbox's bound, one batch
-//     at a time, its removal following.
+//     once, counted and logged, netcap; Node.ConnsRefused). The records
+//     of a refused batch, or of one for an agent out of the view, are
+//     routed again past the outbox's bound, one batch at a time, its
+//     removal following.
 //   - etcd carries liveness, the view, settings and figures only; URLs
 //     travel over the exchange.
 //   - The crawl ends only when its view's writer found every live agent

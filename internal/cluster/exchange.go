@@ -25,6 +25,8 @@ import (
 //	POST /v1/batch   a batch's wire form; 200 once it is durable in the
 //	                 inbox (or was already applied), 503 with Retry-After
 //	                 when the inbox is full or the agent is stopping,
+//	                 503 without one for a batch of ready URLs routed
+//	                 under a view the agent has not installed yet,
 //	                 409 with Petrel-View: E for a batch routed under a
 //	                 view older than the receiver's fence E (fence.go),
 //	                 400 for a malformed batch

@@ -243,7 +243,7 @@ func Start(cfg Config, host Host) (*Node, error) {
 		}
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger, host: host,
-		ready: make(chan struct{}), fatal: make(chan error, 1),
+		ready: make(chan struct{}), fatal: make(chan error, 1), vc: viewChange{offered: make(chan struct{})},
 		finished: make(chan struct{}), nudge: make(chan struct{}, 1),
 		dedup: newIDSet(), applied: newIDSet(), decoded: newDecodedCache(decodedLimit)}
 	n.ctx, n.cancel = context.WithCancel(context.Background())

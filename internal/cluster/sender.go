@@ -151,22 +151,31 @@ func (n *Node) sendOne(ctx context.Context, to Peer, e OutEntry) error {
 // must go to other agents: those for agents out of the view (death.go)
 // and those refused for an older view (fence.go). One goroutine does
 // both, so no batch's records are routed twice by two rounds at once. It
-// runs when a view is installed, when a batch is refused, and every
-// publishEvery: a leaver's batches wait until --cluster-grace after it
-// was last seen alive (death.go).
+// starts once a view read from etcd was offered to installView (the view
+// saved by the last run may be older than the crawl's: an agent absent
+// there may be back), then runs when a view is installed, when a batch
+// is refused, at once while batches for agents out of the view remain,
+// and every publishEvery: a leaver's batches wait until --cluster-grace
+// after it was last seen alive (death.go).
 func (n *Node) rerouteLoop(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-n.vc.offered:
+	}
 	t := time.NewTicker(publishEvery)
 	defer t.Stop()
 	for {
 		installed := n.vc.installed.Wait()
-		var retry <-chan time.Time
-		err := n.rerouteOutbox(ctx, n.View())
-		if err == nil {
-			err = n.rerouteRefused(ctx)
-		}
-		if err != nil && ctx.Err() == nil {
+		var again, retry <-chan time.Time
+		more, err1 := n.rerouteOutbox(ctx, n.View())
+		err := errors.Join(err1, n.rerouteRefused(ctx))
+		switch {
+		case err != nil && ctx.Err() == nil:
 			n.log.Error("cluster: route the outbox's batches again", "err", err)
 			retry = time.After(time.Second)
+		case more:
+			again = time.After(0)
 		}
 		select {
 		case <-ctx.Done():
@@ -174,6 +183,7 @@ func (n *Node) rerouteLoop(ctx context.Context) {
 		case <-n.fence.wake:
 		case <-installed:
 		case <-t.C:
+		case <-again:
 		case <-retry:
 		}
 	}

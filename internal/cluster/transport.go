@@ -18,7 +18,8 @@ import (
 //     inbox (fsynced) or was already, a hand-off part is applied;
 //   - a *StatusError of code 503 (Busy): back-pressure — the inbox is
 //     full, the receiver is stopping, or it has not installed the view
-//     the part was sent under; try again after RetryAfter;
+//     the batch of ready URLs or the part was sent under; try again
+//     after RetryAfter (zero for a view not installed: soon);
 //   - a *StatusError of code 409 (StaleView): refused, routed under a
 //     view older than the receiver's fence; its records go back to
 //     routing once the sender holds a view of epoch View or newer

@@ -22,6 +22,10 @@ import (
 type viewChange struct {
 	mu        sync.Mutex
 	installed notify.Signal // at every install
+	// offered is closed when installView is first given a view in this
+	// process (one read from etcd), newer than the one held or not.
+	offered     chan struct{}
+	offeredOnce sync.Once
 }
 
 // installView makes v this agent's view if it is newer than the one held.
@@ -31,6 +35,7 @@ func (n *Node) installView(v *View) error {
 	}
 	n.vc.mu.Lock()
 	defer n.vc.mu.Unlock()
+	defer n.vc.offeredOnce.Do(func() { close(n.vc.offered) })
 	old := n.View()
 	if old != nil && old.Epoch >= v.Epoch {
 		return nil
