@@ -1,6 +1,11 @@
 package parse
 
-import "unicode/utf8"
+import (
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/petrel-crawler/petrel/internal/urlx"
+)
 
 // visibleText collects a page's visible text as PageMeta.Text and
 // Result.Text hold it: one line per block element, white space collapsed
@@ -65,46 +70,16 @@ func (v *visibleText) text() []byte {
 }
 
 // VisibleText returns the visible text of the HTML page body, whose
-// response has the Content-Type contentType ("" if none), as a pass of
-// HTML with Options.Meta collects it in PageMeta.Text.
+// response has the Content-Type contentType ("" if none): the
+// PageMeta.Text of a pass of HTML with Options.Meta, made for it. It is
+// for the page whose pass left the text out (PageMeta.NoText) and turns
+// out to need it.
 func VisibleText(contentType string, body []byte) []byte {
-	text, _ := decode(contentType, body)
-	var s scanner
-	s.init(text)
-	var v visibleText
-	skipText, titled := false, false // inside <script> or <style>; the first <title> read
-	after := afterOther
-	for {
-		k := s.next()
-		prev := after
-		after = afterOther
-		switch k {
-		case tokEOF:
-			return v.text()
-		case tokText:
-			switch {
-			case prev == afterTitle && !titled:
-				titled = true // the title is not visible text
-			case !skipText:
-				for t, ok := s.textPiece(); ok; t, ok = s.textPiece() {
-					v.add(t)
-				}
-			}
-		case tokStartTag:
-			name := s.tagName()
-			if isBlock(name) {
-				v.lineBreak()
-			}
-			switch string(name) {
-			case "script", "style":
-				skipText = skipText || !s.selfClosing()
-			}
-			after = afterTag(name)
-		case tokEndTag:
-			if isBlock(s.tagName()) {
-				v.lineBreak()
-			}
-			skipText = false
-		}
+	h := http.Header{}
+	if contentType != "" {
+		h.Set("Content-Type", contentType)
 	}
+	var m PageMeta
+	HTML(urlx.URL{}, h, body, Options{Meta: &m})
+	return m.Text
 }

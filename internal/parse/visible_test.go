@@ -40,8 +40,9 @@ func TestMaxText(t *testing.T) {
 	}
 }
 
-// FuzzVisibleText checks that VisibleText gives the PageMeta.Text of a
-// pass with Options.Meta, and that a pass with PageMeta.NoText leaves
+// FuzzVisibleText checks that VisibleText, whose pass has no base URL,
+// gives the PageMeta.Text of a pass from a page's URL with Options.Meta,
+// and that a pass with PageMeta.NoText leaves
 // Text nil and the rest of the PageMeta as it is without. It is seeded
 // with scanCases, FuzzExtract's corpus and the synthetic page.
 func FuzzVisibleText(f *testing.F) {
