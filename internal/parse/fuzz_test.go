@@ -1,7 +1,6 @@
 package parse
 
 import (
-	"net/http"
 	"testing"
 
 	"github.com/petrel-crawler/petrel/internal/urlx"
@@ -28,10 +27,7 @@ func FuzzExtract(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
-		h := http.Header{}
-		if contentType != "" {
-			h.Set("Content-Type", contentType)
-		}
+		h := contentTypeHeader(contentType)
 		const max = 50
 		r := HTML(base, h, body, Options{MaxLinks: max})
 		if len(r.Links) > max {

@@ -75,11 +75,17 @@ func (v *visibleText) text() []byte {
 // for the page whose pass left the text out (PageMeta.NoText) and turns
 // out to need it.
 func VisibleText(contentType string, body []byte) []byte {
+	var m PageMeta
+	HTML(urlx.URL{}, contentTypeHeader(contentType), body, Options{Meta: &m})
+	return m.Text
+}
+
+// contentTypeHeader is a response header holding the Content-Type
+// contentType, or none when it is "".
+func contentTypeHeader(contentType string) http.Header {
 	h := http.Header{}
 	if contentType != "" {
 		h.Set("Content-Type", contentType)
 	}
-	var m PageMeta
-	HTML(urlx.URL{}, h, body, Options{Meta: &m})
-	return m.Text
+	return h
 }

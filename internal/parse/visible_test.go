@@ -63,10 +63,7 @@ func FuzzVisibleText(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
-		h := http.Header{}
-		if contentType != "" {
-			h.Set("Content-Type", contentType)
-		}
+		h := contentTypeHeader(contentType)
 		var m, skip PageMeta
 		res := HTML(base, h, body, Options{Meta: &m})
 		if got := VisibleText(contentType, body); !bytes.Equal(got, m.Text) {
